@@ -1,0 +1,93 @@
+import { resolve } from 'node:path';
+
+/** Everything Gatehouse reads from its environment, validated once. The only module that touches process.env. */
+export interface Config {
+  port: number;
+  host: string;
+  agentPort: number;
+  dataDir: string;
+  databaseUrl?: string;
+  /** Operator-supplied environment credentials; generated on first start when both are unset. */
+  clientId?: string;
+  apiKey?: string;
+  /** Key-encryption key for signing keys at rest; when unset, generated once into DATA_DIR/encryption.key. */
+  encryptionKey?: string;
+  logLevel: string;
+  bodyLimit: number;
+  jwtAlgorithm: 'RS256' | 'ES256' | 'EdDSA';
+  publicUrl: string;
+  vendorTokenTtl: number;
+  jobs: { enabled: boolean; pollMs: number; leaseMs: number; chunkSize: number };
+  production: boolean;
+}
+
+type Env = Record<string, string | undefined>;
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n- ${problems.join('\n- ')}`);
+  }
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const problems: string[] = [];
+  const int = (name: string, def: number, min: number, max: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return def;
+    const n = Number(raw);
+    if (!Number.isInteger(n) || n < min || n > max) {
+      problems.push(`${name} must be a whole number from ${min} to ${max} (got "${raw}")`);
+      return def;
+    }
+    return n;
+  };
+  const bool = (name: string, def: boolean): boolean => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return def;
+    if (/^(1|true|yes|on)$/i.test(raw)) return true;
+    if (/^(0|false|no|off)$/i.test(raw)) return false;
+    problems.push(`${name} must be true or false (got "${raw}")`);
+    return def;
+  };
+
+  const port = int('PORT', 8080, 0, 65535);
+  const databaseUrl = env.DATABASE_URL || undefined;
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) problems.push('DATABASE_URL must start with postgres:// or postgresql://');
+  const clientId = env.GATEHOUSE_CLIENT_ID || undefined;
+  const apiKey = env.GATEHOUSE_API_KEY || undefined;
+  if (Boolean(clientId) !== Boolean(apiKey)) problems.push('GATEHOUSE_CLIENT_ID and GATEHOUSE_API_KEY must be set together');
+  if (apiKey && apiKey.length < 16) problems.push('GATEHOUSE_API_KEY must be at least 16 characters');
+  const jwtAlgorithm = (env.JWT_ALGORITHM || 'RS256') as Config['jwtAlgorithm'];
+  if (!['RS256', 'ES256', 'EdDSA'].includes(jwtAlgorithm)) problems.push('JWT_ALGORITHM must be RS256, ES256 or EdDSA');
+  const publicUrl = (env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/$/, '');
+  if (!/^https?:\/\//.test(publicUrl)) problems.push('PUBLIC_URL must be an http(s) URL');
+  const production = env.NODE_ENV === 'production';
+
+  const config: Config = {
+    port,
+    host: env.HOST || '0.0.0.0',
+    agentPort: int('AGENT_PORT', 8181, 0, 65535),
+    dataDir: resolve(env.DATA_DIR || './.gatehouse'),
+    databaseUrl,
+    clientId,
+    apiKey,
+    encryptionKey: env.GATEHOUSE_ENCRYPTION_KEY || undefined,
+    logLevel: env.LOG_LEVEL || (env.NODE_ENV === 'test' ? 'silent' : 'info'),
+    bodyLimit: int('BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    jwtAlgorithm,
+    publicUrl,
+    vendorTokenTtl: int('VENDOR_TOKEN_TTL', 86400, 60, 30 * 86400),
+    jobs: {
+      enabled: bool('JOBS_ENABLED', true),
+      pollMs: int('JOB_POLL_MS', 500, 10, 60000),
+      leaseMs: int('JOB_LEASE_MS', 30000, 50, 3600000),
+      chunkSize: int('JOB_CHUNK_SIZE', 200, 1, 1000),
+    },
+    production,
+  };
+  if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {
+    problems.push('LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent');
+  }
+  if (problems.length) throw new ConfigError(problems);
+  return config;
+}

@@ -1,0 +1,78 @@
+import pino, { type Logger } from 'pino';
+import type { Config } from './config.ts';
+import { createJobRunner } from './jobs/runner.ts';
+import type { AuthContext, Authenticate } from './http/auth.ts';
+import { AppError } from './http/errors.ts';
+import type { Db } from './storage/db.ts';
+import { createEnvironmentService } from './modules/environment/index.ts';
+import { createKeysService, loadKeyEncryptionKey } from './modules/keys/index.ts';
+import { createTenantsService } from './modules/tenants/index.ts';
+import { createHierarchyService } from './modules/hierarchy/index.ts';
+import { createAccountSettingsService } from './modules/account-settings/index.ts';
+import { accountMigrationJobs, createAccountMigrationService } from './modules/account-migration/index.ts';
+
+export const LOG_REDACT = [
+  'req.headers.authorization',
+  'req.headers["x-access-token"]',
+  'req.headers.cookie',
+  '*.password',
+  '*.secret',
+  '*.token',
+  '*.apiKey',
+];
+
+export function createLogger(config: Config): Logger {
+  return pino({ level: config.logLevel, redact: { paths: LOG_REDACT, censor: '[redacted]' } });
+}
+
+/**
+ * The composition root shared by the server and the tests: every service built over one Db, with explicit deps.
+ * Nothing here listens on a port; `server.ts` does that.
+ */
+export async function createContext(config: Config, db: Db, log: Logger) {
+  const keys = createKeysService({
+    db,
+    kek: loadKeyEncryptionKey(config.encryptionKey, config.dataDir),
+    algorithm: config.jwtAlgorithm,
+    issuer: config.publicUrl,
+    graceSeconds: Math.max(config.vendorTokenTtl, 86400),
+  });
+  await keys.init();
+  const environment = createEnvironmentService({ db, keys, vendorTokenTtl: config.vendorTokenTtl });
+
+  const tenants = createTenantsService({ db });
+  const hierarchy = createHierarchyService({ db, tenants });
+  const accountSettings = createAccountSettingsService({ db, tenants });
+
+  const handlers = {};
+  const jobs = createJobRunner({ db, log, pollMs: config.jobs.pollMs, leaseMs: config.jobs.leaseMs, handlers });
+  const accountMigration = createAccountMigrationService({ db, jobs, tenants, chunkSize: config.jobs.chunkSize });
+  Object.assign(handlers, accountMigrationJobs(accountMigration));
+
+  const authenticate: Authenticate = async (token): Promise<AuthContext> => {
+    const claims = await keys.verify(token);
+    if (claims.aud !== environment.id && !(Array.isArray(claims.aud) && claims.aud.includes(environment.id))) {
+      throw new AppError('INVALID_TOKEN', 'Token was issued for another environment');
+    }
+    if (claims.type === 'vendor') return environment.vendorContext(claims);
+    if (claims.type === 'userToken') {
+      const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+      if (typeof claims.sub !== 'string' || typeof claims.tenantId !== 'string') throw new AppError('INVALID_TOKEN', 'User token lacks sub or tenantId');
+      return {
+        kind: 'user',
+        userId: claims.sub,
+        tenantId: claims.tenantId,
+        tenantIds: strings(claims.tenantIds),
+        roles: strings(claims.roles),
+        permissions: strings(claims.permissions),
+        sessionId: typeof claims.sid === 'string' ? claims.sid : undefined,
+        claims,
+      };
+    }
+    throw new AppError('INVALID_TOKEN', 'Unknown token type');
+  };
+
+  return { config, db, log, keys, environment, tenants, hierarchy, accountSettings, accountMigration, jobs, authenticate };
+}
+
+export type Context = Awaited<ReturnType<typeof createContext>>;

@@ -1,0 +1,61 @@
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { randomUUID } from 'node:crypto';
+import { installAuth, type Authenticate } from './auth.ts';
+import { installErrorHandler } from './error-handler.ts';
+import { installOpenApi } from './openapi.ts';
+import { installValidation } from './validation.ts';
+
+export type App = FastifyInstance;
+
+export interface HttpOptions {
+  bodyLimit: number;
+  publicUrl: string;
+  logger: Logger | false;
+  authenticate: Authenticate;
+  /** Readiness probe behind GET /health (the database answers). */
+  ready: () => Promise<boolean>;
+}
+
+/** Strips the `/frontegg` compatibility prefix so every route answers under it too. */
+export function rewriteCompatPrefix(url: string): string {
+  if (url === '/frontegg') return '/';
+  return url.startsWith('/frontegg/') || url.startsWith('/frontegg?') ? url.slice('/frontegg'.length) : url;
+}
+
+/**
+ * The HTTP shell shared by every module: JSON only, body limit, trace ids, the wire error body, guards, OpenAPI and
+ * health. Modules register their routes into the returned instance (see src/routes.ts).
+ */
+export async function createHttp(opts: HttpOptions) {
+  const app = Fastify({
+    ...(opts.logger ? { loggerInstance: opts.logger as FastifyBaseLogger } : { logger: false }),
+    bodyLimit: opts.bodyLimit,
+    genReqId: () => randomUUID().replace(/-/g, ''),
+    requestIdLogLabel: 'traceId',
+    rewriteUrl: (req) => rewriteCompatPrefix(req.url ?? '/'),
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    routerOptions: { ignoreTrailingSlash: true },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('gatehouse-trace-id', req.id);
+  });
+  // JSON only: drop the default text/plain parser; anything but application/json is a 415.
+  app.removeContentTypeParser('text/plain');
+
+  installValidation(app);
+  installErrorHandler(app);
+  installAuth(app, opts.authenticate);
+  await installOpenApi(app, opts.publicUrl);
+
+  app.get('/health', { config: { auth: 'public' }, schema: { hide: true } }, async (_req, reply) => {
+    const ok = await opts.ready().catch(() => false);
+    return reply.status(ok ? 200 : 503).send({ status: ok ? 'ok' : 'unavailable' });
+  });
+  return app;
+}
+
+export type HttpApp = Awaited<ReturnType<typeof createHttp>>;

@@ -1,0 +1,119 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { holdsPermission } from '../lib/permissions.ts';
+import { AppError } from './errors.ts';
+
+export type TokenKind = 'vendor' | 'user';
+
+export interface VendorAuth {
+  kind: 'vendor';
+  credentialId: string;
+  clientId: string;
+  scopes: string[];
+}
+
+export interface UserAuth {
+  kind: 'user';
+  userId: string;
+  tenantId: string;
+  tenantIds: string[];
+  roles: string[];
+  permissions: string[];
+  sessionId?: string;
+  claims: Record<string, unknown>;
+}
+
+export type AuthContext = VendorAuth | UserAuth;
+
+/** What a route accepts: `public`, or token kinds with an optional permission that user tokens must hold. */
+export type AuthSpec = 'public' | { kinds: TokenKind[]; permission?: string };
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: AuthSpec;
+  }
+  interface FastifyRequest {
+    auth?: AuthContext;
+  }
+}
+
+/** Route config helpers: `{ config: guard.vendor }`, `{ config: guard.any('fe.x.read') }`. */
+export const guard = {
+  public: { auth: 'public' as AuthSpec },
+  vendor: { auth: { kinds: ['vendor'] } as AuthSpec },
+  user: (permission?: string) => ({ auth: { kinds: ['user'], permission } as AuthSpec }),
+  any: (permission?: string) => ({ auth: { kinds: ['vendor', 'user'], permission } as AuthSpec }),
+};
+
+export type Authenticate = (token: string) => Promise<AuthContext>;
+
+function bearer(req: FastifyRequest): { token: string; via: 'authorization' | 'x-access-token' } | undefined {
+  const h = req.headers.authorization;
+  if (typeof h === 'string' && h.length > 0) {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
+    if (!m) throw new AppError('UNAUTHENTICATED', 'Authorization header must be "Bearer <token>"');
+    return { token: m[1], via: 'authorization' };
+  }
+  const x = req.headers['x-access-token'];
+  if (typeof x === 'string' && x.length > 0) return { token: x, via: 'x-access-token' };
+  return undefined;
+}
+
+/** The service a route belongs to: its first path segment (`tenants`, `identity`, …); used for credential scopes. */
+const serviceOf = (url: string) => url.split('/')[1] ?? '';
+
+/**
+ * Installs the guard: every route must declare `config.auth` (checked when the route is added, so a forgotten guard
+ * is a start-up error, never an open route). Runs at onRequest, before the body is parsed or validated.
+ */
+export function installAuth(app: FastifyInstance, authenticate: Authenticate): void {
+  app.addHook('onRoute', (route) => {
+    const spec = route.config?.auth;
+    if (!spec) {
+      if (route.url.startsWith('/docs')) {
+        route.config = { ...route.config, auth: 'public' };
+        return;
+      }
+      throw new Error(`route ${route.method} ${route.url} declares no auth`);
+    }
+    if (spec !== 'public' && route.schema) {
+      route.schema = { ...route.schema, security: [{ bearerAuth: [] }] } as typeof route.schema;
+    }
+  });
+
+  app.addHook('onRequest', async (req) => {
+    const spec = req.routeOptions.config.auth;
+    if (!spec || spec === 'public') return;
+    const found = bearer(req);
+    if (!found) throw new AppError('UNAUTHENTICATED');
+    const ctx = await authenticate(found.token);
+    if (found.via === 'x-access-token' && ctx.kind !== 'vendor') throw new AppError('INVALID_TOKEN', 'x-access-token carries environment tokens only');
+    if (!spec.kinds.includes(ctx.kind)) {
+      throw new AppError('WRONG_TOKEN_KIND', `This route accepts ${spec.kinds.map((k) => (k === 'vendor' ? 'environment' : 'user')).join(' or ')} tokens only`);
+    }
+    if (ctx.kind === 'vendor' && ctx.scopes.length > 0) {
+      const service = serviceOf(req.routeOptions.url ?? '');
+      const ok = ctx.scopes.some((s) => s === service || (s === `${service}:read` && (req.method === 'GET' || req.method === 'HEAD')));
+      if (!ok) throw new AppError('SCOPE_DENIED', `The credential's scopes (${ctx.scopes.join(', ')}) do not cover ${req.method} /${service}`);
+    }
+    if (ctx.kind === 'user' && spec.permission && !holdsPermission(ctx.permissions, spec.permission)) {
+      throw new AppError('MISSING_PERMISSION', `This route needs the permission ${spec.permission}`);
+    }
+    req.auth = ctx;
+  });
+}
+
+/** The tenant header, under its own name or its compatibility alias. */
+export function tenantHeader(req: FastifyRequest): string | undefined {
+  const v = req.headers['gatehouse-tenant-id'] ?? req.headers['frontegg-tenant-id'];
+  const s = Array.isArray(v) ? v[0] : v;
+  return s && s.trim() ? s.trim() : undefined;
+}
+
+/** The account a call acts on: the user token's active account, or the tenant header of an environment call. */
+export function accountOf(req: FastifyRequest): string {
+  const auth = req.auth;
+  if (auth?.kind === 'user') return auth.tenantId;
+  const header = tenantHeader(req);
+  if (!header) throw new AppError('TENANT_HEADER_REQUIRED');
+  return header;
+}

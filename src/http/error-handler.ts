@@ -1,0 +1,70 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { AppError, errorBody } from './errors.ts';
+
+interface AjvIssue {
+  instancePath?: string;
+  keyword?: string;
+  message?: string;
+  params?: Record<string, unknown>;
+}
+
+/** `body.name must be string`, `querystring._limit must be <= 200`, `body.tenantId is required`. */
+export function describeValidation(context: string | undefined, issues: AjvIssue[]): string[] {
+  return issues.map((i) => {
+    const path = (i.instancePath ?? '').split('/').filter(Boolean).join('.');
+    const where = [context, path].filter(Boolean).join('.');
+    if (i.keyword === 'required') return `${[where, String(i.params?.missingProperty)].filter(Boolean).join('.')} is required`;
+    if (i.keyword === 'additionalProperties') return `${[where, String(i.params?.additionalProperty)].filter(Boolean).join('.')} is not an allowed field`;
+    if (i.keyword === 'enum') return `${where || 'value'} must be one of ${(i.params?.allowedValues as unknown[] | undefined)?.join(', ')}`;
+    return `${where || 'value'} ${i.message ?? 'is invalid'}`;
+  });
+}
+
+/** Maps every failure to the wire body. Client mistakes are 4xx with a message naming field and rule; nothing else leaks. */
+export function installErrorHandler(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError | AppError, req: FastifyRequest, reply: FastifyReply) => {
+    let appErr: AppError;
+    if (err instanceof AppError) {
+      appErr = err;
+    } else if ((err as FastifyError).validation) {
+      const fe = err as FastifyError;
+      const messages = describeValidation(fe.validationContext, fe.validation as AjvIssue[]);
+      appErr = new AppError('VALIDATION', messages.join('; '));
+      return reply.status(400).send({ errors: messages, errorCode: appErr.errorCode });
+    } else {
+      const fe = err as FastifyError;
+      switch (fe.code) {
+        case 'FST_ERR_CTP_BODY_TOO_LARGE':
+          appErr = new AppError('BODY_TOO_LARGE', `Request body is larger than the limit of ${app.initialConfig.bodyLimit} bytes`);
+          break;
+        case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+          appErr = new AppError('UNSUPPORTED_MEDIA_TYPE');
+          break;
+        case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+          appErr = new AppError('INVALID_JSON', 'Request body is empty but content-type is application/json');
+          break;
+        case 'FST_ERR_CTP_INVALID_JSON_BODY':
+          appErr = new AppError('INVALID_JSON');
+          break;
+        default:
+          if (err instanceof SyntaxError || (fe.statusCode === 400 && /JSON/i.test(fe.message))) {
+            appErr = new AppError('INVALID_JSON');
+          } else if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
+            return reply.status(fe.statusCode).send({ errors: [fe.message], errorCode: 'GH-10001' });
+          } else if (fe.statusCode === 503) {
+            appErr = new AppError('SHUTTING_DOWN');
+          } else {
+            req.log.error({ err }, 'unhandled error');
+            appErr = new AppError('INTERNAL');
+          }
+      }
+    }
+    if (appErr.status >= 500 && appErr.code !== 'INTERNAL') req.log.warn({ code: appErr.code }, appErr.message);
+    return reply.status(appErr.status).send(errorBody(appErr));
+  });
+
+  app.setNotFoundHandler((req, reply) => {
+    const e = new AppError('ROUTE_NOT_FOUND', `No route ${req.method} ${req.url.split('?')[0]}`);
+    return reply.status(404).send(errorBody(e));
+  });
+}

@@ -1,0 +1,24 @@
+/**
+ * The list envelope of wire.md section 5: `_offset` is a 0-based page index; links keep every other query
+ * parameter and change only `_offset` (empty string where there is no such page).
+ */
+export function pageEnvelope<T>(items: T[], opts: { total: number; limit: number; page: number; path: string; query: Record<string, unknown> }) {
+  const totalPages = Math.ceil(opts.total / opts.limit);
+  const link = (page: number) => {
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries(opts.query)) if (v !== undefined && k !== '_offset') params.set(k, String(v));
+    params.set('_offset', String(page));
+    return `${opts.path}?${params.toString()}`;
+  };
+  const last = Math.max(totalPages - 1, 0);
+  return {
+    items,
+    _metadata: { totalItems: opts.total, totalPages },
+    _links: {
+      next: opts.page < last ? link(opts.page + 1) : '',
+      prev: opts.page > 0 ? link(Math.min(opts.page - 1, last)) : '',
+      first: link(0),
+      last: link(last),
+    },
+  };
+}

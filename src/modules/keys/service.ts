@@ -1,0 +1,154 @@
+import { exportJWK, exportPKCS8, exportSPKI, generateKeyPair, importJWK, importPKCS8, jwtVerify, SignJWT, type JWK, type JWTPayload } from 'jose';
+import { decrypt, encrypt, newId } from '../../lib/crypto.ts';
+import { AppError } from '../../http/errors.ts';
+import type { Db } from '../../storage/db.ts';
+import * as store from './store.ts';
+
+export type Algorithm = 'RS256' | 'ES256' | 'EdDSA';
+const ALGORITHMS: Algorithm[] = ['RS256', 'ES256', 'EdDSA'];
+
+export interface KeysDeps {
+  db: Db;
+  kek: Buffer;
+  algorithm: Algorithm;
+  issuer: string;
+  /** How long a retired key keeps verifying: the longest lifetime of a token it may have signed. */
+  graceSeconds: number;
+}
+
+interface LoadedKey {
+  kid: string;
+  alg: Algorithm;
+  status: 'active' | 'retired';
+  publicKey: CryptoKey | Uint8Array;
+  publicJwk: JWK;
+  publicPem: string;
+  privateKey?: CryptoKey | Uint8Array;
+  createdAt: Date;
+  verifyUntil: Date | null;
+}
+
+export type KeysService = ReturnType<typeof createKeysService>;
+
+/**
+ * Signing keys: one active key signs; retired keys verify until their grace period ends. Keys are cached in memory
+ * and reloaded when a token names an unknown kid (another instance rotated) or after `reloadMs`.
+ */
+export function createKeysService(deps: KeysDeps, reloadMs = 60_000) {
+  let cache: Map<string, LoadedKey> = new Map();
+  let active: LoadedKey | undefined;
+  let loadedAt = 0;
+
+  async function load(): Promise<void> {
+    const rows = await store.listUsableKeys(deps.db);
+    const next = new Map<string, LoadedKey>();
+    let nextActive: LoadedKey | undefined;
+    for (const r of rows) {
+      const alg = r.alg as Algorithm;
+      const k: LoadedKey = {
+        kid: r.kid,
+        alg,
+        status: r.status,
+        publicJwk: r.public_jwk as JWK,
+        publicPem: r.public_pem,
+        publicKey: await importJWK(r.public_jwk as JWK, alg),
+        createdAt: r.created_at,
+        verifyUntil: r.verify_until,
+      };
+      if (r.status === 'active') {
+        k.privateKey = await importPKCS8(decrypt(deps.kek, r.private_key_enc), alg);
+        nextActive = k;
+      }
+      next.set(k.kid, k);
+    }
+    cache = next;
+    active = nextActive;
+    loadedAt = Date.now();
+  }
+
+  async function rotate(algorithm: Algorithm = deps.algorithm): Promise<{ kid: string }> {
+    const { publicKey, privateKey } = await generateKeyPair(algorithm, { extractable: true, ...(algorithm === 'EdDSA' ? { crv: 'Ed25519' } : {}) });
+    const kid = newId();
+    const jwk = { ...(await exportJWK(publicKey)), kid, alg: algorithm, use: 'sig' };
+    await store.replaceActiveKey(
+      deps.db,
+      { kid, alg: algorithm, public_jwk: jwk, public_pem: await exportSPKI(publicKey), private_key_enc: encrypt(deps.kek, await exportPKCS8(privateKey)) },
+      deps.graceSeconds,
+    );
+    await load();
+    return { kid };
+  }
+
+  async function current(): Promise<LoadedKey> {
+    if (!active || Date.now() - loadedAt > reloadMs) await load();
+    if (!active) throw new Error('no active signing key; call init() first');
+    return active;
+  }
+
+  return {
+    /** Loads keys; creates the first key, or rotates when the configured algorithm changed. */
+    async init(): Promise<void> {
+      await load();
+      if (!active || active.alg !== deps.algorithm) await rotate(deps.algorithm);
+    },
+    rotate,
+
+    async sign(claims: JWTPayload & Record<string, unknown>, ttlSeconds: number): Promise<string> {
+      const key = await current();
+      return new SignJWT(claims)
+        .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
+        .setIssuer(deps.issuer)
+        .setIssuedAt()
+        .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSeconds)
+        .sign(key.privateKey!);
+    },
+
+    /** Verifies signature, issuer and expiry; throws AppError INVALID_TOKEN on any failure. */
+    async verify(token: string): Promise<JWTPayload & Record<string, unknown>> {
+      try {
+        const { payload } = await jwtVerify(
+          token,
+          async (header) => {
+            let key = header.kid ? cache.get(header.kid) : undefined;
+            if (!key && header.kid) {
+              await load();
+              key = cache.get(header.kid);
+            }
+            if (!key || key.alg !== header.alg) throw new Error('unknown signing key');
+            if (key.verifyUntil && key.status === 'retired' && key.verifyUntil.getTime() < Date.now()) throw new Error('signing key expired');
+            return key.publicKey;
+          },
+          { issuer: deps.issuer, algorithms: ALGORITHMS },
+        );
+        return payload as JWTPayload & Record<string, unknown>;
+      } catch {
+        throw new AppError('INVALID_TOKEN');
+      }
+    },
+
+    async jwks(): Promise<{ keys: JWK[] }> {
+      await current();
+      return { keys: [...cache.values()].filter((k) => k.status === 'active' || (k.verifyUntil && k.verifyUntil > new Date())).map((k) => k.publicJwk) };
+    },
+
+    async algorithm(): Promise<Algorithm> {
+      return (await current()).alg;
+    },
+
+    async publicPem(): Promise<string> {
+      return (await current()).publicPem;
+    },
+
+    async list() {
+      const rows = await store.listAllKeys(deps.db);
+      return rows.map((r) => ({
+        kid: r.kid,
+        alg: r.alg,
+        status: r.status,
+        createdAt: r.created_at.toISOString(),
+        retiredAt: r.retired_at?.toISOString() ?? null,
+        verifyUntil: r.verify_until?.toISOString() ?? null,
+      }));
+    },
+  };
+}

@@ -1,0 +1,152 @@
+import { newId } from '../../lib/crypto.ts';
+import { iso } from '../../lib/time.ts';
+import { AppError } from '../../http/errors.ts';
+import type { Db, Queryable } from '../../storage/db.ts';
+import { listAccounts } from './list.store.ts';
+import type { Account, CreateAccount, ListQuery, UpdateAccount } from './schema.ts';
+import * as store from './store.ts';
+
+export interface TenantsDeps {
+  db: Db;
+}
+
+/** Runs inside the removal transaction of an account (the identity module removes the account's users here). */
+export type AccountRemovalHook = (tx: Db, tenantId: string) => Promise<void>;
+
+export function toAccount(r: store.TenantRow): Account {
+  return {
+    id: r.id,
+    tenantId: r.tenant_id,
+    name: r.name,
+    metadata: JSON.stringify(r.metadata ?? {}),
+    isReseller: r.is_reseller,
+    subAccountAccessType: r.sub_account_access_type,
+    parentTenantId: r.parent_tenant_id,
+    status: r.status,
+    website: r.website,
+    applicationUrl: r.application_url,
+    loginUrl: r.login_url,
+    logo: r.logo,
+    logoUrl: r.logo_url,
+    address: r.address,
+    timezone: r.timezone,
+    dateFormat: r.date_format,
+    timeFormat: r.time_format,
+    currency: r.currency,
+    creatorName: r.creator_name,
+    creatorEmail: r.creator_email,
+    createdAt: iso(r.created_at)!,
+    updatedAt: iso(r.updated_at)!,
+    deletedAt: iso(r.deleted_at),
+  };
+}
+
+/** Metadata arrives as an object or as a string holding one; anything else is a 400 naming the field. */
+export function parseMetadata(value: unknown, field = 'metadata'): Record<string, unknown> {
+  let v = value;
+  if (typeof v === 'string') {
+    try {
+      v = JSON.parse(v);
+    } catch {
+      throw new AppError('VALIDATION', `${field} must be a JSON object or a string holding one; it is not valid JSON`);
+    }
+  }
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new AppError('VALIDATION', `${field} must be a JSON object`);
+  return v as Record<string, unknown>;
+}
+
+/** API fields of a create or update body → columns. */
+export function toColumns(body: Partial<CreateAccount>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [field, column] of Object.entries(store.COLUMNS)) {
+    const v = (body as Record<string, unknown>)[field];
+    if (v !== undefined) out[column] = v;
+  }
+  if (body.metadata !== undefined) out.metadata = parseMetadata(body.metadata);
+  return out;
+}
+
+export type TenantsService = ReturnType<typeof createTenantsService>;
+
+export function createTenantsService(deps: TenantsDeps) {
+  const { db } = deps;
+  const removalHooks: AccountRemovalHook[] = [];
+
+  async function requireLive(q: Queryable, tenantId: string, field = 'tenantId'): Promise<store.TenantRow> {
+    const row = await store.findLive(q, tenantId);
+    if (!row) throw new AppError('ACCOUNT_NOT_FOUND', `No account with ${field} ${tenantId}`);
+    return row;
+  }
+
+  return {
+    toAccount,
+    requireLive,
+    onRemove(hook: AccountRemovalHook): void {
+      removalHooks.push(hook);
+    },
+
+    /** Creates an account; an id held by a removed account reactivates it with the new fields only. */
+    async create(body: CreateAccount, q: Db = db): Promise<Account> {
+      return q.transaction(async (tx) => {
+        const tenantId = body.tenantId ?? newId();
+        if (body.parentTenantId) await requireLive(tx, body.parentTenantId, 'parentTenantId');
+        const written = await store.insertAccounts(tx, [
+          { tenant_id: tenantId, id: newId(), parent_tenant_id: body.parentTenantId ?? null, is_reseller: false, metadata: {}, ...toColumns(body) },
+        ]);
+        if (!written.has(tenantId)) throw new AppError('ACCOUNT_EXISTS', `An account with tenantId ${tenantId} already exists`);
+        return toAccount(await requireLive(tx, tenantId));
+      });
+    },
+
+    async get(tenantId: string): Promise<Account | undefined> {
+      const row = await store.findLive(db, tenantId);
+      return row ? toAccount(row) : undefined;
+    },
+
+    async update(tenantId: string, body: UpdateAccount): Promise<Account> {
+      const values = toColumns(body);
+      if (Object.keys(values).length === 0) throw new AppError('VALIDATION', 'The body must set at least one account field');
+      const row = await store.updateColumns(db, tenantId, values);
+      if (!row) throw new AppError('ACCOUNT_NOT_FOUND', `No account with tenantId ${tenantId}`);
+      return toAccount(row);
+    },
+
+    async addMetadata(tenantId: string, metadata: Record<string, unknown>): Promise<Account> {
+      const row = await store.mergeMetadata(db, tenantId, metadata);
+      if (!row) throw new AppError('ACCOUNT_NOT_FOUND', `No account with tenantId ${tenantId}`);
+      return toAccount(row);
+    },
+
+    async deleteMetadataKey(tenantId: string, key: string): Promise<Account> {
+      const row = await store.removeMetadataKey(db, tenantId, key);
+      if (row) return toAccount(row);
+      await requireLive(db, tenantId);
+      throw new AppError('METADATA_KEY_NOT_FOUND', `Account ${tenantId} has no metadata key ${key}`);
+    },
+
+    /** Removes the account and (through the hooks) its users; its sub-accounts move to its parent. */
+    async remove(tenantId: string): Promise<Account> {
+      return db.transaction(async (tx) => {
+        const row = await store.softDelete(tx, tenantId);
+        if (!row) throw new AppError('ACCOUNT_NOT_FOUND', `No account with tenantId ${tenantId} (it may already be removed)`);
+        for (const hook of removalHooks) await hook(tx, tenantId);
+        return toAccount(row);
+      });
+    },
+
+    async list(q: ListQuery) {
+      const limit = q._limit ?? 50;
+      const page = q._offset ?? 0;
+      const tenantIds = q._tenantIds?.split(',').map((s) => s.trim()).filter(Boolean);
+      const { rows, total } = await listAccounts(db, {
+        limit,
+        page,
+        filter: q._filter?.trim() || undefined,
+        sortBy: q._sortBy ?? 'createdAt',
+        order: q._order ?? 'ASC',
+        tenantIds: tenantIds && tenantIds.length ? tenantIds : undefined,
+      });
+      return { items: rows.map(toAccount), total, limit, page };
+    },
+  };
+}

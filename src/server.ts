@@ -1,0 +1,64 @@
+import { loadConfig, ConfigError } from './config.ts';
+import { createContext, createLogger } from './context.ts';
+import { buildApp } from './routes.ts';
+import { migrate } from './storage/migrate.ts';
+import { openDatabase } from './storage/open.ts';
+
+/**
+ * API server entry point: config → database → migrations → services → HTTP → job runner.
+ * SIGTERM/SIGINT: stop accepting, drain in-flight requests, hand running jobs back, close the database, exit 0.
+ */
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const log = createLogger(config);
+  const db = await openDatabase(config);
+  const { applied } = await migrate(db);
+  if (applied.length) log.info({ applied }, 'migrations applied');
+
+  const ctx = await createContext(config, db, log);
+  const boot = await ctx.environment.bootstrap(config.clientId ? { clientId: config.clientId, apiKey: config.apiKey! } : undefined);
+  if (boot.generated) {
+    // Printed once, to the terminal only (never to the log): the secret is stored hashed and cannot be shown again.
+    process.stdout.write(
+      `\n  Gatehouse environment credentials (shown once; store them now):\n` +
+        `    GATEHOUSE_CLIENT_ID=${boot.generated.clientId}\n    GATEHOUSE_API_KEY=${boot.generated.secret}\n\n`,
+    );
+  }
+
+  const app = await buildApp(ctx);
+  await app.listen({ port: config.port, host: config.host });
+  if (config.jobs.enabled) ctx.jobs.start();
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down: draining requests and jobs');
+    const force = setTimeout(() => {
+      log.error('shutdown took longer than 25 s; exiting');
+      process.exit(1);
+    }, 25_000);
+    force.unref();
+    await app.close();
+    await ctx.jobs.stop();
+    await db.close();
+    log.info('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

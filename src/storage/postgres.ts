@@ -1,0 +1,51 @@
+import pg from 'pg';
+import { joinedTransaction, type ClosableDb } from './db.ts';
+
+// int8 (count(*), bigint columns) as JS numbers, like PGlite does.
+pg.types.setTypeParser(20, (v) => Number(v));
+
+/** A PostgreSQL server through a pool. `schema` pins the search_path (tests use one schema per file). */
+export async function openPostgres(opts: { url: string; schema?: string; max?: number }): Promise<ClosableDb & { pool: pg.Pool }> {
+  const pool = new pg.Pool({
+    connectionString: opts.url,
+    max: opts.max ?? 10,
+    options: opts.schema ? `-c search_path=${opts.schema}` : undefined,
+  });
+  // A broken idle connection must not crash the process; the pool replaces it.
+  pool.on('error', () => {});
+  if (opts.schema) {
+    await pool.query(`CREATE SCHEMA IF NOT EXISTS "${opts.schema.replace(/"/g, '')}"`);
+  }
+  return {
+    kind: 'postgres',
+    pool,
+    async query<T>(sql: string, params?: unknown[]) {
+      const r = await pool.query(sql, params as unknown[] | undefined);
+      return { rows: r.rows as T[], rowCount: r.rowCount ?? 0 };
+    },
+    async transaction(fn) {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        const result = await fn(
+          joinedTransaction({
+            async query<T>(sql: string, params?: unknown[]) {
+              const r = await client.query(sql, params as unknown[] | undefined);
+              return { rows: r.rows as T[], rowCount: r.rowCount ?? 0 };
+            },
+          }),
+        );
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw err;
+      } finally {
+        client.release();
+      }
+    },
+    async close() {
+      await pool.end();
+    },
+  };
+}
