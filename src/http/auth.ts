@@ -25,7 +25,7 @@ export interface UserAuth {
 export type AuthContext = VendorAuth | UserAuth;
 
 /** What a route accepts: `public`, or token kinds with an optional permission that user tokens must hold. */
-export type AuthSpec = 'public' | { kinds: TokenKind[]; permission?: string };
+export type AuthSpec = 'public' | { kinds: TokenKind[]; permission?: string; optional?: boolean };
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -42,6 +42,8 @@ export const guard = {
   vendor: { auth: { kinds: ['vendor'] } as AuthSpec },
   user: (permission?: string) => ({ auth: { kinds: ['user'], permission } as AuthSpec }),
   any: (permission?: string) => ({ auth: { kinds: ['vendor', 'user'], permission } as AuthSpec }),
+  /** No token needed; a token that is sent is still verified and sets `req.auth`. */
+  optional: { auth: { kinds: ['vendor', 'user'], optional: true } as AuthSpec },
 };
 
 export type Authenticate = (token: string) => Promise<AuthContext>;
@@ -84,7 +86,10 @@ export function installAuth(app: FastifyInstance, authenticate: Authenticate): v
     const spec = req.routeOptions.config.auth;
     if (!spec || spec === 'public') return;
     const found = bearer(req);
-    if (!found) throw new AppError('UNAUTHENTICATED');
+    if (!found) {
+      if (spec.optional) return;
+      throw new AppError('UNAUTHENTICATED');
+    }
     const ctx = await authenticate(found.token);
     if (found.via === 'x-access-token' && ctx.kind !== 'vendor') throw new AppError('INVALID_TOKEN', 'x-access-token carries environment tokens only');
     if (!spec.kinds.includes(ctx.kind)) {

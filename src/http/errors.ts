@@ -31,6 +31,9 @@ export const catalogue = {
   METADATA_KEY_NOT_FOUND: { status: 404, errorCode: 'GH-30006', message: 'Metadata key not found' },
   MIGRATION_NOT_FOUND: { status: 404, errorCode: 'GH-30007', message: 'Migration not found' },
   EMPTY_UPDATE: { status: 400, errorCode: 'GH-30008', message: 'At least one setting must be given' },
+  // -- hierarchy (GH-301xx) --
+  // -- account settings (GH-302xx) --
+  // -- account migration (GH-303xx) --
 } as const satisfies Record<string, { status: number; errorCode: string; message: string }>;
 
 export type ErrorCode = keyof typeof catalogue;
