@@ -20,6 +20,9 @@ async function main(): Promise<void> {
     throw err;
   }
   const log = createLogger(config);
+  if (config.databaseUrl && !config.encryptionKey) {
+    log.warn('DATABASE_URL is set without GATEHOUSE_ENCRYPTION_KEY: signing keys are sealed with DATA_DIR/encryption.key; every instance sharing this database needs that same key');
+  }
   const db = await openDatabase(config);
   const { applied } = await migrate(db);
   if (applied.length) log.info({ applied }, 'migrations applied');

@@ -78,7 +78,9 @@ export function installAuth(app: FastifyInstance, authenticate: Authenticate): v
       throw new Error(`route ${route.method} ${route.url} declares no auth`);
     }
     if (spec !== 'public' && route.schema) {
-      route.schema = { ...route.schema, security: [{ bearerAuth: [] }] } as typeof route.schema;
+      // An optional token is documented as "none or bearer" (the empty requirement object).
+      const security = spec.optional ? [{}, { bearerAuth: [] }] : [{ bearerAuth: [] }];
+      route.schema = { ...route.schema, security } as typeof route.schema;
     }
   });
 

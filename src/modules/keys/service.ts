@@ -56,7 +56,16 @@ export function createKeysService(deps: KeysDeps, reloadMs = 60_000) {
         verifyUntil: r.verify_until,
       };
       if (r.status === 'active') {
-        k.privateKey = await importPKCS8(decrypt(deps.kek, r.private_key_enc), alg);
+        let pem: string;
+        try {
+          pem = decrypt(deps.kek, r.private_key_enc);
+        } catch {
+          throw new Error(
+            `cannot decrypt signing key ${r.kid}: the key-encryption key (GATEHOUSE_ENCRYPTION_KEY, or DATA_DIR/encryption.key) ` +
+              'is not the one that sealed it. Restore that key; every instance sharing a database must use the same one.',
+          );
+        }
+        k.privateKey = await importPKCS8(pem, alg);
         nextActive = k;
       }
       next.set(k.kid, k);
