@@ -18,6 +18,8 @@ export interface Config {
   publicUrl: string;
   vendorTokenTtl: number;
   jobs: { enabled: boolean; pollMs: number; leaseMs: number; chunkSize: number };
+  /** Sign-in attempts allowed per window, per client IP and per identifier (email/username). */
+  loginRateLimit: { perIp: number; perIdentifier: number; windowSeconds: number };
   production: boolean;
 }
 
@@ -82,6 +84,11 @@ export function loadConfig(env: Env = process.env): Config {
       pollMs: int('JOB_POLL_MS', 500, 10, 60000),
       leaseMs: int('JOB_LEASE_MS', 30000, 50, 3600000),
       chunkSize: int('JOB_CHUNK_SIZE', 200, 1, 1000),
+    },
+    loginRateLimit: {
+      perIp: int('LOGIN_RATE_LIMIT_PER_IP', 60, 1, 100000),
+      perIdentifier: int('LOGIN_RATE_LIMIT_PER_IDENTIFIER', 20, 1, 100000),
+      windowSeconds: int('LOGIN_RATE_LIMIT_WINDOW', 60, 1, 86400),
     },
     production,
   };

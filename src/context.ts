@@ -9,7 +9,11 @@ import { createKeysService, loadKeyEncryptionKey } from './modules/keys/index.ts
 import { createTenantsService } from './modules/tenants/index.ts';
 import { createHierarchyService } from './modules/hierarchy/index.ts';
 import { createAccountSettingsService } from './modules/account-settings/index.ts';
+import { createPasswordService } from './modules/credentials/index.ts';
 import { accountMigrationJobs, createAccountMigrationService } from './modules/account-migration/index.ts';
+import { createRolesService } from './modules/roles/index.ts';
+import { createUsersService, removeAccountUsers } from './modules/users/index.ts';
+import { createAuth } from './modules/auth/index.ts';
 
 export const LOG_REDACT = [
   'req.headers.authorization',
@@ -43,6 +47,12 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   const tenants = createTenantsService({ db });
   const hierarchy = createHierarchyService({ db, tenants });
   const accountSettings = createAccountSettingsService({ db, tenants });
+  const passwords = createPasswordService({ db });
+  const roles = createRolesService({ db, environment });
+  tenants.onRemove(async (tx, tenantId) => void (await roles.removeAccountRoles(tx, tenantId)));
+  const users = createUsersService({ db, tenants, roles, passwords, environment });
+  tenants.onRemove((tx, tenantId) => removeAccountUsers(tx, tenantId));
+  const auth = createAuth({ db, config, keys, environment, roles, users, passwords, tenants });
 
   const handlers = {};
   const jobs = createJobRunner({ db, log, pollMs: config.jobs.pollMs, leaseMs: config.jobs.leaseMs, handlers });
@@ -72,7 +82,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     throw new AppError('INVALID_TOKEN', 'Unknown token type');
   };
 
-  return { config, db, log, keys, environment, tenants, hierarchy, accountSettings, accountMigration, jobs, authenticate };
+  return { config, db, log, keys, environment, tenants, hierarchy, accountSettings, passwords, roles, users, auth, accountMigration, jobs, authenticate };
 }
 
 export type Context = Awaited<ReturnType<typeof createContext>>;

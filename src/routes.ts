@@ -6,6 +6,10 @@ import { tenantsRoutes } from './modules/tenants/index.ts';
 import { hierarchyRoutes } from './modules/hierarchy/index.ts';
 import { accountSettingsRoutes } from './modules/account-settings/index.ts';
 import { accountMigrationRoutes } from './modules/account-migration/index.ts';
+import { securityPolicyRoutes } from './modules/credentials/index.ts';
+import { rolesRoutes } from './modules/roles/index.ts';
+import { meRoutes, usersRoutes } from './modules/users/index.ts';
+import { authRoutes } from './modules/auth/index.ts';
 
 /** Builds the API server over a context: the HTTP shell plus every module's routes. */
 export async function buildApp(ctx: Context, opts: { logger?: boolean } = {}) {
@@ -22,6 +26,11 @@ export async function buildApp(ctx: Context, opts: { logger?: boolean } = {}) {
   await app.register(hierarchyRoutes, { hierarchy: ctx.hierarchy });
   await app.register(accountSettingsRoutes, { accountSettings: ctx.accountSettings });
   await app.register(accountMigrationRoutes, { accountMigration: ctx.accountMigration });
+  await app.register(securityPolicyRoutes, { passwords: ctx.passwords });
+  await app.register(rolesRoutes, { roles: ctx.roles });
+  await app.register(usersRoutes, { users: ctx.users });
+  await app.register(meRoutes, { users: ctx.users });
+  await app.register(authRoutes, { login: ctx.auth.login, sessions: ctx.auth.sessions, users: ctx.users, environment: ctx.environment, secureCookies: ctx.config.publicUrl.startsWith('https://') });
   await app.ready();
   return app;
 }

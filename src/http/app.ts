@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { installAuth, type Authenticate } from './auth.ts';
 import { installErrorHandler } from './error-handler.ts';
 import { installOpenApi } from './openapi.ts';
-import { installValidation } from './validation.ts';
+import { installValidation, schemaController } from './validation.ts';
 
 export type App = FastifyInstance;
 
@@ -37,7 +37,8 @@ export async function createHttp(opts: HttpOptions) {
     rewriteUrl: (req) => rewriteCompatPrefix(req.url ?? '/'),
     return503OnClosing: true,
     forceCloseConnections: 'idle',
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 512 },
+    schemaController,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.addHook('onRequest', async (req, reply) => {

@@ -20,6 +20,19 @@ export function describeValidation(context: string | undefined, issues: AjvIssue
   });
 }
 
+/**
+ * A safety net for input the services did not catch but PostgreSQL refused (class 22: data exceptions such as a
+ * NUL character or an out-of-range number; class 23: integrity violations). Such input is the client's mistake:
+ * a 400 or 409, never a 500. The database's own message is not passed on.
+ */
+function databaseRejection(sqlState: string): AppError {
+  if (sqlState === '23505') return new AppError('CONFLICT', 'The request conflicts with an existing record');
+  if (sqlState === '23503') return new AppError('CONFLICT', 'The request refers to a record that does not exist, or one that is still referred to');
+  return new AppError('VALIDATION', sqlState.startsWith('22')
+    ? 'A value in the request cannot be stored (for example a NUL character, invalid text or a number out of range)'
+    : 'The request breaks a rule of the stored data');
+}
+
 /** Maps every failure to the wire body. Client mistakes are 4xx with a message naming field and rule; nothing else leaks. */
 export function installErrorHandler(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError | AppError, req: FastifyRequest, reply: FastifyReply) => {
@@ -47,7 +60,9 @@ export function installErrorHandler(app: FastifyInstance): void {
           appErr = new AppError('INVALID_JSON');
           break;
         default:
-          if (err instanceof SyntaxError || (fe.statusCode === 400 && /JSON/i.test(fe.message))) {
+          if (typeof fe.code === 'string' && /^2[23][0-9A-Z]{3}$/.test(fe.code) && !fe.statusCode) {
+            appErr = databaseRejection(fe.code);
+          } else if (err instanceof SyntaxError || (fe.statusCode === 400 && /JSON/i.test(fe.message))) {
             appErr = new AppError('INVALID_JSON');
           } else if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) {
             return reply.status(fe.statusCode).send({ errors: [fe.message], errorCode: 'GH-10001' });
@@ -60,6 +75,7 @@ export function installErrorHandler(app: FastifyInstance): void {
       }
     }
     if (appErr.status >= 500 && appErr.code !== 'INTERNAL') req.log.warn({ code: appErr.code }, appErr.message);
+    if (appErr.headers) reply.headers(appErr.headers);
     return reply.status(appErr.status).send(errorBody(appErr));
   });
 

@@ -12,6 +12,7 @@ export const catalogue = {
   INVALID_JSON: { status: 400, errorCode: 'GH-10005', message: 'Request body is not valid JSON' },
   RATE_LIMITED: { status: 429, errorCode: 'GH-10006', message: 'Too many requests' },
   SHUTTING_DOWN: { status: 503, errorCode: 'GH-10007', message: 'Server is shutting down' },
+  CONFLICT: { status: 409, errorCode: 'GH-10008', message: 'The request conflicts with the current state' },
 
   UNAUTHENTICATED: { status: 401, errorCode: 'GH-20001', message: 'Authorization header with a bearer token is required' },
   INVALID_TOKEN: { status: 401, errorCode: 'GH-20002', message: 'Token is invalid or expired' },
@@ -31,9 +32,41 @@ export const catalogue = {
   METADATA_KEY_NOT_FOUND: { status: 404, errorCode: 'GH-30006', message: 'Metadata key not found' },
   MIGRATION_NOT_FOUND: { status: 404, errorCode: 'GH-30007', message: 'Migration not found' },
   EMPTY_UPDATE: { status: 400, errorCode: 'GH-30008', message: 'At least one setting must be given' },
+  // -- users (GH-420xx) --
+  USER_NOT_FOUND: { status: 404, errorCode: 'GH-42001', message: 'User not found' },
+  USER_EXISTS: { status: 409, errorCode: 'GH-42002', message: 'A user with this email already exists' },
+  USERNAME_TAKEN: { status: 409, errorCode: 'GH-42003', message: 'This username is taken' },
+  PHONE_TAKEN: { status: 409, errorCode: 'GH-42004', message: 'This phone number belongs to another user' },
+  NOT_A_MEMBER: { status: 404, errorCode: 'GH-42005', message: 'The user is not a member of this account' },
+  ALREADY_MEMBER: { status: 409, errorCode: 'GH-42006', message: 'The user is already a member of this account' },
+  TEMPORARY_USERS_DISABLED: { status: 400, errorCode: 'GH-42007', message: 'Temporary users are disabled in this environment' },
+  // -- sign-in and sessions (GH-430xx) --
+  INVALID_LOGIN: { status: 401, errorCode: 'GH-43001', message: 'Invalid email or password' },
+  INVALID_REFRESH_TOKEN: { status: 401, errorCode: 'GH-43002', message: 'Refresh token is invalid or expired' },
+  SESSION_REVOKED: { status: 401, errorCode: 'GH-43003', message: 'The session was revoked' },
+  NO_ACCOUNT_ACCESS: { status: 403, errorCode: 'GH-43004', message: 'The user has no access to this account' },
+  USER_LOCKED: { status: 403, errorCode: 'GH-43005', message: 'The user is locked' },
+  SESSION_NOT_FOUND: { status: 404, errorCode: 'GH-43006', message: 'Session not found' },
+  // -- roles and permissions (GH-400xx) --
+  ROLE_NOT_FOUND: { status: 404, errorCode: 'GH-40001', message: 'Role not found' },
+  ROLE_KEY_EXISTS: { status: 409, errorCode: 'GH-40002', message: 'A role with this key already exists in its scope' },
+  PERMISSION_NOT_FOUND: { status: 404, errorCode: 'GH-40003', message: 'Permission not found' },
+  PERMISSION_KEY_EXISTS: { status: 409, errorCode: 'GH-40004', message: 'A permission with this key already exists' },
+  CATEGORY_NOT_FOUND: { status: 404, errorCode: 'GH-40005', message: 'Permission category not found' },
+  CATEGORY_EXISTS: { status: 409, errorCode: 'GH-40006', message: 'A permission category with this id or name already exists' },
+  UNKNOWN_IDS: { status: 400, errorCode: 'GH-40007', message: 'The body names ids that do not exist or are out of reach' },
+  BUILT_IN_PROTECTED: { status: 403, errorCode: 'GH-40008', message: 'Built-in Gatehouse permissions and categories cannot be removed, nor their keys changed' },
+  ROLE_NOT_MOVABLE: { status: 409, errorCode: 'GH-40009', message: 'Only an environment role can be moved into an account' },
+  PERMISSION_NOT_GRANTABLE: { status: 403, errorCode: 'GH-40010', message: 'The user may not put this permission into a role' },
+  // -- credentials and policies (GH-410xx) --
+  WEAK_PASSWORD: { status: 400, errorCode: 'GH-41001', message: 'The password does not meet the password policy' },
+  POLICY_EXISTS: { status: 409, errorCode: 'GH-41002', message: 'This scope already has its own policy; change it with PATCH' },
+  POLICY_NOT_FOUND: { status: 404, errorCode: 'GH-41003', message: 'This scope has no policy of its own' },
   // -- hierarchy (GH-301xx) --
+  HIERARCHY_TOO_DEEP: { status: 409, errorCode: 'GH-30101', message: 'The account hierarchy would be deeper than the limit' },
   // -- account settings (GH-302xx) --
   // -- account migration (GH-303xx) --
+  MIGRATION_DUPLICATE_ITEM: { status: 409, errorCode: 'GH-30301', message: 'The item repeats an id given earlier in the same migration' },
 } as const satisfies Record<string, { status: number; errorCode: string; message: string }>;
 
 export type ErrorCode = keyof typeof catalogue;
@@ -45,6 +78,8 @@ export class AppError extends Error {
     readonly code: ErrorCode,
     message?: string,
     readonly context?: Record<string, unknown>,
+    /** Response headers that belong to this error (e.g. retry-after on a 429). */
+    readonly headers?: Record<string, string>,
   ) {
     super(message ?? catalogue[code].message);
     this.status = catalogue[code].status;

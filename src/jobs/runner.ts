@@ -122,6 +122,8 @@ export function createJobRunner(opts: RunnerOptions) {
       }
       if (job) {
         await execute(job);
+        // Let queued HTTP work run between jobs: on PGlite no statement does real I/O, so a busy worker could starve it.
+        await new Promise((r) => setImmediate(r));
         continue;
       }
       await new Promise<void>((resolve) => {

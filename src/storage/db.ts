@@ -1,3 +1,5 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+
 /**
  * The one storage interface every module speaks. Two methods, plain SQL with `$1` parameters.
  * Implementations: PGlite (embedded, one session, statements serialised) and `pg` (pooled).
@@ -20,6 +22,21 @@ export interface Db extends Queryable {
 export interface ClosableDb extends Db {
   readonly kind: 'pglite' | 'postgres';
   close(): Promise<void>;
+}
+
+const inTransaction = new AsyncLocalStorage<true>();
+
+/**
+ * Runs `fn` marked as inside a transaction. A statement sent to the pool-level Db from inside one is a bug: on
+ * PGlite (one session) it waits for the transaction forever; on PostgreSQL it cannot see the transaction's writes.
+ * `outsideTransaction()` turns that into an immediate error naming the mistake.
+ */
+export const markTransaction = <T>(fn: () => Promise<T>): Promise<T> => inTransaction.run(true, fn);
+
+export function outsideTransaction(sql: string): void {
+  if (inTransaction.getStore()) {
+    throw new Error(`query on the top-level Db inside a transaction (use the transaction's handle): ${sql.slice(0, 80)}`);
+  }
 }
 
 /** A Db bound to an open transaction: nested `transaction` calls run inside it. */

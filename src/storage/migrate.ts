@@ -13,12 +13,14 @@ export interface Migration {
   checksum: string;
 }
 
-/** Reads `NNNN_name.sql` files in version order. Gaps or duplicate numbers are an error. */
+/** Reads `NNNN_name.sql` files in version order. Two files with one number are an error. */
 export function loadMigrations(dir = MIGRATIONS_DIR): Migration[] {
   const files = readdirSync(dir).filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f)).sort();
-  return files.map((file, i) => {
+  const seen = new Set<number>();
+  return files.map((file) => {
     const version = Number(file.slice(0, 4));
-    if (version !== i + 1) throw new Error(`migration ${file}: expected version ${i + 1}; versions must be 1, 2, 3… with no gaps`);
+    if (seen.has(version)) throw new Error(`migration ${file}: version ${version} is used twice`);
+    seen.add(version);
     const sql = readFileSync(join(dir, file), 'utf8');
     return { version, name: file.replace(/\.sql$/, ''), sql, checksum: createHash('sha256').update(sql).digest('hex') };
   });

@@ -1,7 +1,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import { mkdirSync } from 'node:fs';
 import type { Transaction } from '@electric-sql/pglite';
-import { joinedTransaction, type ClosableDb, type QueryResult } from './db.ts';
+import { joinedTransaction, markTransaction, outsideTransaction, type ClosableDb, type QueryResult } from './db.ts';
 
 /**
  * A statement without parameters goes through the simple protocol (`exec`), so a migration file with several
@@ -24,9 +24,13 @@ export async function openPglite(opts: { dataDir?: string; loadDataDir?: Blob | 
   return {
     kind: 'pglite',
     pg,
-    query: (sql, params) => run(pg, sql, params),
+    async query(sql, params) {
+      outsideTransaction(sql);
+      return run(pg, sql, params);
+    },
     async transaction(fn) {
-      return pg.transaction((tx) => fn(joinedTransaction({ query: (sql, params) => run(tx, sql, params) })));
+      outsideTransaction('BEGIN');
+      return pg.transaction((tx) => markTransaction(() => fn(joinedTransaction({ query: (sql, params) => run(tx, sql, params) }))));
     },
     async close() {
       if (!pg.closed) await pg.close();

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { joinedTransaction, type ClosableDb } from './db.ts';
+import { joinedTransaction, markTransaction, outsideTransaction, type ClosableDb } from './db.ts';
 
 // int8 (count(*), bigint columns) as JS numbers, like PGlite does.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -20,21 +20,23 @@ export async function openPostgres(opts: { url: string; schema?: string; max?: n
     kind: 'postgres',
     pool,
     async query<T>(sql: string, params?: unknown[]) {
+      outsideTransaction(sql);
       const r = await pool.query(sql, params as unknown[] | undefined);
       return { rows: r.rows as T[], rowCount: r.rowCount ?? 0 };
     },
     async transaction(fn) {
+      outsideTransaction('BEGIN');
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
-        const result = await fn(
+        const result = await markTransaction(() => fn(
           joinedTransaction({
             async query<T>(sql: string, params?: unknown[]) {
               const r = await client.query(sql, params as unknown[] | undefined);
               return { rows: r.rows as T[], rowCount: r.rowCount ?? 0 };
             },
           }),
-        );
+        ));
         await client.query('COMMIT');
         return result;
       } catch (err) {

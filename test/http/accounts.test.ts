@@ -283,3 +283,24 @@ describe('accounts: list v2', () => {
     assert.match(r.body._links.prev, /_offset=2/);
   });
 });
+
+describe('accounts: input the database would refuse', () => {
+  test('self-parenting, NUL characters and lone surrogates are 4xx, never 500, and create nothing', async () => {
+    const self = await create({ tenantId: 'selfish', name: 'S', parentTenantId: 'selfish' });
+    assert.equal(self.status, 409);
+    assert.equal(self.body.errorCode, 'GH-30003');
+    const nul = await create({ tenantId: 'nul-name', name: 'a\u0000b' });
+    assert.equal(nul.status, 400);
+    const meta = await create({ tenantId: 'nul-meta', name: 'x', metadata: { k: 'a\u0000b' } });
+    assert.equal(meta.status, 400);
+    const path = await t.call('GET', `${V2}/a%00b`, { token: vendor });
+    assert.ok(path.status < 500, `status ${path.status}`);
+    for (const id of ['selfish', 'nul-name', 'nul-meta']) assert.deepEqual((await get(id)).body, []);
+  });
+
+  test('tenant ids up to 255 characters work in paths', async () => {
+    const long = 'L'.repeat(255);
+    assert.equal((await create({ tenantId: long, name: 'Long' })).status, 201);
+    assert.equal((await get(long)).body.tenantId, long);
+  });
+});

@@ -1,9 +1,5 @@
-// PLACEHOLDER: being implemented.
-import type { FastifyPluginAsync } from 'fastify';
-import type { Db } from '../../storage/db.ts';
-import type { JobHandler, JobRunner } from '../../jobs/runner.ts';
-import type { TenantsService } from '../tenants/index.ts';
-export function createAccountMigrationService(_deps: { db: Db; jobs: JobRunner; tenants: TenantsService; chunkSize: number }) { return {}; }
-export type AccountMigrationService = ReturnType<typeof createAccountMigrationService>;
-export function accountMigrationJobs(_s: AccountMigrationService): Record<string, JobHandler> { return {}; }
-export const accountMigrationRoutes: FastifyPluginAsync<{ accountMigration: AccountMigrationService }> = async () => {};
+export { createAccountMigrationService, accountMigrationJobs, TENANTS_MIGRATION_JOB, type AccountMigrationService } from './service.ts';
+export { accountMigrationRoutes } from './routes.ts';
+// The kind-neutral parts, for the user migration to reuse.
+export { createMigrationEngine, toMigrationStatus, type ChunkItem, type ChunkProcessor, type ErrorKey, type ItemError, type MigrationSpec, type MigrationStatus, type StatusItemError } from './engine.ts';
+export { MAX_MIGRATION_ITEMS, MigrationCreated, MigrationParams, MigrationState, migrationStatusSchema } from './schema.ts';

@@ -39,6 +39,7 @@ export const VendorSettings = Type.Object({
   apiTokensEnabled: Type.Boolean(),
   allowOverridePasswordComplexity: Type.Boolean(),
   forcePermissions: Type.Boolean(),
+  temporaryUsersEnabled: Type.Boolean(),
 });
 export type VendorSettings = Static<typeof VendorSettings>;
 
@@ -51,6 +52,7 @@ export const DEFAULT_SETTINGS: VendorSettings = {
   apiTokensEnabled: true,
   allowOverridePasswordComplexity: false,
   forcePermissions: false,
+  temporaryUsersEnabled: false,
 };
 
 export const UpdateVendorSettings = Type.Partial(VendorSettings, { minProperties: 1 });

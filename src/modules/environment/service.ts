@@ -1,7 +1,7 @@
 import { newId, randomSecret, safeEqual, sha256Hex } from '../../lib/crypto.ts';
 import { AppError } from '../../http/errors.ts';
 import type { VendorAuth } from '../../http/auth.ts';
-import type { Db } from '../../storage/db.ts';
+import type { Db, Queryable } from '../../storage/db.ts';
 import type { KeysService } from '../keys/index.ts';
 import { DEFAULT_SETTINGS, type CreateCredentialBody, type UpdateVendorSettings, type VendorSettings } from './schema.ts';
 import * as store from './store.ts';
@@ -40,9 +40,8 @@ export function createEnvironmentService(deps: EnvironmentDeps) {
       return environmentId;
     },
     /** Current settings, re-read so that a change made through another instance is seen. */
-    async settings(): Promise<VendorSettings> {
-      const env = await store.ensureEnvironment(db, environmentId || newId());
-      settings = { ...DEFAULT_SETTINGS, ...(env.settings as Partial<VendorSettings>) };
+    async settings(q: Queryable = db): Promise<VendorSettings> {
+      settings = { ...DEFAULT_SETTINGS, ...((await store.readSettings(q)) as Partial<VendorSettings>) };
       return settings;
     },
 

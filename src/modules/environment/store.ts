@@ -18,6 +18,11 @@ export async function ensureEnvironment(db: Queryable, id: string): Promise<{ id
   return rows[0];
 }
 
+export async function readSettings(q: Queryable): Promise<Record<string, unknown>> {
+  const { rows } = await q.query<{ settings: Record<string, unknown> }>('SELECT settings FROM environment');
+  return rows[0]?.settings ?? {};
+}
+
 export async function saveSettings(db: Queryable, settings: Record<string, unknown>): Promise<void> {
   await db.query('UPDATE environment SET settings = $1, updated_at = now()', [JSON.stringify(settings)]);
 }

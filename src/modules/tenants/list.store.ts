@@ -10,6 +10,7 @@ export interface ListParams {
   tenantIds?: string[];
 }
 
+/** Sort keys per sort: each ends on tenant_id, so equal keys keep a stable order. Each has a partial index (live rows). */
 const SORT_SQL: Record<ListParams['sortBy'], string[]> = {
   createdAt: ['created_at', 'tenant_id'],
   name: ['(lower(name) COLLATE "C")', 'tenant_id'],
@@ -18,10 +19,22 @@ const SORT_SQL: Record<ListParams['sortBy'], string[]> = {
 
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
+/** `k0, k1, …` selected next to tenant_id by the key queries, and the ORDER BY over them. */
+const keyColumns = (sortBy: ListParams['sortBy']) =>
+  SORT_SQL[sortBy].map((expr, i) => (expr === 'tenant_id' ? null : `${expr} AS k${i}`)).filter((c): c is string => c !== null);
+const keyOrder = (sortBy: ListParams['sortBy'], dir: string, alias: string) =>
+  SORT_SQL[sortBy].map((expr, i) => `${alias}.${expr === 'tenant_id' ? 'tenant_id' : `k${i}`} ${dir}`).join(', ');
+
 /**
  * One page of live accounts and the total. Every sort ends on tenant_id, so equal keys keep a stable order.
- * A page past the middle is read from the far end in the opposite order (and reversed), so the last page costs
- * what the first does.
+ *
+ * Without a filter: the total is a count of the live rows, and the page is found on the sort's index first (keys and
+ * tenant ids only, which PostgreSQL reads from the index alone once the table is vacuumed) and then joined to its
+ * rows, so a deep page skips index entries rather than whole rows. A page past the middle is read from the far end in
+ * the opposite order (and reversed), so the last page costs what the first does.
+ *
+ * With a filter (or `tenantIds`): matching costs a pass over every live row however the page is read, so one
+ * statement makes that pass once, keeping the keys of the matches, and takes both the total and the page from them.
  */
 export async function listAccounts(db: Queryable, p: ListParams): Promise<{ rows: TenantRow[]; total: number }> {
   const where = ['deleted_at IS NULL'];
@@ -35,9 +48,25 @@ export async function listAccounts(db: Queryable, p: ListParams): Promise<{ rows
     where.push(`tenant_id = ANY($${params.length}::text[])`);
   }
   const whereSql = where.join(' AND ');
-  const { rows: countRows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM tenants WHERE ${whereSql}`, params);
-  const total = countRows[0].n;
   const offset = p.page * p.limit;
+  const keys = ['tenant_id', ...keyColumns(p.sortBy)].join(', ');
+
+  if (params.length > 0) {
+    const { rows } = await db.query<TenantRow & { total: number }>(
+      `WITH matches AS MATERIALIZED (SELECT ${keys} FROM tenants WHERE ${whereSql}),
+            page AS (SELECT * FROM matches m ORDER BY ${keyOrder(p.sortBy, p.order, 'm')} LIMIT ${p.limit} OFFSET ${offset})
+       SELECT c.total, t.*
+         FROM (SELECT count(*)::int AS total FROM matches) c
+         LEFT JOIN (page JOIN tenants t USING (tenant_id)) ON true
+        ORDER BY ${keyOrder(p.sortBy, p.order, 'page')}`,
+      params,
+    );
+    const total = rows[0]?.total ?? 0;
+    return { rows: rows.filter((r) => r.tenant_id !== null).map(({ total: _total, ...row }) => row as TenantRow), total };
+  }
+
+  const { rows: countRows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM tenants WHERE ${whereSql}`);
+  const total = countRows[0].n;
   if (offset >= total) return { rows: [], total };
 
   const fromEnd = offset > total / 2;
@@ -46,8 +75,10 @@ export async function listAccounts(db: Queryable, p: ListParams): Promise<{ rows
   const skip = fromEnd ? Math.max(total - offset - p.limit, 0) : offset;
   const orderSql = SORT_SQL[p.sortBy].map((c) => `${c} ${dir}`).join(', ');
   const { rows } = await db.query<TenantRow>(
-    `SELECT * FROM tenants WHERE ${whereSql} ORDER BY ${orderSql} LIMIT ${limit} OFFSET ${skip}`,
-    params,
+    `SELECT t.*
+       FROM (SELECT ${keys} FROM tenants WHERE ${whereSql} ORDER BY ${orderSql} LIMIT ${limit} OFFSET ${skip}) page
+       JOIN tenants t USING (tenant_id)
+      ORDER BY ${keyOrder(p.sortBy, dir, 'page')}`,
   );
   return { rows: fromEnd ? rows.reverse() : rows, total };
 }

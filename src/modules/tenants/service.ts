@@ -72,8 +72,8 @@ export function createTenantsService(deps: TenantsDeps) {
   const { db } = deps;
   const removalHooks: AccountRemovalHook[] = [];
 
-  async function requireLive(q: Queryable, tenantId: string, field = 'tenantId'): Promise<store.TenantRow> {
-    const row = await store.findLive(q, tenantId);
+  async function requireLive(q: Queryable, tenantId: string, field = 'tenantId', lock?: 'FOR SHARE' | 'FOR UPDATE'): Promise<store.TenantRow> {
+    const row = await store.findLive(q, tenantId, lock);
     if (!row) throw new AppError('ACCOUNT_NOT_FOUND', `No account with ${field} ${tenantId}`);
     return row;
   }
@@ -89,7 +89,8 @@ export function createTenantsService(deps: TenantsDeps) {
     async create(body: CreateAccount, q: Db = db): Promise<Account> {
       return q.transaction(async (tx) => {
         const tenantId = body.tenantId ?? newId();
-        if (body.parentTenantId) await requireLive(tx, body.parentTenantId, 'parentTenantId');
+        if (body.parentTenantId === tenantId) throw new AppError('HIERARCHY_CYCLE', 'An account cannot be its own parent (parentTenantId equals tenantId)');
+        if (body.parentTenantId) await requireLive(tx, body.parentTenantId, 'parentTenantId', 'FOR SHARE');
         const written = await store.insertAccounts(tx, [
           { tenant_id: tenantId, id: newId(), parent_tenant_id: body.parentTenantId ?? null, is_reseller: false, metadata: {}, ...toColumns(body) },
         ]);

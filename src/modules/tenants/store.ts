@@ -79,8 +79,9 @@ export async function insertAccounts(db: Queryable, rows: NewTenant[]): Promise<
   return new Set(written.map((r) => r.tenant_id));
 }
 
-export async function findLive(db: Queryable, tenantId: string): Promise<TenantRow | undefined> {
-  const { rows } = await db.query<TenantRow>('SELECT * FROM tenants WHERE tenant_id = $1 AND deleted_at IS NULL', [tenantId]);
+/** A live account; `lock` takes a row lock for the rest of the transaction (a parent must not vanish under a child). */
+export async function findLive(db: Queryable, tenantId: string, lock?: 'FOR SHARE' | 'FOR UPDATE'): Promise<TenantRow | undefined> {
+  const { rows } = await db.query<TenantRow>(`SELECT * FROM tenants WHERE tenant_id = $1 AND deleted_at IS NULL ${lock ?? ''}`, [tenantId]);
   return rows[0];
 }
 

@@ -1,0 +1,33 @@
+import type { Config } from '../../config.ts';
+import type { Db } from '../../storage/db.ts';
+import type { PasswordService } from '../credentials/index.ts';
+import type { EnvironmentService } from '../environment/index.ts';
+import type { KeysService } from '../keys/index.ts';
+import type { RolesService } from '../roles/index.ts';
+import type { TenantsService } from '../tenants/index.ts';
+import type { UsersService } from '../users/index.ts';
+import { createLoginService } from './login.service.ts';
+import { createRateLimiter } from './rate-limit.ts';
+import { createSessionsService } from './sessions.service.ts';
+import { createTokenIssuer } from './tokens.ts';
+
+export { authRoutes, REFRESH_COOKIE } from './routes.ts';
+export type { LoginService } from './login.service.ts';
+export type { SessionsService } from './sessions.service.ts';
+
+/** Sign-in, sessions and token issuing, wired over their dependencies. */
+export function createAuth(deps: { db: Db; config: Config; keys: KeysService; environment: EnvironmentService; roles: RolesService; users: UsersService; passwords: PasswordService; tenants: TenantsService }) {
+  const sessions = createSessionsService({ db: deps.db, environment: deps.environment, tenants: deps.tenants });
+  const issue = createTokenIssuer({ keys: deps.keys, roles: deps.roles, environment: deps.environment });
+  const { perIp, perIdentifier, windowSeconds } = deps.config.loginRateLimit;
+  const login = createLoginService({
+    db: deps.db,
+    users: deps.users,
+    passwords: deps.passwords,
+    environment: deps.environment,
+    sessions,
+    issue,
+    limits: { perIp: createRateLimiter(perIp, windowSeconds), perIdentifier: createRateLimiter(perIdentifier, windowSeconds) },
+  });
+  return { login, sessions, issue };
+}

@@ -1,0 +1,123 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { guard, tenantHeader, type UserAuth } from '../../http/auth.ts';
+import { AppError } from '../../http/errors.ts';
+import type { EnvironmentService } from '../environment/index.ts';
+import type { UsersService } from '../users/index.ts';
+import type { LoginService } from './login.service.ts';
+import { LoginBody, LoginResponse, RefreshBody, Session, SessionPolicy, SessionPolicyBody } from './schema.ts';
+import type { SessionsService } from './sessions.service.ts';
+
+export const REFRESH_COOKIE = 'gh_refresh';
+const tags = ['sign-in'];
+const A = '/identity/resources/auth/v1';
+
+function readCookie(req: FastifyRequest, name: string): string | undefined {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const [k, ...v] = part.trim().split('=');
+    if (k === name) return decodeURIComponent(v.join('='));
+  }
+  return undefined;
+}
+
+export interface AuthRouteDeps {
+  login: LoginService;
+  sessions: SessionsService;
+  users: UsersService;
+  environment: EnvironmentService;
+  secureCookies: boolean;
+}
+
+export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, deps) => {
+  const { login, sessions } = deps;
+
+  /** The refresh token rides in an HttpOnly cookie for browsers, and in the body for other clients. */
+  async function setRefreshCookie(reply: FastifyReply, token: string | null) {
+    const s = await deps.environment.settings();
+    const sameSite = s.cookieSameSite === 'NONE' ? 'None' : s.cookieSameSite === 'STRICT' ? 'Strict' : 'Lax';
+    const secure = deps.secureCookies || sameSite === 'None' ? '; Secure' : '';
+    const value = token === null ? `${REFRESH_COOKIE}=; Path=/; HttpOnly; SameSite=${sameSite}; Max-Age=0${secure}` :
+      `${REFRESH_COOKIE}=${encodeURIComponent(token)}; Path=/; HttpOnly; SameSite=${sameSite}; Max-Age=${s.defaultRefreshTokenExpiration}${secure}`;
+    reply.header('set-cookie', value);
+  }
+  const client = (req: FastifyRequest) => ({ ip: req.ip, userAgent: req.headers['user-agent'] });
+
+  app.post(`${A}/user`, {
+    config: guard.public,
+    schema: { tags, summary: 'Sign in with email (or username) and password', body: LoginBody, response: { 200: LoginResponse } },
+  }, async (req, reply) => {
+    const r = await login.login(req.body, client(req));
+    await setRefreshCookie(reply, r.refreshToken);
+    return r;
+  });
+
+  app.post(`${A}/user/token/refresh`, {
+    config: guard.public,
+    schema: { tags, summary: 'Rotate the refresh token (cookie gh_refresh, or {refreshToken} in the body)', body: RefreshBody, response: { 201: LoginResponse } },
+  }, async (req, reply) => {
+    const token = req.body?.refreshToken ?? readCookie(req, REFRESH_COOKIE);
+    if (!token) throw new AppError('INVALID_REFRESH_TOKEN', 'No refresh token: send the gh_refresh cookie or {refreshToken}');
+    const r = await login.refresh(token);
+    await setRefreshCookie(reply, r.refreshToken);
+    return reply.status(201).send(r);
+  });
+
+  app.post(`${A}/logout`, {
+    config: guard.optional,
+    schema: { tags, summary: 'End the session (refresh cookie or body, or the access token)', body: RefreshBody },
+  }, async (req, reply) => {
+    const sessionId = req.auth?.kind === 'user' ? req.auth.sessionId : undefined;
+    await login.logout({ refreshToken: req.body?.refreshToken ?? readCookie(req, REFRESH_COOKIE), sessionId });
+    await setRefreshCookie(reply, null);
+    return reply.status(201).send({});
+  });
+
+  app.put('/identity/resources/users/v1/tenant', {
+    config: guard.user(),
+    schema: { tags, summary: 'Switch my active account (the next refresh issues tokens for it)', body: Type.Object({ tenantId: Type.String({ minLength: 1, maxLength: 255 }) }) },
+  }, async (req) => {
+    const me = req.auth as UserAuth;
+    await login.switchAccount(me.userId, me.sessionId, req.body.tenantId);
+    return deps.users.get(me.userId, req.body.tenantId).catch(() => deps.users.get(me.userId));
+  });
+
+  const S = '/identity/resources/users/sessions/v1';
+  app.get(`${S}/me`, {
+    config: guard.user(),
+    schema: { tags: ['sessions'], summary: 'My active sessions', response: { 200: Type.Array(Session) } },
+  }, async (req) => sessions.list((req.auth as UserAuth).userId, (req.auth as UserAuth).sessionId));
+
+  app.delete(`${S}/me/all`, {
+    config: guard.user(),
+    schema: { tags: ['sessions'], summary: 'Revoke all my sessions except this one' },
+  }, async (req) => sessions.revokeAll((req.auth as UserAuth).userId, (req.auth as UserAuth).sessionId ?? '00000000-0000-0000-0000-000000000000'));
+
+  app.delete(`${S}/me/:id`, {
+    config: guard.user(),
+    schema: { tags: ['sessions'], summary: 'Revoke one of my sessions', params: Type.Object({ id: Type.String({ maxLength: 64 }) }) },
+  }, async (req) => {
+    await sessions.revokeMine((req.auth as UserAuth).userId, req.params.id);
+    return {};
+  });
+
+  app.delete('/identity/resources/vendor-only/users/v1/:userId/sessions', {
+    config: guard.vendor,
+    schema: { tags: ['sessions'], summary: 'Revoke every session of a user', params: Type.Object({ userId: Type.String({ maxLength: 64 }) }), response: { 200: Type.Object({ revoked: Type.Integer() }) } },
+  }, async (req) => {
+    await deps.users.get(req.params.userId); // 404 for an unknown user
+    return sessions.revokeAll(req.params.userId);
+  });
+
+  const C = '/identity/resources/configurations/sessions/v1';
+  const scope = (req: FastifyRequest) => (req.auth?.kind === 'user' ? req.auth.tenantId : tenantHeader(req));
+  app.get(C, {
+    config: guard.any('fe.secure.read.securityPolicy'),
+    schema: { tags: ['sessions'], summary: 'Session policy of the account (tenant header) or of the environment', response: { 200: SessionPolicy } },
+  }, async (req) => sessions.getPolicy(scope(req)));
+  app.get(`${C}/vendor`, { config: guard.vendor, schema: { tags: ['sessions'], response: { 200: SessionPolicy } } }, async () => sessions.getPolicy());
+  app.post(C, {
+    config: guard.any('fe.secure.write.securityPolicy'),
+    schema: { tags: ['sessions'], summary: 'Set the session policy of the account (tenant header) or of the environment', body: SessionPolicyBody, response: { 201: SessionPolicy } },
+  }, async (req, reply) => reply.status(201).send(await sessions.setPolicy(scope(req), req.body)));
+};

@@ -1,0 +1,48 @@
+import { Type } from 'typebox';
+
+export const LoginBody = Type.Object({
+  email: Type.Optional(Type.String({ maxLength: 320 })),
+  username: Type.Optional(Type.String({ maxLength: 128 })),
+  password: Type.String({ minLength: 1, maxLength: 1024 }),
+  recaptchaToken: Type.Optional(Type.String()),
+  invitationToken: Type.Optional(Type.String()),
+});
+
+export const RefreshBody = Type.Optional(Type.Object({ refreshToken: Type.Optional(Type.String({ maxLength: 512 })) }));
+
+export const LoginResponse = Type.Object({
+  tokenType: Type.String(),
+  accessToken: Type.String(),
+  refreshToken: Type.String(),
+  expiresIn: Type.Integer(),
+  expires: Type.String(),
+  mfaRequired: Type.Boolean(),
+  userId: Type.String(),
+  userEmail: Type.String(),
+  emailVerified: Type.Boolean(),
+});
+
+export const Session = Type.Object({
+  id: Type.String(),
+  userAgent: Type.Union([Type.String(), Type.Null()]),
+  ipAddress: Type.Union([Type.String(), Type.Null()]),
+  tenantId: Type.String(),
+  createdAt: Type.String(),
+  lastActiveAt: Type.String(),
+  expiresAt: Type.String(),
+  current: Type.Boolean(),
+});
+
+const Toggle = () => Type.Object({ isActive: Type.Boolean(), timeout: Type.Integer({ minimum: 1, maximum: 31536000, description: 'seconds' }) });
+
+export const SessionPolicyBody = Type.Object({
+  sessionIdleTimeoutConfiguration: Type.Optional(Toggle()),
+  sessionTimeoutConfiguration: Type.Optional(Toggle()),
+  sessionConcurrentConfiguration: Type.Optional(Type.Object({ isActive: Type.Boolean(), maxSessions: Type.Integer({ minimum: 1, maximum: 1000 }) })),
+}, { minProperties: 1 });
+
+export const SessionPolicy = Type.Object({
+  sessionIdleTimeoutConfiguration: Type.Object({ isActive: Type.Boolean(), timeout: Type.Integer() }),
+  sessionTimeoutConfiguration: Type.Object({ isActive: Type.Boolean(), timeout: Type.Integer() }),
+  sessionConcurrentConfiguration: Type.Object({ isActive: Type.Boolean(), maxSessions: Type.Integer() }),
+});

@@ -1,0 +1,103 @@
+import { isUuid } from '../../lib/pg-errors.ts';
+import { iso } from '../../lib/time.ts';
+import { AppError } from '../../http/errors.ts';
+import type { Db, Queryable } from '../../storage/db.ts';
+import type { EnvironmentService } from '../environment/index.ts';
+import type { TenantsService } from '../tenants/index.ts';
+import * as store from './store.ts';
+
+export interface SessionPolicyInput {
+  sessionIdleTimeoutConfiguration?: { isActive: boolean; timeout: number };
+  sessionTimeoutConfiguration?: { isActive: boolean; timeout: number };
+  sessionConcurrentConfiguration?: { isActive: boolean; maxSessions: number };
+}
+
+export type SessionsService = ReturnType<typeof createSessionsService>;
+
+/** Sessions of signed-in users and the session policy (idle timeout, absolute timeout, concurrent sessions). */
+export function createSessionsService(deps: { db: Db; environment: EnvironmentService; tenants: TenantsService }) {
+  const { db } = deps;
+
+  /** The policy in force for an account: its own row, else the environment's, else none. */
+  async function effective(q: Queryable, tenantId?: string): Promise<Omit<store.SessionPolicyRow, 'scope' | 'updated_at'>> {
+    const row = (tenantId ? await store.policy(q, tenantId) : undefined) ?? (await store.policy(q, ''));
+    return { idle_timeout_seconds: row?.idle_timeout_seconds ?? null, absolute_timeout_seconds: row?.absolute_timeout_seconds ?? null, max_concurrent: row?.max_concurrent ?? null };
+  }
+
+  const toWire = (p: Omit<store.SessionPolicyRow, 'scope' | 'updated_at'>) => ({
+    sessionIdleTimeoutConfiguration: { isActive: p.idle_timeout_seconds !== null, timeout: p.idle_timeout_seconds ?? 0 },
+    sessionTimeoutConfiguration: { isActive: p.absolute_timeout_seconds !== null, timeout: p.absolute_timeout_seconds ?? 0 },
+    sessionConcurrentConfiguration: { isActive: p.max_concurrent !== null, maxSessions: p.max_concurrent ?? 0 },
+  });
+
+  return {
+    /** When a new session ends for good: the absolute timeout, capped by the refresh-token lifetime. */
+    async newSessionExpiry(q: Queryable, tenantId: string): Promise<Date> {
+      const p = await effective(q, tenantId);
+      const refreshLifetime = (await deps.environment.settings(q)).defaultRefreshTokenExpiration;
+      const seconds = Math.min(p.absolute_timeout_seconds ?? refreshLifetime, refreshLifetime);
+      return new Date(Date.now() + seconds * 1000);
+    },
+
+    /** With a concurrent-session limit, the oldest live sessions are revoked to make room for a new one. */
+    async makeRoomFor(q: Queryable, userId: string, tenantId: string): Promise<void> {
+      const p = await effective(q, tenantId);
+      if (p.max_concurrent === null) return;
+      const live = await store.activeSessions(q, userId);
+      for (const s of live.slice(Math.max(p.max_concurrent - 1, 0))) await store.revoke(q, { sessionId: s.id }, 'concurrent session limit');
+    },
+
+    /** Why a session is over ('expired', 'idle timeout'), or undefined while it lives. */
+    async isExpired(q: Queryable, s: store.SessionRow): Promise<string | undefined> {
+      const now = Date.now();
+      if (s.expires_at.getTime() <= now) return 'expired';
+      const p = await effective(q, s.tenant_id);
+      if (p.idle_timeout_seconds !== null && s.last_used_at.getTime() + p.idle_timeout_seconds * 1000 <= now) return 'idle timeout';
+      return undefined;
+    },
+
+    async list(userId: string, currentSessionId?: string) {
+      const rows = await store.activeSessions(db, userId);
+      return rows.map((s) => ({
+        id: s.id,
+        userAgent: s.user_agent,
+        ipAddress: s.ip,
+        tenantId: s.tenant_id,
+        createdAt: iso(s.created_at)!,
+        lastActiveAt: iso(s.last_used_at)!,
+        expiresAt: iso(s.expires_at)!,
+        current: s.id === currentSessionId,
+      }));
+    },
+
+    async revokeMine(userId: string, sessionId: string): Promise<void> {
+      const s = isUuid(sessionId) ? await store.findSession(db, sessionId) : undefined;
+      if (!s || s.user_id !== userId || s.revoked_at) throw new AppError('SESSION_NOT_FOUND', `No active session ${sessionId} of yours`);
+      await store.revoke(db, { sessionId }, 'revoked by user');
+    },
+
+    /** Revokes every session of the user except `keep` (the caller's own, for self-service). */
+    async revokeAll(userId: string, keep?: string): Promise<{ revoked: number }> {
+      return { revoked: await store.revoke(db, { userId, exceptSessionId: keep }, keep ? 'revoked by user' : 'revoked by administrator') };
+    },
+
+    async getPolicy(tenantId?: string) {
+      if (tenantId) await deps.tenants.requireLive(db, tenantId);
+      return toWire(await effective(db, tenantId));
+    },
+
+    async setPolicy(tenantId: string | undefined, body: SessionPolicyInput) {
+      if (tenantId) await deps.tenants.requireLive(db, tenantId);
+      const current = await effective(db, tenantId);
+      const pick = (c: { isActive: boolean; timeout?: number; maxSessions?: number } | undefined, prev: number | null) =>
+        c === undefined ? prev : c.isActive ? (c.timeout ?? c.maxSessions ?? null) : null;
+      await store.savePolicy(db, {
+        scope: tenantId ?? '',
+        idle_timeout_seconds: pick(body.sessionIdleTimeoutConfiguration, current.idle_timeout_seconds),
+        absolute_timeout_seconds: pick(body.sessionTimeoutConfiguration, current.absolute_timeout_seconds),
+        max_concurrent: pick(body.sessionConcurrentConfiguration, current.max_concurrent),
+      });
+      return toWire(await effective(db, tenantId));
+    },
+  };
+}

@@ -1,0 +1,82 @@
+import type { Queryable } from '../../storage/db.ts';
+
+export interface SessionRow {
+  id: string;
+  tenant_id: string;
+  user_id: string;
+  amr: string[];
+  ip: string | null;
+  user_agent: string | null;
+  created_at: Date;
+  last_used_at: Date;
+  expires_at: Date;
+  revoked_at: Date | null;
+  revoke_reason: string | null;
+}
+
+export interface SessionPolicyRow {
+  scope: string;
+  idle_timeout_seconds: number | null;
+  absolute_timeout_seconds: number | null;
+  max_concurrent: number | null;
+  updated_at: Date;
+}
+
+export async function insertSession(q: Queryable, s: { id: string; tenantId: string; userId: string; amr: string[]; ip?: string; userAgent?: string; expiresAt: Date; tokenHash: string }) {
+  await q.query(
+    `INSERT INTO sessions (id, tenant_id, user_id, amr, ip, user_agent, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+    [s.id, s.tenantId, s.userId, s.amr, s.ip ?? null, s.userAgent?.slice(0, 512) ?? null, s.expiresAt],
+  );
+  await q.query('INSERT INTO refresh_tokens (token_hash, session_id) VALUES ($1, $2)', [s.tokenHash, s.id]);
+}
+
+/** The session behind a refresh token, locked, with whether that token was already rotated. */
+export async function sessionByRefresh(q: Queryable, tokenHash: string): Promise<(SessionRow & { rotated_at: Date | null }) | undefined> {
+  const { rows } = await q.query<SessionRow & { rotated_at: Date | null }>(
+    `SELECT s.*, rt.rotated_at FROM refresh_tokens rt JOIN sessions s ON s.id = rt.session_id WHERE rt.token_hash = $1 FOR UPDATE OF s`,
+    [tokenHash],
+  );
+  return rows[0];
+}
+
+export async function rotate(q: Queryable, sessionId: string, oldHash: string, newHash: string, tenantId: string): Promise<void> {
+  await q.query('UPDATE refresh_tokens SET rotated_at = now() WHERE token_hash = $1', [oldHash]);
+  await q.query('INSERT INTO refresh_tokens (token_hash, session_id) VALUES ($1, $2)', [newHash, sessionId]);
+  await q.query('UPDATE sessions SET last_used_at = now(), tenant_id = $2 WHERE id = $1', [sessionId, tenantId]);
+}
+
+export async function revoke(q: Queryable, where: { sessionId?: string; userId?: string; exceptSessionId?: string }, reason: string): Promise<number> {
+  const conds = ['revoked_at IS NULL'];
+  const params: unknown[] = [reason];
+  if (where.sessionId) conds.push(`id = $${params.push(where.sessionId)}`);
+  if (where.userId) conds.push(`user_id = $${params.push(where.userId)}`);
+  if (where.exceptSessionId) conds.push(`id <> $${params.push(where.exceptSessionId)}`);
+  const r = await q.query(`UPDATE sessions SET revoked_at = now(), revoke_reason = $1 WHERE ${conds.join(' AND ')}`, params);
+  return r.rowCount;
+}
+
+export async function activeSessions(q: Queryable, userId: string): Promise<SessionRow[]> {
+  const { rows } = await q.query<SessionRow>(
+    'SELECT * FROM sessions WHERE user_id = $1 AND revoked_at IS NULL AND expires_at > now() ORDER BY created_at DESC, id',
+    [userId],
+  );
+  return rows;
+}
+
+export async function findSession(q: Queryable, id: string): Promise<SessionRow | undefined> {
+  const { rows } = await q.query<SessionRow>('SELECT * FROM sessions WHERE id = $1', [id]);
+  return rows[0];
+}
+
+export async function policy(q: Queryable, scope: string): Promise<SessionPolicyRow | undefined> {
+  const { rows } = await q.query<SessionPolicyRow>('SELECT * FROM session_policies WHERE scope = $1', [scope]);
+  return rows[0];
+}
+
+export async function savePolicy(q: Queryable, p: Omit<SessionPolicyRow, 'updated_at'>): Promise<void> {
+  await q.query(
+    `INSERT INTO session_policies (scope, idle_timeout_seconds, absolute_timeout_seconds, max_concurrent) VALUES ($1, $2, $3, $4)
+     ON CONFLICT (scope) DO UPDATE SET idle_timeout_seconds = $2, absolute_timeout_seconds = $3, max_concurrent = $4, updated_at = now()`,
+    [p.scope, p.idle_timeout_seconds, p.absolute_timeout_seconds, p.max_concurrent],
+  );
+}

@@ -1,0 +1,288 @@
+import { randomBytes } from 'node:crypto';
+import { AppError } from '../../http/errors.ts';
+import { iso } from '../../lib/time.ts';
+import type { Db, Queryable } from '../../storage/db.ts';
+import { isCommonPassword } from './common-passwords.ts';
+import { argon2, argon2NeedsRehash, hashArgon2id, hasherFor, HASHERS } from './hashers/index.ts';
+import { checkPassword, codePoints, DEFAULT_PASSWORD_POLICY, mergePolicy, toPasswordConfig, type Failure, type PasswordPolicy } from './policy.ts';
+import type { CreateHistoryPolicy, CreateLockoutPolicy, HistoryPolicy, LockoutPolicy, PasswordConfig, PasswordConfigBody, UpdateHistoryPolicy, UpdateLockoutPolicy } from './schema.ts';
+import * as store from './store.ts';
+
+export interface PasswordServiceDeps {
+  db: Db;
+}
+
+/** The built-in lockout default, used only when the environment row (seeded by the migration) is missing. */
+export const DEFAULT_LOCKOUT = Object.freeze({ enabled: true, maxAttempts: 5, lockDurationMinutes: 15 });
+
+/** Where a configuration call acts: an account id, or null for the environment level. */
+export type Scope = store.Scope;
+
+export interface ValidateContext {
+  /** The account whose policy applies (environment policy when absent). */
+  tenantId?: string;
+  /** The user whose password history applies (no history check when absent). */
+  userId?: string;
+  /** The user's email: a password may not contain it or its name part. */
+  email?: string;
+}
+
+export interface VerifyResult {
+  ok: boolean;
+  /** True only with `ok`, when the stored hash is not argon2id with the current parameters: store `hash(password)`. */
+  needsRehash: boolean;
+}
+
+export interface EffectiveLockout {
+  enabled: boolean;
+  maxAttempts: number;
+  /** null: locked until unlocked (or until the password is reset). */
+  lockDurationSeconds: number | null;
+}
+
+function toHistoryPolicy(r: store.HistoryPolicyRow): HistoryPolicy {
+  return { id: r.id, tenantId: r.tenant_id, enabled: r.enabled, historySize: r.history_size, createdAt: iso(r.created_at)!, updatedAt: iso(r.updated_at)! };
+}
+
+function toLockoutPolicy(r: store.LockoutPolicyRow): LockoutPolicy {
+  return {
+    id: r.id,
+    tenantId: r.tenant_id,
+    enabled: r.enabled,
+    maxAttempts: r.max_attempts,
+    lockDurationMinutes: r.lock_duration_minutes,
+    createdAt: iso(r.created_at)!,
+    updatedAt: iso(r.updated_at)!,
+  };
+}
+
+const accountNotFound = (tenantId: string) => new AppError('ACCOUNT_NOT_FOUND', `No account with tenantId ${tenantId}`);
+
+function weak(failures: Failure[]): AppError {
+  const detail = failures.map((f) => `${f.message} (${f.rule})`).join('; ');
+  return new AppError('WEAK_PASSWORD', `Password does not meet the password policy: it ${detail}`, { rules: failures.map((f) => f.rule) });
+}
+
+export type PasswordService = ReturnType<typeof createPasswordService>;
+
+/**
+ * Passwords: hashing and verifying (argon2id, legacy formats through the hasher table), the password policy with
+ * its common-password list and history, and the configuration of the password, password-history and lockout
+ * policies per environment and per account.
+ */
+export function createPasswordService(deps: PasswordServiceDeps) {
+  const { db } = deps;
+  let decoyHash: Promise<string> | undefined;
+
+  function decoyStored(): Promise<string> {
+    decoyHash ??= hashArgon2id(randomBytes(32).toString('base64url')).catch((err: unknown) => {
+      decoyHash = undefined;
+      throw err;
+    });
+    return decoyHash;
+  }
+
+  async function decoy(password: string): Promise<void> {
+    await argon2.verify(password, await decoyStored());
+  }
+
+  /** Throws 404 unless the scope is the environment or a live account; in a transaction, `lock` holds the account. */
+  async function requireScope(q: Queryable, scope: Scope, lock = false): Promise<void> {
+    if (scope !== null && !(await store.accountIsLive(q, scope, lock))) throw accountNotFound(scope);
+  }
+
+  async function effectivePasswordPolicy(q: Queryable, scope: Scope): Promise<PasswordPolicy> {
+    const row = await store.findEffective<store.PasswordPolicyRow>(q, 'password_policies', scope);
+    return row ? store.toPolicy(row) : { ...DEFAULT_PASSWORD_POLICY };
+  }
+
+  /** Runs `fn` in a transaction that holds the scope's write lock and (for an account) a share lock on the account. */
+  function writeScope<T>(scope: Scope, fn: (tx: Db) => Promise<T>): Promise<T> {
+    return db.transaction(async (tx) => {
+      await requireScope(tx, scope, true);
+      await store.lockScope(tx, scope);
+      return fn(tx);
+    });
+  }
+
+  return {
+    /** The stored-hash formats this service verifies. */
+    hashers: HASHERS,
+
+    /** An argon2id PHC string with the current parameters. */
+    hash: (password: string): Promise<string> => hashArgon2id(password),
+
+    /**
+     * Checks a password against a stored hash of any known format. A null or unrecognised hash costs one decoy
+     * verification and answers `ok: false`, so the time taken does not tell which case it was.
+     */
+    async verify(password: string, stored: string | null): Promise<VerifyResult> {
+      const hasher = stored ? hasherFor(stored) : undefined;
+      if (!stored || !hasher) {
+        await decoy(password);
+        return { ok: false, needsRehash: false };
+      }
+      const ok = await hasher.verify(password, stored);
+      return { ok, needsRehash: ok && (hasher !== argon2 || argon2NeedsRehash(stored)) };
+    },
+
+    /** Costs what verifying a real argon2id hash costs; for sign-ins of unknown users. */
+    decoy,
+
+    /**
+     * Checks a new password against the policy of `ctx.tenantId` (else the environment's): length, character classes,
+     * the email, the common-password list and, with `ctx.userId`, the last N passwords. Throws WEAK_PASSWORD (400)
+     * naming every failed rule (`context.rules`); the history, the costly check, only runs when the rest passed.
+     */
+    async validate(q: Queryable, password: string, ctx: ValidateContext = {}): Promise<void> {
+      const scope = ctx.tenantId ?? null;
+      const policy = await effectivePasswordPolicy(q, scope);
+      const failures = checkPassword(policy, password, ctx.email);
+      if (policy.blockPwnedPasswords && codePoints(password) <= policy.maxLength && (await isCommonPassword(password))) {
+        failures.push({ rule: 'blockPwnedPasswords', message: 'is one of the 10,000 most common passwords' });
+      }
+      if (failures.length === 0 && ctx.userId) {
+        const history = await store.findEffective<store.HistoryPolicyRow>(q, 'password_history_policies', scope);
+        if (history?.enabled) {
+          const hashes = await store.lastHashes(q, ctx.userId, history.history_size);
+          const matches = await Promise.all(hashes.map((h) => hasherFor(h)?.verify(password, h) ?? false));
+          if (matches.some(Boolean)) {
+            failures.push({ rule: 'history', message: `must not be one of the last ${history.history_size} passwords` });
+          }
+        }
+      }
+      if (failures.length > 0) throw weak(failures);
+    },
+
+    /**
+     * Records a new password hash in the user's history. Keeps as many as the largest enabled history policy
+     * (environment or any account) needs, since a user may belong to several accounts; with no history policy
+     * enabled anywhere it keeps none (and drops what was kept).
+     */
+    async remember(q: Queryable, userId: string, hash: string): Promise<void> {
+      await store.pushHistory(q, userId, hash, await store.largestEnabledHistory(q));
+    },
+
+    /** Drops a user's password history (for the users module when it removes a user). */
+    async forgetUser(q: Queryable, userId: string): Promise<void> {
+      await store.deleteHistory(q, userId);
+    },
+
+    /** Drops an account's own policies (for an account-removal hook, so a reactivated id starts afresh). */
+    async forgetAccount(q: Queryable, tenantId: string): Promise<void> {
+      await store.deleteAccountPolicies(q, tenantId);
+    },
+
+    /** The lockout policy that applies to the account (else the environment's). */
+    async lockoutPolicy(q: Queryable, tenantId?: string): Promise<EffectiveLockout> {
+      const row = await store.findEffective<store.LockoutPolicyRow>(q, 'lockout_policies', tenantId ?? null);
+      const v = row ? { enabled: row.enabled, maxAttempts: row.max_attempts, lockDurationMinutes: row.lock_duration_minutes } : DEFAULT_LOCKOUT;
+      return { enabled: v.enabled, maxAttempts: v.maxAttempts, lockDurationSeconds: v.lockDurationMinutes === null ? null : v.lockDurationMinutes * 60 };
+    },
+
+    /** The password policy that applies to the account (else the environment's, else the built-in default). */
+    async passwordPolicy(q: Queryable, tenantId?: string): Promise<PasswordPolicy> {
+      return effectivePasswordPolicy(q, tenantId ?? null);
+    },
+
+    // ---- configuration (the routes) ----
+
+    async getPasswordConfig(scope: Scope): Promise<PasswordConfig> {
+      await requireScope(db, scope);
+      return toPasswordConfig(await effectivePasswordPolicy(db, scope));
+    },
+
+    /**
+     * Creates or updates the scope's own password policy. Fields left out keep their value: the scope's own, else the
+     * inherited one (an account's first write copies the environment policy and applies the body). The merged result
+     * is checked as a whole; nothing is written when it breaks a rule.
+     */
+    async setPasswordConfig(scope: Scope, body: PasswordConfigBody): Promise<PasswordConfig> {
+      return writeScope(scope, async (tx) => {
+        const base = await effectivePasswordPolicy(tx, scope);
+        const { policy, changed, problems } = mergePolicy(base, body);
+        if (problems.messages.length > 0) throw new AppError('VALIDATION', problems.messages.join('; '), { fields: problems.fields });
+        if (!changed) {
+          throw new AppError('EMPTY_UPDATE', 'The body must set at least one of: allowPassphrases, maxLength, minLength, minPhraseLength, minOptionalTestsToPass, blockPwnedPasswords, optionalTests');
+        }
+        return toPasswordConfig(store.toPolicy(await store.upsertPasswordPolicy(tx, scope, policy)));
+      });
+    },
+
+    /** The history policy that applies to the scope (the account's own, else the environment's); 404 when none. */
+    async getHistoryPolicy(scope: Scope): Promise<HistoryPolicy> {
+      await requireScope(db, scope);
+      const row = await store.findEffective<store.HistoryPolicyRow>(db, 'password_history_policies', scope);
+      if (!row) throw new AppError('POLICY_NOT_FOUND', scope === null ? 'No password history policy is configured' : `No password history policy applies to account ${scope}`);
+      return toHistoryPolicy(row);
+    },
+
+    async createHistoryPolicy(scope: Scope, body: CreateHistoryPolicy): Promise<HistoryPolicy> {
+      return writeScope(scope, async (tx) => {
+        const row = await store.insertHistoryPolicy(tx, scope, body);
+        if (!row) throw new AppError('POLICY_EXISTS', `${scope === null ? 'The environment' : `Account ${scope}`} already has a password history policy; change it with PATCH`);
+        return toHistoryPolicy(row);
+      });
+    },
+
+    async updateHistoryPolicy(scope: Scope, body: UpdateHistoryPolicy): Promise<HistoryPolicy> {
+      if (body.enabled === undefined && body.historySize === undefined) throw new AppError('EMPTY_UPDATE', 'The body must set enabled or historySize');
+      return writeScope(scope, async (tx) => {
+        const own = await store.findOwn<store.HistoryPolicyRow>(tx, 'password_history_policies', scope, true);
+        if (!own) throw new AppError('POLICY_NOT_FOUND', `${scope === null ? 'The environment' : `Account ${scope}`} has no password history policy of its own; create it with POST`);
+        return toHistoryPolicy(await store.updateHistoryPolicy(tx, own.id, { enabled: body.enabled ?? own.enabled, historySize: body.historySize ?? own.history_size }));
+      });
+    },
+
+    /** The environment-level history policy; 404 when none. */
+    async vendorHistoryPolicy(): Promise<HistoryPolicy> {
+      const row = await store.findOwn<store.HistoryPolicyRow>(db, 'password_history_policies', null);
+      if (!row) throw new AppError('POLICY_NOT_FOUND', 'No environment-level password history policy is configured');
+      return toHistoryPolicy(row);
+    },
+
+    /** The lockout policy that applies to the scope (the account's own, else the environment's). */
+    async getLockout(scope: Scope): Promise<LockoutPolicy> {
+      await requireScope(db, scope);
+      const row = await store.findEffective<store.LockoutPolicyRow>(db, 'lockout_policies', scope);
+      if (!row) throw new AppError('POLICY_NOT_FOUND', 'No lockout policy is configured');
+      return toLockoutPolicy(row);
+    },
+
+    async createLockout(scope: Scope, body: CreateLockoutPolicy): Promise<LockoutPolicy> {
+      return writeScope(scope, async (tx) => {
+        const row = await store.insertLockoutPolicy(tx, scope, {
+          enabled: body.enabled,
+          maxAttempts: body.maxAttempts,
+          lockDurationMinutes: body.lockDurationMinutes === undefined ? DEFAULT_LOCKOUT.lockDurationMinutes : body.lockDurationMinutes,
+        });
+        if (!row) throw new AppError('POLICY_EXISTS', `${scope === null ? 'The environment' : `Account ${scope}`} already has a lockout policy; change it with PATCH`);
+        return toLockoutPolicy(row);
+      });
+    },
+
+    async updateLockout(scope: Scope, body: UpdateLockoutPolicy): Promise<LockoutPolicy> {
+      if (body.enabled === undefined && body.maxAttempts === undefined && body.lockDurationMinutes === undefined) {
+        throw new AppError('EMPTY_UPDATE', 'The body must set enabled, maxAttempts or lockDurationMinutes');
+      }
+      return writeScope(scope, async (tx) => {
+        const own = await store.findOwn<store.LockoutPolicyRow>(tx, 'lockout_policies', scope, true);
+        if (!own) throw new AppError('POLICY_NOT_FOUND', `${scope === null ? 'The environment' : `Account ${scope}`} has no lockout policy of its own; create it with POST`);
+        return toLockoutPolicy(
+          await store.updateLockoutPolicy(tx, own.id, {
+            enabled: body.enabled ?? own.enabled,
+            maxAttempts: body.maxAttempts ?? own.max_attempts,
+            lockDurationMinutes: body.lockDurationMinutes === undefined ? own.lock_duration_minutes : body.lockDurationMinutes,
+          }),
+        );
+      });
+    },
+
+    /** The environment-level lockout policy; 404 when none. */
+    async vendorLockout(): Promise<LockoutPolicy> {
+      const row = await store.findOwn<store.LockoutPolicyRow>(db, 'lockout_policies', null);
+      if (!row) throw new AppError('POLICY_NOT_FOUND', 'No environment-level lockout policy is configured');
+      return toLockoutPolicy(row);
+    },
+  };
+}

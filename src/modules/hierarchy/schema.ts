@@ -1,0 +1,51 @@
+import { Type, type Static } from 'typebox';
+import { AccessType, CreateAccount, TenantId } from '../tenants/index.ts';
+
+/** POST /hierarchy/v1: make `childTenantId` a sub-account of `parentTenantId` (moving it if it has a parent). */
+export const AssignBody = Type.Object({ parentTenantId: TenantId, childTenantId: TenantId });
+export type AssignBody = Static<typeof AssignBody>;
+
+/** DELETE /hierarchy/v1: `childTenantId`, or `tenantId` as existing clients send it; one is required. */
+export const UnassignBody = Type.Object({ childTenantId: Type.Optional(TenantId), tenantId: Type.Optional(TenantId) });
+export type UnassignBody = Static<typeof UnassignBody>;
+
+/** One account of a sub-account or parent list; level 1 is the nearest (direct child or direct parent). */
+export const HierarchyEntry = Type.Object({ tenantId: Type.String(), tenantName: Type.String(), level: Type.Integer({ minimum: 1 }) });
+export type HierarchyEntry = Static<typeof HierarchyEntry>;
+
+export interface TreeNode {
+  tenantId: string;
+  tenantName: string;
+  children: TreeNode[];
+}
+
+/** The tree node as a shared schema (it refers to itself): registered with `addSchema`, used through `TreeNodeRef`. */
+export const TreeNodeSchema = {
+  $id: 'HierarchyTreeNode',
+  type: 'object',
+  required: ['tenantId', 'tenantName', 'children'],
+  properties: {
+    tenantId: { type: 'string' },
+    tenantName: { type: 'string' },
+    children: { type: 'array', items: { $ref: 'HierarchyTreeNode#' } },
+  },
+};
+export const TreeNodeRef = Type.Unsafe<TreeNode>(Type.Ref('HierarchyTreeNode#'));
+
+/** POST /sub-tenants/v1: the account fields of CreateAccount with tenantId and parentTenantId required. */
+export const CreateSubAccount = Type.Object({
+  ...CreateAccount.properties,
+  tenantId: TenantId,
+  parentTenantId: TenantId,
+});
+export type CreateSubAccount = Static<typeof CreateSubAccount>;
+
+/** A path's account id: ids are created to the TenantId pattern, so anything else is a 400, never a lookup. */
+export const AccountParams = Type.Object({ tenantId: TenantId });
+
+export const ManagementBody = Type.Object({ isReseller: Type.Boolean() });
+export const HierarchySettingsBody = Type.Object({ subAccountAccessType: AccessType });
+
+/** PATCH /sub-tenants/v1/{tenantId}: the update body of the accounts module (an empty one is a 400 from the service). */
+export const UpdateSubAccount = Type.Partial(Type.Omit(CreateAccount, ['tenantId', 'parentTenantId']));
+export type UpdateSubAccount = Static<typeof UpdateSubAccount>;

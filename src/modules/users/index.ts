@@ -1,0 +1,6 @@
+export { createUsersService, type UsersService } from './service.ts';
+export { usersRoutes } from './routes.ts';
+export { meRoutes } from './me.routes.ts';
+export { isLockedNow, activeMembership } from './record.ts';
+export { findByEmail, findByUsername, findById, updateUser, removeAccountUsers, type UserRow, type MembershipRow } from './store.ts';
+export type { User } from './schema.ts';

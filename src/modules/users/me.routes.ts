@@ -1,0 +1,42 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { guard, type UserAuth } from '../../http/auth.ts';
+import { UpdateProfile, User } from './schema.ts';
+import type { UsersService } from './service.ts';
+
+const tags = ['me'];
+const Tenants = Type.Array(Type.Object({ tenantId: Type.String(), name: Type.String() }));
+const me = (req: { auth?: unknown }) => req.auth as UserAuth;
+
+/** Self-service routes: the signed-in user, in the account of their token. */
+export const meRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = async (app, { users }) => {
+  for (const version of ['v2', 'v3']) {
+    app.get(`/identity/resources/users/${version}/me`, {
+      config: guard.user(),
+      schema: { tags, summary: 'The signed-in user', response: { 200: User } },
+    }, async (req) => users.get(me(req).userId, me(req).tenantId));
+  }
+
+  app.put('/identity/resources/users/v2/me', {
+    config: guard.user(),
+    schema: { tags, summary: 'Update my profile', body: UpdateProfile, response: { 200: User } },
+  }, async (req) => {
+    await users.update(me(req).userId, req.body);
+    return users.get(me(req).userId, me(req).tenantId);
+  });
+
+  for (const path of ['/identity/resources/users/v3/me/tenants', '/identity/resources/users/v2/me/tenants', '/identity/resources/users/v1/me/tenants']) {
+    app.get(path, {
+      config: guard.user(),
+      schema: { tags, summary: 'The accounts I belong to', response: { 200: Tenants } },
+    }, async (req) => users.accountsOf(me(req).userId));
+  }
+
+  app.get('/identity/resources/users/v1/me/authorization', {
+    config: guard.user(),
+    schema: { tags, summary: 'My roles and permissions in the active account', response: { 200: Type.Object({ roles: Type.Array(Type.Any()), permissions: Type.Array(Type.Any()) }) } },
+  }, async (req) => {
+    const u = await users.get(me(req).userId, me(req).tenantId);
+    return { roles: u.roles, permissions: u.permissions };
+  });
+};

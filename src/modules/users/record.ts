@@ -1,0 +1,69 @@
+import { iso } from '../../lib/time.ts';
+import type { Queryable } from '../../storage/db.ts';
+import type { RolesService } from '../roles/index.ts';
+import type { User } from './schema.ts';
+import * as store from './store.ts';
+
+/** Sub-account access of a membership: forced on when its account says alwaysOn. */
+export const subAccess = (m: store.MembershipRow) => m.sub_account_access_type === 'alwaysOn' || m.sub_account_access_allowed;
+
+/** The account a user acts in by default: the stored active one if still a membership, else the oldest. */
+export function activeMembership(user: store.UserRow, ms: store.MembershipRow[]): store.MembershipRow | undefined {
+  return ms.find((m) => m.tenant_id === user.active_tenant_id) ?? ms[0];
+}
+
+/**
+ * Builds the User record of interface section 2 in three queries (memberships with role ids, phones, roles with
+ * their permissions). `tenantId` picks the account whose roles and permissions fill `roles`/`permissions`.
+ */
+export async function buildUserRecord(q: Queryable, roles: RolesService, user: store.UserRow, tenantId?: string): Promise<User> {
+  const [ms, phoneList] = [await store.memberships(q, user.id), await store.phones(q, user.id)];
+  const current = (tenantId ? ms.find((m) => m.tenant_id === tenantId) : undefined) ?? activeMembership(user, ms);
+  const allRoleIds = [...new Set(ms.flatMap((m) => m.role_ids))];
+  const roleRecords = allRoleIds.length ? await roles.rolesByIds(q, allRoleIds) : [];
+  const byId = new Map(roleRecords.map((r) => [r.id, r]));
+  const rolesOf = (m: store.MembershipRow) => m.role_ids.map((id) => byId.get(id)).filter((r) => r !== undefined);
+  const permissions = current && current.role_ids.length ? await roles.permissionsOfRoles(q, current.role_ids) : [];
+  return {
+    id: user.id,
+    email: user.email,
+    name: user.name,
+    username: user.username,
+    profilePictureUrl: user.profile_picture_url ?? '',
+    sub: user.id,
+    verified: user.verified,
+    mfaEnrolled: user.mfa_enrolled,
+    mfaBypass: user.mfa_bypass,
+    ...(phoneList[0] ? { phoneNumber: phoneList[0] } : {}),
+    phoneNumbers: phoneList,
+    roles: current ? rolesOf(current) : [],
+    permissions,
+    provider: user.provider,
+    tenantId: current?.tenant_id ?? '',
+    tenantIds: ms.map((m) => m.tenant_id),
+    activatedForTenant: current ? !current.is_disabled : false,
+    isLocked: isLockedNow(user),
+    tenants: ms.map((m) => ({
+      tenantId: m.tenant_id,
+      roles: rolesOf(m),
+      ...(m.temporary_expiration_date ? { temporaryExpirationDate: iso(m.temporary_expiration_date)! } : {}),
+      isDisabled: m.is_disabled,
+      subAccountAccessAllowed: subAccess(m),
+    })),
+    invisible: user.invisible,
+    superUser: user.super_user,
+    metadata: JSON.stringify(user.metadata ?? {}),
+    vendorMetadata: JSON.stringify(user.vendor_metadata ?? {}),
+    externalId: user.external_id,
+    createdAt: iso(user.created_at)!,
+    lastLogin: iso(user.last_login),
+    groups: [],
+    subAccountAccessAllowed: current ? subAccess(current) : false,
+    managedBy: user.managed_by,
+  };
+}
+
+/** Locked by an administrator (no expiry) or by the lockout policy until `locked_until`. */
+export function isLockedNow(user: Pick<store.UserRow, 'is_locked' | 'locked_until'>, now = new Date()): boolean {
+  return user.is_locked && (user.locked_until === null || user.locked_until > now);
+}

@@ -1,0 +1,124 @@
+import { Type, type Static } from 'typebox';
+
+export const PROVIDERS = ['local', 'saml', 'scim2', 'google', 'github', 'facebook', 'microsoft', 'slack', 'apple'] as const;
+export const Provider = Type.Union(PROVIDERS.map((p) => Type.Literal(p)));
+
+/** E.164-like: a plus sign, a digit 1-9, then 5 to 13 digits, optionally separated by hyphens. */
+export const PHONE_PATTERN = '^\\+[1-9](?:-?\\d){5,13}$';
+export const Phone = Type.String({ pattern: PHONE_PATTERN, description: 'leading plus, country code, no spaces' });
+export const Email = Type.String({ format: 'email', maxLength: 320 });
+export const Username = Type.String({ pattern: '^[A-Za-z0-9._@+-]{1,128}$' });
+/** Stringified JSON object; checked by the service (the wire carries it as a string). */
+export const JsonObjectString = Type.String({ maxLength: 65536, description: 'stringified JSON object' });
+export const PictureUrl = Type.String({ maxLength: 4095 });
+
+const createFields = {
+  email: Email,
+  username: Type.Optional(Username),
+  name: Type.Optional(Type.String({ maxLength: 255 })),
+  profilePictureUrl: Type.Optional(PictureUrl),
+  password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+  phoneNumber: Type.Optional(Phone),
+  provider: Type.Optional(Provider),
+  metadata: Type.Optional(JsonObjectString),
+  vendorMetadata: Type.Optional(JsonObjectString),
+  roleIds: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 100, uniqueItems: true })),
+  skipInviteEmail: Type.Optional(Type.Boolean()),
+  expirationInSeconds: Type.Optional(Type.Integer({ minimum: 60, maximum: 31536000 })),
+  mfaBypass: Type.Optional(Type.Boolean()),
+  externalId: Type.Optional(Type.String({ maxLength: 255 })),
+  verified: Type.Optional(Type.Boolean()),
+};
+export const CreateUser = Type.Object(createFields);
+export type CreateUser = Static<typeof CreateUser>;
+export const VendorCreateUser = Type.Object({ ...createFields, tenantId: Type.String({ minLength: 1, maxLength: 255 }) });
+export type VendorCreateUser = Static<typeof VendorCreateUser>;
+
+export const UpdateUser = Type.Object({
+  phoneNumber: Type.Optional(Phone),
+  profilePictureUrl: Type.Optional(Type.Union([PictureUrl, Type.Null()])),
+  metadata: Type.Optional(JsonObjectString),
+  vendorMetadata: Type.Optional(JsonObjectString),
+  mfaBypass: Type.Optional(Type.Boolean()),
+  externalId: Type.Optional(Type.String({ maxLength: 255 })),
+  name: Type.Optional(Type.String({ maxLength: 255 })),
+});
+export type UpdateUser = Static<typeof UpdateUser>;
+/** What a user may change of their own profile. */
+export const UpdateProfile = Type.Object({
+  phoneNumber: Type.Optional(Phone),
+  profilePictureUrl: Type.Optional(Type.Union([PictureUrl, Type.Null()])),
+  metadata: Type.Optional(JsonObjectString),
+  name: Type.Optional(Type.String({ maxLength: 255 })),
+});
+
+const RoleSchema = Type.Object({
+  id: Type.String(), vendorId: Type.String(), tenantId: Type.Union([Type.String(), Type.Null()]), key: Type.String(), name: Type.String(),
+  description: Type.String(), isDefault: Type.Boolean(), firstUserRole: Type.Boolean(), level: Type.Number(),
+  createdAt: Type.String(), updatedAt: Type.String(), permissions: Type.Array(Type.String()),
+});
+const PermissionSchema = Type.Object({
+  id: Type.String(), key: Type.String(), name: Type.String(), description: Type.String(), createdAt: Type.String(), updatedAt: Type.String(),
+  roleIds: Type.Array(Type.String()), categoryId: Type.Union([Type.String(), Type.Null()]), fePermission: Type.Boolean(),
+});
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
+
+export const UserTenant = Type.Object({
+  tenantId: Type.String(),
+  roles: Type.Array(RoleSchema),
+  temporaryExpirationDate: Type.Optional(Type.String()),
+  isDisabled: Type.Boolean(),
+  subAccountAccessAllowed: Type.Boolean(),
+});
+
+/** The User record of interface section 2 (every required field present). */
+export const User = Type.Object({
+  id: Type.String(),
+  email: Type.String(),
+  name: Type.String(),
+  username: Nullable(Type.String()),
+  profilePictureUrl: Type.String(),
+  sub: Type.String(),
+  verified: Type.Boolean(),
+  mfaEnrolled: Type.Boolean(),
+  mfaBypass: Type.Boolean(),
+  phoneNumber: Type.Optional(Type.String()),
+  phoneNumbers: Type.Array(Type.String()),
+  roles: Type.Array(RoleSchema),
+  permissions: Type.Array(PermissionSchema),
+  provider: Type.String(),
+  tenantId: Type.String(),
+  tenantIds: Type.Array(Type.String()),
+  activatedForTenant: Type.Boolean(),
+  isLocked: Type.Boolean(),
+  tenants: Type.Array(UserTenant),
+  invisible: Type.Boolean(),
+  superUser: Type.Boolean(),
+  metadata: Type.String(),
+  vendorMetadata: Type.String(),
+  externalId: Nullable(Type.String()),
+  createdAt: Type.String(),
+  lastLogin: Nullable(Type.String()),
+  groups: Type.Array(Type.Object({}, { additionalProperties: true })),
+  subAccountAccessAllowed: Type.Boolean(),
+  managedBy: Type.String(),
+});
+export type User = Static<typeof User>;
+
+export const UserParams = Type.Object({ userId: Type.String({ minLength: 1, maxLength: 64 }) });
+
+export const ListUsersQuery = Type.Object({
+  _limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  _offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000, default: 0 })),
+  _filter: Type.Optional(Type.String({ maxLength: 320, description: 'substring of email or name' })),
+  _email: Type.Optional(Type.String({ maxLength: 320, description: 'exact email' })),
+  _identifier: Type.Optional(Type.String({ maxLength: 320 })),
+  _identifierType: Type.Optional(Type.Union([Type.Literal('email'), Type.Literal('phoneNumber'), Type.Literal('username')])),
+  _tenantId: Type.Optional(Type.String({ maxLength: 255 })),
+  _sortBy: Type.Optional(Type.Union([Type.Literal('createdAt'), Type.Literal('email'), Type.Literal('name')], { default: 'createdAt' })),
+  _order: Type.Optional(Type.Union([Type.Literal('ASC'), Type.Literal('DESC')], { default: 'ASC' })),
+});
+export type ListUsersQuery = Static<typeof ListUsersQuery>;
+
+export const RoleIdsBody = Type.Object({ roleIds: Type.Array(Type.String({ maxLength: 64 }), { minItems: 1, maxItems: 100, uniqueItems: true }) });
+export const TenantBody = Type.Object({ tenantId: Type.String({ minLength: 1, maxLength: 255 }), validateTenantExist: Type.Optional(Type.Boolean()), skipInviteEmail: Type.Optional(Type.Boolean()) });

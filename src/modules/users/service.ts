@@ -1,0 +1,259 @@
+import { newId } from '../../lib/crypto.ts';
+import { isUniqueViolation, isUuid } from '../../lib/pg-errors.ts';
+import { AppError } from '../../http/errors.ts';
+import type { Db, Queryable } from '../../storage/db.ts';
+import type { EnvironmentService } from '../environment/index.ts';
+import type { PasswordService } from '../credentials/index.ts';
+import type { RolesService } from '../roles/index.ts';
+import { parseMetadata, type TenantsService } from '../tenants/index.ts';
+import { listUsers } from './list.store.ts';
+import { buildUserRecord, subAccess } from './record.ts';
+import type { CreateUser, ListUsersQuery, UpdateUser, User } from './schema.ts';
+import * as store from './store.ts';
+
+export interface UsersDeps {
+  db: Db;
+  tenants: TenantsService;
+  roles: RolesService;
+  passwords: PasswordService;
+  environment: EnvironmentService;
+}
+
+export type UsersService = ReturnType<typeof createUsersService>;
+
+/** Users: environment-wide identities, their memberships of accounts and their roles per account. */
+export function createUsersService(deps: UsersDeps) {
+  const { db, roles } = deps;
+
+  async function requireUser(q: Queryable, userId: string, lock = false): Promise<store.UserRow> {
+    const user = isUuid(userId) ? await store.findById(q, userId, lock) : undefined;
+    if (!user) throw new AppError('USER_NOT_FOUND', `No user with id ${userId}`);
+    return user;
+  }
+
+  async function requireMembership(q: Queryable, tenantId: string, userId: string): Promise<store.UserRow> {
+    const user = await requireUser(q, userId);
+    const { rows } = await q.query('SELECT 1 FROM user_tenants WHERE tenant_id = $1 AND user_id = $2', [tenantId, userId]);
+    if (rows.length === 0) throw new AppError('NOT_A_MEMBER', `User ${userId} is not a member of account ${tenantId}`);
+    return user;
+  }
+
+  const record = (q: Queryable, user: store.UserRow, tenantId?: string) => buildUserRecord(q, roles, user, tenantId);
+
+  /** Joins a user to an account with the given roles (or the account's default roles). */
+  async function join(tx: Queryable, tenantId: string, userId: string, roleIds: string[] | undefined, expiresAt: Date | null, firstUser = false) {
+    const account = await deps.tenants.requireLive(tx, tenantId);
+    const added = await store.addMembership(tx, tenantId, userId, { subAccess: account.sub_account_access_type !== 'defaultOff', expiresAt });
+    if (!added) throw new AppError('ALREADY_MEMBER', `User ${userId} is already a member of account ${tenantId}`);
+    let ids = roleIds ?? [];
+    if (ids.length) await roles.assertAssignable(tx, tenantId, ids);
+    else ids = firstUser ? await roles.firstUserRoleIds(tx, tenantId) : await roles.defaultRoleIds(tx, tenantId);
+    await store.addRoles(tx, tenantId, userId, ids);
+  }
+
+  async function expiryFor(seconds: number | undefined, q: Queryable = db): Promise<Date | null> {
+    if (seconds === undefined) return null;
+    if (!(await deps.environment.settings(q)).temporaryUsersEnabled) {
+      throw new AppError('TEMPORARY_USERS_DISABLED', 'expirationInSeconds needs temporary users to be enabled (PUT /identity/resources/users/temporary/v1/configuration)');
+    }
+    return new Date(Date.now() + seconds * 1000);
+  }
+
+  function uniqueness(err: unknown, body: { email?: string; username?: string }): never {
+    if (isUniqueViolation(err)) {
+      const detail = String((err as { detail?: string; constraint?: string }).constraint ?? (err as Error).message);
+      if (detail.includes('username')) throw new AppError('USERNAME_TAKEN', `Username ${body.username} is taken`);
+      throw new AppError('USER_EXISTS', `A user with email ${body.email} already exists in the environment`);
+    }
+    throw err;
+  }
+
+  return {
+    requireUser,
+    requireMembership,
+    record,
+
+    /** Creates a user in an account. An email already in the environment is a 409 (add the user to the account instead). */
+    async create(tenantId: string, body: CreateUser): Promise<User> {
+      const email = body.email.trim().toLowerCase();
+      const metadata = body.metadata !== undefined ? parseMetadata(body.metadata, 'metadata') : {};
+      const vendorMetadata = body.vendorMetadata !== undefined ? parseMetadata(body.vendorMetadata, 'vendorMetadata') : {};
+      const expiresAt = await expiryFor(body.expirationInSeconds);
+      const id = newId();
+      try {
+        return await db.transaction(async (tx) => {
+          await deps.tenants.requireLive(tx, tenantId);
+          if (await store.findByEmail(tx, email)) throw new AppError('USER_EXISTS', `A user with email ${email} already exists in the environment; add them to the account instead`);
+          if (body.username && (await store.findByUsername(tx, body.username))) throw new AppError('USERNAME_TAKEN', `Username ${body.username} is taken`);
+          let passwordHash: string | null = null;
+          if (body.password !== undefined) {
+            await deps.passwords.validate(tx, body.password, { tenantId, email });
+            passwordHash = await deps.passwords.hash(body.password);
+          }
+          await store.insertUser(tx, {
+            id,
+            email,
+            username: body.username ?? null,
+            name: body.name ?? '',
+            profile_picture_url: body.profilePictureUrl ?? null,
+            external_id: body.externalId ?? null,
+            verified: body.verified ?? false,
+            mfa_bypass: body.mfaBypass ?? false,
+            provider: body.provider ?? 'local',
+            metadata,
+            vendor_metadata: vendorMetadata,
+            password_hash: passwordHash,
+            active_tenant_id: tenantId,
+          });
+          if (passwordHash) await deps.passwords.remember(tx, id, passwordHash);
+          if (body.phoneNumber && !(await store.addPhone(tx, id, body.phoneNumber))) {
+            throw new AppError('PHONE_TAKEN', `Phone number ${body.phoneNumber} belongs to another user`);
+          }
+          const { rows } = await tx.query('SELECT 1 FROM user_tenants WHERE tenant_id = $1 LIMIT 1', [tenantId]);
+          await join(tx, tenantId, id, body.roleIds, expiresAt, rows.length === 0);
+          return record(tx, (await store.findById(tx, id))!, tenantId);
+        });
+      } catch (err) {
+        if (err instanceof AppError) throw err;
+        uniqueness(err, { email, username: body.username });
+      }
+    },
+
+    async get(userId: string, tenantId?: string): Promise<User> {
+      const user = tenantId ? await requireMembership(db, tenantId, userId) : await requireUser(db, userId);
+      return record(db, user, tenantId);
+    },
+
+    /** Global partial update; phone numbers are added (existing ones kept), metadata fields must be JSON objects. */
+    async update(userId: string, body: UpdateUser & { vendorMetadata?: string }): Promise<User> {
+      const values: Record<string, unknown> = {};
+      if (body.name !== undefined) values.name = body.name;
+      if (body.profilePictureUrl !== undefined) values.profile_picture_url = body.profilePictureUrl;
+      if (body.mfaBypass !== undefined) values.mfa_bypass = body.mfaBypass;
+      if (body.externalId !== undefined) values.external_id = body.externalId;
+      if (body.metadata !== undefined) values.metadata = parseMetadata(body.metadata, 'metadata');
+      if (body.vendorMetadata !== undefined) values.vendor_metadata = parseMetadata(body.vendorMetadata, 'vendorMetadata');
+      return db.transaction(async (tx) => {
+        await requireUser(tx, userId, true);
+        await store.updateUser(tx, userId, values);
+        if (body.phoneNumber && !(await store.addPhone(tx, userId, body.phoneNumber))) {
+          throw new AppError('PHONE_TAKEN', `Phone number ${body.phoneNumber} belongs to another user`);
+        }
+        return record(tx, (await store.findById(tx, userId))!);
+      });
+    },
+
+    /** With an account: leaves that account (a user left with none is deleted). Without: deletes the user. */
+    async remove(userId: string, tenantId?: string): Promise<void> {
+      await db.transaction(async (tx) => {
+        if (!tenantId) {
+          await requireUser(tx, userId, true);
+          await store.deleteUser(tx, userId);
+          return;
+        }
+        await requireMembership(tx, tenantId, userId);
+        await store.removeMembership(tx, tenantId, userId);
+        await store.settleAfterLeaving(tx, [userId], tenantId);
+      });
+    },
+
+    async addToAccount(userId: string, tenantId: string, roleIds?: string[]): Promise<User> {
+      return db.transaction(async (tx) => {
+        await requireUser(tx, userId, true);
+        await join(tx, tenantId, userId, roleIds, null);
+        return record(tx, (await store.findById(tx, userId))!, tenantId);
+      });
+    },
+
+    async setActiveAccount(userId: string, tenantId: string): Promise<User> {
+      return db.transaction(async (tx) => {
+        await requireMembership(tx, tenantId, userId);
+        await store.updateUser(tx, userId, { active_tenant_id: tenantId });
+        return record(tx, (await store.findById(tx, userId))!, tenantId);
+      });
+    },
+
+    async assignRoles(tenantId: string, userId: string, roleIds: string[]) {
+      return db.transaction(async (tx) => {
+        await requireMembership(tx, tenantId, userId);
+        await roles.assertAssignable(tx, tenantId, roleIds);
+        await store.addRoles(tx, tenantId, userId, roleIds);
+        return { tenantId, userId, roles: (await record(tx, (await store.findById(tx, userId))!, tenantId)).roles };
+      });
+    },
+
+    async unassignRoles(tenantId: string, userId: string, roleIds: string[]) {
+      return db.transaction(async (tx) => {
+        await requireMembership(tx, tenantId, userId);
+        await store.removeRoles(tx, tenantId, userId, roleIds);
+        return { tenantId, userId, roles: (await record(tx, (await store.findById(tx, userId))!, tenantId)).roles };
+      });
+    },
+
+    async setMembershipFlag(tenantId: string, userId: string, values: { is_disabled?: boolean; sub_account_access_allowed?: boolean; temporary_expiration_date?: Date | null }) {
+      await requireMembership(db, tenantId, userId);
+      await store.updateMembership(db, tenantId, userId, values);
+      return record(db, (await store.findById(db, userId))!, tenantId);
+    },
+
+    async setTemporary(tenantId: string, userId: string, seconds: number | null) {
+      const expiresAt = seconds === null ? null : await expiryFor(seconds);
+      return this.setMembershipFlag(tenantId, userId, { temporary_expiration_date: expiresAt });
+    },
+
+    async setFlags(userId: string, values: Partial<Pick<store.UserRow, 'is_locked' | 'locked_until' | 'failed_attempts' | 'verified' | 'invisible' | 'super_user'>>) {
+      await requireUser(db, userId);
+      await store.updateUser(db, userId, values);
+      return record(db, (await store.findById(db, userId))!);
+    },
+
+    async temporaryConfig(enabled?: boolean): Promise<{ enabled: boolean }> {
+      if (enabled !== undefined) await deps.environment.updateSettings({ temporaryUsersEnabled: enabled });
+      return { enabled: (await deps.environment.settings()).temporaryUsersEnabled };
+    },
+
+    async list(q: ListUsersQuery, tenantId?: string) {
+      const limit = q._limit ?? 50;
+      const page = q._offset ?? 0;
+      const ident = q._identifier?.trim();
+      const { rows, total } = await listUsers(db, {
+        limit,
+        page,
+        tenantId: tenantId ?? q._tenantId,
+        email: q._email ?? (ident && (q._identifierType ?? 'email') === 'email' ? ident : undefined),
+        username: ident && q._identifierType === 'username' ? ident : undefined,
+        phone: ident && q._identifierType === 'phoneNumber' ? ident : undefined,
+        filter: q._filter?.trim() || undefined,
+        sortBy: q._sortBy ?? 'createdAt',
+        order: q._order ?? 'ASC',
+      });
+      const items: User[] = [];
+      for (const row of rows) items.push(await record(db, row, tenantId));
+      return { items, total, limit, page };
+    },
+
+    /**
+     * How a user may act in an account: through their own membership, or through the nearest ancestor membership
+     * that has sub-account access. Undefined when neither; disabled or expired memberships give no access.
+     */
+    async accessTo(q: Queryable, userId: string, tenantId: string): Promise<store.MembershipRow | undefined> {
+      const found = await store.nearestMembership(q, userId, tenantId);
+      if (!found) return undefined;
+      const { membership, distance } = found;
+      if (distance > 0 && !subAccess(membership)) return undefined;
+      if (membership.is_disabled) return undefined;
+      if (membership.temporary_expiration_date && membership.temporary_expiration_date <= new Date()) return undefined;
+      return membership;
+    },
+
+    /** The accounts a user belongs to, with names. */
+    async accountsOf(userId: string, q: Queryable = db): Promise<{ tenantId: string; name: string }[]> {
+      const { rows } = await q.query<{ tenant_id: string; name: string }>(
+        `SELECT t.tenant_id, t.name FROM user_tenants ut JOIN tenants t ON t.tenant_id = ut.tenant_id
+         WHERE ut.user_id = $1 AND t.deleted_at IS NULL ORDER BY ut.created_at, t.tenant_id`,
+        [userId],
+      );
+      return rows.map((r) => ({ tenantId: r.tenant_id, name: r.name }));
+    },
+  };
+}

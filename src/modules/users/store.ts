@@ -1,0 +1,190 @@
+import type { Queryable } from '../../storage/db.ts';
+
+export interface UserRow {
+  id: string;
+  email: string;
+  username: string | null;
+  name: string;
+  profile_picture_url: string | null;
+  external_id: string | null;
+  verified: boolean;
+  mfa_enrolled: boolean;
+  mfa_bypass: boolean;
+  provider: string;
+  managed_by: string;
+  metadata: Record<string, unknown>;
+  vendor_metadata: Record<string, unknown>;
+  password_hash: string | null;
+  is_locked: boolean;
+  locked_until: Date | null;
+  failed_attempts: number;
+  invisible: boolean;
+  super_user: boolean;
+  active_tenant_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+  last_login: Date | null;
+}
+
+export interface MembershipRow {
+  tenant_id: string;
+  is_disabled: boolean;
+  temporary_expiration_date: Date | null;
+  sub_account_access_allowed: boolean;
+  sub_account_access_type: string;
+  created_at: Date;
+  role_ids: string[];
+}
+
+export async function insertUser(q: Queryable, u: Partial<UserRow> & { id: string; email: string }): Promise<void> {
+  const cols = Object.keys(u);
+  await q.query(
+    `INSERT INTO users (${cols.join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')})`,
+    cols.map((c) => {
+      const v = (u as Record<string, unknown>)[c];
+      return c === 'metadata' || c === 'vendor_metadata' ? JSON.stringify(v) : v;
+    }),
+  );
+}
+
+export async function findById(q: Queryable, id: string, lock = false): Promise<UserRow | undefined> {
+  const { rows } = await q.query<UserRow>(`SELECT * FROM users WHERE id = $1${lock ? ' FOR UPDATE' : ''}`, [id]);
+  return rows[0];
+}
+
+export async function findByEmail(q: Queryable, email: string): Promise<UserRow | undefined> {
+  const { rows } = await q.query<UserRow>('SELECT * FROM users WHERE email = $1', [email.toLowerCase()]);
+  return rows[0];
+}
+
+export async function findByUsername(q: Queryable, username: string): Promise<UserRow | undefined> {
+  const { rows } = await q.query<UserRow>('SELECT * FROM users WHERE lower(username) = lower($1)', [username]);
+  return rows[0];
+}
+
+export async function findByPhone(q: Queryable, phone: string): Promise<UserRow | undefined> {
+  const { rows } = await q.query<UserRow>('SELECT u.* FROM user_phone_numbers p JOIN users u ON u.id = p.user_id WHERE p.phone_number = $1', [phone]);
+  return rows[0];
+}
+
+/** Every membership of a user with its role ids and the account's sub-account access type, oldest first. */
+export async function memberships(q: Queryable, userId: string): Promise<MembershipRow[]> {
+  const { rows } = await q.query<MembershipRow>(
+    `SELECT ut.tenant_id, ut.is_disabled, ut.temporary_expiration_date, ut.sub_account_access_allowed, ut.created_at,
+            t.sub_account_access_type,
+            coalesce(array_agg(ur.role_id::text) FILTER (WHERE ur.role_id IS NOT NULL), '{}') AS role_ids
+     FROM user_tenants ut
+     JOIN tenants t ON t.tenant_id = ut.tenant_id
+     LEFT JOIN user_roles ur ON ur.tenant_id = ut.tenant_id AND ur.user_id = ut.user_id
+     WHERE ut.user_id = $1
+     GROUP BY ut.tenant_id, ut.user_id, t.sub_account_access_type
+     ORDER BY ut.created_at, ut.tenant_id`,
+    [userId],
+  );
+  return rows;
+}
+
+/** The user's membership of `tenantId` or of its nearest ancestor, with the distance (0 = the account itself). */
+export async function nearestMembership(q: Queryable, userId: string, tenantId: string): Promise<{ membership: MembershipRow; distance: number } | undefined> {
+  const { rows } = await q.query<{ tenant_id: string; d: number }>(
+    `WITH RECURSIVE up AS (
+       SELECT tenant_id, parent_tenant_id, 0 AS d FROM tenants WHERE tenant_id = $2 AND deleted_at IS NULL
+       UNION ALL
+       SELECT t.tenant_id, t.parent_tenant_id, up.d + 1 FROM tenants t JOIN up ON t.tenant_id = up.parent_tenant_id
+       WHERE up.d < 1000 AND t.deleted_at IS NULL)
+     SELECT up.tenant_id, up.d FROM up JOIN user_tenants ut ON ut.tenant_id = up.tenant_id AND ut.user_id = $1
+     ORDER BY up.d LIMIT 1`,
+    [userId, tenantId],
+  );
+  if (!rows[0]) return undefined;
+  const membership = (await memberships(q, userId)).find((m) => m.tenant_id === rows[0].tenant_id)!;
+  return { membership, distance: rows[0].d };
+}
+
+export async function phones(q: Queryable, userId: string): Promise<string[]> {
+  const { rows } = await q.query<{ phone_number: string }>(
+    'SELECT phone_number FROM user_phone_numbers WHERE user_id = $1 ORDER BY is_primary DESC, created_at, phone_number',
+    [userId],
+  );
+  return rows.map((r) => r.phone_number);
+}
+
+/** Adds a phone number; the first one becomes primary. Returns false when another user holds it. */
+export async function addPhone(q: Queryable, userId: string, phone: string): Promise<boolean> {
+  const { rows } = await q.query<{ user_id: string }>(
+    `INSERT INTO user_phone_numbers (phone_number, user_id, is_primary)
+     VALUES ($1, $2, NOT EXISTS (SELECT 1 FROM user_phone_numbers WHERE user_id = $2))
+     ON CONFLICT (phone_number) DO UPDATE SET phone_number = EXCLUDED.phone_number RETURNING user_id`,
+    [phone, userId],
+  );
+  return rows[0]?.user_id === userId;
+}
+
+export async function updateUser(q: Queryable, id: string, values: Record<string, unknown>): Promise<void> {
+  const cols = Object.keys(values);
+  if (cols.length === 0) return;
+  await q.query(
+    `UPDATE users SET ${cols.map((c, i) => `${c} = $${i + 2}`).join(', ')}, updated_at = now() WHERE id = $1`,
+    [id, ...cols.map((c) => (c === 'metadata' || c === 'vendor_metadata' ? JSON.stringify(values[c]) : values[c]))],
+  );
+}
+
+export async function addMembership(q: Queryable, tenantId: string, userId: string, m: { subAccess: boolean; expiresAt: Date | null }): Promise<boolean> {
+  const r = await q.query(
+    `INSERT INTO user_tenants (tenant_id, user_id, sub_account_access_allowed, temporary_expiration_date)
+     VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`,
+    [tenantId, userId, m.subAccess, m.expiresAt],
+  );
+  return r.rowCount > 0;
+}
+
+export async function updateMembership(q: Queryable, tenantId: string, userId: string, values: Record<string, unknown>): Promise<boolean> {
+  const cols = Object.keys(values);
+  const r = await q.query(
+    `UPDATE user_tenants SET ${cols.map((c, i) => `${c} = $${i + 3}`).join(', ')} WHERE tenant_id = $1 AND user_id = $2`,
+    [tenantId, userId, ...cols.map((c) => values[c])],
+  );
+  return r.rowCount > 0;
+}
+
+export async function removeMembership(q: Queryable, tenantId: string, userId: string): Promise<boolean> {
+  const r = await q.query('DELETE FROM user_tenants WHERE tenant_id = $1 AND user_id = $2', [tenantId, userId]);
+  return r.rowCount > 0;
+}
+
+export async function addRoles(q: Queryable, tenantId: string, userId: string, roleIds: string[]): Promise<void> {
+  if (roleIds.length === 0) return;
+  await q.query(
+    `INSERT INTO user_roles (tenant_id, user_id, role_id) SELECT $1, $2, unnest($3::uuid[]) ON CONFLICT DO NOTHING`,
+    [tenantId, userId, roleIds],
+  );
+}
+
+export async function removeRoles(q: Queryable, tenantId: string, userId: string, roleIds: string[]): Promise<void> {
+  await q.query('DELETE FROM user_roles WHERE tenant_id = $1 AND user_id = $2 AND role_id::text = ANY($3::text[])', [tenantId, userId, roleIds]);
+}
+
+export async function deleteUser(q: Queryable, id: string): Promise<boolean> {
+  const r = await q.query('DELETE FROM users WHERE id = $1', [id]);
+  return r.rowCount > 0;
+}
+
+/**
+ * After memberships of `tenantId` were removed: users left with no account are deleted, and users whose active
+ * account it was move to their oldest remaining one.
+ */
+export async function settleAfterLeaving(q: Queryable, userIds: string[], tenantId: string): Promise<void> {
+  if (userIds.length === 0) return;
+  await q.query('DELETE FROM users WHERE id = ANY($1::uuid[]) AND NOT EXISTS (SELECT 1 FROM user_tenants ut WHERE ut.user_id = users.id)', [userIds]);
+  await q.query(
+    `UPDATE users u SET active_tenant_id = (SELECT ut.tenant_id FROM user_tenants ut WHERE ut.user_id = u.id ORDER BY ut.created_at, ut.tenant_id LIMIT 1)
+     WHERE u.id = ANY($1::uuid[]) AND u.active_tenant_id = $2`,
+    [userIds, tenantId],
+  );
+}
+
+/** An account is going away: all its memberships go, then the users are settled. */
+export async function removeAccountUsers(q: Queryable, tenantId: string): Promise<void> {
+  const { rows } = await q.query<{ user_id: string }>('DELETE FROM user_tenants WHERE tenant_id = $1 RETURNING user_id', [tenantId]);
+  await settleAfterLeaving(q, rows.map((r) => r.user_id), tenantId);
+}

@@ -1,0 +1,84 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { hash as rawArgon2 } from '@node-rs/argon2';
+import { ARGON2_PARAMETERS, argon2NeedsRehash, commonPasswords, createPasswordService, hasherFor, HASHERS } from '../../src/modules/credentials/index.ts';
+import type { Db } from '../../src/storage/db.ts';
+
+// Hashing never touches the database; a Db that fails loudly proves it.
+const noDb: Db = {
+  query: () => Promise.reject(new Error('hashing must not query the database')),
+  transaction: () => Promise.reject(new Error('hashing must not open a transaction')),
+};
+const passwords = createPasswordService({ db: noDb });
+
+describe('credentials: hashing', () => {
+  test('hash answers an argon2id PHC string with the OWASP parameters; verify round-trips', async () => {
+    const stored = await passwords.hash('correct horse battery staple');
+    assert.match(stored, /^\$argon2id\$v=19\$m=19456,t=2,p=1\$[A-Za-z0-9+/]{22}\$[A-Za-z0-9+/]{43}$/);
+    assert.deepEqual(ARGON2_PARAMETERS, { memoryCost: 19456, timeCost: 2, parallelism: 1, outputLen: 32 });
+    assert.deepEqual(await passwords.verify('correct horse battery staple', stored), { ok: true, needsRehash: false });
+    assert.notEqual(await passwords.hash('correct horse battery staple'), stored, 'a fresh salt each time');
+  });
+
+  test('a wrong password is ok:false (and never needsRehash)', async () => {
+    const stored = await passwords.hash('s3cret-Passw0rd');
+    assert.deepEqual(await passwords.verify('s3cret-passw0rd', stored), { ok: false, needsRehash: false });
+    assert.deepEqual(await passwords.verify('', stored), { ok: false, needsRehash: false });
+  });
+
+  test('weaker argon2id parameters, argon2i and argon2d verify but need a rehash', async () => {
+    const weaker = await rawArgon2('legacy-pass', { algorithm: 2, memoryCost: 4096, timeCost: 1, parallelism: 1 });
+    assert.match(weaker, /^\$argon2id\$v=19\$m=4096,t=1,p=1\$/);
+    assert.deepEqual(await passwords.verify('legacy-pass', weaker), { ok: true, needsRehash: true });
+    assert.deepEqual(await passwords.verify('other', weaker), { ok: false, needsRehash: false });
+    for (const algorithm of [0, 1] as const) {
+      const stored = await rawArgon2('legacy-pass', { algorithm, memoryCost: 19456, timeCost: 2, parallelism: 1 });
+      assert.deepEqual(await passwords.verify('legacy-pass', stored), { ok: true, needsRehash: true }, stored.slice(0, 10));
+    }
+    const longer = await rawArgon2('legacy-pass', { algorithm: 2, memoryCost: 19456, timeCost: 2, parallelism: 1, outputLen: 64 });
+    assert.equal(argon2NeedsRehash(longer), true);
+    assert.equal(argon2NeedsRehash(await passwords.hash('x')), false);
+  });
+
+  test('PHC parameters in another order still verify (imported hashes)', async () => {
+    const stored = await passwords.hash('order-free');
+    const reordered = stored.replace('m=19456,t=2,p=1', 't=2,p=1,m=19456');
+    assert.notEqual(reordered, stored);
+    assert.equal((await passwords.verify('order-free', reordered)).ok, true);
+  });
+
+  test('null, unknown formats and malformed argon2 strings are ok:false, not errors', async () => {
+    for (const stored of [null, '', 'plaintext', '$2b$10$abcdefghijklmnopqrstuv', '$argon2id$v=19$m=19456,t=2,p=1$bad', '$argon2id$garbage']) {
+      assert.deepEqual(await passwords.verify('anything', stored), { ok: false, needsRehash: false }, String(stored));
+    }
+    assert.equal(hasherFor('$argon2i$v=19$m=1,t=1,p=1$x$y')?.id, 'argon2');
+    assert.equal(hasherFor('$2b$10$x'), undefined);
+    assert.deepEqual(HASHERS.map((h) => h.id), ['argon2']);
+  });
+
+  test('decoy costs about what a real verification costs, and so does verify(null)', async () => {
+    const stored = await passwords.hash('timing');
+    await passwords.decoy('warm-up'); // the decoy hash is made once, on first use
+    const time = async (fn: () => Promise<unknown>) => {
+      const t0 = process.hrtime.bigint();
+      for (let i = 0; i < 5; i++) await fn();
+      return Number(process.hrtime.bigint() - t0) / 5e6;
+    };
+    const real = await time(() => passwords.verify('timing', stored));
+    const decoy = await time(() => passwords.decoy('timing'));
+    const unknownUser = await time(() => passwords.verify('timing', null));
+    // Same algorithm and parameters: the same order of magnitude (loose bounds: CI machines are noisy).
+    for (const [name, ms] of [['decoy', decoy], ['verify(null)', unknownUser]] as const) {
+      assert.ok(ms > real / 5 && ms < real * 5, `${name} took ${ms.toFixed(1)} ms, a real verification ${real.toFixed(1)} ms`);
+    }
+  });
+
+  test('the common-password list: 10,000 entries from the package, loaded once', async () => {
+    const a = await commonPasswords();
+    const b = await commonPasswords();
+    assert.equal(a, b);
+    assert.equal(a.size, 10_000);
+    for (const p of ['123456', 'password', 'qwerty', 'password123', 'trustno1']) assert.ok(a.has(p), p);
+    assert.ok(!a.has('correct horse battery staple'));
+  });
+});

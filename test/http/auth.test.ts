@@ -1,0 +1,279 @@
+import assert from 'node:assert/strict';
+import * as argon2 from '@node-rs/argon2';
+import { after, before, describe, test } from 'node:test';
+import { startTestApp, type TestApp } from '../helpers/harness.ts';
+
+let t: TestApp;
+let vendor: string;
+const A = '/identity/resources/auth/v1';
+const PASSWORD = 'correct horse battery staple';
+
+const claims = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
+const login = (email: string, password = PASSWORD, headers: Record<string, string> = {}) => t.call('POST', `${A}/user`, { body: { email, password }, headers });
+const refresh = (refreshToken: string) => t.call('POST', `${A}/user/token/refresh`, { body: { refreshToken } });
+
+async function account(tenantId: string, parentTenantId?: string) {
+  const r = await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId, name: tenantId, parentTenantId } });
+  assert.equal(r.status, 201);
+}
+async function user(tenantId: string, email: string, extra: Record<string, unknown> = {}) {
+  const r = await t.call('POST', '/identity/resources/users/v1', { token: vendor, body: { email, password: PASSWORD, ...extra }, headers: { 'gatehouse-tenant-id': tenantId } });
+  assert.equal(r.status, 201, JSON.stringify(r.body));
+  return r.body.id as string;
+}
+
+before(async () => {
+  t = await startTestApp();
+  vendor = await t.vendorToken();
+  await account('a-one');
+  await account('a-two');
+});
+after(async () => t?.close());
+
+describe('the full journey', () => {
+  test('create account and user, sign in, call a user route, refresh twice, replay the first refresh token', async () => {
+    const id = await user('a-one', 'journey@one.test');
+    const r = await login('journey@one.test');
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.mfaRequired, false);
+    assert.equal(r.body.userId, id);
+    assert.equal(r.body.expiresIn, 300);
+    assert.match(String(r.headers['set-cookie']), /^gh_refresh=[^;]+; Path=\/; HttpOnly; SameSite=Lax/);
+    const c = claims(r.body.accessToken);
+    assert.equal(c.type, 'userToken');
+    assert.equal(c.sub, id);
+    assert.equal(c.tenantId, 'a-one');
+    assert.deepEqual(c.tenantIds, ['a-one']);
+    assert.deepEqual(c.roles, ['admin']);
+    assert.ok(c.permissions.includes('fe.account-settings.delete.account'));
+    assert.ok(c.sid && c.iss && c.aud && c.exp - c.iat === 300);
+
+    const me = await t.call('GET', '/identity/resources/users/v2/me', { token: r.body.accessToken });
+    assert.equal(me.status, 200);
+    assert.equal(me.body.email, 'journey@one.test');
+    assert.ok(me.body.lastLogin);
+
+    const r1 = await refresh(r.body.refreshToken);
+    assert.equal(r1.status, 201, JSON.stringify(r1.body));
+    assert.notEqual(r1.body.refreshToken, r.body.refreshToken);
+    assert.equal(claims(r1.body.accessToken).sid, c.sid);
+    const r2 = await refresh(r1.body.refreshToken);
+    assert.equal(r2.status, 201);
+
+    const replay = await refresh(r.body.refreshToken);
+    assert.equal(replay.status, 401);
+    assert.equal(replay.body.errorCode, 'GH-43003');
+    const after = await refresh(r2.body.refreshToken);
+    assert.equal(after.status, 401, 'the whole session is revoked by the replay');
+  });
+
+  test('the refresh cookie works without a body; logout ends the session', async () => {
+    await user('a-one', 'cookie@one.test');
+    const r = await login('cookie@one.test');
+    const cookie = String(r.headers['set-cookie']).split(';')[0];
+    const viaCookie = await t.call('POST', `${A}/user/token/refresh`, { headers: { cookie } });
+    assert.equal(viaCookie.status, 201, JSON.stringify(viaCookie.body));
+    const out = await t.call('POST', `${A}/logout`, { body: { refreshToken: viaCookie.body.refreshToken } });
+    assert.equal(out.status, 201);
+    assert.match(String(out.headers['set-cookie']), /Max-Age=0/);
+    assert.equal((await refresh(viaCookie.body.refreshToken)).status, 401);
+  });
+
+  test('garbage, missing and unknown refresh tokens are 401s', async () => {
+    assert.equal((await refresh('garbage')).status, 401);
+    assert.equal((await t.call('POST', `${A}/user/token/refresh`, { body: {} })).status, 401);
+    assert.equal((await t.call('POST', `${A}/user/token/refresh`, { body: { refreshToken: 5 } })).status, 400);
+  });
+});
+
+describe('password sign-in rules', () => {
+  test('unknown email and wrong password answer the same error', async () => {
+    await user('a-one', 'same@one.test');
+    const a = await login('same@one.test', 'wrong password here');
+    const b = await login('nobody@one.test', 'wrong password here');
+    assert.equal(a.status, 401);
+    assert.deepEqual(a.body, b.body);
+    assert.equal(a.body.errorCode, 'GH-43001');
+  });
+
+  test('missing fields are 400s', async () => {
+    assert.equal((await t.call('POST', `${A}/user`, { body: { email: 'x@y.test' } })).status, 400);
+    const r = await t.call('POST', `${A}/user`, { body: { password: 'x' } });
+    assert.equal(r.status, 400);
+    assert.match(r.body.errors[0], /email or body\.username/);
+  });
+
+  test('lockout after the policy number of failures; unlock restores sign-in', async () => {
+    const id = await user('a-one', 'lock@one.test');
+    for (let i = 0; i < 5; i++) assert.equal((await login('lock@one.test', 'bad password ' + i)).status, 401);
+    const locked = await login('lock@one.test');
+    assert.equal(locked.status, 403);
+    assert.equal(locked.body.errorCode, 'GH-43005');
+    const rec = await t.call('GET', `/identity/resources/vendor-only/users/v1/${id}`, { token: vendor });
+    assert.equal(rec.body.isLocked, true);
+    await t.call('POST', `/identity/resources/users/v1/${id}/unlock`, { token: vendor });
+    assert.equal((await login('lock@one.test')).status, 200);
+  });
+
+  test('a lock with a duration lifts itself', async () => {
+    const id = await user('a-one', 'timed@one.test');
+    await t.db.query(`UPDATE users SET is_locked = true, locked_until = now() - interval '1 second', failed_attempts = 5 WHERE id = $1`, [id]);
+    assert.equal((await login('timed@one.test')).status, 200);
+  });
+
+  test('a disabled membership or an expired temporary membership cannot sign in there', async () => {
+    const id = await user('a-two', 'gone@two.test');
+    await t.call('POST', `/identity/resources/tenants/users/v1/${id}/disable`, { token: vendor, headers: { 'gatehouse-tenant-id': 'a-two' } });
+    const r = await login('gone@two.test');
+    assert.equal(r.status, 403);
+    assert.equal(r.body.errorCode, 'GH-43004');
+    await t.call('POST', `/identity/resources/tenants/users/v1/${id}/enable`, { token: vendor, headers: { 'gatehouse-tenant-id': 'a-two' } });
+    await t.db.query(`UPDATE user_tenants SET temporary_expiration_date = now() - interval '1 minute' WHERE user_id = $1`, [id]);
+    assert.equal((await login('gone@two.test')).status, 403);
+  });
+
+  test('a stored hash with weaker parameters is replaced by current argon2id after a good sign-in', async () => {
+    const id = await user('a-one', 'rehash@one.test');
+    const weak = await argon2.hash(PASSWORD, { algorithm: 2 /* Argon2id (a const enum in the typings) */, memoryCost: 4096, timeCost: 1, parallelism: 1 });
+    await t.db.query('UPDATE users SET password_hash = $2 WHERE id = $1', [id, weak]);
+    assert.equal((await login('rehash@one.test')).status, 200);
+    const { rows } = await t.db.query<{ password_hash: string }>('SELECT password_hash FROM users WHERE id = $1', [id]);
+    assert.notEqual(rows[0].password_hash, weak);
+    assert.match(rows[0].password_hash, /^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
+    assert.equal((await login('rehash@one.test')).status, 200, 'the new hash verifies');
+  });
+});
+
+describe('sessions', () => {
+  test('list mine, revoke one, revoke all but current; vendor revokes all', async () => {
+    const id = await user('a-one', 'sess@one.test');
+    const s1 = await login('sess@one.test', PASSWORD, { 'user-agent': 'agent-one' });
+    const s2 = await login('sess@one.test', PASSWORD, { 'user-agent': 'agent-two' });
+    const s3 = await login('sess@one.test');
+    const list = await t.call('GET', '/identity/resources/users/sessions/v1/me', { token: s3.body.accessToken });
+    assert.equal(list.status, 200);
+    assert.equal(list.body.length, 3);
+    assert.equal(list.body.filter((s: any) => s.current).length, 1);
+    assert.ok(list.body.some((s: any) => s.userAgent === 'agent-one'));
+    const sid1 = claims(s1.body.accessToken).sid;
+    const del = await t.call('DELETE', `/identity/resources/users/sessions/v1/me/${sid1}`, { token: s3.body.accessToken });
+    assert.equal(del.status, 200);
+    assert.equal((await refresh(s1.body.refreshToken)).status, 401);
+    assert.equal((await t.call('DELETE', `/identity/resources/users/sessions/v1/me/${sid1}`, { token: s3.body.accessToken })).status, 404);
+    const all = await t.call('DELETE', '/identity/resources/users/sessions/v1/me/all', { token: s3.body.accessToken });
+    assert.deepEqual(all.body, { revoked: 1 });
+    assert.equal((await refresh(s2.body.refreshToken)).status, 401);
+    const keep = await refresh(s3.body.refreshToken);
+    assert.equal(keep.status, 201);
+    const v = await t.call('DELETE', `/identity/resources/vendor-only/users/v1/${id}/sessions`, { token: vendor });
+    assert.deepEqual(v.body, { revoked: 1 });
+    assert.equal((await refresh(keep.body.refreshToken)).status, 401);
+  });
+
+  test('a deleted user cannot refresh', async () => {
+    const id = await user('a-one', 'deleted@one.test');
+    const s = await login('deleted@one.test');
+    await t.call('DELETE', `/identity/resources/users/v1/${id}`, { token: vendor });
+    assert.equal((await refresh(s.body.refreshToken)).status, 401);
+  });
+
+  test('a user disabled in the account stops at the next refresh', async () => {
+    const id = await user('a-two', 'dis@two.test');
+    const s = await login('dis@two.test');
+    await t.call('POST', `/identity/resources/tenants/users/v1/${id}/disable`, { token: vendor, headers: { 'gatehouse-tenant-id': 'a-two' } });
+    const r = await refresh(s.body.refreshToken);
+    assert.equal(r.status, 403);
+    assert.equal((await refresh(s.body.refreshToken)).status, 401, 'and the session is gone');
+  });
+
+  test('policy: concurrent limit revokes the oldest; idle timeout ends a session; token lifetime is configurable', async () => {
+    await account('a-pol');
+    await user('a-pol', 'pol@pol.test');
+    const set = await t.call('POST', '/identity/resources/configurations/sessions/v1', {
+      token: vendor,
+      headers: { 'gatehouse-tenant-id': 'a-pol' },
+      body: { sessionConcurrentConfiguration: { isActive: true, maxSessions: 1 }, sessionIdleTimeoutConfiguration: { isActive: true, timeout: 1 } },
+    });
+    assert.equal(set.status, 201, JSON.stringify(set.body));
+    assert.deepEqual(set.body.sessionConcurrentConfiguration, { isActive: true, maxSessions: 1 });
+    const env = await t.call('GET', '/identity/resources/configurations/sessions/v1/vendor', { token: vendor });
+    assert.equal(env.body.sessionConcurrentConfiguration.isActive, false, 'the environment policy is unchanged');
+    const first = await login('pol@pol.test');
+    const second = await login('pol@pol.test');
+    assert.equal((await refresh(first.body.refreshToken)).status, 401);
+    await new Promise((r) => setTimeout(r, 1100));
+    assert.equal((await refresh(second.body.refreshToken)).status, 401, 'idle for longer than 1 s');
+
+    await t.call('POST', '/identity/resources/configurations/v1', { token: vendor, body: { defaultTokenExpiration: 120 } });
+    const s = await login('journey@one.test');
+    assert.equal(s.body.expiresIn, 120);
+    assert.equal(claims(s.body.accessToken).exp - claims(s.body.accessToken).iat, 120);
+    await t.call('POST', '/identity/resources/configurations/v1', { token: vendor, body: { defaultTokenExpiration: 300 } });
+  });
+});
+
+describe('accounts and self-service with real tokens', () => {
+  test('switch the active account; the next refresh carries it', async () => {
+    const id = await user('a-one', 'switch@one.test');
+    await t.call('POST', `/identity/resources/users/v1/${id}/tenant`, { token: vendor, body: { tenantId: 'a-two' } });
+    const s = await login('switch@one.test');
+    assert.equal(claims(s.body.accessToken).tenantId, 'a-one');
+    const sw = await t.call('PUT', '/identity/resources/users/v1/tenant', { token: s.body.accessToken, body: { tenantId: 'a-two' } });
+    assert.equal(sw.status, 200, JSON.stringify(sw.body));
+    const r = await refresh(s.body.refreshToken);
+    assert.equal(claims(r.body.accessToken).tenantId, 'a-two');
+    assert.deepEqual(claims(r.body.accessToken).roles, ['read-only']);
+    const tenants = await t.call('GET', '/identity/resources/users/v3/me/tenants', { token: r.body.accessToken });
+    assert.deepEqual(tenants.body.map((x: any) => x.tenantId).sort(), ['a-one', 'a-two']);
+    const none = await t.call('PUT', '/identity/resources/users/v1/tenant', { token: r.body.accessToken, body: { tenantId: 'a-pol' } });
+    assert.equal(none.status, 403);
+  });
+
+  test('sub-account access lets a user act in a sub-account', async () => {
+    await account('a-parent');
+    await account('a-child', 'a-parent');
+    const id = await user('a-parent', 'reseller@parent.test');
+    const s = await login('reseller@parent.test');
+    const denied = await t.call('PUT', '/identity/resources/users/v1/tenant', { token: s.body.accessToken, body: { tenantId: 'a-child' } });
+    assert.equal(denied.status, 403);
+    await t.call('PUT', `/identity/resources/sub-tenants/users/v1/${id}/access`, { token: vendor, body: { allowAccess: true }, headers: { 'gatehouse-tenant-id': 'a-parent' } });
+    const ok = await t.call('PUT', '/identity/resources/users/v1/tenant', { token: s.body.accessToken, body: { tenantId: 'a-child' } });
+    assert.equal(ok.status, 200);
+    const r = await refresh(s.body.refreshToken);
+    assert.equal(claims(r.body.accessToken).tenantId, 'a-child');
+  });
+
+  test('foundation self-service routes with a real token: hierarchy, settings, delete current account', async () => {
+    await account('a-self');
+    await user('a-self', 'owner@self.test');
+    const s = await login('owner@self.test');
+    const token = s.body.accessToken;
+    const settings = await t.call('PUT', '/tenants/resources/account-settings/v1', { token, body: { currency: 'EUR' } });
+    assert.equal(settings.status, 200, JSON.stringify(settings.body));
+    const sub = await t.call('POST', '/tenants/resources/sub-tenants/v1', { token, body: { tenantId: 'a-self-sub', name: 'Sub', parentTenantId: 'a-self' } });
+    assert.equal(sub.status, 201, JSON.stringify(sub.body));
+    const tree = await t.call('GET', '/tenants/resources/hierarchy/v1', { token });
+    assert.deepEqual(tree.body.map((x: any) => x.tenantId), ['a-self-sub']);
+    const del = await t.call('DELETE', '/tenants/resources/tenants/v1', { token });
+    assert.equal(del.status, 200);
+    assert.equal((await refresh(s.body.refreshToken)).status, 401, 'the account and its users are gone');
+  });
+});
+
+describe('rate limits', () => {
+  test('too many sign-in attempts for one identifier: 429 with retry-after', async () => {
+    const limited = await startTestApp({ LOGIN_RATE_LIMIT_PER_IDENTIFIER: '3' });
+    try {
+      for (let i = 0; i < 3; i++) {
+        const r = await limited.call('POST', `${A}/user`, { body: { email: 'rl@x.test', password: 'whatever1' } });
+        assert.equal(r.status, 401);
+      }
+      const r = await limited.call('POST', `${A}/user`, { body: { email: 'rl@x.test', password: 'whatever1' } });
+      assert.equal(r.status, 429);
+      assert.equal(r.body.errorCode, 'GH-10006');
+      assert.ok(Number(r.headers['retry-after']) >= 1);
+    } finally {
+      await limited.close();
+    }
+  });
+});
