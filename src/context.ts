@@ -52,7 +52,9 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   tenants.onRemove(async (tx, tenantId) => void (await roles.removeAccountRoles(tx, tenantId)));
   const users = createUsersService({ db, tenants, roles, passwords, environment });
   tenants.onRemove((tx, tenantId) => removeAccountUsers(tx, tenantId));
+  tenants.onRemove((tx, tenantId) => passwords.forgetAccount(tx, tenantId));
   const auth = createAuth({ db, config, keys, environment, roles, users, passwords, tenants });
+  tenants.onRemove((tx, tenantId) => auth.sessions.forgetAccount(tx, tenantId));
 
   const handlers = {};
   const jobs = createJobRunner({ db, log, pollMs: config.jobs.pollMs, leaseMs: config.jobs.leaseMs, handlers });

@@ -167,8 +167,10 @@ describe('accounts: removal and reactivation', () => {
 
   test('create with a removed id reactivates it with nothing stale', async () => {
     await create({ tenantId: 'phoenix', name: 'Old', website: 'https://old.test', metadata: { old: true }, isReseller: true, parentTenantId: 'acme' });
-    await t.call('PUT', `/tenants/resources/sub-tenants/v1/phoenix/hierarchy-settings`, { token: vendor, body: { subAccountAccessType: 'alwaysOn' } });
+    const hs = await t.call('PUT', `/tenants/resources/sub-tenants/v1/phoenix/hierarchy-settings`, { token: vendor, body: { subAccountAccessType: 'alwaysOn' } });
+    assert.equal(hs.status, 200);
     const old = (await get('phoenix')).body;
+    assert.equal(old.subAccountAccessType, 'alwaysOn');
     await t.call('DELETE', `${V1}/phoenix`, { token: vendor });
     const r = await create({ tenantId: 'phoenix', name: 'New' });
     assert.equal(r.status, 201);

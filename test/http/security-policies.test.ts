@@ -88,8 +88,9 @@ describe('security policies: defaults', () => {
   });
 
   test('remember keeps no history while no history policy is enabled anywhere', async () => {
-    await t.ctx.passwords.remember(t.db, 'user-nohistory', await t.ctx.passwords.hash('first-password'));
-    const { rows } = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM password_history WHERE user_id = $1', ['user-nohistory']);
+    const created = await t.call('POST', '/identity/resources/users/v1', { token: await t.vendorToken(), headers: { 'gatehouse-tenant-id': 'acme' }, body: { email: 'nohistory@acme.test' } });
+    await t.ctx.passwords.remember(t.db, created.body.id, await t.ctx.passwords.hash('first-password'));
+    const { rows } = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM password_history WHERE user_id = $1', [created.body.id]);
     assert.equal(rows[0].n, 0);
   });
 });
@@ -432,7 +433,10 @@ describe('security policies: passwords service', () => {
     const P = t.ctx.passwords;
     const hist = await v('POST', HISTORY, 'val', { enabled: true, historySize: 2 });
     assert.equal(hist.status, 201);
-    const user = 'user-history-1';
+    // History belongs to a real user (it is deleted with the user).
+    const created = await t.call('POST', '/identity/resources/users/v1', { token: await t.vendorToken(), headers: { 'gatehouse-tenant-id': 'val' }, body: { email: 'history@val.test' } });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const user: string = created.body.id;
     const pw = ['First-Passw0rd', 'Second-Passw0rd', 'Third-Passw0rd'];
     for (const p of pw) await P.remember(t.db, user, await P.hash(p));
 
@@ -443,7 +447,8 @@ describe('security policies: passwords service', () => {
     }
     await P.validate(t.db, pw[0], { tenantId: 'val', userId: user }); // third from last: allowed with historySize 2
     await P.validate(t.db, pw[2], { tenantId: 'val' }); // no user, no history check
-    await P.validate(t.db, pw[2], { tenantId: 'val', userId: 'someone-else' });
+    await P.validate(t.db, pw[2], { tenantId: 'val', userId: '00000000-0000-4000-8000-000000000000' });
+    await P.validate(t.db, pw[2], { tenantId: 'val', userId: 'not-a-uuid' });
 
     // The environment's enabled policy keeps 5: remember stores what the largest enabled policy needs.
     const count = async () => (await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM password_history WHERE user_id = $1', [user])).rows[0].n;
@@ -456,6 +461,10 @@ describe('security policies: passwords service', () => {
     await P.validate(t.db, 'a-Passw0rd-6', { tenantId: 'val', userId: user });
     await P.forgetUser(t.db, user);
     assert.equal(await count(), 0);
+    await P.remember(t.db, user, await P.hash('a-Passw0rd-7'));
+    assert.equal(await count(), 1);
+    await t.call('DELETE', `/identity/resources/users/v1/${user}`, { token: await t.vendorToken() });
+    assert.equal(await count(), 0, 'deleting the user deletes its history');
   });
 
   test('forgetAccount drops an account\'s own policies; it inherits again', async () => {

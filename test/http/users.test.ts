@@ -253,3 +253,26 @@ describe('users: list, removal and account deletion', () => {
     assert.equal(kept.body.tenantId, 'u-gamma');
   });
 });
+
+describe('users: one account cannot reach another', () => {
+  test('an admin of one account reads and changes nothing of another', async () => {
+    const admin = (await createIn('u-gamma', { email: 'admin@gamma.test' })).body;
+    const outsider = (await createIn('u-beta', { email: 'outsider@beta.test' })).body;
+    const token = await t.userToken({ tenantId: 'u-gamma', sub: admin.id, permissions: ['fe.secure.*'] });
+    // The header is ignored for user tokens: the account is always the token's.
+    const read = await t.call('GET', `${U}/v1/${outsider.id}`, { token, headers: { 'gatehouse-tenant-id': 'u-beta' } });
+    assert.equal(read.status, 404);
+    const roles = await t.call('POST', `${U}/v1/${outsider.id}/roles`, { token, body: { roleIds: [roleIds.admin] } });
+    assert.equal(roles.status, 404);
+    const disable = await t.call('POST', `/identity/resources/tenants/users/v1/${outsider.id}/disable`, { token });
+    assert.equal(disable.status, 404);
+    const del = await t.call('DELETE', `${U}/v1/${outsider.id}`, { token });
+    assert.equal(del.status, 404);
+    const list = await t.call('GET', `${U}/v3?_limit=200`, { token, headers: { 'gatehouse-tenant-id': 'u-beta' } });
+    assert.ok(list.body.items.every((u: any) => u.tenantIds.includes('u-gamma')));
+    assert.ok(!list.body.items.some((u: any) => u.id === outsider.id));
+    const still = await t.call('GET', `/identity/resources/vendor-only/users/v1/${outsider.id}`, { token: vendor });
+    assert.equal(still.body.tenants[0].isDisabled, false);
+    assert.deepEqual(still.body.roles.map((r: any) => r.key), outsider.roles.map((r: any) => r.key), 'roles unchanged');
+  });
+});

@@ -81,6 +81,11 @@ export function createSessionsService(deps: { db: Db; environment: EnvironmentSe
       return { revoked: await store.revoke(db, { userId, exceptSessionId: keep }, keep ? 'revoked by user' : 'revoked by administrator') };
     },
 
+    /** Drops an account's own session policy (account removal), so a reactivated id starts afresh. */
+    async forgetAccount(q: Queryable, tenantId: string): Promise<void> {
+      await store.deletePolicy(q, tenantId);
+    },
+
     async getPolicy(tenantId?: string) {
       if (tenantId) await deps.tenants.requireLive(db, tenantId);
       return toWire(await effective(db, tenantId));

@@ -80,3 +80,7 @@ export async function savePolicy(q: Queryable, p: Omit<SessionPolicyRow, 'update
     [p.scope, p.idle_timeout_seconds, p.absolute_timeout_seconds, p.max_concurrent],
   );
 }
+
+export async function deletePolicy(q: Queryable, scope: string): Promise<void> {
+  await q.query('DELETE FROM session_policies WHERE scope = $1', [scope]);
+}

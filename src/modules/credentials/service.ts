@@ -7,6 +7,7 @@ import { argon2, argon2NeedsRehash, hashArgon2id, hasherFor, HASHERS } from './h
 import { checkPassword, codePoints, DEFAULT_PASSWORD_POLICY, mergePolicy, toPasswordConfig, type Failure, type PasswordPolicy } from './policy.ts';
 import type { CreateHistoryPolicy, CreateLockoutPolicy, HistoryPolicy, LockoutPolicy, PasswordConfig, PasswordConfigBody, UpdateHistoryPolicy, UpdateLockoutPolicy } from './schema.ts';
 import * as store from './store.ts';
+import { isUuid } from '../../lib/pg-errors.ts';
 
 export interface PasswordServiceDeps {
   db: Db;
@@ -141,7 +142,7 @@ export function createPasswordService(deps: PasswordServiceDeps) {
       if (policy.blockPwnedPasswords && codePoints(password) <= policy.maxLength && (await isCommonPassword(password))) {
         failures.push({ rule: 'blockPwnedPasswords', message: 'is one of the 10,000 most common passwords' });
       }
-      if (failures.length === 0 && ctx.userId) {
+      if (failures.length === 0 && ctx.userId && isUuid(ctx.userId)) {
         const history = await store.findEffective<store.HistoryPolicyRow>(q, 'password_history_policies', scope);
         if (history?.enabled) {
           const hashes = await store.lastHashes(q, ctx.userId, history.history_size);
