@@ -30,7 +30,6 @@ export type EnvironmentService = ReturnType<typeof createEnvironmentService>;
 export function createEnvironmentService(deps: EnvironmentDeps) {
   const { db } = deps;
   let environmentId = '';
-  let settings: VendorSettings = DEFAULT_SETTINGS;
   // Revocation reaches tokens already issued: a credential's state is re-read at most every 5 s per process.
   const activeCache = new Map<string, { active: boolean; at: number }>();
   const DECOY_HASH = sha256Hex(randomSecret());
@@ -41,8 +40,7 @@ export function createEnvironmentService(deps: EnvironmentDeps) {
     },
     /** Current settings, re-read so that a change made through another instance is seen. */
     async settings(q: Queryable = db): Promise<VendorSettings> {
-      settings = { ...DEFAULT_SETTINGS, ...((await store.readSettings(q)) as Partial<VendorSettings>) };
-      return settings;
+      return { ...DEFAULT_SETTINGS, ...((await store.readSettings(q)) as Partial<VendorSettings>) };
     },
 
     /**
@@ -53,7 +51,6 @@ export function createEnvironmentService(deps: EnvironmentDeps) {
     async bootstrap(operator?: { clientId: string; apiKey: string }): Promise<{ generated?: { clientId: string; secret: string } }> {
       const env = await store.ensureEnvironment(db, newId());
       environmentId = env.id;
-      settings = { ...DEFAULT_SETTINGS, ...(env.settings as Partial<VendorSettings>) };
       if (operator) {
         const hash = sha256Hex(operator.apiKey);
         const existing = await store.findCredentialByClientId(db, operator.clientId);
@@ -125,9 +122,7 @@ export function createEnvironmentService(deps: EnvironmentDeps) {
     },
 
     async updateSettings(patch: UpdateVendorSettings) {
-      const next = { ...(await this.settings()), ...patch };
-      await store.saveSettings(db, next);
-      settings = next;
+      await store.mergeSettings(db, patch);
       return this.config();
     },
   };

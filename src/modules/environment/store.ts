@@ -23,8 +23,9 @@ export async function readSettings(q: Queryable): Promise<Record<string, unknown
   return rows[0]?.settings ?? {};
 }
 
-export async function saveSettings(db: Queryable, settings: Record<string, unknown>): Promise<void> {
-  await db.query('UPDATE environment SET settings = $1, updated_at = now()', [JSON.stringify(settings)]);
+/** Merges the given settings into the stored ones in one statement (concurrent updates of other keys survive). */
+export async function mergeSettings(db: Queryable, patch: Record<string, unknown>): Promise<void> {
+  await db.query('UPDATE environment SET settings = settings || $1::jsonb, updated_at = now()', [JSON.stringify(patch)]);
 }
 
 export async function findCredentialByClientId(db: Queryable, clientId: string): Promise<CredentialRow | undefined> {
