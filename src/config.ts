@@ -5,6 +5,8 @@ export interface Config {
   port: number;
   host: string;
   agentPort: number;
+  /** The entitlements agent (src/agent.ts): where it pulls snapshots from, how often, where it keeps the last one. */
+  agent: { host: string; serverUrl: string; pollMs: number; snapshotFile: string; clientId?: string; apiKey?: string };
   dataDir: string;
   databaseUrl?: string;
   /** Operator-supplied environment credentials; generated on first start when both are unset. */
@@ -21,6 +23,8 @@ export interface Config {
   /** Sign-in attempts allowed per window, per client IP and per identifier (email/username). */
   loginRateLimit: { perIp: number; perIdentifier: number; windowSeconds: number };
   production: boolean;
+  /** PEM file of extra CA certificates trusted by outbound HTTPS (identity-provider migration), besides the system ones. */
+  outboundCaFile?: string;
 }
 
 type Env = Record<string, string | undefined>;
@@ -64,11 +68,24 @@ export function loadConfig(env: Env = process.env): Config {
   const publicUrl = (env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/$/, '');
   if (!/^https?:\/\//.test(publicUrl)) problems.push('PUBLIC_URL must be an http(s) URL');
   const production = env.NODE_ENV === 'production';
+  const agentServerUrl = (env.AGENT_SERVER_URL || `http://127.0.0.1:${port}`).replace(/\/$/, '');
+  if (!/^https?:\/\//.test(agentServerUrl)) problems.push('AGENT_SERVER_URL must be an http(s) URL');
+  const agentClientId = env.AGENT_CLIENT_ID || clientId;
+  const agentApiKey = env.AGENT_API_KEY || apiKey;
+  if (Boolean(env.AGENT_CLIENT_ID) !== Boolean(env.AGENT_API_KEY)) problems.push('AGENT_CLIENT_ID and AGENT_API_KEY must be set together');
 
   const config: Config = {
     port,
     host: env.HOST || '0.0.0.0',
     agentPort: int('AGENT_PORT', 8181, 0, 65535),
+    agent: {
+      host: env.AGENT_HOST || env.HOST || '0.0.0.0',
+      serverUrl: agentServerUrl,
+      pollMs: int('AGENT_POLL_MS', 1000, 10, 3_600_000),
+      snapshotFile: resolve(env.AGENT_DATA_DIR || env.DATA_DIR || './.gatehouse', 'entitlements-snapshot.json'),
+      clientId: agentClientId,
+      apiKey: agentApiKey,
+    },
     dataDir: resolve(env.DATA_DIR || './.gatehouse'),
     databaseUrl,
     clientId,
@@ -91,6 +108,7 @@ export function loadConfig(env: Env = process.env): Config {
       windowSeconds: int('LOGIN_RATE_LIMIT_WINDOW', 60, 1, 86400),
     },
     production,
+    outboundCaFile: env.OUTBOUND_CA_FILE || undefined,
   };
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {
     problems.push('LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent');

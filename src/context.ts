@@ -14,6 +14,9 @@ import { accountMigrationJobs, createAccountMigrationService } from './modules/a
 import { createRolesService } from './modules/roles/index.ts';
 import { createUsersService, removeAccountUsers } from './modules/users/index.ts';
 import { createAuth } from './modules/auth/index.ts';
+import { readFileSync } from 'node:fs';
+import { createApplicationsService, createUserMigrationService, userMigrationJobs } from './modules/user-migration/index.ts';
+import { createEntitlementsService } from './modules/entitlements/index.ts';
 
 export const LOG_REDACT = [
   'req.headers.authorization',
@@ -60,6 +63,14 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   const jobs = createJobRunner({ db, log, pollMs: config.jobs.pollMs, leaseMs: config.jobs.leaseMs, handlers });
   const accountMigration = createAccountMigrationService({ db, jobs, tenants, chunkSize: config.jobs.chunkSize });
   Object.assign(handlers, accountMigrationJobs(accountMigration));
+  // User migration (issue 4): bulk and identity-provider jobs; MFA secrets and provider secrets sealed with the KEK.
+  const migrationKek = loadKeyEncryptionKey(config.encryptionKey, config.dataDir);
+  const applications = createApplicationsService({ db });
+  const userMigration = createUserMigrationService({ db, jobs, tenants, roles, users, kek: migrationKek, chunkSize: config.jobs.chunkSize });
+  Object.assign(handlers, userMigrationJobs(userMigration, migrationKek, { extraCa: config.outboundCaFile ? readFileSync(config.outboundCaFile, 'utf8') : undefined }));
+
+  const entitlements = createEntitlementsService({ db, vendorId: () => environment.id, requireAccount: (q, tenantId) => tenants.requireLive(q, tenantId) });
+  tenants.onRemove((tx, tenantId) => entitlements.forgetAccount(tx, tenantId));
 
   const authenticate: Authenticate = async (token): Promise<AuthContext> => {
     const claims = await keys.verify(token);
@@ -84,7 +95,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     throw new AppError('INVALID_TOKEN', 'Unknown token type');
   };
 
-  return { config, db, log, keys, environment, tenants, hierarchy, accountSettings, passwords, roles, users, auth, accountMigration, jobs, authenticate };
+  return { config, db, log, keys, environment, tenants, hierarchy, accountSettings, passwords, roles, users, auth, accountMigration, jobs, authenticate, entitlements, userMigration, applications };
 }
 
 export type Context = Awaited<ReturnType<typeof createContext>>;

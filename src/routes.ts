@@ -10,6 +10,8 @@ import { securityPolicyRoutes } from './modules/credentials/index.ts';
 import { rolesRoutes } from './modules/roles/index.ts';
 import { meRoutes, usersRoutes } from './modules/users/index.ts';
 import { authRoutes } from './modules/auth/index.ts';
+import { userMigrationRoutes } from './modules/user-migration/index.ts';
+import { entitlementsRoutes } from './modules/entitlements/index.ts';
 
 /** Builds the API server over a context: the HTTP shell plus every module's routes. */
 export async function buildApp(ctx: Context, opts: { logger?: boolean } = {}) {
@@ -31,6 +33,8 @@ export async function buildApp(ctx: Context, opts: { logger?: boolean } = {}) {
   await app.register(usersRoutes, { users: ctx.users });
   await app.register(meRoutes, { users: ctx.users });
   await app.register(authRoutes, { login: ctx.auth.login, sessions: ctx.auth.sessions, users: ctx.users, environment: ctx.environment, secureCookies: ctx.config.publicUrl.startsWith('https://') });
+  await app.register(entitlementsRoutes, { entitlements: ctx.entitlements });
+  await app.register(userMigrationRoutes, { userMigration: ctx.userMigration, applications: ctx.applications });
   await app.ready();
   return app;
 }

@@ -62,6 +62,23 @@ export const catalogue = {
   WEAK_PASSWORD: { status: 400, errorCode: 'GH-41001', message: 'The password does not meet the password policy' },
   POLICY_EXISTS: { status: 409, errorCode: 'GH-41002', message: 'This scope already has its own policy; change it with PATCH' },
   POLICY_NOT_FOUND: { status: 404, errorCode: 'GH-41003', message: 'This scope has no policy of its own' },
+  // -- user migration (GH-440xx) --
+  HASH_CONFIG_INVALID: { status: 400, errorCode: 'GH-44001', message: 'passwordHashConfig or passwordHash does not fit passwordHashType' },
+  UNSUPPORTED_PROVIDER: { status: 400, errorCode: 'GH-44002', message: 'This identity provider is not supported for migration' },
+  APPLICATION_NOT_FOUND: { status: 404, errorCode: 'GH-44003', message: 'Application not found' },
+  NO_DEFAULT_APPLICATION: { status: 409, errorCode: 'GH-44004', message: 'The environment has no default or auto-assign application' },
+  // -- entitlements (GH-500xx) --
+  FEATURE_NOT_FOUND: { status: 404, errorCode: 'GH-50001', message: 'Feature not found' },
+  FEATURE_KEY_EXISTS: { status: 409, errorCode: 'GH-50002', message: 'A feature with this key already exists' },
+  PLAN_NOT_FOUND: { status: 404, errorCode: 'GH-50003', message: 'Plan not found' },
+  PLAN_NAME_EXISTS: { status: 409, errorCode: 'GH-50004', message: 'A plan with this name already exists' },
+  ENTITLEMENT_NOT_FOUND: { status: 404, errorCode: 'GH-50005', message: 'Entitlement not found' },
+  ENTITLEMENT_EXISTS: { status: 409, errorCode: 'GH-50006', message: 'This plan is already granted to this account or user' },
+  FEATURE_FLAG_NOT_FOUND: { status: 404, errorCode: 'GH-50007', message: 'Feature flag not found' },
+  FEATURE_FLAG_EXISTS: { status: 409, errorCode: 'GH-50008', message: 'This feature already has a feature flag' },
+  ROUTE_RULE_NOT_FOUND: { status: 404, errorCode: 'GH-50009', message: 'Route not found' },
+  ROUTE_EXISTS: { status: 409, errorCode: 'GH-50010', message: 'A route with this method and path already exists' },
+  INVALID_RULES: { status: 400, errorCode: 'GH-50011', message: 'Targeting rules are malformed' },
   // -- hierarchy (GH-301xx) --
   HIERARCHY_TOO_DEEP: { status: 409, errorCode: 'GH-30101', message: 'The account hierarchy would be deeper than the limit' },
   // -- account settings (GH-302xx) --

@@ -1,13 +1,13 @@
 import { newId, randomSecret, sha256Hex } from '../../lib/crypto.ts';
 import { AppError } from '../../http/errors.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
-import type { EnvironmentService } from '../environment/index.ts';
-import type { PasswordService } from '../credentials/index.ts';
+import type { EnvironmentService, VendorSettings } from '../environment/index.ts';
+import { hasherFor, type PasswordService } from '../credentials/index.ts';
 import { findByEmail, findById, findByUsername, isLockedNow, updateUser, type UserRow, type UsersService } from '../users/index.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import type { SessionsService } from './sessions.service.ts';
 import * as store from './store.ts';
-import type { LoginResponse, TokenIssuer } from './tokens.ts';
+import type { LoginResponse, ResetPasswordResponse, TokenIssuer } from './tokens.ts';
 
 export interface LoginDeps {
   db: Db;
@@ -35,28 +35,45 @@ export function createLoginService(deps: LoginDeps) {
     if (r.limited) throw new AppError('RATE_LIMITED', `Too many sign-in attempts; retry in ${r.retryAfter} s`, undefined, { 'retry-after': String(r.retryAfter) });
   }
 
-  /** The account to sign in to: the active one when the user may act there, else the first membership that works. */
+  /**
+   * The account to sign in to: the active one when the user may act there, else the first membership that works.
+   * Also answers the user's accounts (the token's tenantIds), so they are read once per sign-in.
+   */
   async function pickAccount(q: Queryable, user: UserRow) {
-    const candidates = [user.active_tenant_id, ...(await users.accountsOf(user.id, q)).map((a) => a.tenantId)].filter((t): t is string => Boolean(t));
+    const tenantIds = (await users.accountsOf(user.id, q)).map((a) => a.tenantId);
+    const candidates = [user.active_tenant_id, ...tenantIds].filter((t): t is string => Boolean(t));
     for (const tenantId of new Set(candidates)) {
       const membership = await users.accessTo(q, user.id, tenantId);
-      if (membership) return { tenantId, membership };
+      if (membership) return { tenantId, membership, tenantIds };
     }
     throw new AppError('NO_ACCOUNT_ACCESS', 'The user has no active account to sign in to (disabled or expired everywhere)');
   }
 
-  async function start(tx: Queryable, user: UserRow, tenantId: string, membership: NonNullable<Awaited<ReturnType<UsersService['accessTo']>>>, client: ClientInfo, amr: string[]): Promise<LoginResponse> {
+  async function start(tx: Queryable, user: UserRow, tenantId: string, membership: NonNullable<Awaited<ReturnType<UsersService['accessTo']>>>, client: ClientInfo, amr: string[], tenantIds?: string[]): Promise<LoginResponse> {
     const refreshToken = randomSecret(32);
     const sessionId = newId();
-    const expiresAt = await deps.sessions.newSessionExpiry(tx, tenantId);
-    await deps.sessions.makeRoomFor(tx, user.id, tenantId);
+    // The settings and the session policy are read once here and handed to what needs them.
+    const settings = await deps.environment.settings(tx);
+    const policy = await deps.sessions.policyFor(tx, tenantId);
+    const expiresAt = await deps.sessions.newSessionExpiry(tx, tenantId, { policy, refreshLifetime: settings.defaultRefreshTokenExpiration });
+    await deps.sessions.makeRoomFor(tx, user.id, tenantId, policy);
     await store.insertSession(tx, { id: sessionId, tenantId, userId: user.id, amr, ip: client.ip, userAgent: client.userAgent, expiresAt, tokenHash: sha256Hex(refreshToken) });
-    return respond(tx, user, tenantId, membership, sessionId, refreshToken, amr, new Date());
+    return respond(tx, user, tenantId, membership, sessionId, refreshToken, amr, new Date(), { tenantIds, settings });
   }
 
-  async function respond(q: Queryable, user: UserRow, tenantId: string, membership: NonNullable<Awaited<ReturnType<UsersService['accessTo']>>>, sessionId: string, refreshToken: string, amr: string[], authTime: Date): Promise<LoginResponse> {
-    const tenantIds = (await users.accountsOf(user.id, q)).map((a) => a.tenantId);
-    const { accessToken, expiresIn } = await deps.issue(q, { user, tenantId, membership, tenantIds, sessionId, amr, authTime });
+  async function respond(
+    q: Queryable,
+    user: UserRow,
+    tenantId: string,
+    membership: NonNullable<Awaited<ReturnType<UsersService['accessTo']>>>,
+    sessionId: string,
+    refreshToken: string,
+    amr: string[],
+    authTime: Date,
+    known: { tenantIds?: string[]; settings?: VendorSettings } = {},
+  ): Promise<LoginResponse> {
+    const tenantIds = known.tenantIds ?? (await users.accountsOf(user.id, q)).map((a) => a.tenantId);
+    const { accessToken, expiresIn } = await deps.issue(q, { user, tenantId, membership, tenantIds, sessionId, amr, authTime }, { settings: known.settings });
     return {
       tokenType: 'bearer',
       accessToken,
@@ -83,7 +100,7 @@ export function createLoginService(deps: LoginDeps) {
   }
 
   return {
-    async login(body: { email?: string; username?: string; password: string }, client: ClientInfo): Promise<LoginResponse> {
+    async login(body: { email?: string; username?: string; password: string }, client: ClientInfo): Promise<LoginResponse | ResetPasswordResponse> {
       const identifier = (body.email ?? body.username ?? '').trim().toLowerCase();
       if (!identifier) throw new AppError('VALIDATION', 'body.email or body.username is required');
       limit(`ip:${client.ip ?? 'unknown'}`, deps.limits.perIp);
@@ -103,6 +120,13 @@ export function createLoginService(deps: LoginDeps) {
         await passwords.decoy(body.password);
         throw new AppError('USER_LOCKED', 'The user is locked; ask an administrator to unlock it or wait for the lock to expire');
       }
+      // A migrated user whose hash is absent or of a format Gatehouse cannot verify must set a password: the reset
+      // flow, never a silent failure. Only users marked so at migration; a one-time token, stored hashed, 1 hour.
+      if (user.must_reset_password && !(user.password_hash && hasherFor(user.password_hash))) {
+        const resetPasswordToken = randomSecret(32);
+        await store.insertResetToken(db, { userId: user.id, tokenHash: sha256Hex(resetPasswordToken), reason: 'migrated-without-password', ttlSeconds: 3600 });
+        return { mfaRequired: false, resetPasswordToken, userId: user.id, userEmail: user.email, emailVerified: user.verified };
+      }
       const { ok, needsRehash } = await passwords.verify(body.password, user.password_hash);
       if (!ok) {
         await registerFailure(user);
@@ -111,9 +135,9 @@ export function createLoginService(deps: LoginDeps) {
       const newHash = needsRehash ? await passwords.hash(body.password) : undefined;
       const signedIn = user;
       return db.transaction(async (tx) => {
-        const { tenantId, membership } = await pickAccount(tx, signedIn);
+        const { tenantId, membership, tenantIds } = await pickAccount(tx, signedIn);
         await updateUser(tx, signedIn.id, { failed_attempts: 0, last_login: new Date(), active_tenant_id: tenantId, ...(newHash ? { password_hash: newHash } : {}) });
-        return start(tx, { ...signedIn, active_tenant_id: tenantId }, tenantId, membership, client, ['pwd']);
+        return start(tx, { ...signedIn, active_tenant_id: tenantId }, tenantId, membership, client, ['pwd'], tenantIds);
       });
     },
 

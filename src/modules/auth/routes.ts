@@ -48,7 +48,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
     schema: { tags, summary: 'Sign in with email (or username) and password', body: LoginBody, response: { 200: LoginResponse } },
   }, async (req, reply) => {
     const r = await login.login(req.body, client(req));
-    await setRefreshCookie(reply, r.refreshToken);
+    if ('refreshToken' in r) await setRefreshCookie(reply, r.refreshToken);
     return r;
   });
 

@@ -11,12 +11,14 @@ export const LoginBody = Type.Object({
 export const RefreshBody = Type.Optional(Type.Object({ refreshToken: Type.Optional(Type.String({ maxLength: 512 })) }));
 
 export const LoginResponse = Type.Object({
-  tokenType: Type.String(),
-  accessToken: Type.String(),
-  refreshToken: Type.String(),
-  expiresIn: Type.Integer(),
-  expires: Type.String(),
+  tokenType: Type.Optional(Type.String()),
+  accessToken: Type.Optional(Type.String()),
+  refreshToken: Type.Optional(Type.String()),
+  expiresIn: Type.Optional(Type.Integer()),
+  expires: Type.Optional(Type.String()),
   mfaRequired: Type.Boolean(),
+  /** The reset flow: present (and no tokens) when the user must set a password before signing in. */
+  resetPasswordToken: Type.Optional(Type.String()),
   userId: Type.String(),
   userEmail: Type.String(),
   emailVerified: Type.Boolean(),

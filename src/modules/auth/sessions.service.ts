@@ -13,35 +13,43 @@ export interface SessionPolicyInput {
 }
 
 export type SessionsService = ReturnType<typeof createSessionsService>;
+export type EffectiveSessionPolicy = Omit<store.SessionPolicyRow, 'scope' | 'updated_at'>;
 
 /** Sessions of signed-in users and the session policy (idle timeout, absolute timeout, concurrent sessions). */
 export function createSessionsService(deps: { db: Db; environment: EnvironmentService; tenants: TenantsService }) {
   const { db } = deps;
 
-  /** The policy in force for an account: its own row, else the environment's, else none. */
-  async function effective(q: Queryable, tenantId?: string): Promise<Omit<store.SessionPolicyRow, 'scope' | 'updated_at'>> {
-    const row = (tenantId ? await store.policy(q, tenantId) : undefined) ?? (await store.policy(q, ''));
+  /** The policy in force for an account: its own row, else the environment's, else none (one statement). */
+  async function effective(q: Queryable, tenantId?: string): Promise<EffectiveSessionPolicy> {
+    const rows = await store.policies(q, tenantId ? [tenantId, ''] : ['']);
+    const row = (tenantId ? rows.find((r) => r.scope === tenantId) : undefined) ?? rows.find((r) => r.scope === '');
     return { idle_timeout_seconds: row?.idle_timeout_seconds ?? null, absolute_timeout_seconds: row?.absolute_timeout_seconds ?? null, max_concurrent: row?.max_concurrent ?? null };
   }
 
-  const toWire = (p: Omit<store.SessionPolicyRow, 'scope' | 'updated_at'>) => ({
+  const toWire = (p: EffectiveSessionPolicy) => ({
     sessionIdleTimeoutConfiguration: { isActive: p.idle_timeout_seconds !== null, timeout: p.idle_timeout_seconds ?? 0 },
     sessionTimeoutConfiguration: { isActive: p.absolute_timeout_seconds !== null, timeout: p.absolute_timeout_seconds ?? 0 },
     sessionConcurrentConfiguration: { isActive: p.max_concurrent !== null, maxSessions: p.max_concurrent ?? 0 },
   });
 
   return {
-    /** When a new session ends for good: the absolute timeout, capped by the refresh-token lifetime. */
-    async newSessionExpiry(q: Queryable, tenantId: string): Promise<Date> {
-      const p = await effective(q, tenantId);
-      const refreshLifetime = (await deps.environment.settings(q)).defaultRefreshTokenExpiration;
+    /** The session policy in force for an account; a caller that needs it twice reads it once and passes it on. */
+    policyFor: (q: Queryable, tenantId: string): Promise<EffectiveSessionPolicy> => effective(q, tenantId),
+
+    /**
+     * When a new session ends for good: the absolute timeout, capped by the refresh-token lifetime. `known` carries
+     * the policy and the refresh-token lifetime when the caller has already read them in this transaction.
+     */
+    async newSessionExpiry(q: Queryable, tenantId: string, known: { policy?: EffectiveSessionPolicy; refreshLifetime?: number } = {}): Promise<Date> {
+      const p = known.policy ?? (await effective(q, tenantId));
+      const refreshLifetime = known.refreshLifetime ?? (await deps.environment.settings(q)).defaultRefreshTokenExpiration;
       const seconds = Math.min(p.absolute_timeout_seconds ?? refreshLifetime, refreshLifetime);
       return new Date(Date.now() + seconds * 1000);
     },
 
     /** With a concurrent-session limit, the oldest live sessions are revoked to make room for a new one. */
-    async makeRoomFor(q: Queryable, userId: string, tenantId: string): Promise<void> {
-      const p = await effective(q, tenantId);
+    async makeRoomFor(q: Queryable, userId: string, tenantId: string, policy?: EffectiveSessionPolicy): Promise<void> {
+      const p = policy ?? (await effective(q, tenantId));
       if (p.max_concurrent === null) return;
       const live = await store.activeSessions(q, userId);
       for (const s of live.slice(Math.max(p.max_concurrent - 1, 0))) await store.revoke(q, { sessionId: s.id }, 'concurrent session limit');

@@ -1,3 +1,4 @@
+import { isUuid } from '../../lib/pg-errors.ts';
 import type { Queryable } from '../../storage/db.ts';
 
 export interface SessionRow {
@@ -22,12 +23,14 @@ export interface SessionPolicyRow {
   updated_at: Date;
 }
 
+/** A new session with its first refresh token, in one statement. */
 export async function insertSession(q: Queryable, s: { id: string; tenantId: string; userId: string; amr: string[]; ip?: string; userAgent?: string; expiresAt: Date; tokenHash: string }) {
   await q.query(
-    `INSERT INTO sessions (id, tenant_id, user_id, amr, ip, user_agent, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-    [s.id, s.tenantId, s.userId, s.amr, s.ip ?? null, s.userAgent?.slice(0, 512) ?? null, s.expiresAt],
+    `WITH session AS (
+       INSERT INTO sessions (id, tenant_id, user_id, amr, ip, user_agent, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id)
+     INSERT INTO refresh_tokens (token_hash, session_id) SELECT $8, id FROM session`,
+    [s.id, s.tenantId, s.userId, s.amr, s.ip ?? null, s.userAgent?.slice(0, 512) ?? null, s.expiresAt, s.tokenHash],
   );
-  await q.query('INSERT INTO refresh_tokens (token_hash, session_id) VALUES ($1, $2)', [s.tokenHash, s.id]);
 }
 
 /** The session behind a refresh token, locked, with whether that token was already rotated. */
@@ -39,10 +42,14 @@ export async function sessionByRefresh(q: Queryable, tokenHash: string): Promise
   return rows[0];
 }
 
+/** Marks the old refresh token rotated, adds the new one and touches the session, in one statement. */
 export async function rotate(q: Queryable, sessionId: string, oldHash: string, newHash: string, tenantId: string): Promise<void> {
-  await q.query('UPDATE refresh_tokens SET rotated_at = now() WHERE token_hash = $1', [oldHash]);
-  await q.query('INSERT INTO refresh_tokens (token_hash, session_id) VALUES ($1, $2)', [newHash, sessionId]);
-  await q.query('UPDATE sessions SET last_used_at = now(), tenant_id = $2 WHERE id = $1', [sessionId, tenantId]);
+  await q.query(
+    `WITH rotated AS (UPDATE refresh_tokens SET rotated_at = now() WHERE token_hash = $2),
+          issued AS (INSERT INTO refresh_tokens (token_hash, session_id) VALUES ($3, $1))
+     UPDATE sessions SET last_used_at = now(), tenant_id = $4 WHERE id = $1`,
+    [sessionId, oldHash, newHash, tenantId],
+  );
 }
 
 export async function revoke(q: Queryable, where: { sessionId?: string; userId?: string; exceptSessionId?: string }, reason: string): Promise<number> {
@@ -73,6 +80,28 @@ export async function policy(q: Queryable, scope: string): Promise<SessionPolicy
   return rows[0];
 }
 
+/** The policy rows of several scopes (an account's and the environment's '') in one statement. */
+export async function policies(q: Queryable, scopes: string[]): Promise<SessionPolicyRow[]> {
+  const { rows } = await q.query<SessionPolicyRow>('SELECT * FROM session_policies WHERE scope = ANY($1::text[])', [scopes]);
+  return rows;
+}
+
+/**
+ * What an access token says about roles: the keys of the roles (in the roles' list order: level, key) and the
+ * distinct keys of the permissions they hold, sorted. One statement, for sign-in and refresh.
+ */
+export async function tokenRoleClaims(q: Queryable, roleIds: readonly string[]): Promise<{ roles: string[]; permissions: string[] }> {
+  const ids = roleIds.filter((id) => isUuid(id));
+  if (ids.length === 0) return { roles: [], permissions: [] };
+  const { rows } = await q.query<{ roles: string[]; permissions: string[] }>(
+    `SELECT ARRAY(SELECT r.key FROM roles r WHERE r.id = ANY($1::uuid[]) ORDER BY r.level, r.key, r.tenant_id NULLS FIRST, r.id) AS roles,
+            ARRAY(SELECT DISTINCT p.key FROM role_permissions rp JOIN permissions p ON p.id = rp.permission_id
+                  WHERE rp.role_id = ANY($1::uuid[]) ORDER BY p.key) AS permissions`,
+    [ids],
+  );
+  return rows[0];
+}
+
 export async function savePolicy(q: Queryable, p: Omit<SessionPolicyRow, 'updated_at'>): Promise<void> {
   await q.query(
     `INSERT INTO session_policies (scope, idle_timeout_seconds, absolute_timeout_seconds, max_concurrent) VALUES ($1, $2, $3, $4)
@@ -83,4 +112,12 @@ export async function savePolicy(q: Queryable, p: Omit<SessionPolicyRow, 'update
 
 export async function deletePolicy(q: Queryable, scope: string): Promise<void> {
   await q.query('DELETE FROM session_policies WHERE scope = $1', [scope]);
+}
+
+/** A one-time password-reset token (its SHA-256); redeemed by the password-reset route. */
+export async function insertResetToken(q: Queryable, t: { userId: string; tokenHash: string; reason: string; ttlSeconds: number }): Promise<void> {
+  await q.query(
+    `INSERT INTO password_reset_tokens (token_hash, user_id, reason, expires_at) VALUES ($1, $2, $3, now() + make_interval(secs => $4))`,
+    [t.tokenHash, t.userId, t.reason, t.ttlSeconds],
+  );
 }

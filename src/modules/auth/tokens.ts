@@ -1,8 +1,9 @@
 import type { Queryable } from '../../storage/db.ts';
-import type { EnvironmentService } from '../environment/index.ts';
+import type { EnvironmentService, VendorSettings } from '../environment/index.ts';
 import type { KeysService } from '../keys/index.ts';
 import type { RolesService } from '../roles/index.ts';
 import type { MembershipRow, UserRow } from '../users/index.ts';
+import { tokenRoleClaims } from './store.ts';
 
 export interface LoginResponse {
   tokenType: 'bearer';
@@ -16,17 +17,28 @@ export interface LoginResponse {
   emailVerified: boolean;
 }
 
-/** Signs user access tokens with the claims of wire.md section 3, roles and permissions of the acting account. */
+/** The reset flow (wire.md section 4): the user must set a password first; no tokens are issued. */
+export interface ResetPasswordResponse {
+  mfaRequired: false;
+  resetPasswordToken: string;
+  userId: string;
+  userEmail: string;
+  emailVerified: boolean;
+}
+
+/**
+ * Signs user access tokens with the claims of wire.md section 3, roles and permissions of the acting account. The
+ * caller may pass the environment settings it has already read in this transaction.
+ */
 export function createTokenIssuer(deps: { keys: KeysService; roles: RolesService; environment: EnvironmentService }) {
   return async function issue(
     q: Queryable,
     a: { user: UserRow; tenantId: string; membership: MembershipRow; tenantIds: string[]; sessionId: string; amr: string[]; authTime: Date },
+    known?: { settings?: VendorSettings },
   ): Promise<{ accessToken: string; expiresIn: number }> {
-    const settings = await deps.environment.settings(q);
-    const roleIds = a.membership.role_ids;
-    const [roles, permissions] = roleIds.length
-      ? [await deps.roles.rolesByIds(q, roleIds), await deps.roles.permissionKeysOfRoles(q, roleIds)]
-      : [[], []];
+    const settings = known?.settings ?? (await deps.environment.settings(q));
+    // Role keys and permission keys in one statement (the role records themselves are not needed here).
+    const { roles, permissions } = await tokenRoleClaims(q, a.membership.role_ids);
     const ttl = settings.defaultTokenExpiration;
     const accessToken = await deps.keys.sign(
       {
@@ -38,7 +50,7 @@ export function createTokenIssuer(deps: { keys: KeysService; roles: RolesService
         profilePictureUrl: a.user.profile_picture_url ?? '',
         tenantId: a.tenantId,
         tenantIds: a.tenantIds,
-        roles: roles.map((r) => r.key),
+        roles,
         permissions,
         metadata: a.user.metadata ?? {},
         sid: a.sessionId,

@@ -10,6 +10,6 @@ export {
 } from './service.ts';
 export { securityPolicyRoutes, READ_PERMISSION as SECURITY_POLICY_READ, WRITE_PERMISSION as SECURITY_POLICY_WRITE } from './routes.ts';
 export { DEFAULT_PASSWORD_POLICY, POLICY_LIMITS, checkPassword, type PasswordPolicy } from './policy.ts';
-export { HASHERS, hasherFor, argon2NeedsRehash, ARGON2_PARAMETERS, type Hasher } from './hashers/index.ts';
+export { HASHERS, hasherFor, importerFor, IMPORT_TYPES, PBKDF2_ENCODINGS, argon2NeedsRehash, ARGON2_PARAMETERS, type Hasher, type ImportSpec, type ImportType } from './hashers/index.ts';
 export { commonPasswords, isCommonPassword } from './common-passwords.ts';
 export { PasswordConfig, HistoryPolicy, LockoutPolicy } from './schema.ts';

@@ -3,4 +3,6 @@ export { usersRoutes } from './routes.ts';
 export { meRoutes } from './me.routes.ts';
 export { isLockedNow, activeMembership } from './record.ts';
 export { findByEmail, findByUsername, findById, updateUser, removeAccountUsers, type UserRow, type MembershipRow } from './store.ts';
+// For the user migration, which writes users through the same statements.
+export { insertUser, findByPhone, addPhone, addMembership, addRoles } from './store.ts';
 export type { User } from './schema.ts';

@@ -24,6 +24,9 @@ export interface UserRow {
   created_at: Date;
   updated_at: Date;
   last_login: Date | null;
+  phone_number_type?: 'auth' | 'mfa' | null;
+  authenticator_mfa_secret_enc?: string | null;
+  must_reset_password?: boolean;
 }
 
 export interface MembershipRow {
@@ -84,21 +87,33 @@ export async function memberships(q: Queryable, userId: string): Promise<Members
   return rows;
 }
 
-/** The user's membership of `tenantId` or of its nearest ancestor, with the distance (0 = the account itself). */
+/**
+ * The user's membership of `tenantId` or of its nearest ancestor, with the distance (0 = the account itself); the
+ * membership has the shape `memberships` gives. One statement: it runs on every sign-in and token refresh.
+ */
 export async function nearestMembership(q: Queryable, userId: string, tenantId: string): Promise<{ membership: MembershipRow; distance: number } | undefined> {
-  const { rows } = await q.query<{ tenant_id: string; d: number }>(
+  const { rows } = await q.query<MembershipRow & { d: number }>(
     `WITH RECURSIVE up AS (
        SELECT tenant_id, parent_tenant_id, 0 AS d FROM tenants WHERE tenant_id = $2 AND deleted_at IS NULL
        UNION ALL
        SELECT t.tenant_id, t.parent_tenant_id, up.d + 1 FROM tenants t JOIN up ON t.tenant_id = up.parent_tenant_id
-       WHERE up.d < 1000 AND t.deleted_at IS NULL)
-     SELECT up.tenant_id, up.d FROM up JOIN user_tenants ut ON ut.tenant_id = up.tenant_id AND ut.user_id = $1
-     ORDER BY up.d LIMIT 1`,
+       WHERE up.d < 1000 AND t.deleted_at IS NULL),
+     nearest AS (
+       SELECT up.tenant_id, up.d FROM up JOIN user_tenants ut ON ut.tenant_id = up.tenant_id AND ut.user_id = $1
+       ORDER BY up.d LIMIT 1)
+     SELECT n.d, ut.tenant_id, ut.is_disabled, ut.temporary_expiration_date, ut.sub_account_access_allowed, ut.created_at,
+            t.sub_account_access_type,
+            coalesce(array_agg(ur.role_id::text) FILTER (WHERE ur.role_id IS NOT NULL), '{}') AS role_ids
+     FROM nearest n
+     JOIN user_tenants ut ON ut.tenant_id = n.tenant_id AND ut.user_id = $1
+     JOIN tenants t ON t.tenant_id = ut.tenant_id
+     LEFT JOIN user_roles ur ON ur.tenant_id = ut.tenant_id AND ur.user_id = ut.user_id
+     GROUP BY n.d, ut.tenant_id, ut.user_id, t.sub_account_access_type`,
     [userId, tenantId],
   );
   if (!rows[0]) return undefined;
-  const membership = (await memberships(q, userId)).find((m) => m.tenant_id === rows[0].tenant_id)!;
-  return { membership, distance: rows[0].d };
+  const { d, ...membership } = rows[0];
+  return { membership, distance: d };
 }
 
 export async function phones(q: Queryable, userId: string): Promise<string[]> {

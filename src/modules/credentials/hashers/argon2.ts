@@ -50,4 +50,18 @@ export const argon2: Hasher = {
       return false; // not decodable: no password matches it
     }
   },
+  imports: {
+    type: 'argon2',
+    required: [],
+    check(_config, hash) {
+      if (!PHC.test(hash)) return 'passwordHash must be a PHC string $argon2i$, $argon2d$ or $argon2id$';
+      try {
+        parseOptions(hash);
+        return undefined;
+      } catch {
+        return 'passwordHash is not a valid argon2 PHC string (parameters m, t, p, salt and hash)';
+      }
+    },
+    store: (hash) => hash,
+  },
 };

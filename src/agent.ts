@@ -1,0 +1,46 @@
+import pino from 'pino';
+import { ConfigError, loadConfig } from './config.ts';
+import { LOG_REDACT } from './context.ts';
+import { createAgentApp } from './modules/entitlements/agent/app.ts';
+import { createSnapshotSync } from './modules/entitlements/agent/sync.ts';
+
+/**
+ * Entitlements agent entry point (`npm run agent`; also started by `npm start`): loads the stored snapshot, serves
+ * decisions on AGENT_PORT, and follows the server's snapshot offset every AGENT_POLL_MS.
+ * SIGTERM/SIGINT: stop polling, drain in-flight requests, exit 0.
+ */
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const log = pino({ level: config.logLevel, redact: { paths: LOG_REDACT, censor: '[redacted]' } }).child({ component: 'agent' });
+  const sync = createSnapshotSync({ ...config.agent, log });
+  const app = await createAgentApp({ engine: () => sync.engine, offset: () => sync.offset, logger: log, bodyLimit: config.bodyLimit });
+  await app.listen({ port: config.agentPort, host: config.agent.host });
+  void sync.start();
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'agent shutting down');
+    setTimeout(() => process.exit(1), 10_000).unref();
+    sync.stop();
+    await app.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

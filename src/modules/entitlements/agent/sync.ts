@@ -1,0 +1,99 @@
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Logger } from 'pino';
+import { compile, type Engine, type Snapshot } from '../engine/index.ts';
+
+export interface SyncOptions {
+  serverUrl: string;
+  clientId?: string;
+  apiKey?: string;
+  pollMs: number;
+  snapshotFile: string;
+  log: Logger;
+}
+
+/**
+ * The agent's data: the last good snapshot, compiled. Loads the stored copy at start (so the agent answers while the
+ * server is unreachable), then polls the server's offset and pulls a snapshot whenever the offset changed. A new
+ * snapshot is written to disk atomically (temporary file + rename) before it replaces the live one.
+ */
+export function createSnapshotSync(o: SyncOptions) {
+  let current: { offset: number; engine: Engine } | undefined;
+  let token: string | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  let lastError = '';
+
+  function install(s: Snapshot, source: string) {
+    current = { offset: s.snapshotOffset, engine: compile(s.data) };
+    o.log.info({ offset: s.snapshotOffset, source, ...current.engine.stats() }, 'entitlements snapshot loaded');
+  }
+
+  function loadStored(): void {
+    try {
+      const s = JSON.parse(readFileSync(o.snapshotFile, 'utf8')) as Snapshot;
+      if (typeof s?.snapshotOffset === 'number' && s.data) install(s, 'disk');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') o.log.warn({ err: String(err) }, 'stored snapshot unreadable; waiting for the server');
+    }
+  }
+
+  function store(raw: string): void {
+    mkdirSync(dirname(o.snapshotFile), { recursive: true });
+    const tmp = `${o.snapshotFile}.${process.pid}.tmp`;
+    writeFileSync(tmp, raw);
+    renameSync(tmp, o.snapshotFile);
+  }
+
+  async function get(path: string): Promise<Response> {
+    if (!token) {
+      if (!o.clientId || !o.apiKey) throw new Error('no credentials: set AGENT_CLIENT_ID/AGENT_API_KEY (or GATEHOUSE_CLIENT_ID/GATEHOUSE_API_KEY)');
+      const r = await fetch(`${o.serverUrl}/auth/vendor`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ clientId: o.clientId, secret: o.apiKey }), signal: AbortSignal.timeout(10_000) });
+      if (r.status !== 200) throw new Error(`POST /auth/vendor answered ${r.status}`);
+      token = ((await r.json()) as { token: string }).token;
+    }
+    const r = await fetch(`${o.serverUrl}${path}`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(30_000) });
+    if (r.status === 401) token = undefined;
+    if (r.status !== 200) throw new Error(`GET ${path} answered ${r.status}`);
+    return r;
+  }
+
+  /** One poll: the offset, then the snapshot when it moved. Errors keep the current snapshot. */
+  async function poll(): Promise<void> {
+    try {
+      const { snapshotOffset } = (await (await get('/entitlements/api/v1/vendor-entitlements-snapshot-offset')).json()) as { snapshotOffset: number };
+      if (current && current.offset === snapshotOffset) return;
+      const raw = await (await get('/entitlements/api/v1/vendor-entitlements')).text();
+      const s = JSON.parse(raw) as Snapshot;
+      store(raw);
+      install(s, 'server');
+      lastError = '';
+    } catch (err) {
+      const msg = err instanceof Error ? err.message : String(err);
+      if (msg !== lastError) o.log.warn({ err: msg }, 'entitlements snapshot poll failed; answering from the last good snapshot');
+      lastError = msg;
+    }
+  }
+
+  return {
+    get engine(): Engine | undefined {
+      return current?.engine;
+    },
+    get offset(): number | undefined {
+      return current?.offset;
+    },
+    async start(): Promise<void> {
+      loadStored();
+      const loop = async () => {
+        await poll();
+        if (!stopped) timer = setTimeout(loop, o.pollMs);
+      };
+      await loop();
+    },
+    stop(): void {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+    },
+    poll,
+  };
+}

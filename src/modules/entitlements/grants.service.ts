@@ -1,0 +1,91 @@
+import { AppError } from '../../http/errors.ts';
+import { newId } from '../../lib/crypto.ts';
+import type { Db } from '../../storage/db.ts';
+import type { CreateGrant, GrantListQuery } from './schema.ts';
+import { grantDto, page, write, type EntitlementsDeps } from './records.ts';
+import * as store from './store.ts';
+
+/** Grants ("entitlements"): a plan given to an account, or to one user of it, with an optional expiry. */
+export function createGrantsService({ db, vendorId, requireAccount }: EntitlementsDeps) {
+  const exists = () => new AppError('ENTITLEMENT_EXISTS', 'This plan is already granted to this account or user');
+
+  async function requireGrant(q: Db, id: string) {
+    const [row] = store.isId(id) ? await store.grants(q, { ids: [id] }) : [];
+    if (!row) throw new AppError('ENTITLEMENT_NOT_FOUND', `No entitlement with id ${id}`);
+    return row;
+  }
+  async function out(q: Db, rows: store.GrantRow[]) {
+    const plans = new Map((await store.plans(q, { ids: [...new Set(rows.map((r) => r.plan_id))] })).map((p) => [p.id, p]));
+    return rows.map((r) => grantDto(r, vendorId(), plans.get(r.plan_id)));
+  }
+  async function insert(tx: Db, b: CreateGrant): Promise<string> {
+    const [plan] = store.isId(b.planId) ? await store.plans(tx, { ids: [b.planId] }) : [];
+    if (!plan) throw new AppError('PLAN_NOT_FOUND', `No plan with id ${b.planId} (planId)`);
+    await requireAccount(tx, b.tenantId);
+    // Without an explicit expiry, the plan's default time limitation (days) sets one.
+    const expiration = b.expirationDate !== undefined ? b.expirationDate
+      : plan.default_time_limitation ? new Date(Date.now() + plan.default_time_limitation * 86_400_000).toISOString() : null;
+    const id = newId();
+    await store.insertRow(tx, 'entitlement_grants', { tenant_id: b.tenantId, id, plan_id: plan.id, user_id: b.userId ?? null, expiration_date: expiration });
+    return id;
+  }
+
+  return {
+    async list(q: GrantListQuery) {
+      const limit = q.limit ?? 50;
+      const rows = await store.grants(db, {
+        planIds: q.planId ? [q.planId] : undefined, tenantId: q.tenantId, userId: q.userId, level: q.assignLevel,
+        limit: limit + 1, offset: q.offset ?? 0, desc: q.sortType === 'DESC',
+      });
+      const p = page(rows, limit);
+      return { items: await out(db, p.items), hasNext: p.hasNext };
+    },
+    async get(id: string) {
+      return (await out(db, [await requireGrant(db, id)]))[0];
+    },
+    async create(body: CreateGrant) {
+      const id = await write(db, (tx) => insert(tx, body), exists);
+      return this.get(id);
+    },
+    async createBatch(items: CreateGrant[]) {
+      const ids = await write(db, async (tx) => {
+        const out: string[] = [];
+        for (const b of items) out.push(await insert(tx, b));
+        return out;
+      }, exists);
+      return { entitlementIds: ids };
+    },
+    async update(id: string, expirationDate: string | null) {
+      await write(db, async (tx) => {
+        await requireGrant(tx, id);
+        await store.updateRow(tx, 'entitlement_grants', id, { expiration_date: expirationDate });
+      });
+      return this.get(id);
+    },
+    async updateBatch(items: { id: string; expirationDate: string | null }[]) {
+      await write(db, async (tx) => {
+        for (const it of items) {
+          await requireGrant(tx, it.id);
+          await store.updateRow(tx, 'entitlement_grants', it.id, { expiration_date: it.expirationDate });
+        }
+      });
+    },
+    async remove(id: string) {
+      await write(db, async (tx) => { if (!(store.isId(id) && (await store.deleteRow(tx, 'entitlement_grants', id)))) await requireGrant(tx, id); });
+    },
+    async removeBatch(ids: string[]) {
+      await write(db, async (tx) => {
+        for (const id of ids) if (!(store.isId(id) && (await store.deleteRow(tx, 'entitlement_grants', id)))) await requireGrant(tx, id);
+      });
+    },
+    /** Plans granted to an account (account-level or to any of its users). */
+    async tenantPlanIds(tenantId: string): Promise<string[]> {
+      return [...new Set((await store.grants(db, { tenantId })).map((g) => g.plan_id))];
+    },
+    /** Account removal hook: its grants go with it (and the agent hears of it). */
+    async forgetAccount(tx: Db, tenantId: string): Promise<void> {
+      const { rowCount } = await tx.query('DELETE FROM entitlement_grants WHERE tenant_id = $1', [tenantId]);
+      if (rowCount > 0) await store.bumpOffset(tx);
+    },
+  };
+}

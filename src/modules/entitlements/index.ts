@@ -1,0 +1,3 @@
+export { createEntitlementsService, type EntitlementsService } from './service.ts';
+export { entitlementsRoutes } from './routes.ts';
+export * as engine from './engine/index.ts';

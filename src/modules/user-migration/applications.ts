@@ -1,0 +1,62 @@
+import { AppError } from '../../http/errors.ts';
+import { iso } from '../../lib/time.ts';
+import { newId } from '../../lib/crypto.ts';
+import { isUuid } from '../../lib/pg-errors.ts';
+import type { Db } from '../../storage/db.ts';
+import type { AssignUsersBody, CreateApplication } from './schema.ts';
+import * as store from './store.ts';
+
+const toApplication = (r: store.ApplicationRow) => ({
+  id: r.id,
+  name: r.name,
+  appURL: r.app_url,
+  loginURL: r.login_url,
+  isDefault: r.is_default,
+  autoAssign: r.auto_assign,
+  isActive: r.is_active,
+  createdAt: iso(r.created_at)!,
+  updatedAt: iso(r.updated_at)!,
+});
+
+export type ApplicationsService = ReturnType<typeof createApplicationsService>;
+
+/**
+ * The applications of the environment, kept small: a default one (seeded by the migration), others created here, and
+ * which users of which account may use each. Migrated users go to the default and auto-assign applications only.
+ */
+export function createApplicationsService(deps: { db: Db }) {
+  const { db } = deps;
+  async function requireApp(q: Db, id: string) {
+    const app = isUuid(id) ? await store.findApplication(q, id) : undefined;
+    if (!app) throw new AppError('APPLICATION_NOT_FOUND', `No application with id ${id.slice(0, 64)}`);
+    return app;
+  }
+  return {
+    list: async () => (await store.listApplications(db)).map(toApplication),
+    async create(body: CreateApplication) {
+      return db.transaction(async (tx) =>
+        toApplication(await store.insertApplication(tx, {
+          id: newId(), name: body.name, app_url: body.appURL ?? '', login_url: body.loginURL ?? '',
+          is_default: body.isDefault ?? false, auto_assign: body.autoAssign ?? false, is_active: body.isActive ?? true,
+        })));
+    },
+    /** Members of `tenantId` among `userIds` get the application; others are skipped. */
+    async assign(body: AssignUsersBody) {
+      return db.transaction(async (tx) => {
+        await requireApp(tx, body.appId);
+        const ids = body.userIds.filter(isUuid);
+        const rows = await store.assignUsers(tx, body.appId, body.tenantId, ids);
+        return rows.map((r) => ({ appId: body.appId, userTenantId: `${r.user_id}:${body.tenantId}`, userId: r.user_id, tenantId: body.tenantId, createdAt: iso(r.created_at)! }));
+      });
+    },
+    async unassign(body: AssignUsersBody) {
+      await requireApp(db, body.appId);
+      await store.unassignUsers(db, body.appId, body.tenantId, body.userIds.filter(isUuid));
+    },
+    async usersOf(appId: string) {
+      await requireApp(db, appId);
+      return store.usersOfApplication(db, appId);
+    },
+    appsOf: (userId: string) => (isUuid(userId) ? store.applicationsOfUser(db, userId) : Promise.resolve([])),
+  };
+}

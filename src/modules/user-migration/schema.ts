@@ -1,0 +1,69 @@
+import { Type, type Static } from 'typebox';
+import { IMPORT_TYPES } from '../credentials/index.ts';
+import { MAX_MIGRATION_ITEMS, migrationStatusSchema } from '../account-migration/index.ts';
+import { Email, JsonObjectString, Phone, PictureUrl, Provider, Username } from '../users/schema.ts';
+
+/** The body of POST /identity/resources/migrations/v1/local (interface section 4.1, "Migrate one user"). */
+export const MigrateUserBody = Type.Object({
+  email: Email,
+  tenantId: Type.String({ minLength: 1, maxLength: 255, description: 'the account the user lands in (must exist)' }),
+  username: Type.Optional(Username),
+  name: Type.Optional(Type.String({ maxLength: 255 })),
+  profilePictureUrl: Type.Optional(PictureUrl),
+  passwordHash: Type.Optional(Type.String({ minLength: 1, maxLength: 4095 })),
+  passwordHashType: Type.Optional(Type.Union(IMPORT_TYPES.map((t) => Type.Literal(t)), { description: IMPORT_TYPES.join(', ') })),
+  passwordHashConfig: Type.Optional(Type.String({ maxLength: 4095, description: 'stringified JSON object; keys per wire.md section 8' })),
+  authenticatorAppMfaSecret: Type.Optional(Type.String({ pattern: '^[A-Za-z2-7]{16,128}=*$', description: 'base32 TOTP secret' })),
+  phoneNumber: Type.Optional(Phone),
+  phoneNumberType: Type.Optional(Type.Union([Type.Literal('auth'), Type.Literal('mfa')])),
+  provider: Type.Optional(Provider),
+  metadata: Type.Optional(JsonObjectString),
+  verifyUser: Type.Optional(Type.Boolean({ default: false })),
+  roleIds: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 100, uniqueItems: true })),
+  vendorMetadata: Type.Optional(JsonObjectString),
+});
+export type MigrateUserBody = Static<typeof MigrateUserBody>;
+
+/** Items are checked one by one by the job, so that one bad user is an error entry, not a rejected request. */
+export const BulkBody = Type.Object({
+  users: Type.Array(Type.Object({}, { additionalProperties: true }), { minItems: 1, maxItems: MAX_MIGRATION_ITEMS }),
+});
+
+export const UserMigrationStatus = migrationStatusSchema('email');
+
+export const ExtIdpBody = Type.Object({
+  domain: Type.String({ pattern: '^https://[^\\s/]+', maxLength: 2048, description: 'must start with https://' }),
+  clientId: Type.String({ minLength: 1, maxLength: 1024 }),
+  secret: Type.String({ minLength: 1, maxLength: 4096 }),
+  tenantIdFieldName: Type.String({ minLength: 1, maxLength: 255 }),
+  isTenantIdOnUserMetadata: Type.Optional(Type.Boolean()),
+});
+export type ExtIdpBody = Static<typeof ExtIdpBody>;
+export const ProviderParams = Type.Object({ provider: Type.String({ maxLength: 64 }) });
+
+export const Application = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  appURL: Type.String(),
+  loginURL: Type.String(),
+  isDefault: Type.Boolean(),
+  autoAssign: Type.Boolean(),
+  isActive: Type.Boolean(),
+  createdAt: Type.String(),
+  updatedAt: Type.String(),
+});
+export const CreateApplication = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 255 }),
+  appURL: Type.Optional(Type.String({ maxLength: 2048 })),
+  loginURL: Type.Optional(Type.String({ maxLength: 2048 })),
+  isDefault: Type.Optional(Type.Boolean()),
+  autoAssign: Type.Optional(Type.Boolean({ description: 'migrated users are assigned to it (Gatehouse extension)' })),
+  isActive: Type.Optional(Type.Boolean()),
+});
+export type CreateApplication = Static<typeof CreateApplication>;
+export const AssignUsersBody = Type.Object({
+  appId: Type.String({ maxLength: 64 }),
+  tenantId: Type.String({ minLength: 1, maxLength: 255 }),
+  userIds: Type.Array(Type.String({ maxLength: 64 }), { minItems: 1, maxItems: 1000, uniqueItems: true }),
+});
+export type AssignUsersBody = Static<typeof AssignUsersBody>;

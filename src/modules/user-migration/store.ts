@@ -1,0 +1,98 @@
+import type { Queryable } from '../../storage/db.ts';
+
+/** SQL of the user migration: applications and their users, and the prefill of a provider migration. */
+
+export interface ApplicationRow {
+  id: string;
+  name: string;
+  app_url: string;
+  login_url: string;
+  is_default: boolean;
+  auto_assign: boolean;
+  is_active: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export async function listApplications(q: Queryable): Promise<ApplicationRow[]> {
+  return (await q.query<ApplicationRow>('SELECT * FROM applications ORDER BY is_default DESC, created_at, id')).rows;
+}
+
+export async function findApplication(q: Queryable, id: string): Promise<ApplicationRow | undefined> {
+  return (await q.query<ApplicationRow>('SELECT * FROM applications WHERE id = $1', [id])).rows[0];
+}
+
+export async function insertApplication(q: Queryable, a: Omit<ApplicationRow, 'created_at' | 'updated_at'>): Promise<ApplicationRow> {
+  // Exactly one default: a new default takes the flag from the old one.
+  if (a.is_default) await q.query('UPDATE applications SET is_default = false, updated_at = now() WHERE is_default');
+  const { rows } = await q.query<ApplicationRow>(
+    `INSERT INTO applications (id, name, app_url, login_url, is_default, auto_assign, is_active) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
+    [a.id, a.name, a.app_url, a.login_url, a.is_default, a.auto_assign, a.is_active],
+  );
+  return rows[0];
+}
+
+/** Ids of the active default and auto-assign applications: where every migrated user goes. */
+export async function autoApplicationIds(q: Queryable): Promise<string[]> {
+  const { rows } = await q.query<{ id: string }>('SELECT id FROM applications WHERE is_active AND (is_default OR auto_assign) ORDER BY id');
+  return rows.map((r) => r.id);
+}
+
+export async function assignApplications(q: Queryable, tenantId: string, userId: string, appIds: string[]): Promise<void> {
+  if (appIds.length === 0) return;
+  await q.query(
+    `INSERT INTO user_applications (app_id, tenant_id, user_id) SELECT unnest($3::uuid[]), $1, $2 ON CONFLICT DO NOTHING`,
+    [tenantId, userId, appIds],
+  );
+}
+
+/** Assigns members of `tenantId` to an application; answers the rows for the users that are members. */
+export async function assignUsers(q: Queryable, appId: string, tenantId: string, userIds: string[]) {
+  const { rows } = await q.query<{ user_id: string; created_at: Date }>(
+    `INSERT INTO user_applications (app_id, tenant_id, user_id)
+     SELECT $1, ut.tenant_id, ut.user_id FROM user_tenants ut WHERE ut.tenant_id = $2 AND ut.user_id::text = ANY($3::text[])
+     ON CONFLICT (app_id, tenant_id, user_id) DO UPDATE SET app_id = EXCLUDED.app_id
+     RETURNING user_id::text, created_at`,
+    [appId, tenantId, userIds],
+  );
+  return rows;
+}
+
+export async function unassignUsers(q: Queryable, appId: string, tenantId: string, userIds: string[]): Promise<void> {
+  await q.query('DELETE FROM user_applications WHERE app_id = $1 AND tenant_id = $2 AND user_id::text = ANY($3::text[])', [appId, tenantId, userIds]);
+}
+
+export async function usersOfApplication(q: Queryable, appId: string): Promise<string[]> {
+  const { rows } = await q.query<{ user_id: string }>('SELECT DISTINCT user_id::text FROM user_applications WHERE app_id = $1 ORDER BY 1', [appId]);
+  return rows.map((r) => r.user_id);
+}
+
+export async function applicationsOfUser(q: Queryable, userId: string): Promise<string[]> {
+  const { rows } = await q.query<{ app_id: string }>('SELECT DISTINCT app_id::text FROM user_applications WHERE user_id::text = $1 ORDER BY 1', [userId]);
+  return rows.map((r) => r.app_id);
+}
+
+/** A provider migration: the row exists (pending, no items) until the fetch job fills it. */
+export async function insertEmptyUsersMigration(q: Queryable, id: string): Promise<void> {
+  await q.query(`INSERT INTO migrations (id, kind, items, total) VALUES ($1, 'users', '[]'::jsonb, 0)`, [id]);
+}
+
+export async function fillMigration(q: Queryable, id: string, items: unknown[]): Promise<void> {
+  await q.query(`UPDATE migrations SET items = $2::jsonb, total = $3 WHERE id = $1 AND kind = 'users' AND state = 'pending'`, [id, JSON.stringify(items), items.length]);
+}
+
+export async function failMigration(q: Queryable, id: string, reason: string): Promise<void> {
+  await q.query(`UPDATE migrations SET state = 'failed', failure = $2, completed_at = now() WHERE id = $1 AND state IN ('pending', 'running')`, [id, reason]);
+}
+
+export async function migrationFailure(q: Queryable, id: string): Promise<string | null> {
+  const { rows } = await q.query<{ failure: string | null }>('SELECT failure FROM migrations WHERE id = $1', [id]);
+  return rows[0]?.failure ?? null;
+}
+
+/** Roles by key that an account may hold (environment roles and its own), for provider role names. */
+export async function roleIdsByKeys(q: Queryable, tenantId: string, keys: string[]): Promise<string[]> {
+  if (keys.length === 0) return [];
+  const { rows } = await q.query<{ id: string }>('SELECT id::text FROM roles WHERE key = ANY($2::text[]) AND (tenant_id IS NULL OR tenant_id = $1) ORDER BY id', [tenantId, keys]);
+  return rows.map((r) => r.id);
+}

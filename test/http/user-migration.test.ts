@@ -1,0 +1,234 @@
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { after, before, describe, test } from 'node:test';
+import { USERS_MIGRATION_JOB } from '../../src/modules/user-migration/index.ts';
+import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { ENV, waitFor } from '../helpers/user-migration.ts';
+
+const M = '/identity/resources/migrations/v1';
+const LOGIN = '/identity/resources/auth/v1/user';
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const ARGON2ID = /^\$argon2id\$v=19\$m=19456,t=2,p=1\$/;
+const VECTORS = JSON.parse(readFileSync(new URL('../fixtures/hash-vectors.json', import.meta.url), 'utf8')) as {
+  vectors: { name: string; type: string; password: string; passwordHash: string; passwordHashConfig?: string }[];
+};
+
+let t: TestApp;
+let vendor: string;
+before(async () => {
+  t = await startTestApp({ ...ENV, JOB_CHUNK_SIZE: '3' });
+  vendor = await t.vendorToken();
+  for (const tenantId of ['um-1', 'um-2']) assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId, name: tenantId } })).status, 201);
+});
+after(async () => t?.close());
+
+const migrate = (body: unknown) => t.call('POST', `${M}/local`, { token: vendor, body });
+const login = (email: string, password: string) => t.call('POST', LOGIN, { body: { email, password } });
+const storedHash = async (email: string) => (await t.db.query<{ password_hash: string | null }>('SELECT password_hash FROM users WHERE email = $1', [email])).rows[0]?.password_hash;
+
+
+describe('imported password hashes (vectors made by independent tools)', () => {
+  test('every type and pbkdf2 encoding: wrong password fails, right one signs in, the hash becomes argon2id', async () => {
+    const types = new Set<string>();
+    for (const [i, v] of VECTORS.vectors.entries()) {
+      types.add(v.type);
+      const email = `vector-${i}@hash.test`;
+      const r = await migrate({ email, tenantId: 'um-1', passwordHash: v.passwordHash, passwordHashType: v.type, ...(v.passwordHashConfig ? { passwordHashConfig: v.passwordHashConfig } : {}) });
+      assert.equal(r.status, 201, `${v.name}: ${JSON.stringify(r.body)}`);
+      const wrong = await login(email, v.password + '!');
+      assert.equal(wrong.status, 401, `${v.name}: wrong password`);
+      assert.doesNotMatch((await storedHash(email))!, ARGON2ID, `${v.name}: no rehash after a failure`);
+      const right = await login(email, v.password);
+      assert.equal(right.status, 200, `${v.name}: ${JSON.stringify(right.body)}`);
+      assert.ok(right.body.accessToken, v.name);
+      assert.match((await storedHash(email))!, ARGON2ID, `${v.name}: rehashed in the sign-in`);
+      assert.equal((await login(email, v.password)).status, 200, `${v.name}: signs in again with the new hash`);
+      assert.equal((await login(email, v.password + '!')).status, 401);
+    }
+    assert.deepEqual([...types].sort(), ['argon2', 'bcrypt', 'firebase-scrypt', 'pbkdf2', 'scrypt', 'sha1', 'sha256']);
+    const encodings = new Set(VECTORS.vectors.filter((v) => v.type === 'pbkdf2').flatMap((v) => { const c = JSON.parse(v.passwordHashConfig!); return [c.keyEncodingType, c.saltEncodingType]; }));
+    for (const e of ['ascii', 'utf8', 'utf-8', 'utf16le', 'ucs2', 'ucs-2', 'base64', 'latin1', 'binary', 'hex', undefined]) assert.ok(encodings.has(e), String(e));
+  });
+
+  test('an absent or unrecognised hash answers the reset flow, never a silent failure', async () => {
+    for (const [email, extra] of [['nohash@hash.test', {}], ['unknown@hash.test', { passwordHash: 'md5:5f4dcc3b5aa765d61d8327deb882cf99' }]] as const) {
+      assert.equal((await migrate({ email, tenantId: 'um-1', ...extra })).status, 201);
+      const r = await login(email, 'whatever-password');
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      assert.match(r.body.resetPasswordToken, /^[A-Za-z0-9_-]{43}$/);
+      assert.equal(r.body.accessToken, undefined);
+      assert.equal(r.body.userEmail, email);
+      const { rows } = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM password_reset_tokens p JOIN users u ON u.id = p.user_id WHERE u.email = $1', [email]);
+      assert.equal(rows[0].n, 1, 'stored (hashed)');
+    }
+    // A bcrypt string without a type describes itself and verifies.
+    const v = VECTORS.vectors.find((x) => x.type === 'bcrypt')!;
+    assert.equal((await migrate({ email: 'selfdesc@hash.test', tenantId: 'um-1', passwordHash: v.passwordHash })).status, 201);
+    assert.equal((await login('selfdesc@hash.test', v.password)).status, 200);
+  });
+});
+
+describe('migrate one user', () => {
+  test('every field: account, default roles, metadata, provider, phone, MFA secret never returned, default application', async () => {
+    const r = await migrate({
+      email: 'Full@One.test', tenantId: 'um-1', username: 'full.one', name: 'Full One', profilePictureUrl: 'https://p.example/x.png',
+      phoneNumber: '+15550001111', phoneNumberType: 'mfa', provider: 'google', metadata: '{"a":1}', vendorMetadata: '{"v":true}',
+      verifyUser: true, authenticatorAppMfaSecret: 'JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP',
+    });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    const u = r.body;
+    assert.match(u.id, UUID);
+    assert.equal(u.email, 'full@one.test');
+    assert.equal(u.username, 'full.one');
+    assert.equal(u.tenantId, 'um-1');
+    assert.deepEqual(u.tenantIds, ['um-1']);
+    assert.equal(u.verified, true);
+    assert.equal(u.mfaEnrolled, true);
+    assert.equal(u.provider, 'google');
+    assert.equal(u.phoneNumber, '+15550001111');
+    assert.deepEqual(JSON.parse(u.metadata), { a: 1 });
+    assert.deepEqual(JSON.parse(u.vendorMetadata), { v: true });
+    assert.ok(!JSON.stringify(u).includes('JBSWY3DP'), 'the MFA secret is never answered');
+    const row = (await t.db.query<any>('SELECT phone_number_type, authenticator_mfa_secret_enc FROM users WHERE id = $1', [u.id])).rows[0];
+    assert.equal(row.phone_number_type, 'mfa');
+    assert.match(row.authenticator_mfa_secret_enc, /^v1\./, 'sealed');
+    assert.ok(!row.authenticator_mfa_secret_enc.includes('JBSWY3DP'));
+    const apps = await t.call('GET', `/identity/resources/applications/v1/${u.id}/apps`, { token: vendor });
+    const def = await t.call('GET', '/applications/resources/applications/v1/default', { token: vendor });
+    assert.deepEqual(apps.body, [def.body.id]);
+  });
+
+  test('defaults: provider local, unverified until the verify-user call; roleIds or default roles', async () => {
+    const created = await t.call('POST', '/identity/resources/roles/v1', { token: vendor, body: [{ key: 'um-default', name: 'UM default', isDefault: true, level: 1 }, { key: 'um-other', name: 'UM other', level: 1 }] });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    const other = { body: created.body.find((x: any) => x.key === 'um-other') };
+    const a = await migrate({ email: 'plain@one.test', tenantId: 'um-2' });
+    assert.equal(a.status, 201);
+    assert.equal(a.body.provider, 'local');
+    assert.equal(a.body.verified, false);
+    assert.ok(a.body.roles.some((x: any) => x.key === 'um-default'), 'the default roles');
+    assert.ok(!a.body.roles.some((x: any) => x.key === 'um-other'));
+    const v = await t.call('POST', `/identity/resources/users/v1/${a.body.id}/verify`, { token: vendor });
+    assert.equal(v.status, 200);
+    assert.equal(v.body.verified, true);
+    const b = await migrate({ email: 'roles@one.test', tenantId: 'um-2', roleIds: [other.body.id] });
+    assert.deepEqual(b.body.roles.map((x: any) => x.key), ['um-other']);
+  });
+
+  test('bad input: 400 naming the field, 404 unknown account, 409 duplicates', async () => {
+    const base = { tenantId: 'um-1' };
+    const cases: [unknown, number, RegExp?][] = [
+      [{ tenantId: 'um-1' }, 400, /email/],
+      [{ email: 'x@bad.test' }, 400, /tenantId/],
+      [{ email: 'x@bad.test', tenantId: 'nope' }, 404, /nope/],
+      [{ email: 'full@one.test', ...base }, 409, /already exists/],
+      [{ email: 'x@bad.test', ...base, phoneNumber: '+15550001111' }, 409, /Phone/],
+      [{ email: 'x@bad.test', ...base, phoneNumber: '555 1234' }, 400, /phoneNumber/],
+      [{ email: 'x@bad.test', ...base, profilePictureUrl: 'x'.repeat(4096) }, 400, /profilePictureUrl/],
+      [{ email: 'x@bad.test', ...base, passwordHash: 'a$b', passwordHashType: 'scrypt', passwordHashConfig: 'x'.repeat(4096) }, 400, /passwordHashConfig/],
+      [{ email: 'x@bad.test', ...base, passwordHash: 'a$b', passwordHashType: 'scrypt', passwordHashConfig: '{nope' }, 400, /not valid JSON/],
+      [{ email: 'x@bad.test', ...base, passwordHash: 'a$00', passwordHashType: 'scrypt', passwordHashConfig: '{"saltSeparator":"$","N":16,"r":1,"p":1}' }, 400, /must hold keyLen/],
+      [{ email: 'x@bad.test', ...base, passwordHash: 'a$b', passwordHashType: 'firebase-scrypt', passwordHashConfig: '{"memCost":14,"rounds":8,"saltSeparator":"Bw=="}' }, 400, /signerKey/],
+      [{ email: 'x@bad.test', ...base, passwordHash: 'x', passwordHashType: 'pbkdf2', passwordHashConfig: '{"saltSeparator":"$","iterations":1,"keyLen":32,"digest":"sha256","keyEncodingType":"ebcdic"}' }, 400, /keyEncodingType/],
+      [{ email: 'x@bad.test', ...base, passwordHash: 'x', passwordHashType: 'md5' }, 400, /passwordHashType/],
+      [{ email: 'x@bad.test', ...base, passwordHash: '$2b$10$short', passwordHashType: 'bcrypt' }, 400, /bcrypt/],
+      [{ email: 'x@bad.test', ...base, provider: 'myspace' }, 400, /provider/],
+      [{ email: 'x@bad.test', ...base, metadata: '[1]' }, 400, /metadata/],
+      [{ email: 'x@bad.test', ...base, phoneNumberType: 'auth' }, 400, /phoneNumber/],
+    ];
+    for (const [body, status, message] of cases) {
+      const r = await migrate(body);
+      assert.equal(r.status, status, `${JSON.stringify(body).slice(0, 200)} → ${JSON.stringify(r.body)}`);
+      if (message) assert.match(r.body.errors.join(' '), message, JSON.stringify(r.body));
+    }
+    assert.equal((await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM users WHERE email = 'x@bad.test'`)).rows[0].n, 0);
+  });
+
+  test('applications: auto-assign ones receive migrated users; others only through the users-applications route', async () => {
+    const auto = await t.call('POST', '/applications/resources/applications/v1', { token: vendor, body: { name: 'Auto', autoAssign: true } });
+    const manual = await t.call('POST', '/applications/resources/applications/v1', { token: vendor, body: { name: 'Manual' } });
+    assert.equal(auto.status, 201);
+    const u = (await migrate({ email: 'apps@one.test', tenantId: 'um-1' })).body;
+    const def = (await t.call('GET', '/applications/resources/applications/v1/default', { token: vendor })).body;
+    const appsOf = async () => (await t.call('GET', `/identity/resources/applications/v1/${u.id}/apps`, { token: vendor })).body.sort();
+    assert.deepEqual(await appsOf(), [def.id, auto.body.id].sort());
+    const assigned = await t.call('POST', '/identity/resources/applications/v1', { token: vendor, body: { appId: manual.body.id, tenantId: 'um-1', userIds: [u.id] } });
+    assert.equal(assigned.status, 201, JSON.stringify(assigned.body));
+    assert.equal(assigned.body[0].appId, manual.body.id);
+    assert.deepEqual(await appsOf(), [def.id, auto.body.id, manual.body.id].sort());
+    assert.deepEqual((await t.call('GET', `/identity/resources/applications/v1/${manual.body.id}/users`, { token: vendor })).body, [u.id]);
+    assert.equal((await t.call('DELETE', '/identity/resources/applications/v1', { token: vendor, body: { appId: manual.body.id, tenantId: 'um-1', userIds: [u.id] } })).status, 200);
+    assert.deepEqual(await appsOf(), [def.id, auto.body.id].sort());
+    await t.db.query('UPDATE applications SET auto_assign = false WHERE id = $1', [auto.body.id]);
+  });
+});
+
+describe('migrate users in bulk', () => {
+  test('202 at once; each rejected user one error entry while the others land', async () => {
+    const v = VECTORS.vectors.find((x) => x.type === 'pbkdf2')!;
+    const users = [
+      /* 0 */ { email: 'b0@bulk.test', tenantId: 'um-1', passwordHash: v.passwordHash, passwordHashType: 'pbkdf2', passwordHashConfig: v.passwordHashConfig },
+      /* 1 */ { email: 'b1@bulk.test', tenantId: 'nope' },
+      /* 2 */ { email: 'b0@bulk.test', tenantId: 'um-1' },
+      /* 3 */ { email: 'full@one.test', tenantId: 'um-1' },
+      /* 4 */ { tenantId: 'um-1' },
+      /* 5 */ { email: 'b5@bulk.test', tenantId: 'um-2', phoneNumber: '+15550001111' },
+      /* 6 */ { email: 'b6@bulk.test', tenantId: 'um-2', passwordHash: 'x', passwordHashType: 'scrypt', passwordHashConfig: '{}' },
+      /* 7 */ { email: 'b7@bulk.test', tenantId: 'um-2', metadata: '{"k":"v"}', verifyUser: true },
+    ];
+    const r = await t.call('POST', `${M}/local/bulk`, { token: vendor, body: { users } });
+    assert.equal(r.status, 202, JSON.stringify(r.body));
+    assert.match(r.body.migrationId, UUID);
+    const s = await waitFor(t, r.body.migrationId, (x) => x.state === 'completed');
+    assert.equal(s.total, 8);
+    assert.equal(s.succeeded, 2);
+    assert.equal(s.failed, 6);
+    assert.deepEqual(s.errors.map((e: any) => [e.index, e.email, e.code]), [
+      [1, 'b1@bulk.test', 'GH-30001'], [2, 'b0@bulk.test', 'GH-30301'], [3, 'full@one.test', 'GH-42002'],
+      [4, null, 'GH-10001'], [5, 'b5@bulk.test', 'GH-42004'], [6, 'b6@bulk.test', 'GH-44001'],
+    ]);
+    for (const e of s.errors) assert.deepEqual(Object.keys(e), ['index', 'email', 'code', 'message']);
+    assert.equal((await login('b0@bulk.test', v.password)).status, 200);
+    assert.match((await storedHash('b0@bulk.test'))!, ARGON2ID);
+    const b7 = (await t.db.query<any>(`SELECT verified, metadata FROM users WHERE email = 'b7@bulk.test'`)).rows[0];
+    assert.deepEqual(b7, { verified: true, metadata: { k: 'v' } });
+  });
+
+  test('an empty or oversized request is a 400; an unknown id a 404', async () => {
+    assert.equal((await t.call('POST', `${M}/local/bulk`, { token: vendor, body: { users: [] } })).status, 400);
+    const many = Array.from({ length: 1001 }, (_, i) => ({ email: `m${i}@x.test`, tenantId: 'um-1' }));
+    assert.equal((await t.call('POST', `${M}/local/bulk`, { token: vendor, body: { users: many } })).status, 400);
+    assert.equal((await t.call('GET', `${M}/local/bulk/status/00000000-0000-4000-8000-000000000000`, { token: vendor })).status, 404);
+  });
+
+  test('a crash mid-job resumes on another server: every user exactly once', async () => {
+    const env = { ...ENV, JOB_CHUNK_SIZE: '5', JOB_LEASE_MS: '300' };
+    const first = await startTestApp(env);
+    let second: TestApp | undefined;
+    try {
+      const token = await first.vendorToken();
+      assert.equal((await first.call('POST', '/tenants/resources/tenants/v1', { token, body: { tenantId: 'crash-acc', name: 'Crash' } })).status, 201);
+      const users = Array.from({ length: 300 }, (_, i) => (i % 50 === 7 ? { email: `crash-${i}@x.test`, tenantId: 'missing' } : { email: `crash-${i}@x.test`, tenantId: 'crash-acc', passwordHash: VECTORS.vectors[0].passwordHash }));
+      const r = await first.call('POST', `${M}/local/bulk`, { token, body: { users } });
+      assert.equal(r.status, 202);
+      const id = r.body.migrationId;
+      await waitFor(first, id, (s) => s.state === 'running' && s.succeeded >= 20);
+      await first.ctx.jobs.crash();
+      const partial = await waitFor(first, id, () => true);
+      assert.ok(partial.succeeded + partial.failed < 300, 'the crash came mid-job');
+      second = await startTestApp(env, { db: first.db });
+      const done = await waitFor(second, id, (s) => s.state === 'completed');
+      assert.equal(done.succeeded, 294);
+      assert.deepEqual(done.errors.map((e: any) => e.index), [7, 57, 107, 157, 207, 257]);
+      const { rows } = await second.db.query<{ n: number; d: number }>(`SELECT count(*)::int AS n, count(DISTINCT email)::int AS d FROM users WHERE email LIKE 'crash-%'`);
+      assert.deepEqual(rows[0], { n: 294, d: 294 });
+      const m = (await second.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM user_tenants WHERE tenant_id = 'crash-acc'`)).rows[0];
+      assert.equal(m.n, 294);
+      const job = (await second.db.query<any>('SELECT state, attempts FROM jobs WHERE kind = $1', [USERS_MIGRATION_JOB])).rows[0];
+      assert.deepEqual(job, { state: 'completed', attempts: 2 });
+    } finally {
+      await second?.close();
+      await first.close();
+    }
+  });
+});
