@@ -6,7 +6,7 @@ export interface Config {
   host: string;
   agentPort: number;
   /** The entitlements agent (src/agent.ts): where it pulls snapshots from, how often, where it keeps the last one. */
-  agent: { host: string; serverUrl: string; pollMs: number; snapshotFile: string; clientId?: string; apiKey?: string };
+  agent: { host: string; serverUrl: string; pollMs: number; snapshotFile: string; clientId?: string; apiKey?: string; credentialsFile: string };
   dataDir: string;
   databaseUrl?: string;
   /** Operator-supplied environment credentials; generated on first start when both are unset. */
@@ -85,6 +85,8 @@ export function loadConfig(env: Env = process.env): Config {
       snapshotFile: resolve(env.AGENT_DATA_DIR || env.DATA_DIR || './.gatehouse', 'entitlements-snapshot.json'),
       clientId: agentClientId,
       apiKey: agentApiKey,
+      // Without configured credentials, the server makes a read-only one for a local agent and leaves it here.
+      credentialsFile: resolve(env.DATA_DIR || './.gatehouse', 'agent-credentials.json'),
     },
     dataDir: resolve(env.DATA_DIR || './.gatehouse'),
     databaseUrl,

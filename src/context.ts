@@ -71,6 +71,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
 
   const entitlements = createEntitlementsService({ db, vendorId: () => environment.id, requireAccount: (q, tenantId) => tenants.requireLive(q, tenantId) });
   tenants.onRemove((tx, tenantId) => entitlements.forgetAccount(tx, tenantId));
+  tenants.onCreate((tx, tenantIds) => entitlements.assignSignupPlans(tx, tenantIds));
 
   const authenticate: Authenticate = async (token): Promise<AuthContext> => {
     const claims = await keys.verify(token);

@@ -37,6 +37,8 @@ async function main(): Promise<void> {
     );
   }
 
+  if (!config.agent.clientId) await ctx.environment.ensureLocalAgentCredential(config.agent.credentialsFile);
+
   const app = await buildApp(ctx);
   await app.listen({ port: config.port, host: config.host });
   if (config.jobs.enabled) ctx.jobs.start();

@@ -191,6 +191,51 @@ describe('entitlements management API, snapshot and server-side decisions', () =
     assert.deepEqual(ok.body.result, { result: false, justification: 'MISSING_FEATURE' });
   });
 
+  test('assign-on-signup plans are granted to new accounts, sub-accounts and migrated accounts (offset bumped)', async () => {
+    const D = '/entitlements/api/v1/decisions/features';
+    const feat = await call('POST', `${E}/features/v1`, { name: 'Starter kit', key: 'starter-kit' });
+    const other = await call('POST', `${E}/features/v1`, { name: 'Enterprise kit', key: 'enterprise-kit' });
+    const starter = await call('POST', `${E}/plans/v1`, { name: 'Starter', featureKeys: ['starter-kit'], assignOnSignup: true, defaultTimeLimitation: 14 });
+    assert.equal(starter.status, 200);
+    assert.equal((await call('POST', `${E}/plans/v1`, { name: 'Enterprise', featureKeys: ['enterprise-kit'], assignOnSignup: false })).status, 200);
+    assert.ok(feat.body.id && other.body.id);
+    const grantOf = async (tenantId: string) => {
+      const s = (await call('GET', '/entitlements/api/v1/vendor-entitlements')).body;
+      return { offset: s.snapshotOffset as number, grant: s.data.entitlements.find((x: any) => x[0] === starter.body.id && x[1] === tenantId) };
+    };
+    const decide = async (tenantId: string, featureKey: string) =>
+      (await call('POST', D, { input: { subjectContext: { tenantId }, requestContext: { featureKey } } })).body.result;
+
+    const o0 = await offset();
+    assert.equal((await call('POST', '/tenants/resources/tenants/v1', { tenantId: 'signup-co', name: 'Signup Co' })).status, 201);
+    const { offset: o1, grant } = await grantOf('signup-co');
+    assert.ok(o1 > o0, 'account creation with a signup plan bumps the offset');
+    assert.ok(grant, 'the snapshot carries the signup grant');
+    assert.equal(grant[2], null, 'an account-level grant');
+    const days = (Date.parse(grant[3]) - Date.now()) / 86_400_000;
+    assert.ok(days > 13.9 && days <= 14, `the plan's default time limitation sets the expiry (${days} days)`);
+    assert.deepEqual(await decide('signup-co', 'starter-kit'), { result: true });
+    assert.equal((await decide('signup-co', 'enterprise-kit')).result, false, 'plans not marked assign-on-signup are not granted');
+    const listed = await call('GET', `${E}/entitlements/v2?tenantId=signup-co&planId=${starter.body.id}`);
+    assert.equal(listed.body.items.length, 1);
+
+    const sub = await call('POST', '/tenants/resources/sub-tenants/v1', { parentTenantId: 'signup-co', tenantId: 'signup-child', name: 'Child' });
+    assert.equal(sub.status, 201, JSON.stringify(sub.body));
+    assert.ok((await grantOf('signup-child')).grant, 'sub-accounts get signup plans too');
+
+    const mig = await call('POST', '/tenants/resources/migrations/v1/tenants', { tenants: ['signup-migrated-1', { tenantId: 'signup-migrated-2', name: 'M2' }, 'signup-co'] });
+    assert.equal(mig.status, 202, JSON.stringify(mig.body));
+    const id = mig.body.migrationId;
+    const deadline = Date.now() + 15_000;
+    while ((await call('GET', `/tenants/resources/migrations/v1/tenants/status/${id}`)).body.state !== 'completed') {
+      assert.ok(Date.now() < deadline, 'migration completes');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    for (const t of ['signup-migrated-1', 'signup-migrated-2']) assert.equal((await decide(t, 'starter-kit')).result, true, t);
+    const all = (await call('GET', '/entitlements/api/v1/vendor-entitlements')).body.data.entitlements.filter((x: any) => x[0] === starter.body.id && x[1] === 'signup-co');
+    assert.equal(all.length, 1, 'an account that was live already is not granted twice');
+  });
+
   for (const table of loadTables()) {
     test(`server-side decision route runs decision table ${table.file}`, async () => {
       await clearEntitlements(call);

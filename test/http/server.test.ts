@@ -152,4 +152,35 @@ describe('npm start runtime contract', () => {
     assert.match(err, /JWT_ALGORITHM must be/);
     assert.match(err, /GATEHOUSE_CLIENT_ID and GATEHOUSE_API_KEY must be set together/);
   });
+
+  test('npm start runs the server and the agent; with no credentials configured the agent still loads a snapshot', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-start-'));
+    dirs.push(dataDir);
+    const [port, agentPort] = [await freePort(), await freePort()];
+    let out = '';
+    const proc = spawn(process.execPath, ['--import', 'tsx', 'src/start.ts'], {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), AGENT_PORT: String(agentPort), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', AGENT_POLL_MS: '200', ...(await freshDatabase()) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    started.push(proc);
+    proc.stdout!.on('data', (d) => (out += d));
+    proc.stderr!.on('data', (d) => (out += d));
+    const deadline = Date.now() + 60_000;
+    let bundles = 0;
+    while (Date.now() < deadline && proc.exitCode === null) {
+      bundles = await fetch(`http://127.0.0.1:${agentPort}/health?bundles`).then((r) => r.status, () => 0);
+      if (bundles === 200) break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    assert.equal(bundles, 200, `agent loaded a snapshot:\n${out}`);
+    const decision = await json(`http://127.0.0.1:${agentPort}/v1/data/e10s/features/is_entitled_to_input_feature`, {
+      method: 'POST',
+      body: { input: { subjectContext: { tenantId: 'nobody', userId: null, permissions: [], attributes: {} }, requestContext: { featureKey: 'none' } } },
+    });
+    assert.equal(decision.status, 200);
+    assert.equal(decision.body.result.result, false);
+    const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+    proc.kill('SIGTERM');
+    assert.equal(await exited, 0);
+  });
 });

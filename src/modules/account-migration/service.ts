@@ -4,7 +4,7 @@ import { AppError } from '../../http/errors.ts';
 import type { JobHandler, JobRunner } from '../../jobs/runner.ts';
 import { newId } from '../../lib/crypto.ts';
 import type { Db } from '../../storage/db.ts';
-import { insertAccounts, liveIds, toColumns, type NewTenant, type TenantsService } from '../tenants/index.ts';
+import { liveIds, toColumns, type NewTenant, type TenantsService } from '../tenants/index.ts';
 import { createMigrationEngine, type ChunkItem, type ItemError } from './engine.ts';
 import { MAX_MIGRATION_ITEMS, MigratedAccount } from './schema.ts';
 
@@ -13,8 +13,8 @@ export const TENANTS_MIGRATION_JOB = 'migration.tenants';
 export interface AccountMigrationDeps {
   db: Db;
   jobs: Pick<JobRunner, 'enqueue' | 'notify'>;
-  /** Part of the wiring; accounts are written with the tenants module's `insertAccounts`. */
-  tenants?: TenantsService;
+  /** Accounts are written with the tenants service's `insertAccounts` (which runs its creation hooks). */
+  tenants: Pick<TenantsService, 'insertAccounts'>;
   chunkSize: number;
 }
 
@@ -71,7 +71,7 @@ export function parseAccountItem(item: unknown): { row: NewTenant; parent: strin
  * account, or an earlier item of this batch that is being imported in this chunk or was in an earlier one), then
  * inserts the rest in one statement. An id that is live already comes back missing from `insertAccounts`.
  */
-export async function importAccounts(tx: Db, items: ChunkItem[]): Promise<{ succeeded: number; errors: ItemError[] }> {
+export async function importAccounts(tx: Db, items: ChunkItem[], insertAccounts: TenantsService['insertAccounts']): Promise<{ succeeded: number; errors: ItemError[] }> {
   const errors: ItemError[] = [];
   const valid: { index: number; row: NewTenant; parent: string | null }[] = [];
   for (const c of items) {
@@ -119,7 +119,7 @@ export function createAccountMigrationService(deps: AccountMigrationDeps) {
     errorKey: 'id',
     maxItems: MAX_MIGRATION_ITEMS,
     label: 'account migration',
-    process: importAccounts,
+    process: (tx, items) => importAccounts(tx, items, deps.tenants.insertAccounts),
   });
   return {
     /** Answers at once with the id; the accounts are imported by the job. */

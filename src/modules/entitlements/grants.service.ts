@@ -82,6 +82,27 @@ export function createGrantsService({ db, vendorId, requireAccount }: Entitlemen
     async tenantPlanIds(tenantId: string): Promise<string[]> {
       return [...new Set((await store.grants(db, { tenantId })).map((g) => g.plan_id))];
     },
+    /**
+     * Account creation hook (accounts created, reactivated or migrated): every plan marked assign-on-signup is granted
+     * to each new account, expiring after the plan's default time limitation (days) when it has one, in the creating
+     * transaction; the offset moves only when something was granted.
+     */
+    async assignSignupPlans(tx: Db, tenantIds: string[]): Promise<void> {
+      if (tenantIds.length === 0) return;
+      const { rows: plans } = await tx.query<{ id: string; default_time_limitation: number | null }>(
+        'SELECT id, default_time_limitation FROM entitlement_plans WHERE assign_on_signup ORDER BY created_at, id');
+      if (plans.length === 0) return;
+      const tenants: string[] = [], ids: string[] = [], planIds: string[] = [], days: (number | null)[] = [];
+      for (const t of tenantIds) {
+        for (const p of plans) { tenants.push(t); ids.push(newId()); planIds.push(p.id); days.push(p.default_time_limitation); }
+      }
+      const { rowCount } = await tx.query(
+        `INSERT INTO entitlement_grants (tenant_id, id, plan_id, user_id, expiration_date)
+         SELECT t, i, p, NULL, CASE WHEN d IS NULL THEN NULL ELSE now() + d * interval '1 day' END
+           FROM unnest($1::text[], $2::uuid[], $3::uuid[], $4::int[]) AS x(t, i, p, d)
+         ON CONFLICT DO NOTHING`, [tenants, ids, planIds, days]);
+      if (rowCount > 0) await store.bumpOffset(tx);
+    },
     /** Account removal hook: its grants go with it (and the agent hears of it). */
     async forgetAccount(tx: Db, tenantId: string): Promise<void> {
       const { rowCount } = await tx.query('DELETE FROM entitlement_grants WHERE tenant_id = $1', [tenantId]);

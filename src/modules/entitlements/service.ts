@@ -18,5 +18,6 @@ export function createEntitlementsService(deps: EntitlementsDeps) {
     snapshot: () => buildSnapshot(deps.db),
     snapshotOffset: () => snapshotOffset(deps.db),
     forgetAccount: (tx: Db, tenantId: string) => grants.forgetAccount(tx, tenantId),
+    assignSignupPlans: (tx: Db, tenantIds: string[]) => grants.assignSignupPlans(tx, tenantIds),
   };
 }

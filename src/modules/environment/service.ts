@@ -1,3 +1,5 @@
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { newId, randomSecret, safeEqual, sha256Hex } from '../../lib/crypto.ts';
 import { AppError } from '../../http/errors.ts';
 import type { VendorAuth } from '../../http/auth.ts';
@@ -66,6 +68,25 @@ export function createEnvironmentService(deps: EnvironmentDeps) {
       const secret = randomSecret(32);
       await store.insertCredential(db, { id: newId(), clientId, secretHash: sha256Hex(secret), description: 'generated on first start', scopes: [], bootstrap: true });
       return { generated: { clientId, secret } };
+    },
+
+    /**
+     * A read-only credential (`entitlements:read`) for an agent on this machine when none is configured: kept while
+     * the file's pair still signs in, else made anew; the file (mode 0600) sits beside the key-encryption key.
+     */
+    async ensureLocalAgentCredential(file: string): Promise<void> {
+      try {
+        const c = JSON.parse(readFileSync(file, 'utf8')) as { clientId: string; secret: string };
+        const cred = await store.findCredentialByClientId(db, c.clientId);
+        if (cred && !cred.revoked_at && safeEqual(sha256Hex(c.secret), cred.secret_hash)) return;
+      } catch {
+        /* absent or unreadable: make one */
+      }
+      const created = await this.createCredential({ description: 'entitlements agent (local)', scopes: ['entitlements:read'] });
+      mkdirSync(dirname(file), { recursive: true });
+      const tmp = `${file}.${process.pid}.tmp`;
+      writeFileSync(tmp, JSON.stringify({ clientId: created.clientId, secret: created.secret }), { mode: 0o600 });
+      renameSync(tmp, file);
     },
 
     /** POST /auth/vendor: a client id and secret become a vendor token. Unknown id and wrong secret look the same. */

@@ -12,6 +12,8 @@ export interface TenantsDeps {
 
 /** Runs inside the removal transaction of an account (the identity module removes the account's users here). */
 export type AccountRemovalHook = (tx: Db, tenantId: string) => Promise<void>;
+/** Runs inside the transaction that wrote new (or reactivated) accounts, with their ids (entitlements grants signup plans). */
+export type AccountCreationHook = (tx: Db, tenantIds: string[]) => Promise<void>;
 
 export function toAccount(r: store.TenantRow): Account {
   return {
@@ -71,6 +73,14 @@ export type TenantsService = ReturnType<typeof createTenantsService>;
 export function createTenantsService(deps: TenantsDeps) {
   const { db } = deps;
   const removalHooks: AccountRemovalHook[] = [];
+  const creationHooks: AccountCreationHook[] = [];
+
+  /** The one path that writes accounts (create, sub-accounts, migration): inserts, then runs the creation hooks for the ids written. */
+  async function insertAccounts(tx: Db, rows: store.NewTenant[]): Promise<Set<string>> {
+    const written = await store.insertAccounts(tx, rows);
+    if (written.size > 0) for (const hook of creationHooks) await hook(tx, [...written]);
+    return written;
+  }
 
   async function requireLive(q: Queryable, tenantId: string, field = 'tenantId', lock?: 'FOR SHARE' | 'FOR UPDATE'): Promise<store.TenantRow> {
     const row = await store.findLive(q, tenantId, lock);
@@ -84,6 +94,10 @@ export function createTenantsService(deps: TenantsDeps) {
     onRemove(hook: AccountRemovalHook): void {
       removalHooks.push(hook);
     },
+    onCreate(hook: AccountCreationHook): void {
+      creationHooks.push(hook);
+    },
+    insertAccounts,
 
     /** Creates an account; an id held by a removed account reactivates it with the new fields only. */
     async create(body: CreateAccount, q: Db = db): Promise<Account> {
@@ -91,7 +105,7 @@ export function createTenantsService(deps: TenantsDeps) {
         const tenantId = body.tenantId ?? newId();
         if (body.parentTenantId === tenantId) throw new AppError('HIERARCHY_CYCLE', 'An account cannot be its own parent (parentTenantId equals tenantId)');
         if (body.parentTenantId) await requireLive(tx, body.parentTenantId, 'parentTenantId', 'FOR SHARE');
-        const written = await store.insertAccounts(tx, [
+        const written = await insertAccounts(tx, [
           { tenant_id: tenantId, id: newId(), parent_tenant_id: body.parentTenantId ?? null, is_reseller: false, metadata: {}, ...toColumns(body) },
         ]);
         if (!written.has(tenantId)) throw new AppError('ACCOUNT_EXISTS', `An account with tenantId ${tenantId} already exists`);

@@ -7,6 +7,8 @@ export interface SyncOptions {
   serverUrl: string;
   clientId?: string;
   apiKey?: string;
+  /** Where a local server leaves the agent's credentials when none are configured (read at each sign-in). */
+  credentialsFile?: string;
   pollMs: number;
   snapshotFile: string;
   log: Logger;
@@ -45,10 +47,23 @@ export function createSnapshotSync(o: SyncOptions) {
     renameSync(tmp, o.snapshotFile);
   }
 
+  /** Configured credentials, else the ones a local server left in `credentialsFile`. */
+  function credentials(): { clientId: string; secret: string } | undefined {
+    if (o.clientId && o.apiKey) return { clientId: o.clientId, secret: o.apiKey };
+    if (!o.credentialsFile) return undefined;
+    try {
+      const c = JSON.parse(readFileSync(o.credentialsFile, 'utf8')) as { clientId?: unknown; secret?: unknown };
+      return typeof c.clientId === 'string' && typeof c.secret === 'string' ? { clientId: c.clientId, secret: c.secret } : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
   async function get(path: string): Promise<Response> {
     if (!token) {
-      if (!o.clientId || !o.apiKey) throw new Error('no credentials: set AGENT_CLIENT_ID/AGENT_API_KEY (or GATEHOUSE_CLIENT_ID/GATEHOUSE_API_KEY)');
-      const r = await fetch(`${o.serverUrl}/auth/vendor`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ clientId: o.clientId, secret: o.apiKey }), signal: AbortSignal.timeout(10_000) });
+      const creds = credentials();
+      if (!creds) throw new Error('no credentials: set AGENT_CLIENT_ID/AGENT_API_KEY (or GATEHOUSE_CLIENT_ID/GATEHOUSE_API_KEY), or start the server with the same DATA_DIR');
+      const r = await fetch(`${o.serverUrl}/auth/vendor`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(creds), signal: AbortSignal.timeout(10_000) });
       if (r.status !== 200) throw new Error(`POST /auth/vendor answered ${r.status}`);
       token = ((await r.json()) as { token: string }).token;
     }
