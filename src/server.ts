@@ -3,6 +3,7 @@ import { createContext, createLogger } from './context.ts';
 import { buildApp } from './routes.ts';
 import { migrate } from './storage/migrate.ts';
 import { openDatabase } from './storage/open.ts';
+import { startMaintenance } from './storage/maintenance.ts';
 
 /**
  * API server entry point: config → database → migrations → services → HTTP → job runner.
@@ -42,6 +43,7 @@ async function main(): Promise<void> {
   const app = await buildApp(ctx);
   await app.listen({ port: config.port, host: config.host });
   if (config.jobs.enabled) ctx.jobs.start();
+  const stopMaintenance = startMaintenance(db, log);
 
   let stopping = false;
   const shutdown = async (signal: string) => {
@@ -54,6 +56,7 @@ async function main(): Promise<void> {
     }, 25_000);
     force.unref();
     await app.close();
+    stopMaintenance();
     await ctx.jobs.stop();
     await db.close();
     log.info('stopped');
