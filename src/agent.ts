@@ -1,6 +1,5 @@
-import pino from 'pino';
 import { ConfigError, loadConfig } from './config.ts';
-import { LOG_REDACT } from './context.ts';
+import { createLogger } from './lib/log.ts';
 import { createAgentApp } from './modules/entitlements/agent/app.ts';
 import { createSnapshotSync } from './modules/entitlements/agent/sync.ts';
 
@@ -20,7 +19,7 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const log = pino({ level: config.logLevel, redact: { paths: LOG_REDACT, censor: '[redacted]' } }).child({ component: 'agent' });
+  const log = createLogger(config.logLevel).child({ component: 'agent' });
   const sync = createSnapshotSync({ ...config.agent, log });
   const app = await createAgentApp({ engine: () => sync.engine, offset: () => sync.offset, logger: log, bodyLimit: config.bodyLimit });
   await app.listen({ port: config.agentPort, host: config.agent.host });

@@ -1,4 +1,5 @@
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
+import { createLogger as createBaseLogger } from './lib/log.ts';
 import type { Config } from './config.ts';
 import { createJobRunner } from './jobs/runner.ts';
 import type { AuthContext, Authenticate } from './http/auth.ts';
@@ -18,18 +19,10 @@ import { readFileSync } from 'node:fs';
 import { createApplicationsService, createUserMigrationService, userMigrationJobs } from './modules/user-migration/index.ts';
 import { createEntitlementsService } from './modules/entitlements/index.ts';
 
-export const LOG_REDACT = [
-  'req.headers.authorization',
-  'req.headers["x-access-token"]',
-  'req.headers.cookie',
-  '*.password',
-  '*.secret',
-  '*.token',
-  '*.apiKey',
-];
+export { LOG_REDACT } from './lib/log.ts';
 
 export function createLogger(config: Config): Logger {
-  return pino({ level: config.logLevel, redact: { paths: LOG_REDACT, censor: '[redacted]' } });
+  return createBaseLogger(config.logLevel);
 }
 
 /**
