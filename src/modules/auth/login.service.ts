@@ -26,6 +26,11 @@ export interface ClientInfo {
 
 export type LoginService = ReturnType<typeof createLoginService>;
 
+/** Filled in by `login` and `refresh` with the environment settings they read, so the caller need not read them again. */
+export interface UsedSettings {
+  settings?: VendorSettings;
+}
+
 /** Password sign-in, refresh-token rotation and logout. */
 export function createLoginService(deps: LoginDeps) {
   const { db, users, passwords } = deps;
@@ -40,16 +45,16 @@ export function createLoginService(deps: LoginDeps) {
    * Also answers the user's accounts (the token's tenantIds), so they are read once per sign-in.
    */
   async function pickAccount(q: Queryable, user: UserRow) {
-    const tenantIds = (await users.accountsOf(user.id, q)).map((a) => a.tenantId);
-    const candidates = [user.active_tenant_id, ...tenantIds].filter((t): t is string => Boolean(t));
+    const view = await users.accessView(q, user.id);
+    const candidates = [user.active_tenant_id, ...view.tenantIds].filter((t): t is string => Boolean(t));
     for (const tenantId of new Set(candidates)) {
-      const membership = await users.accessTo(q, user.id, tenantId);
-      if (membership) return { tenantId, membership, tenantIds };
+      const membership = await view.accessTo(tenantId);
+      if (membership) return { tenantId, membership, tenantIds: view.tenantIds };
     }
     throw new AppError('NO_ACCOUNT_ACCESS', 'The user has no active account to sign in to (disabled or expired everywhere)');
   }
 
-  async function start(tx: Queryable, user: UserRow, tenantId: string, membership: NonNullable<Awaited<ReturnType<UsersService['accessTo']>>>, client: ClientInfo, amr: string[], tenantIds?: string[]): Promise<LoginResponse> {
+  async function start(tx: Queryable, user: UserRow, tenantId: string, membership: NonNullable<Awaited<ReturnType<UsersService['accessTo']>>>, client: ClientInfo, amr: string[], tenantIds?: string[], used?: UsedSettings): Promise<LoginResponse> {
     const refreshToken = randomSecret(32);
     const sessionId = newId();
     // The settings and the session policy are read once here and handed to what needs them.
@@ -58,7 +63,7 @@ export function createLoginService(deps: LoginDeps) {
     const expiresAt = await deps.sessions.newSessionExpiry(tx, tenantId, { policy, refreshLifetime: settings.defaultRefreshTokenExpiration });
     await deps.sessions.makeRoomFor(tx, user.id, tenantId, policy);
     await store.insertSession(tx, { id: sessionId, tenantId, userId: user.id, amr, ip: client.ip, userAgent: client.userAgent, expiresAt, tokenHash: sha256Hex(refreshToken) });
-    return respond(tx, user, tenantId, membership, sessionId, refreshToken, amr, new Date(), { tenantIds, settings });
+    return respond(tx, user, tenantId, membership, sessionId, refreshToken, amr, new Date(), { tenantIds, settings }, used);
   }
 
   async function respond(
@@ -71,9 +76,12 @@ export function createLoginService(deps: LoginDeps) {
     amr: string[],
     authTime: Date,
     known: { tenantIds?: string[]; settings?: VendorSettings } = {},
+    used?: UsedSettings,
   ): Promise<LoginResponse> {
     const tenantIds = known.tenantIds ?? (await users.accountsOf(user.id, q)).map((a) => a.tenantId);
-    const { accessToken, expiresIn } = await deps.issue(q, { user, tenantId, membership, tenantIds, sessionId, amr, authTime }, { settings: known.settings });
+    const settings = known.settings ?? (await deps.environment.settings(q));
+    if (used) used.settings = settings;
+    const { accessToken, expiresIn } = await deps.issue(q, { user, tenantId, membership, tenantIds, sessionId, amr, authTime }, { settings });
     return {
       tokenType: 'bearer',
       accessToken,
@@ -100,7 +108,8 @@ export function createLoginService(deps: LoginDeps) {
   }
 
   return {
-    async login(body: { email?: string; username?: string; password: string }, client: ClientInfo): Promise<LoginResponse | ResetPasswordResponse> {
+    /** `used`, when given, receives the environment settings the sign-in read (for the refresh cookie). */
+    async login(body: { email?: string; username?: string; password: string }, client: ClientInfo, used?: UsedSettings): Promise<LoginResponse | ResetPasswordResponse> {
       const identifier = (body.email ?? body.username ?? '').trim().toLowerCase();
       if (!identifier) throw new AppError('VALIDATION', 'body.email or body.username is required');
       limit(`ip:${client.ip ?? 'unknown'}`, deps.limits.perIp);
@@ -137,12 +146,15 @@ export function createLoginService(deps: LoginDeps) {
       return db.transaction(async (tx) => {
         const { tenantId, membership, tenantIds } = await pickAccount(tx, signedIn);
         await updateUser(tx, signedIn.id, { failed_attempts: 0, last_login: new Date(), active_tenant_id: tenantId, ...(newHash ? { password_hash: newHash } : {}) });
-        return start(tx, { ...signedIn, active_tenant_id: tenantId }, tenantId, membership, client, ['pwd'], tenantIds);
+        return start(tx, { ...signedIn, active_tenant_id: tenantId }, tenantId, membership, client, ['pwd'], tenantIds, used);
       });
     },
 
-    /** Rotates the refresh token. A token already rotated is a replay: the whole session is revoked. */
-    async refresh(refreshToken: string): Promise<LoginResponse> {
+    /**
+     * Rotates the refresh token. A token already rotated is a replay: the whole session is revoked. `used`, when
+     * given, receives the environment settings the refresh read (for the refresh cookie).
+     */
+    async refresh(refreshToken: string, used?: UsedSettings): Promise<LoginResponse> {
       const hash = sha256Hex(refreshToken);
       const outcome = await db.transaction(async (tx) => {
         const session = await store.sessionByRefresh(tx, hash);
@@ -160,14 +172,15 @@ export function createLoginService(deps: LoginDeps) {
         const user = await findById(tx, session.user_id);
         if (!user) return { error: new AppError('INVALID_REFRESH_TOKEN') };
         if (isLockedNow(user)) return { error: new AppError('USER_LOCKED') };
-        const membership = await users.accessTo(tx, user.id, session.tenant_id);
+        const access = await users.accessView(tx, user.id);
+        const membership = await access.accessTo(session.tenant_id);
         if (!membership) {
           await store.revoke(tx, { sessionId: session.id }, 'account access removed');
           return { error: new AppError('NO_ACCOUNT_ACCESS', 'The user no longer has access to the account of this session') };
         }
         const next = randomSecret(32);
         await store.rotate(tx, session.id, hash, sha256Hex(next), session.tenant_id);
-        return { response: await respond(tx, user, session.tenant_id, membership, session.id, next, session.amr, session.created_at) };
+        return { response: await respond(tx, user, session.tenant_id, membership, session.id, next, session.amr, session.created_at, { tenantIds: access.tenantIds }, used) };
       });
       if ('error' in outcome) throw outcome.error;
       return outcome.response;

@@ -5,7 +5,7 @@ import { guard, tenantHeader, type UserAuth } from '../../http/auth.ts';
 import { AppError } from '../../http/errors.ts';
 import type { EnvironmentService } from '../environment/index.ts';
 import type { UsersService } from '../users/index.ts';
-import type { LoginService } from './login.service.ts';
+import type { LoginService, UsedSettings } from './login.service.ts';
 import { LoginBody, LoginResponse, RefreshBody, Session, SessionPolicy, SessionPolicyBody } from './schema.ts';
 import type { SessionsService } from './sessions.service.ts';
 
@@ -32,9 +32,12 @@ export interface AuthRouteDeps {
 export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, deps) => {
   const { login, sessions } = deps;
 
-  /** The refresh token rides in an HttpOnly cookie for browsers, and in the body for other clients. */
-  async function setRefreshCookie(reply: FastifyReply, token: string | null) {
-    const s = await deps.environment.settings();
+  /**
+   * The refresh token rides in an HttpOnly cookie for browsers, and in the body for other clients. `used` carries the
+   * settings the sign-in or refresh already read in its transaction; otherwise they are read here.
+   */
+  async function setRefreshCookie(reply: FastifyReply, token: string | null, used: UsedSettings = {}) {
+    const s = used.settings ?? (await deps.environment.settings());
     const sameSite = s.cookieSameSite === 'NONE' ? 'None' : s.cookieSameSite === 'STRICT' ? 'Strict' : 'Lax';
     const secure = deps.secureCookies || sameSite === 'None' ? '; Secure' : '';
     const value = token === null ? `${REFRESH_COOKIE}=; Path=/; HttpOnly; SameSite=${sameSite}; Max-Age=0${secure}` :
@@ -47,8 +50,9 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
     config: guard.public,
     schema: { tags, summary: 'Sign in with email (or username) and password', body: LoginBody, response: { 200: LoginResponse } },
   }, async (req, reply) => {
-    const r = await login.login(req.body, client(req));
-    if ('refreshToken' in r) await setRefreshCookie(reply, r.refreshToken);
+    const used: UsedSettings = {};
+    const r = await login.login(req.body, client(req), used);
+    if ('refreshToken' in r) await setRefreshCookie(reply, r.refreshToken, used);
     return r;
   });
 
@@ -58,8 +62,9 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
   }, async (req, reply) => {
     const token = req.body?.refreshToken ?? readCookie(req, REFRESH_COOKIE);
     if (!token) throw new AppError('INVALID_REFRESH_TOKEN', 'No refresh token: send the gh_refresh cookie or {refreshToken}');
-    const r = await login.refresh(token);
-    await setRefreshCookie(reply, r.refreshToken);
+    const used: UsedSettings = {};
+    const r = await login.refresh(token, used);
+    await setRefreshCookie(reply, r.refreshToken, used);
     return reply.status(201).send(r);
   });
 

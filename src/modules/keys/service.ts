@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 import { exportJWK, exportPKCS8, exportSPKI, generateKeyPair, importJWK, importPKCS8, jwtVerify, SignJWT, type JWK, type JWTPayload } from 'jose';
 import { decrypt, encrypt, newId } from '../../lib/crypto.ts';
 import { AppError } from '../../http/errors.ts';
@@ -32,12 +33,18 @@ export type KeysService = ReturnType<typeof createKeysService>;
 
 /**
  * Signing keys: one active key signs; retired keys verify until their grace period ends. Keys are cached in memory
- * and reloaded when a token names an unknown kid (another instance rotated) or after `reloadMs`.
+ * (the private key imported once per load) and reloaded when a token names an unknown kid (another instance rotated)
+ * or, in the background, once they are older than `reloadMs`.
  */
 export function createKeysService(deps: KeysDeps, reloadMs = 60_000) {
   let cache: Map<string, LoadedKey> = new Map();
   let active: LoadedKey | undefined;
   let loadedAt = 0;
+  let reloading: Promise<void> | undefined;
+  // Runs a function in the async context this service was built in (outside any transaction). Tokens are signed
+  // inside the sign-in and refresh transactions: a reload from there must not query the top-level Db in the
+  // caller's transaction context (on PGlite, one session, that would wait for the transaction itself).
+  const detached = AsyncResource.bind((fn: () => Promise<void>) => fn());
 
   async function load(): Promise<void> {
     const rows = await store.listUsableKeys(deps.db);
@@ -88,8 +95,22 @@ export function createKeysService(deps: KeysDeps, reloadMs = 60_000) {
     return { kid };
   }
 
+  /**
+   * The active key. Keys older than `reloadMs` keep serving while a reload runs in the background (one at a time): a
+   * key another instance has just retired still verifies for `graceSeconds`, so signing with it a moment longer is
+   * safe, and no caller waits for, or runs, a key query inside its own transaction.
+   */
   async function current(): Promise<LoadedKey> {
-    if (!active || Date.now() - loadedAt > reloadMs) await load();
+    if (!active) await load();
+    else if (Date.now() - loadedAt > reloadMs && !reloading) {
+      reloading = detached(() => load())
+        .catch(() => {
+          /* keep the cached keys; the next call past reloadMs tries again */
+        })
+        .finally(() => {
+          reloading = undefined;
+        });
+    }
     if (!active) throw new Error('no active signing key; call init() first');
     return active;
   }

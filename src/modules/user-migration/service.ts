@@ -97,19 +97,10 @@ export type UserMigrationService = ReturnType<typeof createUserMigrationService>
 export function createUserMigrationService(deps: UserMigrationDeps) {
   const { db, roles } = deps;
 
-  /** Writes one prepared user in `tx`: account, uniqueness, roles, phone, MFA secret, applications. */
-  async function write(tx: Queryable, p: Prepared, appIds: string[]): Promise<string> {
+  /** The users row of a prepared body (the membership, phone, roles and applications are written beside it). */
+  function userColumns(p: Prepared, id: string) {
     const { body } = p;
-    const account = await deps.tenants.requireLive(tx, body.tenantId);
-    if (await findByEmail(tx, p.email)) throw new AppError('USER_EXISTS', `A user with email ${p.email} already exists in the environment`);
-    if (body.username && (await findByUsername(tx, body.username))) throw new AppError('USERNAME_TAKEN', `Username ${body.username} is taken`);
-    if (body.phoneNumber && (await findByPhone(tx, body.phoneNumber))) throw new AppError('PHONE_TAKEN', `Phone number ${body.phoneNumber} belongs to another user`);
-    // Provider migrations carry the provider's role names; those matching a role key in reach are given.
-    const providerRoles = Array.isArray(p.providerRoleKeys) ? await store.roleIdsByKeys(tx, body.tenantId, p.providerRoleKeys) : [];
-    const roleIds = body.roleIds?.length ? body.roleIds : providerRoles.length ? providerRoles : await roles.defaultRoleIds(tx, body.tenantId);
-    if (body.roleIds?.length) await roles.assertAssignable(tx, body.tenantId, body.roleIds);
-    const id = newId();
-    await insertUser(tx, {
+    return {
       id,
       email: p.email,
       username: body.username ?? null,
@@ -125,7 +116,22 @@ export function createUserMigrationService(deps: UserMigrationDeps) {
       authenticator_mfa_secret_enc: body.authenticatorAppMfaSecret ? encrypt(deps.kek, body.authenticatorAppMfaSecret.replace(/=+$/, '').toUpperCase()) : null,
       phone_number_type: body.phoneNumber ? (body.phoneNumberType ?? null) : null,
       active_tenant_id: body.tenantId,
-    });
+    };
+  }
+
+  /** Writes one prepared user in `tx`: account, uniqueness, roles, phone, MFA secret, applications. */
+  async function write(tx: Queryable, p: Prepared, appIds: string[]): Promise<string> {
+    const { body } = p;
+    const account = await deps.tenants.requireLive(tx, body.tenantId);
+    if (await findByEmail(tx, p.email)) throw new AppError('USER_EXISTS', `A user with email ${p.email} already exists in the environment`);
+    if (body.username && (await findByUsername(tx, body.username))) throw new AppError('USERNAME_TAKEN', `Username ${body.username} is taken`);
+    if (body.phoneNumber && (await findByPhone(tx, body.phoneNumber))) throw new AppError('PHONE_TAKEN', `Phone number ${body.phoneNumber} belongs to another user`);
+    // Provider migrations carry the provider's role names; those matching a role key in reach are given.
+    const providerRoles = Array.isArray(p.providerRoleKeys) ? await store.roleIdsByKeys(tx, body.tenantId, p.providerRoleKeys) : [];
+    const roleIds = body.roleIds?.length ? body.roleIds : providerRoles.length ? providerRoles : await roles.defaultRoleIds(tx, body.tenantId);
+    if (body.roleIds?.length) await roles.assertAssignable(tx, body.tenantId, body.roleIds);
+    const id = newId();
+    await insertUser(tx, userColumns(p, id));
     if (body.phoneNumber && !(await addPhone(tx, id, body.phoneNumber))) throw new AppError('PHONE_TAKEN', `Phone number ${body.phoneNumber} belongs to another user`);
     await addMembership(tx, body.tenantId, id, { subAccess: account.sub_account_access_type !== 'defaultOff', expiresAt: null });
     await addRoles(tx, body.tenantId, id, roleIds);
@@ -140,32 +146,142 @@ export function createUserMigrationService(deps: UserMigrationDeps) {
     return ids;
   }
 
-  /** One chunk of a bulk job: each item checked and written; a rejected item is one error entry. */
-  async function importChunk(tx: Db, items: ChunkItem[]): Promise<{ succeeded: number; errors: ItemError[] }> {
-    const errors: ItemError[] = [];
+  /**
+   * One chunk of a bulk job, one item at a time: each user in its own savepoint, so a rejected user (even by a
+   * constraint, when a concurrent request took its email or phone) leaves nothing and the others still land. The
+   * batched import below falls back to this when a concurrent writer beats it to a unique key.
+   */
+  async function importOneByOne(tx: Db, items: { c: ChunkItem; p: Prepared }[], appIds: string[], errors: ItemError[]): Promise<number> {
     let succeeded = 0;
-    const appIds = await applicationIds(tx);
-    for (const c of items) {
-      const email = c.key;
-      if (!checkBody.Check(c.item)) {
-        errors.push({ index: c.index, key: email, code: 'VALIDATION', message: describeItemErrors(checkBody.Errors(c.item)) });
-        continue;
-      }
-      // A savepoint per user: a rejected user (even by a constraint, when a concurrent request took its email or
-      // phone) leaves nothing behind, and the others of the chunk still land.
+    for (const { c, p } of items) {
       await tx.query('SAVEPOINT migrate_user');
       try {
-        await write(tx, prepare(c.item), appIds);
+        await write(tx, p, appIds);
         await tx.query('RELEASE SAVEPOINT migrate_user');
         succeeded++;
       } catch (err) {
         const known = err instanceof AppError ? err : isUniqueViolation(err) ? new AppError('USER_EXISTS', `A user with this email, username or phone number already exists (${(err as Error).message})`) : undefined;
         if (!known) throw err; // the chunk rolls back and the job retries it
         await tx.query('ROLLBACK TO SAVEPOINT migrate_user');
-        errors.push({ index: c.index, key: email, code: known.code, message: known.message });
+        errors.push({ index: c.index, key: c.key, code: known.code, message: known.message });
       }
     }
-    return { succeeded, errors };
+    return succeeded;
+  }
+
+  /**
+   * One chunk of a bulk job, in batches: every item is checked in JS, the database is asked once per kind of check
+   * (live accounts, emails, usernames, phones, roles) for the whole chunk, the items are then decided in order exactly
+   * as `write` would decide them one after another (an earlier accepted item claims its email, username and phone),
+   * and the accepted users are written with one multi-row INSERT per table. Every rejected item is one error entry
+   * with the code and message `write` gives.
+   */
+  async function importChunk(tx: Db, items: ChunkItem[]): Promise<{ succeeded: number; errors: ItemError[] }> {
+    const errors: ItemError[] = [];
+    const appIds = await applicationIds(tx);
+    const reject = (c: ChunkItem, err: AppError) => errors.push({ index: c.index, key: c.key, code: err.code, message: err.message });
+
+    // 1. What needs no database.
+    const checked: { c: ChunkItem; p: Prepared }[] = [];
+    for (const c of items) {
+      if (!checkBody.Check(c.item)) {
+        errors.push({ index: c.index, key: c.key, code: 'VALIDATION', message: describeItemErrors(checkBody.Errors(c.item)) });
+        continue;
+      }
+      try {
+        checked.push({ c, p: prepare(c.item) });
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err;
+        reject(c, err);
+      }
+    }
+
+    // 2. One query per kind of check, over the whole chunk.
+    const distinct = <T>(xs: (T | undefined)[]) => [...new Set(xs.filter((x): x is T => x !== undefined))];
+    const accounts = await store.liveAccounts(tx, distinct(checked.map(({ p }) => p.body.tenantId)));
+    const emails = await store.takenEmails(tx, distinct(checked.map(({ p }) => p.email)));
+    const names = await store.usernames(tx, distinct(checked.map(({ p }) => p.body.username)));
+    const phones = await store.takenPhones(tx, distinct(checked.map(({ p }) => p.body.phoneNumber)));
+    const defaults = await store.defaultRoleIdsOf(tx, [...accounts.keys()]);
+    const cached = new Map<string, Promise<string[] | AppError>>();
+    const once = (key: string, f: () => Promise<string[]>) => {
+      let v = cached.get(key);
+      if (!v) {
+        v = f().catch((err) => {
+          if (err instanceof AppError) return err;
+          throw err;
+        });
+        cached.set(key, v);
+      }
+      return v;
+    };
+
+    // 3. In order, as write() would decide one item after another.
+    const accepted: { c: ChunkItem; p: Prepared }[] = [];
+    const rows: store.NewMigratedUser[] = [];
+    for (const entry of checked) {
+      const { c, p } = entry;
+      const { body } = p;
+      const account = accounts.get(body.tenantId);
+      if (!account) {
+        reject(c, new AppError('ACCOUNT_NOT_FOUND', `No account with tenantId ${body.tenantId}`));
+        continue;
+      }
+      if (emails.has(p.email)) {
+        reject(c, new AppError('USER_EXISTS', `A user with email ${p.email} already exists in the environment`));
+        continue;
+      }
+      const name = body.username ? names.get(body.username) : undefined;
+      if (body.username && name?.taken) {
+        reject(c, new AppError('USERNAME_TAKEN', `Username ${body.username} is taken`));
+        continue;
+      }
+      if (body.phoneNumber && phones.has(body.phoneNumber)) {
+        reject(c, new AppError('PHONE_TAKEN', `Phone number ${body.phoneNumber} belongs to another user`));
+        continue;
+      }
+      const providerRoles = Array.isArray(p.providerRoleKeys)
+        ? await once(`p\0${body.tenantId}\0${JSON.stringify(p.providerRoleKeys)}`, () => store.roleIdsByKeys(tx, body.tenantId, p.providerRoleKeys!))
+        : [];
+      if (providerRoles instanceof AppError) throw providerRoles; // roleIdsByKeys throws no AppError
+      let roleIds: string[];
+      if (body.roleIds?.length) {
+        const ok = await once(`a\0${body.tenantId}\0${JSON.stringify(body.roleIds)}`, async () => {
+          await roles.assertAssignable(tx, body.tenantId, body.roleIds!);
+          return body.roleIds!;
+        });
+        if (ok instanceof AppError) {
+          reject(c, ok);
+          continue;
+        }
+        roleIds = ok;
+      } else if (providerRoles.length) {
+        roleIds = providerRoles;
+      } else {
+        roleIds = defaults.get(body.tenantId)!;
+      }
+      emails.add(p.email);
+      if (name) name.taken = true;
+      // Every other spelling of the same username (lower() equal) is taken now too.
+      if (name) for (const other of names.values()) if (other.lower === name.lower) other.taken = true;
+      if (body.phoneNumber) phones.add(body.phoneNumber);
+      accepted.push(entry);
+      rows.push({ ...userColumns(p, newId()), sub_access: account.subAccess, phone: body.phoneNumber ?? null, role_ids: roleIds });
+    }
+
+    // 4. One INSERT per table. A unique violation here means a concurrent writer took a key after the checks: the
+    // accepted users then go one by one (each in a savepoint), which gives each its own outcome.
+    if (rows.length === 0) return { succeeded: 0, errors };
+    await tx.query('SAVEPOINT migrate_chunk');
+    try {
+      await store.insertMigratedUsers(tx, rows, appIds);
+      await tx.query('RELEASE SAVEPOINT migrate_chunk');
+      return { succeeded: rows.length, errors };
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+      await tx.query('ROLLBACK TO SAVEPOINT migrate_chunk');
+      return { succeeded: await importOneByOne(tx, accepted, appIds, errors), errors };
+    }
   }
 
   const engine = createMigrationEngine(deps, {

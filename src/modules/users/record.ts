@@ -13,17 +13,21 @@ export function activeMembership(user: store.UserRow, ms: store.MembershipRow[])
 }
 
 /**
- * Builds the User record of interface section 2 in three queries (memberships with role ids, phones, roles with
- * their permissions). `tenantId` picks the account whose roles and permissions fill `roles`/`permissions`.
+ * Builds the User record of interface section 2 in four queries, in two rounds of two independent ones (memberships
+ * with role ids and phones; then the roles with their permissions and the current account's permissions), so a
+ * pooled PostgreSQL answers each pair at once (PGlite and a transaction run them one after the other). `tenantId`
+ * picks the account whose roles and permissions fill `roles`/`permissions`.
  */
 export async function buildUserRecord(q: Queryable, roles: RolesService, user: store.UserRow, tenantId?: string): Promise<User> {
-  const [ms, phoneList] = [await store.memberships(q, user.id), await store.phones(q, user.id)];
+  const [ms, phoneList] = await Promise.all([store.memberships(q, user.id), store.phones(q, user.id)]);
   const current = (tenantId ? ms.find((m) => m.tenant_id === tenantId) : undefined) ?? activeMembership(user, ms);
   const allRoleIds = [...new Set(ms.flatMap((m) => m.role_ids))];
-  const roleRecords = allRoleIds.length ? await roles.rolesByIds(q, allRoleIds) : [];
+  const [roleRecords, permissions] = await Promise.all([
+    allRoleIds.length ? roles.rolesByIds(q, allRoleIds) : [],
+    current && current.role_ids.length ? roles.permissionsOfRoles(q, current.role_ids) : [],
+  ]);
   const byId = new Map(roleRecords.map((r) => [r.id, r]));
   const rolesOf = (m: store.MembershipRow) => m.role_ids.map((id) => byId.get(id)).filter((r) => r !== undefined);
-  const permissions = current && current.role_ids.length ? await roles.permissionsOfRoles(q, current.role_ids) : [];
   return {
     id: user.id,
     email: user.email,

@@ -40,6 +40,23 @@ export function createUsersService(deps: UsersDeps) {
 
   const record = (q: Queryable, user: store.UserRow, tenantId?: string) => buildUserRecord(q, roles, user, tenantId);
 
+  /** A membership found `distance` levels above the account gives access there unless disabled, expired or (above) closed to sub-accounts. */
+  function usable(membership: store.MembershipRow, distance: number): store.MembershipRow | undefined {
+    if (distance > 0 && !subAccess(membership)) return undefined;
+    if (membership.is_disabled) return undefined;
+    if (membership.temporary_expiration_date && membership.temporary_expiration_date <= new Date()) return undefined;
+    return membership;
+  }
+
+  /**
+   * How a user may act in an account: through their own membership, or through the nearest ancestor membership
+   * that has sub-account access. Undefined when neither; disabled or expired memberships give no access.
+   */
+  async function accessTo(q: Queryable, userId: string, tenantId: string): Promise<store.MembershipRow | undefined> {
+    const found = await store.nearestMembership(q, userId, tenantId);
+    return found ? usable(found.membership, found.distance) : undefined;
+  }
+
   /** Joins a user to an account with the given roles (or the account's default roles). */
   async function join(tx: Queryable, tenantId: string, userId: string, roleIds: string[] | undefined, expiresAt: Date | null, firstUser = false) {
     const account = await deps.tenants.requireLive(tx, tenantId);
@@ -232,18 +249,25 @@ export function createUsersService(deps: UsersDeps) {
       return { items, total, limit, page };
     },
 
+    accessTo,
+
     /**
-     * How a user may act in an account: through their own membership, or through the nearest ancestor membership
-     * that has sub-account access. Undefined when neither; disabled or expired memberships give no access.
+     * What sign-in and token refresh need of a user's memberships, read with one statement: the live accounts in
+     * membership order (a token's `tenantIds`, as `accountsOf` lists them) and an `accessTo` that answers from those
+     * rows when the user is a direct member of the (live) account, the usual case, and otherwise walks the ancestors
+     * as `accessTo` does. Same answers as `accountsOf` and `accessTo`, without a statement per question.
      */
-    async accessTo(q: Queryable, userId: string, tenantId: string): Promise<store.MembershipRow | undefined> {
-      const found = await store.nearestMembership(q, userId, tenantId);
-      if (!found) return undefined;
-      const { membership, distance } = found;
-      if (distance > 0 && !subAccess(membership)) return undefined;
-      if (membership.is_disabled) return undefined;
-      if (membership.temporary_expiration_date && membership.temporary_expiration_date <= new Date()) return undefined;
-      return membership;
+    async accessView(q: Queryable, userId: string) {
+      const live = (await store.membershipsWithState(q, userId)).filter((m) => m.live);
+      return {
+        tenantIds: live.map((m) => m.tenant_id),
+        accessTo: async (tenantId: string): Promise<store.MembershipRow | undefined> => {
+          const direct = live.find((m) => m.tenant_id === tenantId);
+          if (!direct) return accessTo(q, userId, tenantId);
+          const { live: _live, ...membership } = direct;
+          return usable(membership, 0);
+        },
+      };
     },
 
     /** The accounts a user belongs to, with names. */

@@ -72,15 +72,20 @@ export async function findByPhone(q: Queryable, phone: string): Promise<UserRow 
 
 /** Every membership of a user with its role ids and the account's sub-account access type, oldest first. */
 export async function memberships(q: Queryable, userId: string): Promise<MembershipRow[]> {
-  const { rows } = await q.query<MembershipRow>(
+  return membershipsWithState(q, userId);
+}
+
+/** `memberships`, each also saying whether its account is live (not removed). */
+export async function membershipsWithState(q: Queryable, userId: string): Promise<(MembershipRow & { live: boolean })[]> {
+  const { rows } = await q.query<MembershipRow & { live: boolean }>(
     `SELECT ut.tenant_id, ut.is_disabled, ut.temporary_expiration_date, ut.sub_account_access_allowed, ut.created_at,
-            t.sub_account_access_type,
+            t.sub_account_access_type, t.deleted_at IS NULL AS live,
             coalesce(array_agg(ur.role_id::text) FILTER (WHERE ur.role_id IS NOT NULL), '{}') AS role_ids
      FROM user_tenants ut
      JOIN tenants t ON t.tenant_id = ut.tenant_id
      LEFT JOIN user_roles ur ON ur.tenant_id = ut.tenant_id AND ur.user_id = ut.user_id
      WHERE ut.user_id = $1
-     GROUP BY ut.tenant_id, ut.user_id, t.sub_account_access_type
+     GROUP BY ut.tenant_id, ut.user_id, t.sub_account_access_type, t.deleted_at
      ORDER BY ut.created_at, ut.tenant_id`,
     [userId],
   );
