@@ -44,14 +44,16 @@ export async function lockMigration(q: Queryable, id: string): Promise<Migration
 }
 
 /** items[from .. from+count), in order. */
+/** Items [from, from + count) of a migration, read with one pass over the stored list (a jsonpath slice). */
 export async function itemSlice(q: Queryable, id: string, from: number, count: number): Promise<unknown[]> {
-  const { rows } = await q.query<{ item: unknown }>(
-    `SELECT m.items -> i AS item
-     FROM migrations m, generate_series($2::int, least($2::int + $3::int, m.total) - 1) AS i
-     WHERE m.id = $1 ORDER BY i`,
+  if (count <= 0) return [];
+  const { rows } = await q.query<{ items: unknown[] | null }>(
+    `SELECT CASE WHEN $2::int >= total THEN '[]'::jsonb
+                 ELSE jsonb_path_query_array(items, format('$[%s to %s]', $2::int, least($2::int + $3::int, total) - 1)::jsonpath) END AS items
+     FROM migrations WHERE id = $1`,
     [id, from, count],
   );
-  return rows.map((r) => r.item);
+  return rows[0]?.items ?? [];
 }
 
 /**
