@@ -1,0 +1,880 @@
+import { verify as argon2Verify } from '@node-rs/argon2';
+import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { loadavg } from 'node:os';
+import type { AddressInfo } from 'node:net';
+import Fastify from 'fastify';
+import { importPKCS8, SignJWT, type JWTPayload } from 'jose';
+import pino from 'pino';
+import { loadConfig } from '../src/config.ts';
+import { createContext, LOG_REDACT, type Context } from '../src/context.ts';
+import { decrypt, keyFromString } from '../src/lib/crypto.ts';
+import { buildApp } from '../src/routes.ts';
+import type { ClosableDb, Db, QueryResult } from '../src/storage/db.ts';
+import {
+  BENCH_ENCRYPTION_KEY,
+  BENCH_VENDOR,
+  explainAnalyze,
+  httpClient,
+  ms,
+  openBenchDb,
+  REPO_ROOT,
+  stats,
+  type AreaResult,
+  type BenchDb,
+  type BenchOptions,
+  type HttpClient,
+  type HttpReply,
+  type Stats,
+  type Table,
+} from './lib.ts';
+
+/**
+ * Identity hot paths through the real HTTP stack (app in-process on loopback, keep-alive clients):
+ *  - signin:   password sign-ins per second against raw argon2id verifications per second, same parameters, same
+ *              concurrency, interleaved in the same run;
+ *  - refresh:  refresh-token rotations per second with the process pinned to one CPU, RS256 and ES256, plus the raw
+ *              cost of signing one token;
+ *  - get-user: vendor get-user-by-id over 100,000 users (latency, throughput, statements, where the time goes).
+ * The 100,000 users are seeded with INSERT ... SELECT generate_series (not measured) before any section runs.
+ */
+
+const AUTH = '/identity/resources/auth/v1';
+const SIGNIN = `${AUTH}/user`;
+const REFRESH = `${AUTH}/user/token/refresh`;
+const GET_USER = '/identity/resources/vendor-only/users/v1';
+const PASSWORD = 'correct horse battery staple';
+const BENCH_ACCOUNT = 'bench-identity';
+
+const SIGNIN_RATIO_TARGET = 0.85;
+const REFRESH_TARGET: Record<'pglite' | 'postgres', number> = { pglite: 400, postgres: 1000 };
+
+interface Sizes {
+  users: number;
+  accounts: number;
+  /** Sign-in concurrencies measured (each against raw verifications at the same concurrency). */
+  signinConcurrency: number[];
+  signinRounds: number;
+  signinRoundMs: number;
+  signinWarmupMs: number;
+  refreshSessions: number;
+  refreshMs: number;
+  refreshWarmupMs: number;
+  signMs: number;
+  getUserRequests: number;
+  getUserBudgetMs: number;
+  getUserConcurrency: number;
+  getUserThroughputMs: number;
+  /** Sequential requests whose statements are timed (breakdown tables). */
+  breakdownRequests: number;
+  signinBreakdown: number;
+  /** Window of the one-at-a-time sign-in / raw verify comparison. */
+  sequentialMs: number;
+  profileMs: number;
+}
+
+const FULL: Sizes = {
+  users: 100_000,
+  accounts: 1000,
+  signinConcurrency: [4, 8],
+  signinRounds: 2,
+  signinRoundMs: 8000,
+  signinWarmupMs: 1000,
+  refreshSessions: 8,
+  refreshMs: 10_000,
+  refreshWarmupMs: 2000,
+  signMs: 3000,
+  getUserRequests: 3000,
+  getUserBudgetMs: 8000,
+  getUserConcurrency: 8,
+  getUserThroughputMs: 8000,
+  breakdownRequests: 300,
+  signinBreakdown: 40,
+  sequentialMs: 3000,
+  profileMs: 3000,
+};
+const QUICK: Sizes = {
+  users: 5000,
+  accounts: 50,
+  signinConcurrency: [4],
+  signinRounds: 1,
+  signinRoundMs: 2000,
+  signinWarmupMs: 300,
+  refreshSessions: 4,
+  refreshMs: 2000,
+  refreshWarmupMs: 500,
+  signMs: 1000,
+  getUserRequests: 300,
+  getUserBudgetMs: 2000,
+  getUserConcurrency: 4,
+  getUserThroughputMs: 2000,
+  breakdownRequests: 50,
+  signinBreakdown: 10,
+  sequentialMs: 1000,
+  profileMs: 1000,
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// The app with the identity settings: startBenchApp's wiring plus config overrides (rate limits, JWT algorithm).
+
+interface IdentityApp {
+  ctx: Context;
+  baseUrl: string;
+  vendorToken: string;
+  /** A keep-alive client carrying the vendor token. */
+  client: HttpClient;
+  /** A fresh keep-alive client (one connection), optionally with a bearer token. */
+  newClient(token?: string): HttpClient;
+  close(): Promise<void>;
+}
+
+async function startIdentityApp(bdb: BenchDb, db: ClosableDb, env: Record<string, string>): Promise<IdentityApp> {
+  const config = loadConfig({
+    DATA_DIR: bdb.dataDir,
+    GATEHOUSE_ENCRYPTION_KEY: BENCH_ENCRYPTION_KEY,
+    GATEHOUSE_CLIENT_ID: BENCH_VENDOR.clientId,
+    GATEHOUSE_API_KEY: BENCH_VENDOR.secret,
+    LOG_LEVEL: 'info',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    // Every sign-in comes from 127.0.0.1 and each worker signs in as one user over and over: the limits (60 per IP,
+    // 20 per identifier per minute by default) are raised so the benchmark measures sign-in, not the limiter.
+    LOGIN_RATE_LIMIT_PER_IP: '100000',
+    LOGIN_RATE_LIMIT_PER_IDENTIFIER: '100000',
+    ...env,
+  });
+  // BENCH_IDENTITY_LOG=1: the server's warnings and errors on stderr (to see why a request failed); else /dev/null.
+  const log = process.env.BENCH_IDENTITY_LOG
+    ? pino({ level: 'warn', redact: { paths: LOG_REDACT, censor: '[redacted]' } }, pino.destination(2))
+    : pino({ level: config.logLevel, redact: { paths: LOG_REDACT, censor: '[redacted]' } }, pino.destination({ dest: '/dev/null', sync: false }));
+  const ctx = await createContext(config, db, log);
+  await ctx.environment.bootstrap({ clientId: BENCH_VENDOR.clientId, apiKey: BENCH_VENDOR.secret });
+  const app = await buildApp(ctx);
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  const clients: HttpClient[] = [];
+  const newClient = (token?: string) => {
+    const c = httpClient(baseUrl);
+    if (token) c.setToken(token);
+    clients.push(c);
+    return c;
+  };
+  const client = newClient();
+  const auth = await client.request('POST', '/auth/vendor', { body: BENCH_VENDOR });
+  if (auth.status !== 200) throw new Error(`vendor auth failed: ${auth.status} ${JSON.stringify(auth.body)}`);
+  client.setToken(auth.body.token);
+  return {
+    ctx,
+    baseUrl,
+    vendorToken: auth.body.token,
+    client,
+    newClient,
+    async close() {
+      for (const c of clients) c.close();
+      await app.close();
+      await ctx.jobs.stop();
+    },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Statement timing: a Db wrapper that, while a recording is open, notes every statement with its wall time.
+
+interface Timed {
+  sql: string;
+  params: unknown[];
+  ms: number;
+}
+
+function timingDb(inner: ClosableDb) {
+  let sink: Timed[] | undefined;
+  let transactions = 0;
+  const wrap = (q: Db): Db => ({
+    async query<T>(sql: string, params?: unknown[]): Promise<QueryResult<T>> {
+      if (!sink) return q.query<T>(sql, params);
+      const out = sink;
+      const start = performance.now();
+      try {
+        return await q.query<T>(sql, params);
+      } finally {
+        out.push({ sql, params: params ?? [], ms: performance.now() - start });
+      }
+    },
+    transaction: (fn) => {
+      if (sink) transactions++;
+      return q.transaction((tx) => fn(wrap(tx)));
+    },
+  });
+  const db: ClosableDb = { ...wrap(inner), kind: inner.kind, close: () => inner.close() };
+  return {
+    db,
+    /** Runs `fn` `n` times sequentially and returns what the statements cost per call. */
+    async breakdown(n: number, fn: (i: number) => Promise<HttpReply>) {
+      const perCall: { statements: number; dbMs: number; httpMs: number }[] = [];
+      const bySql = new Map<string, { n: number; ms: number }>();
+      let example: Timed[] = [];
+      transactions = 0;
+      for (let i = 0; i < n; i++) {
+        sink = [];
+        let reply: HttpReply;
+        const got = sink;
+        try {
+          reply = await fn(i);
+        } finally {
+          sink = undefined;
+        }
+        perCall.push({ statements: got.length, dbMs: got.reduce((a, s) => a + s.ms, 0), httpMs: reply.ms });
+        for (const s of got) {
+          const key = normaliseSql(s.sql);
+          const e = bySql.get(key) ?? { n: 0, ms: 0 };
+          e.n++;
+          e.ms += s.ms;
+          bySql.set(key, e);
+        }
+        if (i === n - 1) example = got;
+      }
+      const mean = (f: (x: (typeof perCall)[number]) => number) => perCall.reduce((a, x) => a + f(x), 0) / (perCall.length || 1);
+      return {
+        calls: n,
+        statementsPerCall: mean((x) => x.statements),
+        transactionsPerCall: transactions / n,
+        dbMsPerCall: mean((x) => x.dbMs),
+        httpMsPerCall: mean((x) => x.httpMs),
+        statements: [...bySql.entries()].map(([sql, e]) => ({ sql, perCall: e.n / n, meanMs: e.ms / e.n })).sort((a, b) => b.meanMs * b.perCall - a.meanMs * a.perCall),
+        example,
+      };
+    },
+  };
+}
+
+const normaliseSql = (sql: string) => sql.replace(/\s+/g, ' ').trim().slice(0, 110);
+
+// ---------------------------------------------------------------------------------------------------------------
+// Load generation and CPU placement
+
+interface LoopResult {
+  workers: number;
+  ops: number;
+  seconds: number;
+  perSecond: number;
+  latency: Stats;
+  /** CPU time of this process (all threads: main, thread pool, PGlite) per operation in the window, user + system. */
+  cpuMsPerOp: number;
+  /** Of which the main thread (Linux /proc; NaN elsewhere) and the other threads (libuv pool: argon2, WebCrypto). */
+  mainCpuMsPerOp: number;
+  otherCpuMsPerOp: number;
+}
+
+/**
+ * CPU time (user + system, ms) of the main thread and of all other threads of this process, from /proc/self/task
+ * (Linux; undefined elsewhere). Clock ticks of 10 ms: meaningful over windows of a second or more.
+ */
+function threadCpuMs(): { main: number; other: number } | undefined {
+  try {
+    let main = 0;
+    let other = 0;
+    for (const tid of readdirSync('/proc/self/task')) {
+      const st = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+      const t = (Number(f[11]) + Number(f[12])) * 10;
+      if (tid === String(process.pid)) main += t;
+      else other += t;
+    }
+    return { main, other };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `workers` closed loops calling `op` back to back for `warmupMs + durationMs`; counts the operations that complete
+ * inside the measured window (after the warm-up), so the figure is a steady-state rate.
+ */
+async function closedLoop(workers: number, warmupMs: number, durationMs: number, op: (worker: number) => Promise<void>): Promise<LoopResult> {
+  const start = performance.now() + warmupMs;
+  const end = start + durationMs;
+  const latencies: number[] = [];
+  let cpuStart: NodeJS.CpuUsage | undefined;
+  let cpu: NodeJS.CpuUsage | undefined;
+  let threadsStart: ReturnType<typeof threadCpuMs>;
+  let threadsEnd: ReturnType<typeof threadCpuMs>;
+  const marks = [
+    setTimeout(() => ((cpuStart = process.cpuUsage()), (threadsStart = threadCpuMs())), Math.max(0, start - performance.now())),
+    setTimeout(() => ((cpu = process.cpuUsage(cpuStart)), (threadsEnd = threadCpuMs())), Math.max(0, end - performance.now())),
+  ];
+  await Promise.all(
+    Array.from({ length: workers }, async (_, w) => {
+      while (performance.now() < end) {
+        const s = performance.now();
+        await op(w);
+        const e = performance.now();
+        if (e >= start && e <= end) latencies.push(e - s);
+      }
+    }),
+  );
+  for (const m of marks) clearTimeout(m);
+  const seconds = durationMs / 1000;
+  const cpuMs = cpu ? (cpu.user + cpu.system) / 1000 : NaN;
+  const n = latencies.length || 1;
+  return {
+    workers,
+    ops: latencies.length,
+    seconds,
+    perSecond: latencies.length / seconds,
+    latency: stats(latencies),
+    cpuMsPerOp: cpuMs / n,
+    mainCpuMsPerOp: threadsStart && threadsEnd ? (threadsEnd.main - threadsStart.main) / n : NaN,
+    otherCpuMsPerOp: threadsStart && threadsEnd ? (threadsEnd.other - threadsStart.other) / n : NaN,
+  };
+}
+
+/**
+ * Restricts every thread of this process (main thread, libuv pool, V8 helpers) to `cpus` with taskset, runs `fn`,
+ * then restores the previous CPU list. Without taskset (not Linux) it runs unpinned and says so.
+ */
+async function onCpus<T>(cpus: string, fn: () => Promise<T>): Promise<{ result: T; pinned: boolean }> {
+  let previous: string | undefined;
+  try {
+    previous = /list:\s*(\S+)/.exec(execFileSync('taskset', ['-p', '-c', String(process.pid)], { encoding: 'utf8' }))?.[1];
+    execFileSync('taskset', ['-a', '-p', '-c', cpus, String(process.pid)], { stdio: 'ignore' });
+  } catch {
+    return { result: await fn(), pinned: false };
+  }
+  try {
+    return { result: await fn(), pinned: true };
+  } finally {
+    if (previous) execFileSync('taskset', ['-a', '-p', '-c', previous, String(process.pid)], { stdio: 'ignore' });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// CPU profile of the main thread (node:inspector), summarised by where the code lives.
+
+interface ProfileSummary {
+  totalMs: number;
+  /** Main-thread time not idle. */
+  busyMs: number;
+  byArea: { area: string; ms: number; pct: number }[];
+  topFunctions: { fn: string; ms: number; pct: number }[];
+}
+
+function areaOf(fn: string, url: string): string {
+  if (fn === '(idle)') return 'idle (waiting for the database server, the thread pool or the network)';
+  if (fn === '(garbage collector)') return 'garbage collector';
+  if (fn === '(program)') return 'V8/native (program)';
+  if (url.startsWith('wasm://')) return '@electric-sql/pglite (PostgreSQL in WASM)';
+  const nm = url.lastIndexOf('/node_modules/');
+  if (nm >= 0) {
+    const parts = url.slice(nm + '/node_modules/'.length).split('/');
+    return parts[0].startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0];
+  }
+  if (url.startsWith('node:')) {
+    const m = /^node:(?:internal\/)?([a-z_]+)/.exec(url);
+    const seg = (m?.[1] ?? 'core').replace(/^_/, '').replace(/_.*$/, '');
+    return `node:${seg}`;
+  }
+  if (url.includes(`${REPO_ROOT}/src/`) || url.includes('/src/')) return 'gatehouse src/';
+  if (url.includes('/bench/')) return 'bench harness';
+  if (!url) return `native: ${fn || '(anonymous)'}`;
+  return url;
+}
+
+async function cpuProfile<T>(fn: () => Promise<T>): Promise<{ result: T; profile: ProfileSummary }> {
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 250 });
+  await session.post('Profiler.start');
+  let result: T;
+  let profile: any;
+  try {
+    result = await fn();
+  } finally {
+    profile = (await session.post('Profiler.stop')).profile;
+    await session.post('Profiler.disable');
+    session.disconnect();
+  }
+  const nodes = new Map<number, { callFrame: { functionName: string; url: string; lineNumber: number } }>();
+  for (const n of profile.nodes) nodes.set(n.id, n);
+  const selfUs = new Map<number, number>();
+  const samples: number[] = profile.samples ?? [];
+  const deltas: number[] = profile.timeDeltas ?? [];
+  // As DevTools does: sample i stands for the time until the next sample.
+  for (let i = 0; i < samples.length - 1; i++) selfUs.set(samples[i], (selfUs.get(samples[i]) ?? 0) + (deltas[i + 1] ?? 0));
+  const byArea = new Map<string, number>();
+  const byFn = new Map<string, number>();
+  let total = 0;
+  for (const [id, us] of selfUs) {
+    const cf = nodes.get(id)!.callFrame;
+    total += us;
+    const area = areaOf(cf.functionName, cf.url);
+    byArea.set(area, (byArea.get(area) ?? 0) + us);
+    const short = cf.url.replace(/^.*\/node_modules\//, '').replace(`file://${REPO_ROOT}/`, '').replace(/^wasm:\/\/wasm\//, 'wasm:');
+    const key = `${cf.functionName || '(anonymous)'}${short ? ` ${short}:${cf.lineNumber + 1}` : ''}`;
+    byFn.set(key, (byFn.get(key) ?? 0) + us);
+  }
+  const pct = (us: number) => Number(((us / (total || 1)) * 100).toFixed(1));
+  const idle = [...byArea.entries()].filter(([a]) => a.startsWith('idle')).reduce((a, [, us]) => a + us, 0);
+  return {
+    result: result!,
+    profile: {
+      totalMs: total / 1000,
+      busyMs: (total - idle) / 1000,
+      byArea: [...byArea.entries()].sort((a, b) => b[1] - a[1]).map(([area, us]) => ({ area, ms: us / 1000, pct: pct(us) })),
+      topFunctions: [...byFn.entries()].sort((a, b) => b[1] - a[1]).slice(0, 15).map(([f, us]) => ({ fn: f, ms: us / 1000, pct: pct(us) })),
+    },
+  };
+}
+
+function profileTable(title: string, p: ProfileSummary, ops: number, notes: string[] = []): Table {
+  return {
+    title,
+    columns: ['where (main thread, self time)', '% of samples', 'ms per operation'],
+    rows: p.byArea.filter((a) => a.pct >= 0.5).map((a) => [a.area, a.pct, ms(a.ms / (ops || 1), 3)]),
+    notes: [
+      `Main thread busy ${((p.busyMs / (p.totalMs || 1)) * 100).toFixed(0)} % of ${(p.totalMs / 1000).toFixed(1)} s over ${ops} operations: ${(p.busyMs / (ops || 1)).toFixed(2)} ms of main-thread CPU per operation.`,
+      ...notes,
+      `Top functions: ${p.topFunctions.slice(0, 6).map((f) => `${f.fn} ${f.pct}%`).join('; ')}.`,
+    ],
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Seeding (not measured)
+
+const uuidOf = (seed: string) => {
+  const h = createHash('md5').update(seed).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+};
+export const seededUserId = (i: number) => uuidOf(`u${i}`);
+const ADMIN_ROLE = 'bd3e633c-ebd7-4f44-8d87-7f05f9e34ac9';
+const READ_ONLY_ROLE = 'c784abeb-f295-45fb-84ed-19a1652cfb43';
+
+/**
+ * `accounts` accounts and `users` users: every user a member of account i % accounts (its active account), one in ten
+ * also of the next account; every membership holds the built-in read-only role, one user in a hundred also admin in
+ * its first account; one user in five has a phone number. The password hash is a real argon2id string.
+ */
+async function seedUsers(db: Db, users: number, accounts: number, passwordHash: string) {
+  const start = performance.now();
+  await db.query(`
+    INSERT INTO tenants (tenant_id, id, name, status, metadata, created_at, updated_at)
+    SELECT 'acct-' || i, md5('acct' || i)::uuid, 'Account ' || i, 'active', '{}'::jsonb,
+           timestamptz '2023-01-01 00:00:00+00' + i * interval '1 hour', timestamptz '2023-01-01 00:00:00+00' + i * interval '1 hour'
+      FROM generate_series(0, ${accounts - 1}) AS i`);
+  await db.query(
+    `INSERT INTO users (id, email, username, name, verified, metadata, vendor_metadata, password_hash, active_tenant_id, created_at, updated_at, last_login)
+     SELECT md5('u' || i)::uuid, 'user' || i || '@bench.example', CASE WHEN i % 3 = 0 THEN 'user' || i END, 'User ' || i, i % 4 <> 0,
+            jsonb_build_object('plan', (ARRAY['free','team','business'])[1 + i % 3], 'seat', i % 250), '{}'::jsonb,
+            $1, 'acct-' || (i % ${accounts}),
+            timestamptz '2023-01-01 00:00:00+00' + i * interval '1 minute', timestamptz '2023-01-01 00:00:00+00' + i * interval '1 minute',
+            CASE WHEN i % 2 = 0 THEN timestamptz '2024-06-01 00:00:00+00' + i * interval '1 second' END
+       FROM generate_series(1, ${users}) AS i`,
+    [passwordHash],
+  );
+  await db.query(`
+    INSERT INTO user_tenants (tenant_id, user_id, sub_account_access_allowed, created_at)
+    SELECT 'acct-' || (i % ${accounts}), md5('u' || i)::uuid, false, timestamptz '2023-01-01 00:00:00+00' + i * interval '1 minute'
+      FROM generate_series(1, ${users}) AS i
+    UNION ALL
+    SELECT 'acct-' || ((i + 1) % ${accounts}), md5('u' || i)::uuid, false, timestamptz '2023-06-01 00:00:00+00' + i * interval '1 minute'
+      FROM generate_series(1, ${users}) AS i WHERE i % 10 = 0`);
+  await db.query(`
+    INSERT INTO user_roles (tenant_id, user_id, role_id)
+    SELECT tenant_id, user_id, '${READ_ONLY_ROLE}'::uuid FROM user_tenants WHERE tenant_id LIKE 'acct-%'
+    UNION ALL
+    SELECT 'acct-' || (i % ${accounts}), md5('u' || i)::uuid, '${ADMIN_ROLE}'::uuid FROM generate_series(1, ${users}) AS i WHERE i % 100 = 0`);
+  await db.query(`
+    INSERT INTO user_phone_numbers (phone_number, user_id, is_primary)
+    SELECT '+1555' || lpad(i::text, 7, '0'), md5('u' || i)::uuid, true FROM generate_series(1, ${users}) AS i WHERE i % 5 = 0`);
+  const elapsed = performance.now() - start;
+  const count = async (sql: string) => (await db.query<{ n: number }>(sql)).rows[0].n;
+  return {
+    ms: elapsed,
+    users: await count(`SELECT count(*)::int AS n FROM users WHERE email LIKE '%@bench.example'`),
+    memberships: await count(`SELECT count(*)::int AS n FROM user_tenants WHERE tenant_id LIKE 'acct-%'`),
+    roleAssignments: await count(`SELECT count(*)::int AS n FROM user_roles WHERE tenant_id LIKE 'acct-%'`),
+    phones: await count('SELECT count(*)::int AS n FROM user_phone_numbers'),
+  };
+}
+
+/** An account and `n` users with a password, through the API (their hashes are the app's own argon2id). */
+async function createSignInUsers(app: IdentityApp, n: number): Promise<{ emails: string[]; hash: string }> {
+  const acct = await app.client.request('POST', '/tenants/resources/tenants/v1', { body: { tenantId: BENCH_ACCOUNT, name: 'Identity bench' } });
+  if (acct.status !== 201) throw new Error(`create account: HTTP ${acct.status} ${JSON.stringify(acct.body).slice(0, 300)}`);
+  const emails: string[] = [];
+  for (let i = 0; i < n; i++) {
+    const email = `signin-${i}@bench.example`;
+    const r = await app.client.request('POST', '/identity/resources/users/v1', { body: { email, password: PASSWORD, name: `Sign-in ${i}` }, headers: { 'gatehouse-tenant-id': BENCH_ACCOUNT } });
+    if (r.status !== 201) throw new Error(`create user: HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
+    emails.push(email);
+  }
+  const { rows } = await app.ctx.db.query<{ password_hash: string }>('SELECT password_hash FROM users WHERE email = $1', [emails[0]]);
+  return { emails, hash: rows[0].password_hash };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 1. Sign-in against raw argon2id verification
+
+interface SigninRound {
+  concurrency: number;
+  round: number;
+  raw: LoopResult;
+  signin: LoopResult;
+}
+
+async function measureSignin(app: IdentityApp, timing: ReturnType<typeof timingDb>, users: { emails: string[]; hash: string }, sizes: Sizes, log: BenchOptions['log']) {
+  const rounds: SigninRound[] = [];
+  const maxC = Math.max(...sizes.signinConcurrency);
+  const clients = Array.from({ length: maxC }, () => app.newClient());
+  const signin = (w: number) => async () => {
+    const r = await clients[w].request('POST', SIGNIN, { body: { email: users.emails[w], password: PASSWORD } });
+    if (r.status !== 200 || !r.body.accessToken) throw new Error(`sign-in: HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
+  };
+  const raw = async () => {
+    if (!(await argon2Verify(users.hash, PASSWORD))) throw new Error('argon2 verify answered false');
+  };
+  for (const c of sizes.signinConcurrency) {
+    for (let round = 1; round <= sizes.signinRounds; round++) {
+      // Interleaved: raw, then sign-in, every round, so drift in machine load hits both sides alike.
+      const r = await closedLoop(c, sizes.signinWarmupMs, sizes.signinRoundMs, () => raw());
+      const s = await closedLoop(c, sizes.signinWarmupMs, sizes.signinRoundMs, (w) => signin(w)());
+      rounds.push({ concurrency: c, round, raw: r, signin: s });
+      log(`    concurrency ${c} round ${round}: raw argon2id ${r.perSecond.toFixed(1)}/s (${r.cpuMsPerOp.toFixed(1)} ms CPU each), sign-in ${s.perSecond.toFixed(1)}/s (${s.cpuMsPerOp.toFixed(1)} ms CPU each): ${((s.perSecond / r.perSecond) * 100).toFixed(1)} %, sign-in p50 ${s.latency.p50.toFixed(1)} ms`);
+    }
+  }
+  const breakdown = await timing.breakdown(sizes.signinBreakdown, async () => {
+    const r = await clients[0].request('POST', SIGNIN, { body: { email: users.emails[0], password: PASSWORD } });
+    if (r.status !== 200) throw new Error(`sign-in: HTTP ${r.status}`);
+    return r;
+  });
+  // One at a time, each thread's CPU: what a sign-in costs besides argon2, and what argon2 costs when real work runs
+  // between verifications (a raw loop keeps its 19 MiB working set warm in the caches).
+  const sequential = {
+    raw: await closedLoop(1, 300, sizes.sequentialMs, () => raw()),
+    signin: await closedLoop(1, 300, sizes.sequentialMs, () => signin(0)()),
+  };
+  log(`    one at a time: raw verify ${sequential.raw.cpuMsPerOp.toFixed(1)} ms CPU (other threads ${sequential.raw.otherCpuMsPerOp.toFixed(1)}), sign-in ${sequential.signin.cpuMsPerOp.toFixed(1)} ms (main thread ${sequential.signin.mainCpuMsPerOp.toFixed(1)}, other threads ${sequential.signin.otherCpuMsPerOp.toFixed(1)})`);
+  const c = Math.max(...sizes.signinConcurrency);
+  const profiled = await cpuProfile(() => closedLoop(c, 0, sizes.profileMs, (w) => signin(w)()));
+  log(`    sign-in: ${breakdown.statementsPerCall.toFixed(1)} statements, ${breakdown.dbMsPerCall.toFixed(2)} ms in them of ${breakdown.httpMsPerCall.toFixed(2)} ms (sequential); main thread ${(profiled.profile.busyMs / profiled.result.ops).toFixed(2)} ms per sign-in at ${c} in flight`);
+  return { rounds, sequential, breakdown, profile: profiled.profile, profileOps: profiled.result.ops, profileConcurrency: c };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 2. Refresh
+
+interface RefreshRun {
+  alg: string;
+  cpus: string;
+  pinned: boolean;
+  sessions: number;
+  loop: LoopResult;
+}
+
+/** Signs in once per session, then each worker rotates its own refresh token chain as fast as it can. */
+async function refreshChains(app: IdentityApp, emails: string[], sessions: number) {
+  const clients = Array.from({ length: sessions }, () => app.newClient());
+  const tokens: string[] = [];
+  let lastAccess = '';
+  for (let w = 0; w < sessions; w++) {
+    const r = await clients[w].request('POST', SIGNIN, { body: { email: emails[w % emails.length], password: PASSWORD } });
+    if (r.status !== 200) throw new Error(`sign-in: HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
+    tokens.push(r.body.refreshToken);
+  }
+  let lastBody: unknown;
+  const op = async (w: number) => {
+    const r = await clients[w].request('POST', REFRESH, { body: { refreshToken: tokens[w] } });
+    if (r.status !== 201 || !r.body.refreshToken) throw new Error(`refresh: HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
+    tokens[w] = r.body.refreshToken;
+    lastAccess = r.body.accessToken;
+    lastBody = r.body;
+  };
+  return { op, clients, last: () => lastAccess, lastBody: () => lastBody, tokens };
+}
+
+async function measureRefresh(app: IdentityApp, timing: ReturnType<typeof timingDb>, emails: string[], alg: string, sizes: Sizes, log: BenchOptions['log'], alsoUnpinned: boolean) {
+  const runs: RefreshRun[] = [];
+  const chains = await refreshChains(app, emails, sizes.refreshSessions);
+  const pinned = await onCpus('0', () => closedLoop(sizes.refreshSessions, sizes.refreshWarmupMs, sizes.refreshMs, chains.op));
+  runs.push({ alg, cpus: pinned.pinned ? '1 (taskset -c 0)' : '2 (taskset unavailable)', pinned: pinned.pinned, sessions: sizes.refreshSessions, loop: pinned.result });
+  log(`    ${alg} on one CPU: ${pinned.result.perSecond.toFixed(0)} refreshes/s, p50 ${pinned.result.latency.p50.toFixed(2)} ms, p99 ${pinned.result.latency.p99.toFixed(2)} ms, ${pinned.result.cpuMsPerOp.toFixed(3)} ms process CPU per refresh`);
+  if (alsoUnpinned) {
+    const both = await closedLoop(sizes.refreshSessions, sizes.refreshWarmupMs, sizes.refreshMs, chains.op);
+    runs.push({ alg, cpus: '2 (not pinned)', pinned: false, sessions: sizes.refreshSessions, loop: both });
+    log(`    ${alg} on both CPUs: ${both.perSecond.toFixed(0)} refreshes/s, p50 ${both.latency.p50.toFixed(2)} ms`);
+  }
+  // Where the time goes: statements per refresh (sequential, timed), and a CPU profile of the pinned loop.
+  const breakdown = await timing.breakdown(sizes.breakdownRequests, async () => {
+    let reply!: HttpReply;
+    const c = chains.clients[0];
+    reply = await c.request('POST', REFRESH, { body: { refreshToken: chains.tokens[0] } });
+    if (reply.status !== 201) throw new Error(`refresh: HTTP ${reply.status}`);
+    chains.tokens[0] = reply.body.refreshToken;
+    return reply;
+  });
+  const { result: profiled } = await onCpus('0', () => cpuProfile(() => closedLoop(sizes.refreshSessions, 0, sizes.profileMs, chains.op)));
+  log(`    ${alg}: ${breakdown.statementsPerCall.toFixed(1)} statements per refresh, ${breakdown.dbMsPerCall.toFixed(2)} ms in them of ${breakdown.httpMsPerCall.toFixed(2)} ms (sequential)`);
+  return { runs, breakdown, profile: profiled.profile, profileOps: profiled.result.ops, lastAccessToken: chains.last(), lastBody: chains.lastBody() };
+}
+
+/**
+ * The floor under any refresh figure: a bare Fastify route (same pino logger to /dev/null) that answers a canned body
+ * of the refresh reply's size, driven by the same clients, pinned the same way. What is left of a refresh's time
+ * above this is the refresh itself (SQL, token signing, the service code).
+ */
+async function httpFloor(sample: unknown, sessions: number, sizes: Sizes) {
+  const log = pino({ level: 'info', redact: { paths: LOG_REDACT, censor: '[redacted]' } }, pino.destination({ dest: '/dev/null', sync: false }));
+  const app = Fastify({ loggerInstance: log });
+  const body = JSON.stringify(sample);
+  app.post('/floor', async (_req, reply) => reply.status(201).header('content-type', 'application/json; charset=utf-8').send(body));
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  const clients = Array.from({ length: sessions }, () => httpClient(baseUrl));
+  try {
+    const op = async (w: number) => {
+      const r = await clients[w].request('POST', '/floor', { body: { refreshToken: 'x'.repeat(43) } });
+      if (r.status !== 201) throw new Error(`floor: HTTP ${r.status}`);
+    };
+    const { result } = await onCpus('0', () => closedLoop(sessions, sizes.refreshWarmupMs, Math.min(sizes.refreshMs, 5000), op));
+    return { bytes: body.length, loop: result };
+  } finally {
+    for (const c of clients) c.close();
+    await app.close();
+  }
+}
+
+/** Raw signing cost: the app's keys.sign, and jose SignJWT with the app's private key imported once. */
+async function measureSigning(app: IdentityApp, accessToken: string, sizes: Sizes) {
+  const payload = JSON.parse(Buffer.from(accessToken.split('.')[1], 'base64url').toString()) as JWTPayload & Record<string, unknown>;
+  const { iat: _iat, exp: _exp, iss: _iss, ...claims } = payload;
+  const { rows } = await app.ctx.db.query<{ kid: string; alg: string; private_key_enc: string }>(`SELECT kid, alg, private_key_enc FROM signing_keys WHERE status = 'active'`);
+  const key = await importPKCS8(decrypt(keyFromString(BENCH_ENCRYPTION_KEY), rows[0].private_key_enc), rows[0].alg);
+  const alg = rows[0].alg;
+  const direct = () =>
+    new SignJWT(claims).setProtectedHeader({ alg, kid: rows[0].kid, typ: 'JWT' }).setIssuer(app.ctx.config.publicUrl).setIssuedAt().setExpirationTime('300s').sign(key);
+  const out: { path: string; inFlight: number; perSecond: number; usPerSign: number }[] = [];
+  const { result } = await onCpus('0', async () => {
+    const res: typeof out = [];
+    for (const [path, fn] of [
+      ['jose SignJWT, key imported once', direct],
+      ['app keys.sign (SignJWT + cached key)', () => app.ctx.keys.sign(claims, 300)],
+    ] as const) {
+      for (const inFlight of [1, 8]) {
+        const r = await closedLoop(inFlight, 300, sizes.signMs, async () => void (await fn()));
+        res.push({ path, inFlight, perSecond: r.perSecond, usPerSign: (1e6 / r.perSecond) });
+      }
+    }
+    return res;
+  });
+  out.push(...result);
+  return { alg, claimsBytes: JSON.stringify(claims).length, tokenBytes: accessToken.length, results: out };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// 3. Get user by id
+
+async function measureGetUser(app: IdentityApp, timing: ReturnType<typeof timingDb>, users: number, sizes: Sizes, opts: BenchOptions, phase: string) {
+  let seed = 12345;
+  const rnd = () => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return 1 + (seed % users);
+  };
+  const get = async (c: HttpClient) => {
+    const id = seededUserId(rnd());
+    const r = await c.request('GET', `${GET_USER}/${id}`);
+    if (r.status !== 200 || r.body.id !== id) throw new Error(`get user ${id}: HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
+    return r;
+  };
+  for (let i = 0; i < 20; i++) await get(app.client);
+  const samples: number[] = [];
+  const start = performance.now();
+  while (samples.length < sizes.getUserRequests) {
+    samples.push((await get(app.client)).ms);
+    if (samples.length >= 200 && performance.now() - start > sizes.getUserBudgetMs) break;
+  }
+  const latency = stats(samples);
+  const clients = Array.from({ length: sizes.getUserConcurrency }, () => app.newClient(app.vendorToken));
+  const throughput = await closedLoop(sizes.getUserConcurrency, 1000, sizes.getUserThroughputMs, async (w) => void (await get(clients[w])));
+  const breakdown = await timing.breakdown(sizes.breakdownRequests, () => get(app.client));
+  const profiled = await cpuProfile(() => closedLoop(sizes.getUserConcurrency, 0, sizes.profileMs, async (w) => void (await get(clients[w]))));
+  let plans: { sql: string; params: unknown[]; plan: string[] }[] | undefined;
+  if (opts.explain) {
+    plans = [];
+    for (const s of breakdown.example) plans.push({ sql: s.sql, params: s.params, plan: await explainAnalyze(app.ctx.db, s) });
+  }
+  opts.log(
+    `    ${phase}: p50 ${latency.p50.toFixed(2)} ms, p99 ${latency.p99.toFixed(2)} ms (n=${latency.n}); ${throughput.perSecond.toFixed(0)} req/s at ${sizes.getUserConcurrency} in flight; ` +
+      `${breakdown.statementsPerCall.toFixed(1)} statements, ${breakdown.dbMsPerCall.toFixed(2)} ms of ${breakdown.httpMsPerCall.toFixed(2)} ms in them`,
+  );
+  return { phase, latency, throughput, breakdown: { ...breakdown, example: undefined }, profile: profiled.profile, profileOps: profiled.result.ops, plans };
+}
+
+function statementsTable(title: string, b: Awaited<ReturnType<ReturnType<typeof timingDb>['breakdown']>>, notes: string[] = []): Table {
+  return {
+    title,
+    columns: ['statement', 'per call', 'mean ms'],
+    rows: b.statements.map((s) => [s.sql, ms(s.perCall, 2), ms(s.meanMs, 3)]),
+    notes: [
+      `${b.statementsPerCall.toFixed(1)} statements and ${b.transactionsPerCall.toFixed(1)} transactions per call; ${b.dbMsPerCall.toFixed(2)} ms of the ${b.httpMsPerCall.toFixed(2)} ms request (sequential, ${b.calls} calls) is spent waiting on them.`,
+      ...notes,
+    ],
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+export async function run(opts: BenchOptions): Promise<AreaResult> {
+  const sizes = opts.quick ? QUICK : FULL;
+  const { store, log } = opts;
+  const want = (s: string) => !opts.only || opts.only.includes(s);
+  const tables: Table[] = [];
+  const targets: AreaResult['targets'] = [];
+  const load: Record<string, number[]> = {};
+  const data: Record<string, unknown> = { sizes, loadAverage: load, uvThreadpoolSize: process.env.UV_THREADPOOL_SIZE ?? '4 (default)' };
+  const section = (key: string, title: string) => {
+    load[key] = loadavg().map((x) => Number(x.toFixed(2)));
+    log(`\n[${store}] ${title}  (load average ${load[key].join(' ')})`);
+  };
+  const cleanups: (() => Promise<void>)[] = [];
+
+  try {
+    section('seed', `seeding ${sizes.users.toLocaleString('en-US')} users in ${sizes.accounts} accounts`);
+    const bdb = await openBenchDb(store, 'identity');
+    cleanups.push(() => bdb.destroy());
+    const timing = timingDb(bdb.db);
+    let app = await startIdentityApp(bdb, timing.db, {});
+    cleanups.unshift(() => app.close());
+    const signinUsers = await createSignInUsers(app, Math.max(...sizes.signinConcurrency, sizes.refreshSessions));
+    const seed = await seedUsers(bdb.db, sizes.users, sizes.accounts, signinUsers.hash);
+    log(`    seeded ${seed.users} users, ${seed.memberships} memberships, ${seed.roleAssignments} role assignments, ${seed.phones} phones in ${(seed.ms / 1000).toFixed(1)} s (not measured)`);
+    data.seed = seed;
+    if (store === 'postgres') await bdb.db.query('VACUUM ANALYZE');
+    const dbState = store === 'postgres' ? 'after VACUUM ANALYZE (autovacuum steady state)' : 'never analyzed (as a PGlite deployment runs)';
+
+    // ---- 3a. get-user on the data as a deployment would have it (PGlite: never analyzed)
+    const getUser: Awaited<ReturnType<typeof measureGetUser>>[] = [];
+    if (want('get-user')) {
+      section('getUser', `3. GET ${GET_USER}/{id} over ${sizes.users.toLocaleString('en-US')} users, ${dbState}`);
+      getUser.push(await measureGetUser(app, timing, sizes.users, sizes, opts, dbState));
+    }
+
+    // ---- 1. sign-in vs raw argon2id
+    if (want('signin')) {
+      section('signin', `1. password sign-in vs raw argon2id verify (m=19456, t=2, p=1), concurrency ${sizes.signinConcurrency.join(' and ')}`);
+      const signin = await measureSignin(app, timing, signinUsers, sizes, log);
+      const rounds = signin.rounds;
+      data.signin = signin;
+      const rows: Table['rows'] = [];
+      for (const c of sizes.signinConcurrency) {
+        const rs = rounds.filter((r) => r.concurrency === c);
+        for (const r of rs) rows.push([c, `round ${r.round}`, ms(r.raw.perSecond, 1), ms(r.signin.perSecond, 1), `${((r.signin.perSecond / r.raw.perSecond) * 100).toFixed(1)} %`, ms(r.raw.latency.p50, 1), ms(r.signin.latency.p50, 1), ms(r.signin.latency.p99, 1), ms(r.raw.cpuMsPerOp, 1), ms(r.signin.cpuMsPerOp, 1), ms(r.signin.mainCpuMsPerOp, 1), ms(r.signin.otherCpuMsPerOp, 1)]);
+        const raw = rs.reduce((a, r) => a + r.raw.ops, 0) / rs.reduce((a, r) => a + r.raw.seconds, 0);
+        const sig = rs.reduce((a, r) => a + r.signin.ops, 0) / rs.reduce((a, r) => a + r.signin.seconds, 0);
+        rows.push([c, 'all rounds', ms(raw, 1), ms(sig, 1), `${((sig / raw) * 100).toFixed(1)} %`, null, null, null, null, null, null, null]);
+        targets.push({ name: `sign-ins ≥ ${SIGNIN_RATIO_TARGET * 100} % of raw argon2id verifications (concurrency ${c})`, target: `≥ ${SIGNIN_RATIO_TARGET * 100} %`, measured: `${((sig / raw) * 100).toFixed(1)} % (${sig.toFixed(1)} vs ${raw.toFixed(1)} /s)`, met: sig / raw >= SIGNIN_RATIO_TARGET });
+      }
+      tables.push({
+        title: `[${store}] POST ${SIGNIN} vs raw @node-rs/argon2 verify, same parameters and concurrency (${sizes.signinRoundMs / 1000} s windows, interleaved)`,
+        columns: ['in flight', 'round', 'raw verify/s', 'sign-ins/s', 'sign-in / raw', 'raw p50 ms', 'sign-in p50 ms', 'sign-in p99 ms', 'raw CPU ms/op', 'sign-in CPU ms/op', 'sign-in main thread', 'sign-in other threads'],
+        rows,
+        notes: [
+          `Each sign-in worker has its own keep-alive connection and user; argon2 runs on libuv's thread pool (${data.uvThreadpoolSize} threads) over both CPUs, the rest of the sign-in on the main thread.`,
+          `Database ${dbState}; ${sizes.users.toLocaleString('en-US')} seeded users besides the sign-in users. Rate limits raised through LOGIN_RATE_LIMIT_PER_IP / _PER_IDENTIFIER.`,
+          'CPU ms/op: this process\'s CPU time (all threads) per operation; main thread = HTTP, validation, SQL client (and PGlite itself), token claims; other threads = libuv pool (argon2, WebCrypto signing) and V8 helpers.',
+          'The "one at a time" row (not a target) shows the costs without contention: the sign-in\'s own main-thread work, and argon2 slower between real requests than in a raw loop that keeps its 19 MiB working set in cache.',
+        ],
+      });
+      const sq = signin.sequential;
+      rows.push([1, 'one at a time', ms(sq.raw.perSecond, 1), ms(sq.signin.perSecond, 1), `${((sq.signin.perSecond / sq.raw.perSecond) * 100).toFixed(1)} %`, ms(sq.raw.latency.p50, 1), ms(sq.signin.latency.p50, 1), ms(sq.signin.latency.p99, 1), ms(sq.raw.cpuMsPerOp, 1), ms(sq.signin.cpuMsPerOp, 1), ms(sq.signin.mainCpuMsPerOp, 1), ms(sq.signin.otherCpuMsPerOp, 1)]);
+      tables.push(statementsTable(`[${store}] statements of one sign-in`, signin.breakdown));
+      tables.push(profileTable(`[${store}] where sign-ins at ${signin.profileConcurrency} in flight spend the main thread`, signin.profile, signin.profileOps, [
+        'argon2 runs on the thread pool: the main thread is idle while it waits; what is not idle is the sign-in\'s own work (HTTP, validation, SQL, token), which competes with argon2 for the two CPUs.',
+      ]));
+    }
+
+    // ---- 2. refresh: RS256 on the running app, then ES256 on a context started with JWT_ALGORITHM=ES256
+    if (want('refresh')) {
+      section('refresh', `2. token refresh, ${sizes.refreshSessions} sessions each chaining its own tokens, process pinned to one CPU`);
+      const refresh: Record<string, unknown> = {};
+      const runs: RefreshRun[] = [];
+      const signing: Awaited<ReturnType<typeof measureSigning>>[] = [];
+      let lastBody: unknown;
+      for (const alg of ['RS256', 'ES256']) {
+        if (alg !== 'RS256') {
+          await app.close();
+          app = await startIdentityApp(bdb, timing.db, { JWT_ALGORITHM: alg });
+        }
+        const r = await measureRefresh(app, timing, signinUsers.emails, alg, sizes, log, alg === 'RS256');
+        runs.push(...r.runs);
+        lastBody = r.lastBody;
+        const s = await measureSigning(app, r.lastAccessToken, sizes);
+        signing.push(s);
+        log(`    raw ${alg} signing on one CPU: ${s.results.map((x) => `${x.path} ×${x.inFlight}: ${x.perSecond.toFixed(0)}/s`).join('; ')}`);
+        refresh[alg] = { runs: r.runs, breakdown: r.breakdown, profile: r.profile, signing: s };
+        tables.push(statementsTable(`[${store}] statements of one ${alg} refresh`, r.breakdown));
+        tables.push(profileTable(`[${store}] where a pinned ${alg} refresh loop spends the main thread`, r.profile, r.profileOps, [
+          'node:inspector CPU profile of the main thread (server, in-process HTTP client and, for PGlite, the database), taken on a separate pass; thread-pool work (WebCrypto signing) shows as idle.',
+        ]));
+      }
+      if (app.ctx.config.jwtAlgorithm !== 'RS256') {
+        await app.close();
+        app = await startIdentityApp(bdb, timing.db, {});
+      }
+      const floor = await httpFloor(lastBody, sizes.refreshSessions, sizes);
+      log(`    HTTP floor (bare Fastify route, canned ${floor.bytes}-byte reply) on one CPU: ${floor.loop.perSecond.toFixed(0)} requests/s, ${floor.loop.cpuMsPerOp.toFixed(3)} ms process CPU each`);
+      refresh.httpFloor = floor;
+      runs.push({ alg: 'none: HTTP floor', cpus: '1 (taskset -c 0)', pinned: false, sessions: sizes.refreshSessions, loop: floor.loop });
+      data.refresh = refresh;
+      tables.push({
+        title: `[${store}] POST ${REFRESH} with {refreshToken}: ${sizes.refreshSessions} sessions in parallel, each chaining its rotated tokens (${sizes.refreshMs / 1000} s window)`,
+        columns: ['algorithm', 'CPUs for the process', 'refreshes/s', 'p50 ms', 'p99 ms', 'process CPU ms/op', 'main thread', 'other threads', `target ${REFRESH_TARGET[store]}/s (one CPU)`],
+        rows: runs.map((r) => [r.alg, r.cpus, ms(r.loop.perSecond, 0), ms(r.loop.latency.p50), ms(r.loop.latency.p99), ms(r.loop.cpuMsPerOp, 3), ms(r.loop.mainCpuMsPerOp, 2), ms(r.loop.otherCpuMsPerOp, 2), r.pinned && r.alg === 'RS256' ? (r.loop.perSecond >= REFRESH_TARGET[store] ? 'met' : 'MISSED') : '–']),
+        notes: [
+          'HTTP floor: a bare Fastify POST route with the same logger answering a canned body of the refresh reply\'s size, same clients and pinning: the cost of HTTP (server and in-process client) alone.',
+          'One CPU: taskset -a pins every thread of the bench process (server, thread pool, in-process HTTP client' + (store === 'pglite' ? ', PGlite' : '') + ') to CPU 0' + (store === 'postgres' ? '; the PostgreSQL server runs unpinned.' : '.'),
+          `Database ${dbState}.`,
+        ],
+      });
+      tables.push({
+        title: `[${store}] raw cost of signing one access token (the claims of a real refresh answer), process pinned to one CPU`,
+        columns: ['algorithm', 'path', 'in flight', 'signs/s', 'µs per sign'],
+        rows: signing.flatMap((s) => s.results.map((x) => [s.alg, x.path, x.inFlight, ms(x.perSecond, 0), ms(x.usPerSign, 0)])),
+        notes: [`Token of ${signing[0]?.tokenBytes ?? 0} bytes (claims ${signing[0]?.claimsBytes ?? 0} bytes). jose signs through WebCrypto, which runs on the libuv thread pool (same CPU here).`],
+      });
+      const rs = runs.find((r) => r.alg === 'RS256' && r.pinned);
+      if (rs) targets.push({ name: `RS256 refreshes/s on one CPU (${store})`, target: `≥ ${REFRESH_TARGET[store]}/s`, measured: `${rs.loop.perSecond.toFixed(0)}/s`, met: rs.loop.perSecond >= REFRESH_TARGET[store] });
+      else targets.push({ name: `RS256 refreshes/s on one CPU (${store})`, target: `≥ ${REFRESH_TARGET[store]}/s`, measured: 'not pinned: taskset unavailable', met: false });
+    }
+
+    // ---- 3b. PGlite: get-user again once the tables have statistics
+    if (want('get-user') && store === 'pglite') {
+      section('getUserAnalyzed', `3. GET ${GET_USER}/{id} after VACUUM ANALYZE`);
+      await bdb.db.query('VACUUM ANALYZE');
+      getUser.push(await measureGetUser(app, timing, sizes.users, sizes, opts, 'after VACUUM ANALYZE'));
+    }
+    if (getUser.length) {
+      data.getUser = getUser;
+      tables.push({
+        title: `[${store}] GET ${GET_USER}/{id}: random users of ${sizes.users.toLocaleString('en-US')} (vendor token)`,
+        columns: ['database', 'n', 'p50 ms', 'p90 ms', 'p99 ms', `req/s at ${sizes.getUserConcurrency} in flight`, `p50 ms at ${sizes.getUserConcurrency}`, 'process CPU ms/req', 'statements', 'ms in statements'],
+        rows: getUser.map((g) => [g.phase, g.latency.n, ms(g.latency.p50), ms(g.latency.p90), ms(g.latency.p99), ms(g.throughput.perSecond, 0), ms(g.throughput.latency.p50), ms(g.throughput.cpuMsPerOp, 3), ms(g.breakdown.statementsPerCall, 1), ms(g.breakdown.dbMsPerCall)]),
+        notes: [
+          'Latency: one keep-alive connection, sequential requests. Throughput: closed loops, one connection each, both CPUs.',
+          `Users: ${seed.users} (${seed.memberships} memberships, ${seed.roleAssignments} role assignments, ${seed.phones} phone numbers).`,
+        ],
+      });
+      for (const g of getUser) {
+        tables.push(statementsTable(`[${store}] statements of one get-user (${g.phase})`, g.breakdown as any, [
+          'The record\'s statements run two at a time (memberships with phones, then roles with permissions): their times overlap, and on PGlite the second of a pair includes waiting for the first.',
+        ]));
+        tables.push(profileTable(`[${store}] where get-user at ${sizes.getUserConcurrency} in flight spends the main thread (${g.phase})`, g.profile, g.profileOps));
+      }
+    }
+  } finally {
+    for (const c of cleanups) await c().catch((err) => log(`cleanup failed: ${err instanceof Error ? err.message : String(err)}`));
+  }
+  return { area: 'identity', store, tables, data, targets };
+}
