@@ -19,6 +19,8 @@ export interface Config {
   jwtAlgorithm: 'RS256' | 'ES256' | 'EdDSA';
   publicUrl: string;
   vendorTokenTtl: number;
+  /** How old cached signing keys may get before they are re-read (another instance may have rotated). */
+  signingKeysReloadMs: number;
   jobs: { enabled: boolean; pollMs: number; leaseMs: number; chunkSize: number };
   /** Sign-in attempts allowed per window, per client IP and per identifier (email/username). */
   loginRateLimit: { perIp: number; perIdentifier: number; windowSeconds: number };
@@ -98,6 +100,7 @@ export function loadConfig(env: Env = process.env): Config {
     jwtAlgorithm,
     publicUrl,
     vendorTokenTtl: int('VENDOR_TOKEN_TTL', 86400, 60, 30 * 86400),
+    signingKeysReloadMs: int('SIGNING_KEYS_RELOAD_MS', 60_000, 1, 86_400_000),
     jobs: {
       enabled: bool('JOBS_ENABLED', true),
       pollMs: int('JOB_POLL_MS', 500, 10, 60000),

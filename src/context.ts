@@ -36,7 +36,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     algorithm: config.jwtAlgorithm,
     issuer: config.publicUrl,
     graceSeconds: Math.max(config.vendorTokenTtl, 86400),
-  });
+  }, config.signingKeysReloadMs);
   await keys.init();
   const environment = createEnvironmentService({ db, keys, vendorTokenTtl: config.vendorTokenTtl });
 

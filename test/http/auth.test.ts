@@ -277,3 +277,27 @@ describe('rate limits', () => {
     }
   });
 });
+
+describe('signing keys reload during sign-in', () => {
+  test('sign-in and refresh keep working when the cached keys are due for a reload (inside their transaction)', async () => {
+    const fast = await startTestApp({ SIGNING_KEYS_RELOAD_MS: '1' });
+    try {
+      const v = await fast.vendorToken();
+      await fast.call('POST', '/tenants/resources/tenants/v1', { token: v, body: { tenantId: 'reload', name: 'Reload' } });
+      const u = await fast.call('POST', '/identity/resources/users/v1', { token: v, body: { email: 'reload@r.test', password: PASSWORD }, headers: { 'gatehouse-tenant-id': 'reload' } });
+      assert.equal(u.status, 201);
+      let refreshToken = '';
+      for (let i = 0; i < 3; i++) {
+        await new Promise((r) => setTimeout(r, 5));
+        const s = await fast.call('POST', `${A}/user`, { body: { email: 'reload@r.test', password: PASSWORD } });
+        assert.equal(s.status, 200, JSON.stringify(s.body));
+        refreshToken = s.body.refreshToken;
+      }
+      await new Promise((r) => setTimeout(r, 5));
+      const r = await fast.call('POST', `${A}/user/token/refresh`, { body: { refreshToken } });
+      assert.equal(r.status, 201, JSON.stringify(r.body));
+    } finally {
+      await fast.close();
+    }
+  });
+});
