@@ -1,4 +1,4 @@
-import { ConfigError, loadConfig } from './config.ts';
+import { loadConfigOrExit } from './config.ts';
 import { createLogger } from './lib/log.ts';
 import { createAgentApp } from './modules/entitlements/agent/app.ts';
 import { createSnapshotSync } from './modules/entitlements/agent/sync.ts';
@@ -9,16 +9,7 @@ import { createSnapshotSync } from './modules/entitlements/agent/sync.ts';
  * SIGTERM/SIGINT: stop polling, drain in-flight requests, exit 0.
  */
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      process.exit(2);
-    }
-    throw err;
-  }
+  const config = loadConfigOrExit();
   const log = createLogger(config.logLevel).child({ component: 'agent' });
   const sync = createSnapshotSync({ ...config.agent, log });
   const app = await createAgentApp({ engine: () => sync.engine, offset: () => sync.offset, logger: log, bodyLimit: config.bodyLimit });

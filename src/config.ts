@@ -121,3 +121,16 @@ export function loadConfig(env: Env = process.env): Config {
   if (problems.length) throw new ConfigError(problems);
   return config;
 }
+
+/** For entry points: the config, or every problem on stderr and exit code 2. */
+export function loadConfigOrExit(env: Env = process.env): Config {
+  try {
+    return loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      process.exit(2);
+    }
+    throw err;
+  }
+}

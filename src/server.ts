@@ -1,4 +1,4 @@
-import { loadConfig, ConfigError } from './config.ts';
+import { loadConfigOrExit } from './config.ts';
 import { createContext, createLogger } from './context.ts';
 import { buildApp } from './routes.ts';
 import { migrate } from './storage/migrate.ts';
@@ -10,16 +10,7 @@ import { startMaintenance } from './storage/maintenance.ts';
  * SIGTERM/SIGINT: stop accepting, drain in-flight requests, hand running jobs back, close the database, exit 0.
  */
 async function main(): Promise<void> {
-  let config;
-  try {
-    config = loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      process.exit(2);
-    }
-    throw err;
-  }
+  const config = loadConfigOrExit();
   const log = createLogger(config);
   if (config.databaseUrl && !config.encryptionKey) {
     log.warn('DATABASE_URL is set without GATEHOUSE_ENCRYPTION_KEY: signing keys are sealed with DATA_DIR/encryption.key; every instance sharing this database needs that same key');
