@@ -56,23 +56,6 @@ describe('credentials: hashing', () => {
     assert.deepEqual(HASHERS.map((h) => h.id), ['argon2', 'bcrypt', 'scrypt', 'firebase-scrypt', 'pbkdf2', 'sha256', 'sha1']);
   });
 
-  test('decoy costs about what a real verification costs, and so does verify(null)', async () => {
-    const stored = await passwords.hash('timing');
-    await passwords.decoy('warm-up'); // the decoy hash is made once, on first use
-    const time = async (fn: () => Promise<unknown>) => {
-      const t0 = process.hrtime.bigint();
-      for (let i = 0; i < 5; i++) await fn();
-      return Number(process.hrtime.bigint() - t0) / 5e6;
-    };
-    const real = await time(() => passwords.verify('timing', stored));
-    const decoy = await time(() => passwords.decoy('timing'));
-    const unknownUser = await time(() => passwords.verify('timing', null));
-    // Same algorithm and parameters: the same order of magnitude (loose bounds: CI machines are noisy).
-    for (const [name, ms] of [['decoy', decoy], ['verify(null)', unknownUser]] as const) {
-      assert.ok(ms > real / 5 && ms < real * 5, `${name} took ${ms.toFixed(1)} ms, a real verification ${real.toFixed(1)} ms`);
-    }
-  });
-
   test('the common-password list: 10,000 entries from the package, loaded once', async () => {
     const a = await commonPasswords();
     const b = await commonPasswords();
