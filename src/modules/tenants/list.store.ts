@@ -19,6 +19,9 @@ const SORT_SQL: Record<ListParams['sortBy'], string[]> = {
 
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
+/** Rows skipped from which a page reads its keys first and its rows after (below it, the rows directly). */
+const DEEP_PAGE = 1000;
+
 /** `k0, k1, …` selected next to tenant_id by the key queries, and the ORDER BY over them. */
 const keyColumns = (sortBy: ListParams['sortBy']) =>
   SORT_SQL[sortBy].map((expr, i) => (expr === 'tenant_id' ? null : `${expr} AS k${i}`)).filter((c): c is string => c !== null);
@@ -28,10 +31,10 @@ const keyOrder = (sortBy: ListParams['sortBy'], dir: string, alias: string) =>
 /**
  * One page of live accounts and the total. Every sort ends on tenant_id, so equal keys keep a stable order.
  *
- * Without a filter: the total is a count of the live rows, and the page is found on the sort's index first (keys and
+ * Without a filter: the total is a count of the live rows. A deep page is found on the sort's index first (keys and
  * tenant ids only, which PostgreSQL reads from the index alone once the table is vacuumed) and then joined to its
- * rows, so a deep page skips index entries rather than whole rows. A page past the middle is read from the far end in
- * the opposite order (and reversed), so the last page costs what the first does.
+ * rows, so it skips index entries rather than whole rows; a page near either end is read directly. A page past the
+ * middle is read from the far end in the opposite order (and reversed), so the last page costs what the first does.
  *
  * With a filter (or `tenantIds`): matching costs a pass over every live row however the page is read, so one
  * statement makes that pass once, keeping the keys of the matches, and takes both the total and the page from them.
@@ -74,11 +77,14 @@ export async function listAccounts(db: Queryable, p: ListParams): Promise<{ rows
   const limit = fromEnd ? Math.min(p.limit, total - offset) : p.limit;
   const skip = fromEnd ? Math.max(total - offset - p.limit, 0) : offset;
   const orderSql = SORT_SQL[p.sortBy].map((c) => `${c} ${dir}`).join(', ');
+  // Near either end the rows are read straight off the index; a deep page looks up its 50 rows after skipping keys.
   const { rows } = await db.query<TenantRow>(
-    `SELECT t.*
-       FROM (SELECT ${keys} FROM tenants WHERE ${whereSql} ORDER BY ${orderSql} LIMIT ${limit} OFFSET ${skip}) page
-       JOIN tenants t USING (tenant_id)
-      ORDER BY ${keyOrder(p.sortBy, dir, 'page')}`,
+    skip < DEEP_PAGE
+      ? `SELECT * FROM tenants WHERE ${whereSql} ORDER BY ${orderSql} LIMIT ${limit} OFFSET ${skip}`
+      : `SELECT t.*
+           FROM (SELECT ${keys} FROM tenants WHERE ${whereSql} ORDER BY ${orderSql} LIMIT ${limit} OFFSET ${skip}) page
+           JOIN tenants t USING (tenant_id)
+          ORDER BY ${keyOrder(p.sortBy, dir, 'page')}`,
   );
   return { rows: fromEnd ? rows.reverse() : rows, total };
 }
