@@ -77,7 +77,7 @@ export async function listAccounts(db: Queryable, p: ListParams): Promise<{ rows
   const limit = fromEnd ? Math.min(p.limit, total - offset) : p.limit;
   const skip = fromEnd ? Math.max(total - offset - p.limit, 0) : offset;
   const orderSql = SORT_SQL[p.sortBy].map((c) => `${c} ${dir}`).join(', ');
-  // Near either end the rows are read straight off the index; a deep page looks up its 50 rows after skipping keys.
+  // Near either end the rows are read straight off the index; a deep page looks up its rows after skipping keys.
   const { rows } = await db.query<TenantRow>(
     skip < DEEP_PAGE
       ? `SELECT * FROM tenants WHERE ${whereSql} ORDER BY ${orderSql} LIMIT ${limit} OFFSET ${skip}`
