@@ -29,6 +29,9 @@ import {
   type HttpReply,
   type Stats,
   type Table,
+  RAISED_SIGNIN_LIMITS,
+  startBenchApp,
+  type BenchApp,
 } from './lib.ts';
 
 /**
@@ -119,64 +122,12 @@ const QUICK: Sizes = {
 // ---------------------------------------------------------------------------------------------------------------
 // The app with the identity settings: startBenchApp's wiring plus config overrides (rate limits, JWT algorithm).
 
-interface IdentityApp {
-  ctx: Context;
-  baseUrl: string;
-  vendorToken: string;
-  /** A keep-alive client carrying the vendor token. */
-  client: HttpClient;
-  /** A fresh keep-alive client (one connection), optionally with a bearer token. */
-  newClient(token?: string): HttpClient;
-  close(): Promise<void>;
-}
+type IdentityApp = BenchApp;
 
 async function startIdentityApp(bdb: BenchDb, db: ClosableDb, env: Record<string, string>): Promise<IdentityApp> {
-  const config = loadConfig({
-    DATA_DIR: bdb.dataDir,
-    GATEHOUSE_ENCRYPTION_KEY: BENCH_ENCRYPTION_KEY,
-    GATEHOUSE_CLIENT_ID: BENCH_VENDOR.clientId,
-    GATEHOUSE_API_KEY: BENCH_VENDOR.secret,
-    LOG_LEVEL: 'info',
-    HOST: '127.0.0.1',
-    PORT: '0',
-    // Every sign-in comes from 127.0.0.1 and each worker signs in as one user over and over: the limits (60 per IP,
-    // 20 per identifier per minute by default) are raised so the benchmark measures sign-in, not the limiter.
-    LOGIN_RATE_LIMIT_PER_IP: '100000',
-    LOGIN_RATE_LIMIT_PER_IDENTIFIER: '100000',
-    ...env,
-  });
   // BENCH_IDENTITY_LOG=1: the server's warnings and errors on stderr (to see why a request failed); else /dev/null.
-  const log = process.env.BENCH_IDENTITY_LOG
-    ? pino({ level: 'warn', redact: { paths: LOG_REDACT, censor: '[redacted]' } }, pino.destination(2))
-    : pino({ level: config.logLevel, redact: { paths: LOG_REDACT, censor: '[redacted]' } }, pino.destination({ dest: '/dev/null', sync: false }));
-  const ctx = await createContext(config, db, log);
-  await ctx.environment.bootstrap({ clientId: BENCH_VENDOR.clientId, apiKey: BENCH_VENDOR.secret });
-  const app = await buildApp(ctx);
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-  const clients: HttpClient[] = [];
-  const newClient = (token?: string) => {
-    const c = httpClient(baseUrl);
-    if (token) c.setToken(token);
-    clients.push(c);
-    return c;
-  };
-  const client = newClient();
-  const auth = await client.request('POST', '/auth/vendor', { body: BENCH_VENDOR });
-  if (auth.status !== 200) throw new Error(`vendor auth failed: ${auth.status} ${JSON.stringify(auth.body)}`);
-  client.setToken(auth.body.token);
-  return {
-    ctx,
-    baseUrl,
-    vendorToken: auth.body.token,
-    client,
-    newClient,
-    async close() {
-      for (const c of clients) c.close();
-      await app.close();
-      await ctx.jobs.stop();
-    },
-  };
+  const log = process.env.BENCH_IDENTITY_LOG ? pino({ level: 'warn', redact: { paths: LOG_REDACT, censor: '[redacted]' } }, pino.destination(2)) : undefined;
+  return startBenchApp(bdb, db, { env: { ...RAISED_SIGNIN_LIMITS, ...env }, log });
 }
 
 // ---------------------------------------------------------------------------------------------------------------

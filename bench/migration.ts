@@ -25,6 +25,8 @@ import {
   type BenchOptions,
   type HttpClient,
   type Table,
+  RAISED_SIGNIN_LIMITS,
+  startBenchApp,
 } from './lib.ts';
 
 /**
@@ -61,40 +63,8 @@ const requestsOverride = Number(process.env.BENCH_MIGRATION_REQUESTS) || undefin
 // The app (as startBenchApp, with the sign-in limits raised: every sign-in comes from 127.0.0.1)
 
 async function startApp(bdb: BenchDb, db: ClosableDb) {
-  const config = loadConfig({
-    DATA_DIR: bdb.dataDir,
-    GATEHOUSE_ENCRYPTION_KEY: BENCH_ENCRYPTION_KEY,
-    GATEHOUSE_CLIENT_ID: BENCH_VENDOR.clientId,
-    GATEHOUSE_API_KEY: BENCH_VENDOR.secret,
-    LOG_LEVEL: 'info',
-    HOST: '127.0.0.1',
-    PORT: '0',
-    LOGIN_RATE_LIMIT_PER_IP: '100000',
-    LOGIN_RATE_LIMIT_PER_IDENTIFIER: '100000',
-  });
-  const log = pino({ level: config.logLevel, redact: { paths: LOG_REDACT, censor: '[redacted]' } }, pino.destination({ dest: '/dev/null', sync: false }));
-  const ctx = await createContext(config, db, log);
-  await ctx.environment.bootstrap({ clientId: BENCH_VENDOR.clientId, apiKey: BENCH_VENDOR.secret });
-  const app = await buildApp(ctx);
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  const baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-  ctx.jobs.start();
-  const client = httpClient(baseUrl);
-  const auth = await client.request('POST', '/auth/vendor', { body: BENCH_VENDOR });
-  if (auth.status !== 200) throw new Error(`vendor auth failed: ${auth.status} ${JSON.stringify(auth.body)}`);
-  client.setToken(auth.body.token);
-  const login = httpClient(baseUrl);
-  return {
-    ctx,
-    client,
-    login,
-    async close() {
-      client.close();
-      login.close();
-      await app.close();
-      await ctx.jobs.stop();
-    },
-  };
+  const app = await startBenchApp(bdb, db, { jobs: true, env: RAISED_SIGNIN_LIMITS });
+  return { ...app, login: app.newClient() };
 }
 type App = Awaited<ReturnType<typeof startApp>>;
 

@@ -30,9 +30,11 @@ export function createLogger(config: Config): Logger {
  * Nothing here listens on a port; `server.ts` does that.
  */
 export async function createContext(config: Config, db: Db, log: Logger) {
+  // One key-encryption key seals signing keys, migrated MFA secrets and provider secrets.
+  const kek = loadKeyEncryptionKey(config.encryptionKey, config.dataDir);
   const keys = createKeysService({
     db,
-    kek: loadKeyEncryptionKey(config.encryptionKey, config.dataDir),
+    kek,
     algorithm: config.jwtAlgorithm,
     issuer: config.publicUrl,
     graceSeconds: Math.max(config.vendorTokenTtl, 86400),
@@ -57,10 +59,9 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   const accountMigration = createAccountMigrationService({ db, jobs, tenants, chunkSize: config.jobs.chunkSize });
   Object.assign(handlers, accountMigrationJobs(accountMigration));
   // User migration (issue 4): bulk and identity-provider jobs; MFA secrets and provider secrets sealed with the KEK.
-  const migrationKek = loadKeyEncryptionKey(config.encryptionKey, config.dataDir);
   const applications = createApplicationsService({ db });
-  const userMigration = createUserMigrationService({ db, jobs, tenants, roles, users, kek: migrationKek, chunkSize: config.jobs.chunkSize });
-  Object.assign(handlers, userMigrationJobs(userMigration, migrationKek, { extraCa: config.outboundCaFile ? readFileSync(config.outboundCaFile, 'utf8') : undefined }));
+  const userMigration = createUserMigrationService({ db, jobs, tenants, roles, users, kek, chunkSize: config.jobs.chunkSize });
+  Object.assign(handlers, userMigrationJobs(userMigration, kek, { extraCa: config.outboundCaFile ? readFileSync(config.outboundCaFile, 'utf8') : undefined }));
 
   const entitlements = createEntitlementsService({ db, vendorId: () => environment.id, requireAccount: (q, tenantId) => tenants.requireLive(q, tenantId) });
   tenants.onRemove((tx, tenantId) => entitlements.forgetAccount(tx, tenantId));

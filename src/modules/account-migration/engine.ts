@@ -2,6 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { AppError, catalogue, type ErrorCode } from '../../http/errors.ts';
 import { JobInterrupted, type JobContext, type JobHandler, type JobRunner } from '../../jobs/runner.ts';
 import { newId } from '../../lib/crypto.ts';
+import { isUuid } from '../../lib/pg-errors.ts';
 import { iso } from '../../lib/time.ts';
 import type { Db } from '../../storage/db.ts';
 import type { MigrationState } from './schema.ts';
@@ -13,8 +14,6 @@ import * as store from './store.ts';
  * a crash resumes at the cursor and no item is handled twice. Repeated keys are rejected here, before the kind's own
  * processing; the kind only turns unique items into rows.
  */
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface ChunkItem {
   /** 0-based position in the request. */
@@ -146,7 +145,7 @@ export function createMigrationEngine<K extends ErrorKey>(deps: { db: Db; jobs: 
   const handler: JobHandler = {
     async run(ctx) {
       const migrationId = ctx.job.payload.migrationId;
-      if (typeof migrationId !== 'string' || !UUID.test(migrationId)) throw new Error(`${spec.jobKind} job without a valid migrationId`);
+      if (typeof migrationId !== 'string' || !isUuid(migrationId)) throw new Error(`${spec.jobKind} job without a valid migrationId`);
       for (;;) {
         // Between chunks only: a stopping server hands the job back; the next worker resumes at the cursor.
         if (ctx.signal.aborted) throw new JobInterrupted('stopping');
@@ -158,7 +157,7 @@ export function createMigrationEngine<K extends ErrorKey>(deps: { db: Db; jobs: 
     },
     async onFailed(q, job, error) {
       const migrationId = job.payload.migrationId;
-      if (typeof migrationId === 'string' && UUID.test(migrationId)) await store.markFailed(q, migrationId, error);
+      if (typeof migrationId === 'string' && isUuid(migrationId)) await store.markFailed(q, migrationId, error);
     },
   };
 
@@ -183,7 +182,7 @@ export function createMigrationEngine<K extends ErrorKey>(deps: { db: Db; jobs: 
     },
 
     async status(migrationId: string): Promise<MigrationStatus<K>> {
-      const row = UUID.test(migrationId) ? await store.findMigration(db, migrationId, spec.kind) : undefined;
+      const row = isUuid(migrationId) ? await store.findMigration(db, migrationId, spec.kind) : undefined;
       if (!row) throw new AppError('MIGRATION_NOT_FOUND', `No ${spec.label} with migrationId ${migrationId.slice(0, 100)}`);
       return toMigrationStatus<K>(row);
     },
