@@ -18,6 +18,7 @@ import { createAuth } from './modules/auth/index.ts';
 import { readFileSync } from 'node:fs';
 import { createApplicationsService, createUserMigrationService, userMigrationJobs } from './modules/user-migration/index.ts';
 import { createEntitlementsService } from './modules/entitlements/index.ts';
+import { createEventsService } from './modules/events/index.ts';
 
 export { LOG_REDACT } from './lib/log.ts';
 
@@ -42,6 +43,8 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   await keys.init();
   const environment = createEnvironmentService({ db, keys, vendorTokenTtl: config.vendorTokenTtl });
 
+  // The outbox (issue 10): services emit events in the transaction of the change (`events.emit(tx, ...)`).
+  const events = createEventsService();
   const tenants = createTenantsService({ db });
   const hierarchy = createHierarchyService({ db, tenants });
   const accountSettings = createAccountSettingsService({ db, tenants });
@@ -67,12 +70,16 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   tenants.onRemove((tx, tenantId) => entitlements.forgetAccount(tx, tenantId));
   tenants.onCreate((tx, tenantIds) => entitlements.assignSignupPlans(tx, tenantIds));
 
+  /** Verifiers for further token types (API tokens, access tokens, ...), by the `type` claim; added by their modules. */
+  const tokenTypes = new Map<string, (claims: Record<string, unknown>) => Promise<AuthContext>>();
   const authenticate: Authenticate = async (token): Promise<AuthContext> => {
     const claims = await keys.verify(token);
     if (claims.aud !== environment.id && !(Array.isArray(claims.aud) && claims.aud.includes(environment.id))) {
       throw new AppError('INVALID_TOKEN', 'Token was issued for another environment');
     }
     if (claims.type === 'vendor') return environment.vendorContext(claims);
+    const verifier = typeof claims.type === 'string' ? tokenTypes.get(claims.type) : undefined;
+    if (verifier) return verifier(claims);
     if (claims.type === 'userToken') {
       const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
       if (typeof claims.sub !== 'string' || typeof claims.tenantId !== 'string') throw new AppError('INVALID_TOKEN', 'User token lacks sub or tenantId');
@@ -90,7 +97,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     throw new AppError('INVALID_TOKEN', 'Unknown token type');
   };
 
-  return { config, db, log, keys, environment, tenants, hierarchy, accountSettings, passwords, roles, users, auth, accountMigration, jobs, authenticate, entitlements, userMigration, applications };
+  return { config, db, log, keys, events, tokenTypes, environment, tenants, hierarchy, accountSettings, passwords, roles, users, auth, accountMigration, jobs, authenticate, entitlements, userMigration, applications };
 }
 
 export type Context = Awaited<ReturnType<typeof createContext>>;

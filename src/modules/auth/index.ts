@@ -12,7 +12,8 @@ import { createSessionsService } from './sessions.service.ts';
 import { createTokenIssuer } from './tokens.ts';
 
 export { authRoutes, REFRESH_COOKIE } from './routes.ts';
-export type { LoginService } from './login.service.ts';
+export type { LoginService, SignInGate, GateInput, SignInOptions, ClientInfo } from './login.service.ts';
+export type { TokenIssuer, RoleSource, ClaimSource, LoginResponse } from './tokens.ts';
 export type { SessionsService } from './sessions.service.ts';
 
 /** Sign-in, sessions and token issuing, wired over their dependencies. */

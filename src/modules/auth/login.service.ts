@@ -26,6 +26,28 @@ export interface ClientInfo {
 
 export type LoginService = ReturnType<typeof createLoginService>;
 
+/**
+ * A check every sign-in passes before a session starts (and every refresh before rotation). Gates are added by the
+ * modules that own the rule (MFA, IP restrictions, ...). A gate throws an AppError to refuse, or (at `login` only)
+ * returns a challenge that is answered instead of tokens (e.g. `{mfaRequired: true, mfaToken}`); the flow that
+ * answers the challenge later calls `signIn` with the gate's name in `satisfied`.
+ */
+export interface GateInput {
+  stage: 'login' | 'refresh';
+  user: UserRow;
+  tenantId: string;
+  client: ClientInfo;
+  /** Methods used so far, e.g. ['pwd'], ['otp'], ['sso']. */
+  amr: string[];
+}
+export type SignInGate = (q: Queryable, a: GateInput) => Promise<void | Record<string, unknown>>;
+export interface SignInOptions {
+  /** Sign in to this account (must be an active membership); default: the active one or the first that works. */
+  tenantId?: string;
+  /** Names of gates already satisfied by this flow (e.g. 'mfa' after the second factor). */
+  satisfied?: string[];
+}
+
 /** Filled in by `login` and `refresh` with the environment settings they read, so the caller need not read them again. */
 export interface UsedSettings {
   settings?: VendorSettings;
@@ -34,6 +56,32 @@ export interface UsedSettings {
 /** Password sign-in, refresh-token rotation and logout. */
 export function createLoginService(deps: LoginDeps) {
   const { db, users, passwords } = deps;
+  const gates: Array<{ name: string; gate: SignInGate }> = [];
+
+  async function runGates(q: Queryable, a: GateInput, satisfied: string[] = []): Promise<Record<string, unknown> | undefined> {
+    for (const { name, gate } of gates) {
+      if (satisfied.includes(name)) continue;
+      const challenge = await gate(q, a);
+      if (challenge && a.stage === 'login') return challenge;
+    }
+    return undefined;
+  }
+
+  /** Picks the account, runs the gates and starts a session for a user whose identity a flow has established. */
+  async function signInUser(tx: Queryable, user: UserRow, client: ClientInfo, amr: string[], opts: SignInOptions = {}, used?: UsedSettings): Promise<LoginResponse | Record<string, unknown>> {
+    let picked: Awaited<ReturnType<typeof pickAccount>>;
+    if (opts.tenantId) {
+      const view = await users.accessView(tx, user.id);
+      const membership = await view.accessTo(opts.tenantId);
+      if (!membership) throw new AppError('NO_ACCOUNT_ACCESS', `The user has no access to account ${opts.tenantId}`);
+      picked = { tenantId: opts.tenantId, membership, tenantIds: view.tenantIds };
+    } else picked = await pickAccount(tx, user);
+    const { tenantId, membership, tenantIds } = picked;
+    const challenge = await runGates(tx, { stage: 'login', user, tenantId, client, amr }, opts.satisfied);
+    if (challenge) return challenge;
+    await updateUser(tx, user.id, { failed_attempts: 0, last_login: new Date(), active_tenant_id: tenantId });
+    return start(tx, { ...user, active_tenant_id: tenantId }, tenantId, membership, client, amr, tenantIds, used);
+  }
 
   function limit(key: string, limiter: RateLimiter) {
     const r = limiter.hit(key);
@@ -144,17 +192,31 @@ export function createLoginService(deps: LoginDeps) {
       const newHash = needsRehash ? await passwords.hash(body.password) : undefined;
       const signedIn = user;
       return db.transaction(async (tx) => {
-        const { tenantId, membership, tenantIds } = await pickAccount(tx, signedIn);
-        await updateUser(tx, signedIn.id, { failed_attempts: 0, last_login: new Date(), active_tenant_id: tenantId, ...(newHash ? { password_hash: newHash } : {}) });
-        return start(tx, { ...signedIn, active_tenant_id: tenantId }, tenantId, membership, client, ['pwd'], tenantIds, used);
+        if (newHash) await updateUser(tx, signedIn.id, { password_hash: newHash });
+        return signInUser(tx, signedIn, client, ['pwd'], {}, used) as Promise<LoginResponse>;
       });
+    },
+
+    /** Adds a gate (see SignInGate); gates run in the order added. */
+    addGate(name: string, gate: SignInGate): void {
+      gates.push({ name, gate });
+    },
+
+    /**
+     * Signs in a user whose identity another flow established (MFA verify, passwordless, SSO, social, activation,
+     * invitation): same account choice, gates and session as a password sign-in. Runs in the caller's transaction
+     * when `q` is one, else in a new one. Answers a challenge object when a gate asks for one.
+     */
+    async signIn(q: Queryable | undefined, user: UserRow, client: ClientInfo, amr: string[], opts: SignInOptions = {}, used?: UsedSettings): Promise<LoginResponse | Record<string, unknown>> {
+      if (q) return signInUser(q, user, client, amr, opts, used);
+      return db.transaction((tx) => signInUser(tx, user, client, amr, opts, used));
     },
 
     /**
      * Rotates the refresh token. A token already rotated is a replay: the whole session is revoked. `used`, when
      * given, receives the environment settings the refresh read (for the refresh cookie).
      */
-    async refresh(refreshToken: string, used?: UsedSettings): Promise<LoginResponse> {
+    async refresh(refreshToken: string, used?: UsedSettings, client: ClientInfo = {}): Promise<LoginResponse> {
       const hash = sha256Hex(refreshToken);
       const outcome = await db.transaction(async (tx) => {
         const session = await store.sessionByRefresh(tx, hash);
@@ -178,6 +240,7 @@ export function createLoginService(deps: LoginDeps) {
           await store.revoke(tx, { sessionId: session.id }, 'account access removed');
           return { error: new AppError('NO_ACCOUNT_ACCESS', 'The user no longer has access to the account of this session') };
         }
+        await runGates(tx, { stage: 'refresh', user, tenantId: session.tenant_id, client, amr: session.amr });
         const next = randomSecret(32);
         await store.rotate(tx, session.id, hash, sha256Hex(next), session.tenant_id);
         return { response: await respond(tx, user, session.tenant_id, membership, session.id, next, session.amr, session.created_at, { tenantIds: access.tenantIds }, used) };

@@ -30,18 +30,30 @@ export interface ResetPasswordResponse {
  * Signs user access tokens with the claims of wire.md section 3, roles and permissions of the acting account. The
  * caller may pass the environment settings it has already read in this transaction.
  */
+/** Adds role ids to a user's token beyond the membership's own (e.g. the roles of the user's groups). */
+export type RoleSource = (q: Queryable, a: { userId: string; tenantId: string }) => Promise<string[]>;
+/** Adds claims to a user's access token (e.g. `act` for delegation, `acr`); cannot replace the core claims. */
+export type ClaimSource = (q: Queryable, a: { userId: string; tenantId: string; sessionId: string; amr: string[] }) => Promise<Record<string, unknown>>;
+
 export function createTokenIssuer(deps: { keys: KeysService; roles: RolesService; environment: EnvironmentService }) {
-  return async function issue(
+  const roleSources: RoleSource[] = [];
+  const claimSources: ClaimSource[] = [];
+  const issue = async function issue(
     q: Queryable,
     a: { user: UserRow; tenantId: string; membership: MembershipRow; tenantIds: string[]; sessionId: string; amr: string[]; authTime: Date },
     known?: { settings?: VendorSettings },
   ): Promise<{ accessToken: string; expiresIn: number }> {
     const settings = known?.settings ?? (await deps.environment.settings(q));
     // Role keys and permission keys in one statement (the role records themselves are not needed here).
-    const { roles, permissions } = await tokenRoleClaims(q, a.membership.role_ids);
+    let roleIds = a.membership.role_ids;
+    for (const source of roleSources) roleIds = [...new Set([...roleIds, ...(await source(q, { userId: a.user.id, tenantId: a.tenantId }))])];
+    const { roles, permissions } = await tokenRoleClaims(q, roleIds);
+    let extra: Record<string, unknown> = {};
+    for (const source of claimSources) extra = { ...extra, ...(await source(q, { userId: a.user.id, tenantId: a.tenantId, sessionId: a.sessionId, amr: a.amr })) };
     const ttl = settings.defaultTokenExpiration;
     const accessToken = await deps.keys.sign(
       {
+        ...extra,
         type: 'userToken',
         sub: a.user.id,
         email: a.user.email,
@@ -62,5 +74,9 @@ export function createTokenIssuer(deps: { keys: KeysService; roles: RolesService
     );
     return { accessToken, expiresIn: ttl };
   };
+  return Object.assign(issue, {
+    addRoleSource: (s: RoleSource) => void roleSources.push(s),
+    addClaimSource: (s: ClaimSource) => void claimSources.push(s),
+  });
 }
 export type TokenIssuer = ReturnType<typeof createTokenIssuer>;
