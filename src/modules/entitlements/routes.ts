@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { randomUUID } from 'node:crypto';
 import type { FastifyError, FastifyReply } from 'fastify';
+import { Type } from 'typebox';
 import { guard } from '../../http/auth.ts';
 import { AppError, errorBody } from '../../http/errors.ts';
 import * as S from './schema.ts';
@@ -76,6 +77,15 @@ export const entitlementsRoutes: FastifyPluginAsyncTypebox<{ entitlements: Entit
   app.get(`${RT}/:id`, { config: c, schema: { tags, summary: 'Get a route rule', params: S.IdParams } }, (req) => routes.get(req.params.id));
   app.patch(`${RT}/:id`, { config: c, schema: { tags, summary: 'Update a route rule', params: S.IdParams, body: S.UpdateRoute } }, (req) => routes.update(req.params.id, req.body));
   app.delete(`${RT}/:id`, { config: c, schema: { tags, summary: 'Delete a route rule', params: S.IdParams } }, (req, reply) => ok(reply, routes.remove(req.params.id)));
+  app.post(`${RT}/import-open-api`, {
+    config: c,
+    schema: {
+      tags,
+      summary: 'Create route rules from an OpenAPI 3.x / Swagger 2.0 document (x-gatehouse-policy, x-gatehouse-rules per operation)',
+      querystring: S.ImportOpenApiQuery,
+      body: Type.Object({}, { additionalProperties: true }),
+    },
+  }, (req) => e.importOpenApi(req.body, req.query.defaultPolicyType));
   app.put(`${RT}/:id/rules`, { config: c, schema: { tags, summary: 'Replace the rules of a route', params: S.IdParams, body: S.ReplaceRouteRules } }, (req) => routes.replaceRules(req.params.id, req.body.rules));
 
   // -- snapshot (the agent's feed) --

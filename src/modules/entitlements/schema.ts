@@ -81,5 +81,6 @@ export const CreateRoute = Type.Object({ ...routeFields, description: Type.Optio
 export const UpdateRoute = Type.Partial(Type.Object(routeFields));
 export type RouteInput = Static<typeof UpdateRoute>;
 export const ReplaceRouteRules = Type.Object({ rules: Type.Array(RouteRuleInput, { maxItems: 100 }) });
+export const ImportOpenApiQuery = Type.Object({ defaultPolicyType: Type.Optional(Policy) });
 export const RoutesConfig = Type.Object({ accessControlMode: Type.Union([Type.Literal('guard'), Type.Literal('monitor')]) });
 export const DecisionKindParams = Type.Object({ kind: Type.Union([Type.Literal('features'), Type.Literal('permissions'), Type.Literal('routes')]) });

@@ -3,6 +3,7 @@ import { createCatalogService } from './catalog.service.ts';
 import { createGrantsService } from './grants.service.ts';
 import type { EntitlementsDeps } from './records.ts';
 import { createRouteRulesService } from './routes.service.ts';
+import { createOpenApiImport } from './openapi-import.ts';
 import { buildSnapshot, createServerDecisions, snapshotOffset } from './snapshot.ts';
 
 export type EntitlementsService = ReturnType<typeof createEntitlementsService>;
@@ -21,6 +22,7 @@ export function createEntitlementsService(deps: EntitlementsDeps) {
     catalog: createCatalogService(deps),
     grants,
     routes: createRouteRulesService(deps),
+    importOpenApi: createOpenApiImport(deps.db),
     decisions: createServerDecisions(deps.db),
     snapshot,
     snapshotOffset: () => snapshotOffset(deps.db),
