@@ -12,6 +12,11 @@ import { DEFAULT_BENCH_DATABASE_URL, destroyAllBenchDbs, formatTable, machineInf
  */
 
 const AREAS: Record<string, { describe: string; sections: string[]; load: () => Promise<{ run: (o: BenchOptions) => Promise<AreaResult> }> }> = {
+  scim: {
+    describe: 'SCIM: users provisioned per second by SCIM POST at 10 clients; filter=userName eq p50 over 100k users',
+    sections: ['provision', 'filter'],
+    load: () => import('./scim.ts'),
+  },
   tenants: {
     describe: 'accounts: list pages over 100k accounts, hierarchy walks, account migration, server cold start',
     sections: ['list', 'hierarchy', 'migration', 'cold-start'],
@@ -26,6 +31,11 @@ const AREAS: Record<string, { describe: string; sections: string[]; load: () => 
     describe: 'entitlements agent: decisions/s at 50 connections vs a trivial Fastify route, a 50k-grant snapshot, change propagation',
     sections: ['throughput', 'large', 'propagation'],
     load: () => import('./agent.ts'),
+  },
+  events: {
+    describe: 'events and audit: users/s created with and without outbox+audit (same run), webhook deliveries/s to a local receiver',
+    sections: ['overhead', 'delivery'],
+    load: () => import('./events.ts'),
   },
   migration: {
     describe: 'user migration: 100k users in 100 bulk requests vs the raw insert rate, 202 latency, first sign-in per hash type',

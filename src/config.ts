@@ -27,6 +27,16 @@ export interface Config {
   production: boolean;
   /** PEM file of extra CA certificates trusted by outbound HTTPS (identity-provider migration), besides the system ones. */
   outboundCaFile?: string;
+  /** Events, webhooks and audit (issue 10; docs/events.md). `enabled` switches off the outbox / audit log (a benchmark aid). */
+  events: { enabled: boolean };
+  webhooks: { pollMs: number; timeoutMs: number; retryForSeconds: number; backoffBaseMs: number; backoffMaxMs: number; concurrency: number };
+  audit: { enabled: boolean; retentionDays: number };
+  /** Messaging (issue 7): the development outbox (default on unless production) and delivery attempts per message. */
+  messaging: { devOutbox: boolean; maxAttempts: number };
+  /** One-time code and link requests (passwordless, activation, invitation resends) per window, per client IP and per identifier. */
+  codeRateLimit: { perIp: number; perIdentifier: number; windowSeconds: number };
+  /** SCIM service (issue 6): the largest page a list answers (a larger `count` is clamped) and the body limit of SCIM requests. */
+  scim: { maxResults: number; bodyLimit: number };
 }
 
 type Env = Record<string, string | undefined>;
@@ -114,6 +124,29 @@ export function loadConfig(env: Env = process.env): Config {
     },
     production,
     outboundCaFile: env.OUTBOUND_CA_FILE || undefined,
+    events: { enabled: bool('EVENTS_ENABLED', true) },
+    webhooks: {
+      pollMs: int('WEBHOOK_POLL_MS', 500, 5, 60_000),
+      timeoutMs: int('WEBHOOK_TIMEOUT_MS', 10_000, 50, 120_000),
+      retryForSeconds: int('WEBHOOK_RETRY_FOR_SECONDS', 86_400, 1, 30 * 86_400),
+      backoffBaseMs: int('WEBHOOK_BACKOFF_BASE_MS', 5_000, 1, 3_600_000),
+      backoffMaxMs: int('WEBHOOK_BACKOFF_MAX_MS', 3_600_000, 1, 86_400_000),
+      concurrency: int('WEBHOOK_CONCURRENCY', 16, 1, 256),
+    },
+    audit: { enabled: bool('AUDIT_ENABLED', true), retentionDays: int('AUDIT_RETENTION_DAYS', 365, 0, 36_500) },
+    codeRateLimit: {
+      perIp: int('CODE_RATE_LIMIT_PER_IP', 30, 1, 1000000),
+      perIdentifier: int('CODE_RATE_LIMIT_PER_IDENTIFIER', 5, 1, 1000000),
+      windowSeconds: int('CODE_RATE_LIMIT_WINDOW', 600, 1, 86400),
+    },
+    scim: {
+      maxResults: int('SCIM_MAX_RESULTS', 200, 1, 10000),
+      bodyLimit: int('SCIM_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    },
+    messaging: {
+      devOutbox: bool('MESSAGING_DEV_OUTBOX', !production),
+      maxAttempts: int('MESSAGING_MAX_ATTEMPTS', 5, 1, 20),
+    },
   };
   if (!['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].includes(config.logLevel)) {
     problems.push('LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent');

@@ -15,10 +15,26 @@ import { accountMigrationJobs, createAccountMigrationService } from './modules/a
 import { createRolesService } from './modules/roles/index.ts';
 import { createUsersService, removeAccountUsers } from './modules/users/index.ts';
 import { createAuth } from './modules/auth/index.ts';
+import { createMfaService } from './modules/mfa/index.ts';
 import { readFileSync } from 'node:fs';
 import { createApplicationsService, createUserMigrationService, userMigrationJobs } from './modules/user-migration/index.ts';
 import { createEntitlementsService } from './modules/entitlements/index.ts';
 import { createEventsService } from './modules/events/index.ts';
+import { createDispatcher, createWebhooksService } from './modules/webhooks/index.ts';
+import { auditRetention, createAuditService } from './modules/audit/index.ts';
+import { createMachineAccess } from './modules/api-tokens/index.ts';
+import { createMessagingService } from './modules/messaging/index.ts';
+import { createRecovery } from './modules/recovery/index.ts';
+import { createCodeBook, createPasswordlessService } from './modules/passwordless/index.ts';
+import { createSignupService } from './modules/signup/index.ts';
+import { createInvitationsService } from './modules/invitations/index.ts';
+import { createRateLimiter } from './modules/auth/index.ts';
+import { createSso } from './modules/sso/index.ts';
+import { createSocialService } from './modules/social/index.ts';
+import { createGroupsService } from './modules/groups/index.ts';
+import { assertEmailDomainAllowed, createRestrictions } from './modules/restrictions/index.ts';
+import { createUserPoolsService } from './modules/user-pools/index.ts';
+import { createDirectoryService } from './modules/directory/index.ts';
 
 export { LOG_REDACT } from './lib/log.ts';
 
@@ -44,34 +60,73 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   const environment = createEnvironmentService({ db, keys, vendorTokenTtl: config.vendorTokenTtl });
 
   // The outbox (issue 10): services emit events in the transaction of the change (`events.emit(tx, ...)`).
-  const events = createEventsService();
-  const tenants = createTenantsService({ db });
-  const hierarchy = createHierarchyService({ db, tenants });
+  const events = createEventsService({ enabled: config.events.enabled });
+  const tenants = createTenantsService({ db, events });
+  const hierarchy = createHierarchyService({ db, tenants, events });
   const accountSettings = createAccountSettingsService({ db, tenants });
   const passwords = createPasswordService({ db });
   const roles = createRolesService({ db, environment });
   tenants.onRemove(async (tx, tenantId) => void (await roles.removeAccountRoles(tx, tenantId)));
-  const users = createUsersService({ db, tenants, roles, passwords, environment });
+  const users = createUsersService({ db, tenants, roles, passwords, environment, events });
   tenants.onRemove((tx, tenantId) => removeAccountUsers(tx, tenantId));
   tenants.onRemove((tx, tenantId) => passwords.forgetAccount(tx, tenantId));
-  const auth = createAuth({ db, config, keys, environment, roles, users, passwords, tenants });
+  const auth = createAuth({ db, config, keys, environment, roles, users, passwords, tenants, events });
   tenants.onRemove((tx, tenantId) => auth.sessions.forgetAccount(tx, tenantId));
+  // Issue 9: user groups (members receive the groups' roles), IP and email-domain restrictions, user pools. The IP gate
+  // is added before the MFA gate so that a refused address gets no second-factor challenge.
+  const groups = createGroupsService({ db, roles, tenants });
+  tenants.onRemove((tx, tenantId) => groups.forgetAccount(tx, tenantId));
+  auth.issue.addRoleSource(groups.roleSource);
+  const restrictions = createRestrictions({ db, tenants });
+  tenants.onRemove((tx, tenantId) => restrictions.forgetAccount(tx, tenantId));
+  auth.login.addGate('ip-restrictions', (q, a) => restrictions.ip.gate(q, a));
+  const userPools = createUserPoolsService({ db, kek });
+  // MFA (issue 7): the `mfa` sign-in gate, second-factor flows, policy; authenticator secrets sealed with the KEK.
+  const mfa = createMfaService({ db, kek, login: auth.login, issue: auth.issue, passwords, events, requireAccount: (q, tenantId) => tenants.requireLive(q, tenantId),
+    messaging: () => messaging,
+    limits: { perIp: config.loginRateLimit.perIp, perUser: config.loginRateLimit.perIdentifier, windowSeconds: config.loginRateLimit.windowSeconds } });
+  tenants.onRemove((tx, tenantId) => mfa.forgetAccount(tx, tenantId));
 
   const handlers = {};
   const jobs = createJobRunner({ db, log, pollMs: config.jobs.pollMs, leaseMs: config.jobs.leaseMs, handlers });
-  const accountMigration = createAccountMigrationService({ db, jobs, tenants, chunkSize: config.jobs.chunkSize });
+  const accountMigration = createAccountMigrationService({ db, jobs, tenants, chunkSize: config.jobs.chunkSize, events });
   Object.assign(handlers, accountMigrationJobs(accountMigration));
   // User migration (issue 4): bulk and identity-provider jobs; MFA secrets and provider secrets sealed with the KEK.
   const applications = createApplicationsService({ db });
-  const userMigration = createUserMigrationService({ db, jobs, tenants, roles, users, kek, chunkSize: config.jobs.chunkSize });
+  const userMigration = createUserMigrationService({ db, jobs, tenants, roles, users, kek, chunkSize: config.jobs.chunkSize, events });
   Object.assign(handlers, userMigrationJobs(userMigration, kek, { extraCa: config.outboundCaFile ? readFileSync(config.outboundCaFile, 'utf8') : undefined }));
+  // Messaging (issue 7): email (SMTP) and SMS (Twilio REST) delivery through durable jobs; development outbox when no provider.
+  const messaging = createMessagingService({ db, kek, jobs, log, publicUrl: config.publicUrl, devOutbox: config.messaging.devOutbox, maxAttempts: config.messaging.maxAttempts });
+  Object.assign(handlers, messaging.jobs);
+  // Password reset (email link, SMS code) and email verification (issue 7).
+  const recovery = createRecovery({ db, kek, config, passwords, messaging, events, endSessions: (userId) => auth.sessions.revokeAll(userId) });
+  // Sign-up and activation, invitations, passwordless (issue 7): one-time links and codes, delivered by messaging.
+  const codeLimits = () => ({ perIp: createRateLimiter(config.codeRateLimit.perIp, config.codeRateLimit.windowSeconds), perIdentifier: createRateLimiter(config.codeRateLimit.perIdentifier, config.codeRateLimit.windowSeconds) });
+  const codes = createCodeBook(kek);
+  const flowDeps = { db, passwords, login: auth.login, codes, delivery: messaging, events };
+  const passwordless = createPasswordlessService({ ...flowDeps, limits: codeLimits() });
+  const signup = createSignupService({ ...flowDeps, environment, tenants, roles, limits: codeLimits(), publicUrl: config.publicUrl });
+  auth.login.addGate('activation', signup.gate);
+  const invitations = createInvitationsService({ ...flowDeps, tenants, roles, users, limits: codeLimits() });
 
-  const entitlements = createEntitlementsService({ db, vendorId: () => environment.id, requireAccount: (q, tenantId) => tenants.requireLive(q, tenantId) });
+  const entitlements = createEntitlementsService({ db, vendorId: () => environment.id, requireAccount: (q, tenantId) => tenants.requireLive(q, tenantId), events });
   tenants.onRemove((tx, tenantId) => entitlements.forgetAccount(tx, tenantId));
   tenants.onCreate((tx, tenantIds) => entitlements.assignSignupPlans(tx, tenantIds));
 
+  // Events, webhooks, audit (issue 10): the dispatcher and audit retention run with the job runner.
+  const dispatcher = createDispatcher({ db, kek, log, ...config.webhooks });
+  events.onEmit(() => dispatcher.notify());
+  jobs.attach(dispatcher);
+  const webhooks = createWebhooksService({ db, kek, dispatcher, timeoutMs: config.webhooks.timeoutMs, retryForSeconds: config.webhooks.retryForSeconds, requireAccount: (q, tenantId) => tenants.requireLive(q, tenantId) });
+  const audit = createAuditService({ db, log, ...config.audit });
+  jobs.attach(auditRetention(audit, log));
+
   /** Verifiers for further token types (API tokens, access tokens, ...), by the `type` claim; added by their modules. */
   const tokenTypes = new Map<string, (claims: Record<string, unknown>) => Promise<AuthContext>>();
+  // Machine access (issue 9): API tokens, access tokens, delegation, impersonation; their JWT types and removal hook.
+  const machine = createMachineAccess({ db, keys, environment, roles, users, tenants, issue: auth.issue, events, log });
+  for (const [type, verify] of machine.tokenTypes) tokenTypes.set(type, verify);
+  tenants.onRemove((tx, tenantId) => machine.forgetAccount(tx, tenantId));
   const authenticate: Authenticate = async (token): Promise<AuthContext> => {
     const claims = await keys.verify(token);
     if (claims.aud !== environment.id && !(Array.isArray(claims.aud) && claims.aud.includes(environment.id))) {
@@ -97,7 +152,15 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     throw new AppError('INVALID_TOKEN', 'Unknown token type');
   };
 
-  return { config, db, log, keys, events, tokenTypes, environment, tenants, hierarchy, accountSettings, passwords, roles, users, auth, accountMigration, jobs, authenticate, entitlements, userMigration, applications };
+  // SSO per account and social login (issue 8): SAML/OIDC connections, domains, JIT provisioning.
+  const sso = createSso({ db, kek, publicUrl: config.publicUrl, environment, roles, tenants, events, login: auth.login, domainCheck: (q, tenantId, email) => assertEmailDomainAllowed(q, tenantId, email) });
+  const social = createSocialService({ db, kek, environment, roles, tenants, events, login: auth.login, domainCheck: (q, tenantId, email) => assertEmailDomainAllowed(q, tenantId, email) });
+
+  // Directory (issue 6): SCIM connections and the SCIM service; provisioned users are users of the connection's account.
+  const directory = createDirectoryService({ db, tenants, roles, events, sessions: auth.sessions, publicUrl: config.publicUrl, scim: config.scim });
+  tenants.onRemove((tx, tenantId) => directory.forgetAccount(tx, tenantId));
+
+  return { directory, groups, restrictions, userPools, sso, social, machine, mfa, config, db, log, keys, events, webhooks, audit, dispatcher, tokenTypes, environment, tenants, hierarchy, accountSettings, passwords, roles, users, auth, accountMigration, jobs, authenticate, entitlements, userMigration, applications, messaging, recovery, passwordless, signup, invitations };
 }
 
 export type Context = Awaited<ReturnType<typeof createContext>>;

@@ -1,5 +1,7 @@
 import type { Context } from './context.ts';
 import { createHttp } from './http/app.ts';
+import { auditRoutes, installAudit } from './modules/audit/index.ts';
+import { webhooksRoutes } from './modules/webhooks/index.ts';
 import { environmentRoutes } from './modules/environment/index.ts';
 import { keysRoutes } from './modules/keys/index.ts';
 import { tenantsRoutes } from './modules/tenants/index.ts';
@@ -10,9 +12,22 @@ import { securityPolicyRoutes } from './modules/credentials/index.ts';
 import { rolesRoutes } from './modules/roles/index.ts';
 import { meRoutes, usersRoutes } from './modules/users/index.ts';
 import { authRoutes } from './modules/auth/index.ts';
+import { mfaRoutes } from './modules/mfa/index.ts';
 import { userMigrationRoutes } from './modules/user-migration/index.ts';
 import { entitlementsRoutes } from './modules/entitlements/index.ts';
+import { ssoRoutes } from './modules/sso/index.ts';
+import { socialRoutes } from './modules/social/index.ts';
+import { apiTokensRoutes, delegationRoutes } from './modules/api-tokens/index.ts';
+import { messagingRoutes } from './modules/messaging/index.ts';
+import { recoveryRoutes } from './modules/recovery/index.ts';
 
+import { passwordlessRoutes } from './modules/passwordless/index.ts';
+import { signupRoutes } from './modules/signup/index.ts';
+import { invitationsRoutes } from './modules/invitations/index.ts';
+import { groupsRoutes } from './modules/groups/index.ts';
+import { restrictionsRoutes } from './modules/restrictions/index.ts';
+import { userPoolsRoutes } from './modules/user-pools/index.ts';
+import { directoryRoutes, scimRoutes, SCIM_PREFIX } from './modules/directory/index.ts';
 /** Builds the API server over a context: the HTTP shell plus every module's routes. */
 export async function buildApp(ctx: Context, opts: { logger?: boolean } = {}) {
   const app = await createHttp({
@@ -22,6 +37,8 @@ export async function buildApp(ctx: Context, opts: { logger?: boolean } = {}) {
     authenticate: ctx.authenticate,
     ready: async () => (await ctx.db.query('SELECT 1 AS ok')).rows.length === 1,
   });
+  // The audit hook (issue 10) is on the root instance, before any module's routes, so it sees every write route.
+  installAudit(app, ctx.audit);
   await app.register(keysRoutes, { keys: ctx.keys });
   await app.register(environmentRoutes, { environment: ctx.environment });
   await app.register(tenantsRoutes, { tenants: ctx.tenants });
@@ -33,8 +50,26 @@ export async function buildApp(ctx: Context, opts: { logger?: boolean } = {}) {
   await app.register(usersRoutes, { users: ctx.users });
   await app.register(meRoutes, { users: ctx.users });
   await app.register(authRoutes, { login: ctx.auth.login, sessions: ctx.auth.sessions, users: ctx.users, environment: ctx.environment, secureCookies: ctx.config.publicUrl.startsWith('https://') });
+  await app.register(mfaRoutes, { mfa: ctx.mfa, environment: ctx.environment, secureCookies: ctx.config.publicUrl.startsWith('https://') });
   await app.register(entitlementsRoutes, { entitlements: ctx.entitlements });
+  await app.register(apiTokensRoutes, { apiTokens: ctx.machine.apiTokens, accessTokens: ctx.machine.accessTokens });
+  await app.register(delegationRoutes, { delegation: ctx.machine.delegation });
   await app.register(userMigrationRoutes, { userMigration: ctx.userMigration, applications: ctx.applications });
+  await app.register(messagingRoutes, { messaging: ctx.messaging });
+  await app.register(recoveryRoutes, { reset: ctx.recovery.reset, verification: ctx.recovery.verification });
+  const flowCookies = { environment: ctx.environment, secureCookies: ctx.config.publicUrl.startsWith('https://') };
+  await app.register(passwordlessRoutes, { passwordless: ctx.passwordless, ...flowCookies });
+  await app.register(signupRoutes, { signup: ctx.signup, ...flowCookies });
+  await app.register(invitationsRoutes, { invitations: ctx.invitations, ...flowCookies });
+  await app.register(ssoRoutes, { configs: ctx.sso.configs, sso: ctx.sso.login, environment: ctx.environment, secureCookies: ctx.config.publicUrl.startsWith('https://') });
+  await app.register(socialRoutes, { social: ctx.social, environment: ctx.environment, secureCookies: ctx.config.publicUrl.startsWith('https://') });
+  await app.register(groupsRoutes, { groups: ctx.groups });
+  await app.register(restrictionsRoutes, { ip: ctx.restrictions.ip, domains: ctx.restrictions.domains });
+  await app.register(userPoolsRoutes, { userPools: ctx.userPools });
+  await app.register(webhooksRoutes, { webhooks: ctx.webhooks });
+  await app.register(auditRoutes, { audit: ctx.audit });
+  await app.register(directoryRoutes, { directory: ctx.directory });
+  await app.register(scimRoutes, { prefix: SCIM_PREFIX, directory: ctx.directory, publicUrl: ctx.config.publicUrl });
   await app.ready();
   return app;
 }

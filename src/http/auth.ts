@@ -20,6 +20,12 @@ export interface UserAuth {
   permissions: string[];
   sessionId?: string;
   claims: Record<string, unknown>;
+  /**
+   * Set when a machine token acts (issue 9): `type` is the JWT type (`tenantApiToken`, `userApiToken`,
+   * `tenantAccessToken`, `userAccessToken`) and `id` the token's id. For account tokens `userId` is that id too (no
+   * user has it); for user tokens it is the owning user. Audit records the actor from here.
+   */
+  actor?: { type: string; id: string };
 }
 
 export type AuthContext = VendorAuth | UserAuth;

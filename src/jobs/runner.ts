@@ -110,6 +110,7 @@ export function createJobRunner(opts: RunnerOptions) {
   }
 
   let crashed = false;
+  const attached: Array<{ start(): void; stop(): Promise<void> }> = [];
 
   async function runLoop(): Promise<void> {
     while (running) {
@@ -150,19 +151,25 @@ export function createJobRunner(opts: RunnerOptions) {
     notify(): void {
       wake?.();
     },
+    /** Another background loop (the webhook dispatcher, maintenance) that starts and stops with this runner. */
+    attach(worker: { start(): void; stop(): Promise<void> }): void {
+      attached.push(worker);
+      if (running) worker.start();
+    },
     start(): void {
       if (running) return;
       running = true;
       crashed = false;
       controller = new AbortController();
       loop = runLoop();
+      for (const w of attached) w.start();
     },
     /** Graceful: the current job stops at its next step and is handed back; resolves when the worker is idle. */
     async stop(): Promise<void> {
       running = false;
       controller.abort();
       wake?.();
-      await loop;
+      await Promise.all([loop, ...attached.map((w) => w.stop())]);
     },
     /** Test aid that behaves like a killed process: stops at the next step and keeps the lease, releasing nothing. */
     async crash(): Promise<void> {

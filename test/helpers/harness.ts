@@ -15,6 +15,8 @@ export interface CallOptions {
   headers?: Record<string, string>;
   /** Raw payload (string) sent as is, for malformed-body tests. */
   raw?: string;
+  /** The client address the server sees (`req.ip`); inject's default is 127.0.0.1. */
+  remoteAddress?: string;
 }
 
 export interface Reply<T = any> {
@@ -56,7 +58,7 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { db?
       payload = JSON.stringify(o.body);
       headers['content-type'] ??= 'application/json';
     }
-    const res = await app.inject({ method: method as 'GET', url, headers, payload });
+    const res = await app.inject({ method: method as 'GET', url, headers, payload, ...(o.remoteAddress ? { remoteAddress: o.remoteAddress } : {}) });
     let body: unknown = res.body;
     try {
       body = res.body ? JSON.parse(res.body) : undefined;

@@ -1,4 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { EventsService } from '../events/index.ts';
 import { AppError, catalogue, type ErrorCode } from '../../http/errors.ts';
 import { JobInterrupted, type JobContext, type JobHandler, type JobRunner } from '../../jobs/runner.ts';
 import { newId } from '../../lib/crypto.ts';
@@ -99,7 +100,7 @@ function unstorable(v: unknown): boolean {
   return false;
 }
 
-export function createMigrationEngine<K extends ErrorKey>(deps: { db: Db; jobs: Pick<JobRunner, 'enqueue' | 'notify'>; chunkSize: number }, spec: MigrationSpec<K>) {
+export function createMigrationEngine<K extends ErrorKey>(deps: { db: Db; jobs: Pick<JobRunner, 'enqueue' | 'notify'>; chunkSize: number; events?: EventsService }, spec: MigrationSpec<K>) {
   const { db, jobs } = deps;
   const chunkSize = Math.max(1, Math.floor(deps.chunkSize));
 
@@ -139,6 +140,11 @@ export function createMigrationEngine<K extends ErrorKey>(deps: { db: Db; jobs: 
       errors: errors.map((e) => ({ index: e.index, [spec.errorKey]: e.key, code: catalogue[e.code].errorCode, message: e.message })),
       done,
     });
+    if (done) {
+      // The outbox (issue 10): migration.completed in the transaction of the last step.
+      const data = { migrationId, kind: spec.kind, state: 'completed', total: m.total, succeeded: m.succeeded + outcome.succeeded, failed: m.failed + errors.length };
+      await deps.events?.emit(tx, { eventKey: 'migration.completed', tenantId: null, entity: { type: 'migration', id: migrationId }, data });
+    }
     return done;
   }
 
@@ -157,7 +163,12 @@ export function createMigrationEngine<K extends ErrorKey>(deps: { db: Db; jobs: 
     },
     async onFailed(q, job, error) {
       const migrationId = job.payload.migrationId;
-      if (typeof migrationId === 'string' && isUuid(migrationId)) await store.markFailed(q, migrationId, error);
+      if (typeof migrationId === 'string' && isUuid(migrationId)) {
+        await q.transaction(async (tx) => {
+          await store.markFailed(tx, migrationId, error);
+          await deps.events?.emit(tx, { eventKey: 'migration.completed', tenantId: null, entity: { type: 'migration', id: migrationId }, data: { migrationId, kind: spec.kind, state: 'failed' } });
+        });
+      }
     },
   };
 

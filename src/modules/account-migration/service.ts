@@ -1,4 +1,5 @@
 import { Compile } from 'typebox/compile';
+import type { EventsService } from '../events/index.ts';
 import type { TLocalizedValidationError } from 'typebox/error';
 import { AppError } from '../../http/errors.ts';
 import type { JobHandler, JobRunner } from '../../jobs/runner.ts';
@@ -16,6 +17,8 @@ export interface AccountMigrationDeps {
   /** Accounts are written with the tenants service's `insertAccounts` (which runs its creation hooks). */
   tenants: Pick<TenantsService, 'insertAccounts'>;
   chunkSize: number;
+  /** The outbox (issue 10): migration.completed. */
+  events?: EventsService;
 }
 
 const checkAccount = Compile(MigratedAccount);

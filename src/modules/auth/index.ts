@@ -6,6 +6,7 @@ import type { KeysService } from '../keys/index.ts';
 import type { RolesService } from '../roles/index.ts';
 import type { TenantsService } from '../tenants/index.ts';
 import type { UsersService } from '../users/index.ts';
+import type { EventsService } from '../events/index.ts';
 import { createLoginService } from './login.service.ts';
 import { createRateLimiter } from './rate-limit.ts';
 import { createSessionsService } from './sessions.service.ts';
@@ -15,9 +16,10 @@ export { authRoutes, REFRESH_COOKIE } from './routes.ts';
 export type { LoginService, SignInGate, GateInput, SignInOptions, ClientInfo } from './login.service.ts';
 export type { TokenIssuer, RoleSource, ClaimSource, LoginResponse } from './tokens.ts';
 export type { SessionsService } from './sessions.service.ts';
+export { createRateLimiter, type RateLimiter } from './rate-limit.ts';
 
 /** Sign-in, sessions and token issuing, wired over their dependencies. */
-export function createAuth(deps: { db: Db; config: Config; keys: KeysService; environment: EnvironmentService; roles: RolesService; users: UsersService; passwords: PasswordService; tenants: TenantsService }) {
+export function createAuth(deps: { db: Db; config: Config; keys: KeysService; environment: EnvironmentService; roles: RolesService; users: UsersService; passwords: PasswordService; tenants: TenantsService; events?: EventsService }) {
   const sessions = createSessionsService({ db: deps.db, environment: deps.environment, tenants: deps.tenants });
   const issue = createTokenIssuer({ keys: deps.keys, roles: deps.roles, environment: deps.environment });
   const { perIp, perIdentifier, windowSeconds } = deps.config.loginRateLimit;
@@ -29,6 +31,7 @@ export function createAuth(deps: { db: Db; config: Config; keys: KeysService; en
     sessions,
     issue,
     limits: { perIp: createRateLimiter(perIp, windowSeconds), perIdentifier: createRateLimiter(perIdentifier, windowSeconds) },
+    events: deps.events,
   });
   return { login, sessions, issue };
 }

@@ -5,6 +5,7 @@ import type { EnvironmentService, VendorSettings } from '../environment/index.ts
 import { hasherFor, type PasswordService } from '../credentials/index.ts';
 import { findByEmail, findById, findByUsername, isLockedNow, updateUser, type UserRow, type UsersService } from '../users/index.ts';
 import type { RateLimiter } from './rate-limit.ts';
+import type { EventsService } from '../events/index.ts';
 import type { SessionsService } from './sessions.service.ts';
 import * as store from './store.ts';
 import type { LoginResponse, ResetPasswordResponse, TokenIssuer } from './tokens.ts';
@@ -17,11 +18,15 @@ export interface LoginDeps {
   sessions: SessionsService;
   issue: TokenIssuer;
   limits: { perIp: RateLimiter; perIdentifier: RateLimiter };
+  /** The outbox (issue 10): user.signed_in, user.sign_in_failed, user.locked. */
+  events?: EventsService;
 }
 
 export interface ClientInfo {
   ip?: string;
   userAgent?: string;
+  /** The request's Cookie header (gates read their own cookies, e.g. the MFA remember-device cookie). */
+  cookie?: string;
 }
 
 export type LoginService = ReturnType<typeof createLoginService>;
@@ -111,6 +116,7 @@ export function createLoginService(deps: LoginDeps) {
     const expiresAt = await deps.sessions.newSessionExpiry(tx, tenantId, { policy, refreshLifetime: settings.defaultRefreshTokenExpiration });
     await deps.sessions.makeRoomFor(tx, user.id, tenantId, policy);
     await store.insertSession(tx, { id: sessionId, tenantId, userId: user.id, amr, ip: client.ip, userAgent: client.userAgent, expiresAt, tokenHash: sha256Hex(refreshToken) });
+    await deps.events?.emit(tx, { eventKey: 'user.signed_in', tenantId, entity: { type: 'user', id: user.id }, data: { userId: user.id, email: user.email, tenantId, sessionId, amr } });
     return respond(tx, user, tenantId, membership, sessionId, refreshToken, amr, new Date(), { tenantIds, settings }, used);
   }
 
@@ -152,7 +158,12 @@ export function createLoginService(deps: LoginDeps) {
       values.is_locked = true;
       values.locked_until = policy.lockDurationSeconds ? new Date(Date.now() + policy.lockDurationSeconds * 1000) : null;
     }
-    await updateUser(db, user.id, values);
+    await db.transaction(async (tx) => {
+      await updateUser(tx, user.id, values);
+      const tenantId = user.active_tenant_id;
+      await deps.events?.emit(tx, { eventKey: 'user.sign_in_failed', tenantId, entity: { type: 'user', id: user.id }, data: { userId: user.id, email: user.email, tenantId, reason: 'invalid_password', failedAttempts: attempts } });
+      if (values.is_locked) await deps.events?.emit(tx, { eventKey: 'user.locked', tenantId, entity: { type: 'user', id: user.id }, data: { userId: user.id, email: user.email, tenantId, reason: 'lockout', lockedUntil: (values.locked_until as Date | null)?.toISOString() ?? null } });
+    });
   }
 
   return {
@@ -174,6 +185,7 @@ export function createLoginService(deps: LoginDeps) {
         user = { ...user, is_locked: false, locked_until: null, failed_attempts: 0 };
       }
       if (isLockedNow(user)) {
+        await deps.events?.emit(db, { eventKey: 'user.sign_in_failed', tenantId: user.active_tenant_id, entity: { type: 'user', id: user.id }, data: { userId: user.id, email: user.email, tenantId: user.active_tenant_id, reason: 'locked' } });
         await passwords.decoy(body.password);
         throw new AppError('USER_LOCKED', 'The user is locked; ask an administrator to unlock it or wait for the lock to expire');
       }

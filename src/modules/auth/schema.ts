@@ -19,6 +19,12 @@ export const LoginResponse = Type.Object({
   mfaRequired: Type.Boolean(),
   /** The reset flow: present (and no tokens) when the user must set a password before signing in. */
   resetPasswordToken: Type.Optional(Type.String()),
+  /** The MFA challenge (src/modules/mfa): present, with no tokens, when a second factor is needed. */
+  mfaToken: Type.Optional(Type.String()),
+  mfaEnrolled: Type.Optional(Type.Boolean()),
+  mfaDevices: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  mfaStrategies: Type.Optional(Type.Array(Type.String())),
+  allowRememberMyDevice: Type.Optional(Type.Boolean()),
   userId: Type.String(),
   userEmail: Type.String(),
   emailVerified: Type.Boolean(),

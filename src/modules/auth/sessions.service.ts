@@ -89,6 +89,9 @@ export function createSessionsService(deps: { db: Db; environment: EnvironmentSe
       return { revoked: await store.revoke(db, { userId, exceptSessionId: keep }, keep ? 'revoked by user' : 'revoked by administrator') };
     },
 
+    /** Ends a user's sessions in one account, inside the caller's transaction (SCIM deprovisioning). */
+    endAccountSessions: (q: Queryable, userId: string, tenantId: string, reason: string): Promise<number> => store.revoke(q, { userId, tenantId }, reason),
+
     /** Drops an account's own session policy (account removal), so a reactivated id starts afresh. */
     async forgetAccount(q: Queryable, tenantId: string): Promise<void> {
       await store.deletePolicy(q, tenantId);

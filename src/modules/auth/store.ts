@@ -52,14 +52,23 @@ export async function rotate(q: Queryable, sessionId: string, oldHash: string, n
   );
 }
 
-export async function revoke(q: Queryable, where: { sessionId?: string; userId?: string; exceptSessionId?: string }, reason: string): Promise<number> {
+export async function revoke(q: Queryable, where: { sessionId?: string; userId?: string; exceptSessionId?: string; tenantId?: string }, reason: string): Promise<number> {
   const conds = ['revoked_at IS NULL'];
   const params: unknown[] = [reason];
   if (where.sessionId) conds.push(`id = $${params.push(where.sessionId)}`);
   if (where.userId) conds.push(`user_id = $${params.push(where.userId)}`);
   if (where.exceptSessionId) conds.push(`id <> $${params.push(where.exceptSessionId)}`);
-  const r = await q.query(`UPDATE sessions SET revoked_at = now(), revoke_reason = $1 WHERE ${conds.join(' AND ')}`, params);
-  return r.rowCount;
+  if (where.tenantId) conds.push(`tenant_id = $${params.push(where.tenantId)}`);
+  // Each revoked session emits session.revoked into the outbox (issue 10) in the same statement, so in the same transaction.
+  const r = await q.query<{ n: number }>(
+    `WITH revoked AS (UPDATE sessions SET revoked_at = now(), revoke_reason = $1 WHERE ${conds.join(' AND ')} RETURNING id, user_id, tenant_id),
+          emitted AS (INSERT INTO events (id, event_key, tenant_id, entity_type, entity_id, data)
+            SELECT gen_random_uuid(), 'session.revoked', tenant_id, 'session', id::text,
+                   jsonb_build_object('sessionId', id, 'userId', user_id, 'tenantId', tenant_id, 'reason', $1::text) FROM revoked)
+     SELECT count(*)::int AS n FROM revoked`,
+    params,
+  );
+  return Number(r.rows[0]?.n ?? 0);
 }
 
 export async function activeSessions(q: Queryable, userId: string): Promise<SessionRow[]> {

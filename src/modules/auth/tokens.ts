@@ -77,6 +77,12 @@ export function createTokenIssuer(deps: { keys: KeysService; roles: RolesService
   return Object.assign(issue, {
     addRoleSource: (s: RoleSource) => void roleSources.push(s),
     addClaimSource: (s: ClaimSource) => void claimSources.push(s),
+    /** The extra role ids the role sources give a user in an account (machine tokens acting as a user need them). */
+    extraRoleIds: async (q: Queryable, a: { userId: string; tenantId: string }): Promise<string[]> => {
+      const ids = new Set<string>();
+      for (const source of roleSources) for (const id of await source(q, a)) ids.add(id);
+      return [...ids];
+    },
   });
 }
 export type TokenIssuer = ReturnType<typeof createTokenIssuer>;

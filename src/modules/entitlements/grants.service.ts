@@ -6,7 +6,7 @@ import { grantDto, page, write, type EntitlementsDeps } from './records.ts';
 import * as store from './store.ts';
 
 /** Grants ("entitlements"): a plan given to an account, or to one user of it, with an optional expiry. */
-export function createGrantsService({ db, vendorId, requireAccount }: EntitlementsDeps) {
+export function createGrantsService({ db, vendorId, requireAccount, events }: EntitlementsDeps) {
   const exists = () => new AppError('ENTITLEMENT_EXISTS', 'This plan is already granted to this account or user');
 
   async function requireGrant(q: Db, id: string) {
@@ -27,7 +27,14 @@ export function createGrantsService({ db, vendorId, requireAccount }: Entitlemen
       : plan.default_time_limitation ? new Date(Date.now() + plan.default_time_limitation * 86_400_000).toISOString() : null;
     const id = newId();
     await store.insertRow(tx, 'entitlement_grants', { tenant_id: b.tenantId, id, plan_id: plan.id, user_id: b.userId ?? null, expiration_date: expiration });
+    await events?.emit(tx, { eventKey: 'entitlement.granted', tenantId: b.tenantId, entity: { type: 'entitlement', id }, data: { entitlementId: id, planId: plan.id, tenantId: b.tenantId, userId: b.userId ?? null, expirationDate: expiration } });
     return id;
+  }
+  /** Deletes a grant (404 when there is none) and emits entitlement.revoked in the same transaction. */
+  async function revoke(tx: Db, id: string): Promise<void> {
+    const row = await requireGrant(tx, id);
+    await store.deleteRow(tx, 'entitlement_grants', id);
+    await events?.emit(tx, { eventKey: 'entitlement.revoked', tenantId: row.tenant_id, entity: { type: 'entitlement', id }, data: { entitlementId: id, planId: row.plan_id, tenantId: row.tenant_id, userId: row.user_id } });
   }
 
   return {
@@ -71,11 +78,11 @@ export function createGrantsService({ db, vendorId, requireAccount }: Entitlemen
       });
     },
     async remove(id: string) {
-      await write(db, async (tx) => { if (!(store.isId(id) && (await store.deleteRow(tx, 'entitlement_grants', id)))) await requireGrant(tx, id); });
+      await write(db, (tx) => revoke(tx, id));
     },
     async removeBatch(ids: string[]) {
       await write(db, async (tx) => {
-        for (const id of ids) if (!(store.isId(id) && (await store.deleteRow(tx, 'entitlement_grants', id)))) await requireGrant(tx, id);
+        for (const id of ids) await revoke(tx, id);
       });
     },
     /** Plans granted to an account (account-level or to any of its users). */

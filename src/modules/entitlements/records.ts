@@ -1,4 +1,5 @@
 import { AppError } from '../../http/errors.ts';
+import type { EventsService } from '../events/index.ts';
 import { iso } from '../../lib/time.ts';
 import { isUniqueViolation } from '../../lib/pg-errors.ts';
 import type { Db } from '../../storage/db.ts';
@@ -12,6 +13,8 @@ export interface EntitlementsDeps {
   vendorId: () => string;
   /** Throws ACCOUNT_NOT_FOUND unless the account is live. */
   requireAccount: (q: Db, tenantId: string) => Promise<unknown>;
+  /** The outbox (issue 10): entitlement.granted, entitlement.revoked. */
+  events?: EventsService;
 }
 
 /** Runs a write in one transaction and bumps the snapshot offset in it. Unique violations become `conflict`. */

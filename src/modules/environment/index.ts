@@ -1,3 +1,4 @@
 export { createEnvironmentService, type EnvironmentService } from './service.ts';
 export { environmentRoutes } from './routes.ts';
 export type { VendorSettings } from './schema.ts';
+export { DEFAULT_SETTINGS } from './schema.ts';

@@ -37,9 +37,13 @@ export const VendorSettings = Type.Object({
   machineToMachineAuthStrategy: M2M,
   allowSignups: Type.Boolean(),
   apiTokensEnabled: Type.Boolean(),
+  /** Delegation (issue 9): an account API token may obtain a token acting on behalf of a user (`act` claim). */
+  delegationEnabled: Type.Boolean(),
   allowOverridePasswordComplexity: Type.Boolean(),
   forcePermissions: Type.Boolean(),
   temporaryUsersEnabled: Type.Boolean(),
+  /** Where SSO and social sign-in may send the browser (redirect_uri, after-login URL); see src/modules/sso/flow.ts. */
+  allowedRedirectUrls: Type.Array(Type.String({ minLength: 1, maxLength: 2000 }), { maxItems: 200 }),
 });
 export type VendorSettings = Static<typeof VendorSettings>;
 
@@ -50,9 +54,11 @@ export const DEFAULT_SETTINGS: VendorSettings = {
   machineToMachineAuthStrategy: 'ClientCredentials',
   allowSignups: false,
   apiTokensEnabled: true,
+  delegationEnabled: false,
   allowOverridePasswordComplexity: false,
   forcePermissions: false,
   temporaryUsersEnabled: false,
+  allowedRedirectUrls: [],
 };
 
 export const UpdateVendorSettings = Type.Partial(VendorSettings, { minProperties: 1 });

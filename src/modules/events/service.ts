@@ -1,19 +1,55 @@
 import { newId } from '../../lib/crypto.ts';
 import type { Queryable } from '../../storage/db.ts';
-import type { NewEvent } from './catalog.ts';
+import { EVENT_KEYS, type NewEvent } from './catalog.ts';
+
+export interface EventsOptions {
+  /** EVENTS_ENABLED=false makes `emit` a no-op (a benchmark aid; see docs/events.md). */
+  enabled?: boolean;
+}
+
+const KNOWN = new Set<string>(EVENT_KEYS);
 
 /**
  * The outbox: `emit` writes the event with the caller's handle, so it commits or rolls back with the change that
- * caused it. Pass the transaction (`tx`) the change is written in.
+ * caused it. Pass the transaction (`tx`) the change is written in. The webhook dispatcher fans committed events out.
  */
-export function createEventsService() {
-  return {
+export function createEventsService(opts: EventsOptions = {}) {
+  const listeners: Array<() => void> = [];
+  let wakeTimer: NodeJS.Timeout | undefined;
+  const api = {
+    enabled: opts.enabled !== false,
     async emit(q: Queryable, e: NewEvent): Promise<void> {
-      await q.query(
-        'INSERT INTO events (id, event_key, tenant_id, entity_type, entity_id, data) VALUES ($1, $2, $3, $4, $5, $6)',
-        [newId(), e.eventKey, e.tenantId ?? null, e.entity?.type ?? null, e.entity?.id ?? null, JSON.stringify(e.data)],
-      );
+      return emitMany(q, [e]);
+    },
+    /** Several events in one statement (bulk paths: migrations), in the given order. */
+    emitMany,
+    /** Called (debounced) after events were written; the dispatcher uses it to look sooner than its poll. */
+    onEmit(listener: () => void): void {
+      listeners.push(listener);
     },
   };
+  return api;
+
+  async function emitMany(q: Queryable, list: NewEvent[]): Promise<void> {
+      if (opts.enabled === false || list.length === 0) return;
+      for (let i = 0; i < list.length; i += 1000) {
+        const params: unknown[] = [];
+        const values = list.slice(i, i + 1000).map((e) => {
+          if (!KNOWN.has(e.eventKey)) throw new Error(`unknown event key ${e.eventKey}: add it to src/modules/events/catalog.ts and docs/events.md`);
+          params.push(newId(), e.eventKey, e.tenantId ?? null, e.entity?.type ?? null, e.entity?.id ?? null, JSON.stringify(e.data));
+          const b = params.length - 6;
+          return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $${b + 6})`;
+        });
+        await q.query(`INSERT INTO events (id, event_key, tenant_id, entity_type, entity_id, data) VALUES ${values.join(', ')}`, params);
+      }
+      // Nudge the dispatcher shortly after (by then the caller's transaction has usually committed; else it polls).
+      if (listeners.length && !wakeTimer) {
+        wakeTimer = setTimeout(() => {
+          wakeTimer = undefined;
+          for (const l of listeners) l();
+        }, 5);
+        wakeTimer.unref();
+      }
+  }
 }
 export type EventsService = ReturnType<typeof createEventsService>;

@@ -3,10 +3,13 @@ import type { Db, Queryable } from '../../storage/db.ts';
 import { parseMetadata, toAccount, type Account, type AccessType, type TenantsService } from '../tenants/index.ts';
 import type { AssignBody, CreateSubAccount, HierarchyEntry, TreeNode, UnassignBody, UpdateSubAccount } from './schema.ts';
 import * as store from './store.ts';
+import type { EventsService } from '../events/index.ts';
 
 export interface HierarchyDeps {
   db: Db;
   tenants: TenantsService;
+  /** The outbox (issue 10): account.moved. */
+  events?: EventsService;
 }
 
 /** Who calls: an environment (vendor) token may act on any account; a user token only within its account's subtree. */
@@ -83,6 +86,10 @@ export function createHierarchyService(deps: HierarchyDeps) {
 
   const entries = (rows: store.WalkRow[]): HierarchyEntry[] => rows.map((r) => ({ tenantId: r.tenant_id, tenantName: r.name, level: r.level }));
 
+  async function moved(tx: Queryable, tenantId: string, from: string | null, to: string | null): Promise<void> {
+    await deps.events?.emit(tx, { eventKey: 'account.moved', tenantId, entity: { type: 'account', id: tenantId }, data: { tenantId, previousParentTenantId: from, parentTenantId: to } });
+  }
+
   return {
     /** Makes `childTenantId` a sub-account of `parentTenantId`; an account that has a parent moves. */
     async assign(body: AssignBody): Promise<Account> {
@@ -90,7 +97,7 @@ export function createHierarchyService(deps: HierarchyDeps) {
       return db.transaction(async (tx) => {
         await store.lockHierarchy(tx);
         await requireLocked(tx, parentTenantId, 'parentTenantId', 'share');
-        await requireLocked(tx, childTenantId, 'childTenantId', 'update');
+        const before = await requireLocked(tx, childTenantId, 'childTenantId', 'update');
         if (parentTenantId === childTenantId) {
           throw new AppError('HIERARCHY_CYCLE', `parentTenantId and childTenantId are both ${childTenantId}: an account cannot be its own parent`);
         }
@@ -102,6 +109,7 @@ export function createHierarchyService(deps: HierarchyDeps) {
         if (above.length + 1 + height > MAX_DEPTH) {
           throw new AppError('HIERARCHY_TOO_DEEP', `Placing ${childTenantId} under ${parentTenantId} would make the hierarchy deeper than ${MAX_DEPTH} levels`);
         }
+        await moved(tx, childTenantId, before.parent_tenant_id, parentTenantId);
         return toAccount((await store.setParent(tx, childTenantId, parentTenantId))!);
       });
     },
@@ -118,6 +126,7 @@ export function createHierarchyService(deps: HierarchyDeps) {
         await store.lockHierarchy(tx);
         const row = await requireLocked(tx, childTenantId, field, 'update');
         if (row.parent_tenant_id === null) throw new AppError('NOT_IN_HIERARCHY', `Account ${childTenantId} has no parent account`);
+        await moved(tx, childTenantId, row.parent_tenant_id, null);
         return toAccount((await store.setParent(tx, childTenantId, null))!);
       });
     },

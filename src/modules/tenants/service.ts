@@ -5,9 +5,12 @@ import type { Db, Queryable } from '../../storage/db.ts';
 import { listAccounts } from './list.store.ts';
 import type { Account, CreateAccount, ListQuery, UpdateAccount } from './schema.ts';
 import * as store from './store.ts';
+import type { EventsService } from '../events/index.ts';
 
 export interface TenantsDeps {
   db: Db;
+  /** The outbox (issue 10): account.created, account.updated, account.deleted. */
+  events?: EventsService;
 }
 
 /** Runs inside the removal transaction of an account (the identity module removes the account's users here). */
@@ -78,8 +81,17 @@ export function createTenantsService(deps: TenantsDeps) {
   /** The one path that writes accounts (create, sub-accounts, migration): inserts, then runs the creation hooks for the ids written. */
   async function insertAccounts(tx: Db, rows: store.NewTenant[]): Promise<Set<string>> {
     const written = await store.insertAccounts(tx, rows);
+    await deps.events?.emitMany(tx, rows.filter((r) => written.has(r.tenant_id)).map((r) => ({
+      eventKey: 'account.created' as const, tenantId: r.tenant_id, entity: { type: 'account', id: r.tenant_id },
+      data: { tenantId: r.tenant_id, name: (r.name as string | undefined) ?? null, parentTenantId: r.parent_tenant_id ?? null },
+    })));
     if (written.size > 0) for (const hook of creationHooks) await hook(tx, [...written]);
     return written;
+  }
+
+  /** account.updated with the API names of the fields the change set. */
+  async function emitUpdated(tx: Queryable, row: store.TenantRow, changed: string[]): Promise<void> {
+    await deps.events?.emit(tx, { eventKey: 'account.updated', tenantId: row.tenant_id, entity: { type: 'account', id: row.tenant_id }, data: { tenantId: row.tenant_id, name: row.name, changed } });
   }
 
   async function requireLive(q: Queryable, tenantId: string, field = 'tenantId', lock?: 'FOR SHARE' | 'FOR UPDATE'): Promise<store.TenantRow> {
@@ -121,19 +133,29 @@ export function createTenantsService(deps: TenantsDeps) {
     async update(tenantId: string, body: UpdateAccount): Promise<Account> {
       const values = toColumns(body);
       if (Object.keys(values).length === 0) throw new AppError('VALIDATION', 'The body must set at least one account field');
-      const row = await store.updateColumns(db, tenantId, values);
-      if (!row) throw new AppError('ACCOUNT_NOT_FOUND', `No account with tenantId ${tenantId}`);
-      return toAccount(row);
+      return db.transaction(async (tx) => {
+        const row = await store.updateColumns(tx, tenantId, values);
+        if (!row) throw new AppError('ACCOUNT_NOT_FOUND', `No account with tenantId ${tenantId}`);
+        await emitUpdated(tx, row, Object.keys(body));
+        return toAccount(row);
+      });
     },
 
     async addMetadata(tenantId: string, metadata: Record<string, unknown>): Promise<Account> {
-      const row = await store.mergeMetadata(db, tenantId, metadata);
-      if (!row) throw new AppError('ACCOUNT_NOT_FOUND', `No account with tenantId ${tenantId}`);
-      return toAccount(row);
+      return db.transaction(async (tx) => {
+        const row = await store.mergeMetadata(tx, tenantId, metadata);
+        if (!row) throw new AppError('ACCOUNT_NOT_FOUND', `No account with tenantId ${tenantId}`);
+        await emitUpdated(tx, row, ['metadata']);
+        return toAccount(row);
+      });
     },
 
     async deleteMetadataKey(tenantId: string, key: string): Promise<Account> {
-      const row = await store.removeMetadataKey(db, tenantId, key);
+      const row = await db.transaction(async (tx) => {
+        const r = await store.removeMetadataKey(tx, tenantId, key);
+        if (r) await emitUpdated(tx, r, ['metadata']);
+        return r;
+      });
       if (row) return toAccount(row);
       await requireLive(db, tenantId);
       throw new AppError('METADATA_KEY_NOT_FOUND', `Account ${tenantId} has no metadata key ${key}`);
@@ -145,6 +167,7 @@ export function createTenantsService(deps: TenantsDeps) {
         const row = await store.softDelete(tx, tenantId);
         if (!row) throw new AppError('ACCOUNT_NOT_FOUND', `No account with tenantId ${tenantId} (it may already be removed)`);
         for (const hook of removalHooks) await hook(tx, tenantId);
+        await deps.events?.emit(tx, { eventKey: 'account.deleted', tenantId, entity: { type: 'account', id: tenantId }, data: { tenantId, name: row.name } });
         return toAccount(row);
       });
     },

@@ -1,4 +1,5 @@
 import { Compile } from 'typebox/compile';
+import type { EventsService } from '../events/index.ts';
 import { AppError } from '../../http/errors.ts';
 import type { JobHandler, JobRunner } from '../../jobs/runner.ts';
 import { encrypt, newId } from '../../lib/crypto.ts';
@@ -24,6 +25,8 @@ export interface UserMigrationDeps {
   /** Key-encryption key: seals imported authenticator-app secrets. */
   kek: Buffer;
   chunkSize: number;
+  /** The outbox (issue 10): migration.completed. */
+  events?: EventsService;
 }
 
 /** A checked migration body, ready to write. */

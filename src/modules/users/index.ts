@@ -2,7 +2,9 @@ export { createUsersService, type UsersService } from './service.ts';
 export { usersRoutes } from './routes.ts';
 export { meRoutes } from './me.routes.ts';
 export { isLockedNow, activeMembership } from './record.ts';
-export { findByEmail, findByUsername, findById, updateUser, removeAccountUsers, type UserRow, type MembershipRow } from './store.ts';
+export { findByEmail, findByUsername, findById, updateUser, removeAccountUsers, phones, type UserRow, type MembershipRow } from './store.ts';
 // For the user migration, which writes users through the same statements.
 export { insertUser, findByPhone, addPhone, addMembership, addRoles } from './store.ts';
+// For the SCIM directory (issue 6), which keeps provisioned users' memberships and roles in step.
+export { updateMembership, removeMembership, removeRoles, settleAfterLeaving } from './store.ts';
 export type { User } from './schema.ts';

@@ -1,6 +1,7 @@
 import { iso } from '../../lib/time.ts';
 import type { Queryable } from '../../storage/db.ts';
 import type { RolesService } from '../roles/index.ts';
+import { groupsOfUsers } from '../groups/index.ts';
 import type { User } from './schema.ts';
 import * as store from './store.ts';
 
@@ -18,8 +19,9 @@ export function activeMembership(user: store.UserRow, ms: store.MembershipRow[])
  * pooled PostgreSQL answers each pair at once (PGlite and a transaction run them one after the other). `tenantId`
  * picks the account whose roles and permissions fill `roles`/`permissions`.
  */
-export async function buildUserRecord(q: Queryable, roles: RolesService, user: store.UserRow, tenantId?: string): Promise<User> {
-  const [ms, phoneList] = await Promise.all([store.memberships(q, user.id), store.phones(q, user.id)]);
+export async function buildUserRecord(q: Queryable, roles: RolesService, user: store.UserRow, tenantId?: string, known?: { groups?: Awaited<ReturnType<typeof groupsOfUsers>> }): Promise<User> {
+  // `known.groups`: a list page reads the groups of all its users in one statement (groupsOfUsers) and passes them in.
+  const [ms, phoneList, groupMap] = await Promise.all([store.memberships(q, user.id), store.phones(q, user.id), known?.groups ?? groupsOfUsers(q, [user.id])]);
   const current = (tenantId ? ms.find((m) => m.tenant_id === tenantId) : undefined) ?? activeMembership(user, ms);
   const allRoleIds = [...new Set(ms.flatMap((m) => m.role_ids))];
   const [roleRecords, permissions] = await Promise.all([
@@ -61,7 +63,7 @@ export async function buildUserRecord(q: Queryable, roles: RolesService, user: s
     externalId: user.external_id,
     createdAt: iso(user.created_at)!,
     lastLogin: iso(user.last_login),
-    groups: [],
+    groups: (groupMap.get(user.id) ?? []).filter((g) => g.tenantId === current?.tenant_id).map(({ tenantId: _t, ...g }) => g),
     subAccountAccessAllowed: current ? subAccess(current) : false,
     managedBy: user.managed_by,
   };

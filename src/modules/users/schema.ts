@@ -99,7 +99,7 @@ export const User = Type.Object({
   externalId: Nullable(Type.String()),
   createdAt: Type.String(),
   lastLogin: Nullable(Type.String()),
-  groups: Type.Array(Type.Object({}, { additionalProperties: true })),
+  groups: Type.Array(Type.Object({ id: Type.String(), name: Type.String(), color: Type.String(), description: Type.String(), metadata: Type.String(), managedBy: Type.String(), createdAt: Type.String(), updatedAt: Type.String() }), { description: 'the user\'s groups in the record\'s account' }),
   subAccountAccessAllowed: Type.Boolean(),
   managedBy: Type.String(),
 });

@@ -8,8 +8,11 @@ import type { RolesService } from '../roles/index.ts';
 import { parseMetadata, type TenantsService } from '../tenants/index.ts';
 import { listUsers } from './list.store.ts';
 import { buildUserRecord, subAccess } from './record.ts';
+import { groupsOfUsers } from '../groups/index.ts';
+import { assertEmailDomainAllowed } from '../restrictions/index.ts';
 import type { CreateUser, ListUsersQuery, UpdateUser, User } from './schema.ts';
 import * as store from './store.ts';
+import type { EventsService } from '../events/index.ts';
 
 export interface UsersDeps {
   db: Db;
@@ -17,6 +20,8 @@ export interface UsersDeps {
   roles: RolesService;
   passwords: PasswordService;
   environment: EnvironmentService;
+  /** The outbox (issue 10): user.created, user.updated, user.deleted, user.locked, user.unlocked. */
+  events?: EventsService;
 }
 
 export type UsersService = ReturnType<typeof createUsersService>;
@@ -38,7 +43,7 @@ export function createUsersService(deps: UsersDeps) {
     return user;
   }
 
-  const record = (q: Queryable, user: store.UserRow, tenantId?: string) => buildUserRecord(q, roles, user, tenantId);
+  const record = (q: Queryable, user: store.UserRow, tenantId?: string, known?: Parameters<typeof buildUserRecord>[4]) => buildUserRecord(q, roles, user, tenantId, known);
 
   /** A membership found `distance` levels above the account gives access there unless disabled, expired or (above) closed to sub-accounts. */
   function usable(membership: store.MembershipRow, distance: number): store.MembershipRow | undefined {
@@ -100,6 +105,7 @@ export function createUsersService(deps: UsersDeps) {
       try {
         return await db.transaction(async (tx) => {
           await deps.tenants.requireLive(tx, tenantId);
+          await assertEmailDomainAllowed(tx, tenantId, email, 'email');
           if (await store.findByEmail(tx, email)) throw new AppError('USER_EXISTS', `A user with email ${email} already exists in the environment; add them to the account instead`);
           if (body.username && (await store.findByUsername(tx, body.username))) throw new AppError('USERNAME_TAKEN', `Username ${body.username} is taken`);
           let passwordHash: string | null = null;
@@ -128,7 +134,9 @@ export function createUsersService(deps: UsersDeps) {
           }
           const { rows } = await tx.query('SELECT 1 FROM user_tenants WHERE tenant_id = $1 LIMIT 1', [tenantId]);
           await join(tx, tenantId, id, body.roleIds, expiresAt, rows.length === 0);
-          return record(tx, (await store.findById(tx, id))!, tenantId);
+          const created = await record(tx, (await store.findById(tx, id))!, tenantId);
+          await deps.events?.emit(tx, { eventKey: 'user.created', tenantId, entity: { type: 'user', id }, data: { userId: id, email, name: created.name, tenantId, roles: created.roles.map((r: { key: string }) => r.key) } });
+          return created;
         });
       } catch (err) {
         if (err instanceof AppError) throw err;
@@ -151,11 +159,13 @@ export function createUsersService(deps: UsersDeps) {
       if (body.metadata !== undefined) values.metadata = parseMetadata(body.metadata, 'metadata');
       if (body.vendorMetadata !== undefined) values.vendor_metadata = parseMetadata(body.vendorMetadata, 'vendorMetadata');
       return db.transaction(async (tx) => {
-        await requireUser(tx, userId, true);
+        const before = await requireUser(tx, userId, true);
         await store.updateUser(tx, userId, values);
         if (body.phoneNumber && !(await store.addPhone(tx, userId, body.phoneNumber))) {
           throw new AppError('PHONE_TAKEN', `Phone number ${body.phoneNumber} belongs to another user`);
         }
+        const changed = Object.keys(body).filter((k) => (body as Record<string, unknown>)[k] !== undefined);
+        await deps.events?.emit(tx, { eventKey: 'user.updated', tenantId: before.active_tenant_id, entity: { type: 'user', id: userId }, data: { userId, email: before.email, changed } });
         return record(tx, (await store.findById(tx, userId))!);
       });
     },
@@ -164,19 +174,22 @@ export function createUsersService(deps: UsersDeps) {
     async remove(userId: string, tenantId?: string): Promise<void> {
       await db.transaction(async (tx) => {
         if (!tenantId) {
-          await requireUser(tx, userId, true);
+          const user = await requireUser(tx, userId, true);
           await store.deleteUser(tx, userId);
+          await deps.events?.emit(tx, { eventKey: 'user.deleted', tenantId: user.active_tenant_id, entity: { type: 'user', id: userId }, data: { userId, email: user.email, tenantId: null, scope: 'environment' } });
           return;
         }
-        await requireMembership(tx, tenantId, userId);
+        const member = await requireMembership(tx, tenantId, userId);
         await store.removeMembership(tx, tenantId, userId);
         await store.settleAfterLeaving(tx, [userId], tenantId);
+        await deps.events?.emit(tx, { eventKey: 'user.deleted', tenantId, entity: { type: 'user', id: userId }, data: { userId, email: member.email, tenantId, scope: 'account' } });
       });
     },
 
     async addToAccount(userId: string, tenantId: string, roleIds?: string[]): Promise<User> {
       return db.transaction(async (tx) => {
-        await requireUser(tx, userId, true);
+        const joining = await requireUser(tx, userId, true);
+        await assertEmailDomainAllowed(tx, tenantId, joining.email, 'email');
         await join(tx, tenantId, userId, roleIds, null);
         return record(tx, (await store.findById(tx, userId))!, tenantId);
       });
@@ -219,9 +232,19 @@ export function createUsersService(deps: UsersDeps) {
     },
 
     async setFlags(userId: string, values: Partial<Pick<store.UserRow, 'is_locked' | 'locked_until' | 'failed_attempts' | 'verified' | 'invisible' | 'super_user'>>) {
-      await requireUser(db, userId);
-      await store.updateUser(db, userId, values);
-      return record(db, (await store.findById(db, userId))!);
+      return db.transaction(async (tx) => {
+        const user = await requireUser(tx, userId, true);
+        await store.updateUser(tx, userId, values);
+        const data = { userId, email: user.email, tenantId: user.active_tenant_id };
+        const entity = { type: 'user', id: userId };
+        if (values.is_locked !== undefined) {
+          // An administrator's lock or unlock (the lockout policy's own lock is emitted by the sign-in).
+          await deps.events?.emit(tx, { eventKey: values.is_locked ? 'user.locked' : 'user.unlocked', tenantId: user.active_tenant_id, entity, data: { ...data, reason: 'administrator' } });
+        } else {
+          await deps.events?.emit(tx, { eventKey: 'user.updated', tenantId: user.active_tenant_id, entity, data: { ...data, changed: Object.keys(values) } });
+        }
+        return record(tx, (await store.findById(tx, userId))!);
+      });
     },
 
     async temporaryConfig(enabled?: boolean): Promise<{ enabled: boolean }> {
@@ -245,7 +268,8 @@ export function createUsersService(deps: UsersDeps) {
         order: q._order ?? 'ASC',
       });
       const items: User[] = [];
-      for (const row of rows) items.push(await record(db, row, tenantId));
+      const groups = await groupsOfUsers(db, rows.map((r) => r.id));
+      for (const row of rows) items.push(await record(db, row, tenantId, { groups }));
       return { items, total, limit, page };
     },
 

@@ -1,0 +1,230 @@
+import { AppError } from '../../http/errors.ts';
+import type { UserAuth } from '../../http/auth.ts';
+import { newId, randomSecret, safeEqual, sha256Hex } from '../../lib/crypto.ts';
+import { isUuid } from '../../lib/pg-errors.ts';
+import { iso } from '../../lib/time.ts';
+import type { Db, Queryable } from '../../storage/db.ts';
+import type { TokenIssuer } from '../auth/index.ts';
+import type { EnvironmentService } from '../environment/index.ts';
+import type { KeysService } from '../keys/index.ts';
+import type { RolesService } from '../roles/index.ts';
+import type { TenantsService } from '../tenants/index.ts';
+import type { UsersService } from '../users/index.ts';
+import { assertHeld, assertUsable, checkPermissionIds, effectiveClaims, secondsUntil, settingsOf, userPermissions, type Caller } from './claims.ts';
+import type { ApiTokenAuthResponse, CreateTenantApiToken, CreateUserApiToken, UpdateTenantApiToken } from './schema.ts';
+import * as store from './store.ts';
+
+export interface MachineDeps {
+  db: Db;
+  keys: KeysService;
+  environment: EnvironmentService;
+  roles: RolesService;
+  users: UsersService;
+  tenants: TenantsService;
+  issue: TokenIssuer;
+}
+
+/** Live refresh tokens kept per API token; a new exchange beyond this drops the oldest. */
+export const MAX_REFRESH_TOKENS = 100;
+
+const tenantView = (r: store.TokenRow) => ({
+  clientId: r.id,
+  description: r.description,
+  tenantId: r.tenant_id,
+  createdByUserId: r.created_by_user_id ?? '',
+  metadata: r.metadata,
+  createdAt: iso(r.created_at)!,
+  permissionIds: r.permission_ids,
+  roleIds: r.role_ids,
+  expires: iso(r.expires_at),
+});
+const userView = (r: store.TokenRow) => ({
+  clientId: r.id,
+  description: r.description,
+  metadata: r.metadata,
+  createdAt: iso(r.created_at)!,
+  expires: iso(r.expires_at),
+  permissionIds: r.permission_ids,
+});
+
+export const expiryOf = (minutes: number | undefined): Date | null => (minutes ? new Date(Date.now() + minutes * 60_000) : null);
+
+export type ApiTokensService = ReturnType<typeof createApiTokensService>;
+
+/** Client-credentials API tokens of accounts and users: management, exchange, refresh, and the guard's check. */
+export function createApiTokensService(deps: MachineDeps) {
+  const { db } = deps;
+  const DECOY_HASH = sha256Hex(randomSecret());
+
+  /** The roles and permissions an account token may get from this caller; 400 unknown ids, 403 beyond the caller's own. */
+  async function checkGrants(q: Queryable, tenantId: string, caller: Caller, roleIds: string[] | undefined, permissionIds: string[] | undefined): Promise<void> {
+    const held = caller.kind === 'user' ? caller.permissions : undefined;
+    if (roleIds?.length) {
+      await deps.roles.assertAssignable(q, tenantId, roleIds);
+      if (held) assertHeld(await deps.roles.permissionKeysOfRoles(q, roleIds), held, 'roleIds');
+    }
+    if (permissionIds?.length) await checkPermissionIds(q, permissionIds, held);
+  }
+
+  function requireEnabledNow(settings: { apiTokensEnabled: boolean }) {
+    if (!settings.apiTokensEnabled) throw new AppError('API_TOKENS_DISABLED');
+  }
+
+  /** Signs the access token and stores a new refresh token (at most MAX_REFRESH_TOKENS per API token). */
+  async function grant(q: Queryable, row: store.LiveTokenRow): Promise<ApiTokenAuthResponse> {
+    const settings = settingsOf(row);
+    const { roles, permissions } = await effectiveClaims(q, row, deps.issue);
+    const ttl = secondsUntil(row.expires_at, settings.defaultTokenExpiration);
+    const refreshToken = randomSecret(32);
+    const refreshExpires = new Date(Math.min(Date.now() + settings.defaultRefreshTokenExpiration * 1000, row.expires_at?.getTime() ?? Infinity));
+    const claims: Record<string, unknown> = {
+      type: row.user_id ? 'userApiToken' : 'tenantApiToken',
+      sub: row.id,
+      tenantId: row.tenant_id,
+      tenantIds: [row.tenant_id],
+      roles,
+      permissions,
+      metadata: row.metadata,
+      createdByUserId: row.created_by_user_id ?? '',
+      aud: deps.environment.id,
+    };
+    if (row.user_id) claims.userId = row.user_id;
+    // Signing (CPU) and the insert (database) do not depend on each other.
+    const [accessToken] = await Promise.all([
+      deps.keys.sign(claims, ttl),
+      store.addRefreshToken(q, { tenantId: row.tenant_id, apiTokenId: row.id, tokenHash: sha256Hex(refreshToken), expiresAt: refreshExpires }, MAX_REFRESH_TOKENS),
+    ]);
+    return { access_token: accessToken, refresh_token: refreshToken, expires_in: ttl, expires: new Date(Date.now() + ttl * 1000).toISOString() };
+  }
+
+  return {
+    // -- account tokens --
+
+    async createTenantToken(tenantId: string, caller: Caller, body: CreateTenantApiToken) {
+      requireEnabledNow(await deps.environment.settings());
+      return db.transaction(async (tx) => {
+        await deps.tenants.requireLive(tx, tenantId, 'gatehouse-tenant-id');
+        await checkGrants(tx, tenantId, caller, body.roleIds, body.permissionIds);
+        const secret = randomSecret(32);
+        const row = await store.insertToken(tx, {
+          tenant_id: tenantId,
+          id: newId(),
+          kind: 'client',
+          user_id: null,
+          secret_hash: sha256Hex(secret),
+          description: body.description ?? '',
+          metadata: body.metadata ?? {},
+          role_ids: body.roleIds ?? [],
+          permission_ids: body.permissionIds ?? [],
+          created_by_user_id: caller.kind === 'user' ? caller.userId : null,
+          expires_at: expiryOf(body.expiresInMinutes),
+        });
+        return { ...tenantView(row), secret };
+      });
+    },
+
+    async listTenantTokens(tenantId: string) {
+      return (await store.listTokens(db, tenantId, null, 'client')).map(tenantView);
+    },
+
+    async updateTenantToken(tenantId: string, id: string, caller: Caller, body: UpdateTenantApiToken) {
+      return db.transaction(async (tx) => {
+        const row = isUuid(id) ? await store.findToken(tx, tenantId, id, true) : undefined;
+        if (!row || row.kind !== 'client' || row.user_id) throw new AppError('API_TOKEN_NOT_FOUND', `No API token with id ${id} in account ${tenantId}`);
+        await checkGrants(tx, tenantId, caller, body.roleIds, body.permissionIds);
+        return tenantView(await store.updateToken(tx, tenantId, id, { description: body.description, metadata: body.metadata, role_ids: body.roleIds, permission_ids: body.permissionIds }));
+      });
+    },
+
+    async deleteTenantToken(tenantId: string, id: string): Promise<void> {
+      if (!isUuid(id) || !(await store.deleteToken(db, tenantId, id, null, 'client'))) throw new AppError('API_TOKEN_NOT_FOUND', `No API token with id ${id} in account ${tenantId}`);
+    },
+
+    // -- personal (user) tokens --
+
+    async createUserToken(tenantId: string, userId: string, body: CreateUserApiToken) {
+      requireEnabledNow(await deps.environment.settings());
+      return db.transaction(async (tx) => {
+        await deps.users.requireMembership(tx, tenantId, userId);
+        if (body.permissionIds?.length) await checkPermissionIds(tx, body.permissionIds, await userPermissions(tx, tenantId, userId, deps.issue));
+        const secret = randomSecret(32);
+        const row = await store.insertToken(tx, {
+          tenant_id: tenantId,
+          id: newId(),
+          kind: 'client',
+          user_id: userId,
+          secret_hash: sha256Hex(secret),
+          description: body.description ?? '',
+          metadata: body.metadata ?? {},
+          role_ids: [],
+          permission_ids: body.permissionIds ?? [],
+          created_by_user_id: userId,
+          expires_at: expiryOf(body.expiresInMinutes),
+        });
+        return { ...userView(row), secret };
+      });
+    },
+
+    async listUserTokens(tenantId: string, userId: string) {
+      return (await store.listTokens(db, tenantId, userId, 'client')).map(userView);
+    },
+
+    async deleteUserToken(tenantId: string, userId: string, id: string): Promise<void> {
+      if (!isUuid(id) || !(await store.deleteToken(db, tenantId, id, userId, 'client'))) throw new AppError('API_TOKEN_NOT_FOUND', `No API token with id ${id} of this user in account ${tenantId}`);
+    },
+
+    // -- exchange and refresh --
+
+    /**
+     * Client credentials → access and refresh token. One indexed lookup reads the token, its claims and the
+     * settings; the secret is compared as SHA-256 in constant time (an unknown id is compared against a decoy).
+     */
+    async exchange(clientId: string, secret: string): Promise<ApiTokenAuthResponse> {
+      const row = isUuid(clientId) ? await store.liveToken(db, clientId, 'client') : undefined;
+      const matches = safeEqual(sha256Hex(secret), row?.secret_hash ?? DECOY_HASH);
+      if (!row || !matches) throw new AppError('BAD_CREDENTIALS', 'Invalid clientId or secret');
+      assertUsable(row, settingsOf(row));
+      return grant(db, row);
+    },
+
+    /** Rotation: the refresh token is consumed and a new pair issued; a used, unknown or expired one is a 401. */
+    async refresh(refreshToken: string): Promise<ApiTokenAuthResponse> {
+      return db.transaction(async (tx) => {
+        const taken = await store.takeRefreshToken(tx, sha256Hex(refreshToken));
+        if (!taken || taken.expires_at.getTime() <= Date.now()) throw new AppError('INVALID_API_TOKEN_REFRESH');
+        const row = await store.liveToken(tx, taken.api_token_id, 'client');
+        if (!row) throw new AppError('INVALID_API_TOKEN_REFRESH');
+        assertUsable(row, settingsOf(row));
+        return grant(tx, row);
+      });
+    },
+
+    /**
+     * The guard's check of a `tenantApiToken` / `userApiToken` JWT: the token must still exist in the claimed account
+     * (deleted tokens, removed users and removed accounts are refused at once, one indexed read per request), not be
+     * expired, and API tokens must be enabled. Roles and permissions come from the JWT (fixed at exchange).
+     */
+    async authContext(claims: Record<string, unknown>): Promise<UserAuth> {
+      const id = String(claims.sub ?? '');
+      const tenantId = String(claims.tenantId ?? '');
+      const row = isUuid(id) ? await store.tokenState(db, id, 'client') : undefined;
+      if (!row || row.tenant_id !== tenantId) throw new AppError('MACHINE_TOKEN_REVOKED');
+      assertUsable(row, settingsOf(row));
+      const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+      return {
+        kind: 'user',
+        userId: row.user_id ?? row.id,
+        tenantId,
+        tenantIds: [tenantId],
+        roles: strings(claims.roles),
+        permissions: strings(claims.permissions),
+        claims,
+        actor: { type: String(claims.type), id },
+      };
+    },
+
+    /** Account removal hook: the account's tokens and their refresh tokens go in the removal's transaction. */
+    forgetAccount: (q: Queryable, tenantId: string) => store.deleteAccountTokens(q, tenantId),
+    countRefreshTokens: (tenantId: string, id: string) => store.countRefreshTokens(db, tenantId, id),
+  };
+}

@@ -1,0 +1,204 @@
+import type { Queryable } from '../../storage/db.ts';
+
+export type TokenKind = 'client' | 'access';
+
+export interface TokenRow {
+  tenant_id: string;
+  id: string;
+  kind: TokenKind;
+  user_id: string | null;
+  secret_hash: string | null;
+  description: string;
+  metadata: Record<string, unknown>;
+  role_ids: string[];
+  permission_ids: string[];
+  created_by_user_id: string | null;
+  created_at: Date;
+  expires_at: Date | null;
+}
+
+/**
+ * A token with what is needed to use it, read in one statement: the row, the membership state of a user token, the
+ * environment settings, and the claims — role keys (the token's roles for an account token, the user's roles in the
+ * account for a user token), the permission keys those roles hold, and the keys of the token's own permission ids.
+ */
+export interface LiveTokenRow extends TokenRow {
+  member: boolean | null;
+  is_disabled: boolean | null;
+  temporary_expiration_date: Date | null;
+  settings: Record<string, unknown> | null;
+  role_keys: string[];
+  role_permission_keys: string[];
+  token_permission_keys: string[];
+  /** For user tokens: the user's role ids in the account (role sources may add more). */
+  user_role_ids: string[];
+}
+
+const LIVE_SELECT = `
+  SELECT t.*, ut.user_id IS NOT NULL AS member, ut.is_disabled, ut.temporary_expiration_date,
+         (SELECT settings FROM environment) AS settings,
+         ARRAY(SELECT r.key FROM roles r WHERE r.id = ANY(rid.ids) ORDER BY r.level, r.key, r.id) AS role_keys,
+         ARRAY(SELECT DISTINCT p.key FROM role_permissions rp JOIN permissions p ON p.id = rp.permission_id
+               WHERE rp.role_id = ANY(rid.ids) ORDER BY p.key) AS role_permission_keys,
+         ARRAY(SELECT p.key FROM permissions p WHERE p.id = ANY(t.permission_ids) ORDER BY p.key) AS token_permission_keys,
+         CASE WHEN t.user_id IS NULL THEN '{}'::uuid[] ELSE rid.ids END AS user_role_ids
+  FROM api_tokens t
+  LEFT JOIN user_tenants ut ON ut.tenant_id = t.tenant_id AND ut.user_id = t.user_id
+  CROSS JOIN LATERAL (
+    SELECT CASE WHEN t.user_id IS NULL THEN t.role_ids
+                ELSE ARRAY(SELECT ur.role_id FROM user_roles ur WHERE ur.tenant_id = t.tenant_id AND ur.user_id = t.user_id) END AS ids
+  ) rid`;
+
+/** The token with its claims, by id alone (the exchange knows no account); one indexed lookup. */
+export async function liveToken(q: Queryable, id: string, kind: TokenKind): Promise<LiveTokenRow | undefined> {
+  const { rows } = await q.query<LiveTokenRow>(`${LIVE_SELECT} WHERE t.id = $1 AND t.kind = $2`, [id, kind]);
+  return rows[0];
+}
+
+export type TokenState = Pick<LiveTokenRow, 'tenant_id' | 'id' | 'user_id' | 'expires_at' | 'member' | 'is_disabled' | 'temporary_expiration_date' | 'settings'>;
+
+/** What the guard needs per request: is the token still there, unexpired, its user still a member. One indexed read. */
+export async function tokenState(q: Queryable, id: string, kind: TokenKind): Promise<TokenState | undefined> {
+  const { rows } = await q.query<TokenState>(
+    `SELECT t.tenant_id, t.id, t.user_id, t.expires_at, ut.user_id IS NOT NULL AS member, ut.is_disabled, ut.temporary_expiration_date,
+            (SELECT settings FROM environment) AS settings
+     FROM api_tokens t LEFT JOIN user_tenants ut ON ut.tenant_id = t.tenant_id AND ut.user_id = t.user_id
+     WHERE t.id = $1 AND t.kind = $2`,
+    [id, kind],
+  );
+  return rows[0];
+}
+
+/** Role keys and permission keys of extra role ids (role sources such as groups), one statement. */
+export async function claimsOfRoles(q: Queryable, roleIds: string[]): Promise<{ roles: string[]; permissions: string[] }> {
+  const { rows } = await q.query<{ roles: string[]; permissions: string[] }>(
+    `SELECT ARRAY(SELECT r.key FROM roles r WHERE r.id = ANY($1::uuid[]) ORDER BY r.level, r.key, r.id) AS roles,
+            ARRAY(SELECT DISTINCT p.key FROM role_permissions rp JOIN permissions p ON p.id = rp.permission_id
+                  WHERE rp.role_id = ANY($1::uuid[]) ORDER BY p.key) AS permissions`,
+    [roleIds],
+  );
+  return rows[0];
+}
+
+/** Permission rows by id (unknown ids are absent). */
+export async function permissionsByIds(q: Queryable, ids: string[]): Promise<{ id: string; key: string }[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await q.query<{ id: string; key: string }>('SELECT id, key FROM permissions WHERE id = ANY($1::uuid[])', [ids]);
+  return rows;
+}
+
+export async function insertToken(q: Queryable, t: Omit<TokenRow, 'created_at'>): Promise<TokenRow> {
+  const { rows } = await q.query<TokenRow>(
+    `INSERT INTO api_tokens (tenant_id, id, kind, user_id, secret_hash, description, metadata, role_ids, permission_ids, created_by_user_id, expires_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING *`,
+    [t.tenant_id, t.id, t.kind, t.user_id, t.secret_hash, t.description, JSON.stringify(t.metadata), t.role_ids, t.permission_ids, t.created_by_user_id, t.expires_at],
+  );
+  return rows[0];
+}
+
+/** Tokens of an account (userId null: the account's own) of one kind, oldest first. */
+export async function listTokens(q: Queryable, tenantId: string, userId: string | null, kind: TokenKind): Promise<TokenRow[]> {
+  const { rows } = await q.query<TokenRow>(
+    `SELECT * FROM api_tokens WHERE tenant_id = $1 AND user_id IS NOT DISTINCT FROM $2 AND kind = $3 ORDER BY created_at, id`,
+    [tenantId, userId, kind],
+  );
+  return rows;
+}
+
+export async function findToken(q: Queryable, tenantId: string, id: string, lock = false): Promise<TokenRow | undefined> {
+  const { rows } = await q.query<TokenRow>(`SELECT * FROM api_tokens WHERE tenant_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [tenantId, id]);
+  return rows[0];
+}
+
+export async function updateToken(q: Queryable, tenantId: string, id: string, v: { description?: string; metadata?: Record<string, unknown>; role_ids?: string[]; permission_ids?: string[] }): Promise<TokenRow> {
+  const { rows } = await q.query<TokenRow>(
+    `UPDATE api_tokens SET description = coalesce($3, description), metadata = coalesce($4::jsonb, metadata),
+            role_ids = coalesce($5::uuid[], role_ids), permission_ids = coalesce($6::uuid[], permission_ids)
+     WHERE tenant_id = $1 AND id = $2 RETURNING *`,
+    [tenantId, id, v.description ?? null, v.metadata ? JSON.stringify(v.metadata) : null, v.role_ids ?? null, v.permission_ids ?? null],
+  );
+  return rows[0];
+}
+
+export async function deleteToken(q: Queryable, tenantId: string, id: string, userId: string | null, kind: TokenKind): Promise<boolean> {
+  const r = await q.query('DELETE FROM api_tokens WHERE tenant_id = $1 AND id = $2 AND user_id IS NOT DISTINCT FROM $3 AND kind = $4', [tenantId, id, userId, kind]);
+  return r.rowCount > 0;
+}
+
+/** Account removal: its tokens (and through the FK their refresh tokens) go; its act records stay for the record. */
+export async function deleteAccountTokens(q: Queryable, tenantId: string): Promise<void> {
+  await q.query('DELETE FROM api_tokens WHERE tenant_id = $1', [tenantId]);
+}
+
+/** Ids of the account's access tokens that have not expired. */
+export async function activeAccessTokenIds(q: Queryable, tenantId: string): Promise<string[]> {
+  const { rows } = await q.query<{ id: string }>(
+    `SELECT id FROM api_tokens WHERE tenant_id = $1 AND kind = 'access' AND (expires_at IS NULL OR expires_at > now()) ORDER BY created_at, id`,
+    [tenantId],
+  );
+  return rows.map((r) => r.id);
+}
+
+// -- refresh tokens --
+
+/**
+ * Stores a new refresh token and drops the API token's oldest beyond `keep` in one statement. The DELETE does not
+ * see the row its own statement inserts, so it keeps the newest `keep - 1` existing ones plus the new one.
+ */
+export async function addRefreshToken(q: Queryable, r: { tenantId: string; apiTokenId: string; tokenHash: string; expiresAt: Date }, keep: number): Promise<void> {
+  await q.query(
+    `WITH added AS (
+       INSERT INTO api_token_refresh_tokens (token_hash, tenant_id, api_token_id, expires_at) VALUES ($1, $2, $3, $4))
+     DELETE FROM api_token_refresh_tokens WHERE token_hash IN (
+       SELECT token_hash FROM api_token_refresh_tokens WHERE tenant_id = $2 AND api_token_id = $3 ORDER BY seq DESC OFFSET $5)`,
+    [r.tokenHash, r.tenantId, r.apiTokenId, r.expiresAt, keep - 1],
+  );
+}
+
+/** Consumes a refresh token (rotation): deleted and answered, or undefined when unknown or already used. */
+export async function takeRefreshToken(q: Queryable, tokenHash: string): Promise<{ tenant_id: string; api_token_id: string; expires_at: Date } | undefined> {
+  const { rows } = await q.query<{ tenant_id: string; api_token_id: string; expires_at: Date }>(
+    'DELETE FROM api_token_refresh_tokens WHERE token_hash = $1 RETURNING tenant_id, api_token_id, expires_at',
+    [tokenHash],
+  );
+  return rows[0];
+}
+
+export async function countRefreshTokens(q: Queryable, tenantId: string, apiTokenId: string): Promise<number> {
+  const { rows } = await q.query<{ n: number }>('SELECT count(*)::int AS n FROM api_token_refresh_tokens WHERE tenant_id = $1 AND api_token_id = $2', [tenantId, apiTokenId]);
+  return rows[0].n;
+}
+
+// -- impersonation and delegation records --
+
+export interface ActRow {
+  tenant_id: string;
+  id: string;
+  kind: 'impersonation' | 'delegation';
+  user_id: string;
+  actor_type: string;
+  actor_id: string;
+  reason: string;
+  created_at: Date;
+  expires_at: Date;
+}
+
+export async function insertAct(q: Queryable, a: Omit<ActRow, 'created_at'>): Promise<ActRow> {
+  const { rows } = await q.query<ActRow>(
+    `INSERT INTO token_acts (tenant_id, id, kind, user_id, actor_type, actor_id, reason, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING *`,
+    [a.tenant_id, a.id, a.kind, a.user_id, a.actor_type, a.actor_id, a.reason, a.expires_at],
+  );
+  return rows[0];
+}
+
+export async function findAct(q: Queryable, id: string): Promise<ActRow | undefined> {
+  const { rows } = await q.query<ActRow>('SELECT * FROM token_acts WHERE id = $1', [id]);
+  return rows[0];
+}
+
+export async function listActs(q: Queryable, tenantId: string | undefined, limit: number): Promise<ActRow[]> {
+  const { rows } = tenantId
+    ? await q.query<ActRow>('SELECT * FROM token_acts WHERE tenant_id = $1 ORDER BY created_at DESC, id LIMIT $2', [tenantId, limit])
+    : await q.query<ActRow>('SELECT * FROM token_acts ORDER BY created_at DESC, id LIMIT $1', [limit]);
+  return rows;
+}

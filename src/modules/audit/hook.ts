@@ -1,0 +1,136 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { AuditInput, AuditService } from './service.ts';
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The audit action name of a write route (default: `METHOD /route/path`); `false`: the route records its own entry. */
+    audit?: string | false;
+  }
+  interface FastifyRequest {
+    /** Set by a route whose caller is not a `req.auth` token (e.g. a SCIM connection): the audit actor. */
+    auditActor?: { type: string; id: string | null };
+    /** Set by a route to name its target when the path and response do not show it. */
+    auditTarget?: { type: string; id: string | null };
+  }
+}
+
+const WRITE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const PAYLOAD = Symbol('auditPayload');
+
+/** Readable action names for the sign-in routes (every other write is `METHOD /route/path`). */
+export const NAMED_ACTIONS: Record<string, string> = {
+  'POST /identity/resources/auth/v1/user': 'user.sign_in',
+  'POST /identity/resources/auth/v1/user/token/refresh': 'user.token_refresh',
+  'POST /identity/resources/auth/v1/logout': 'user.sign_out',
+  'POST /auth/vendor': 'vendor.sign_in',
+};
+
+/** The entity a path parameter names: `userId` → user, `tenantId` → account, `id` → the path segment before it. */
+function targetOf(url: string, params: Record<string, string>): { type: string; id: string } | undefined {
+  const names = Object.keys(params).filter((k) => /id$/i.test(k) && typeof params[k] === 'string');
+  const name = names[names.length - 1];
+  if (!name) return undefined;
+  let type = name.replace(/Id$/, '').replace(/^id$/i, '');
+  if (!type) {
+    const segments = url.split('/').filter((s) => s && !s.startsWith(':') && !/^v\d+(\.\d+)?$/.test(s));
+    type = (segments[segments.length - 1] ?? 'resource').replace(/s$/, '');
+  }
+  if (type === 'tenant') type = 'account';
+  return { type, id: params[name] };
+}
+
+/** The record a create answered: a user, an account (by tenantId), else the path's resource by `id`. */
+function targetFromBody(url: string, body: Record<string, unknown>): { type: string; id: string } | undefined {
+  if (str(body.userId)) return { type: 'user', id: body.userId as string };
+  if (/\/users(\/|$)/.test(url) && str(body.id)) return { type: 'user', id: body.id as string };
+  if (url.startsWith('/tenants/') && str(body.tenantId)) return { type: 'account', id: body.tenantId as string };
+  if (!str(body.id)) return undefined;
+  const segments = url.split('/').filter((s) => s && !s.startsWith(':') && !/^v\d+(\.\d+)?$/.test(s) && s !== 'resources');
+  return { type: (segments[segments.length - 1] ?? 'resource').replace(/s$/, ''), id: body.id as string };
+}
+
+function actorOf(req: FastifyRequest, body: Record<string, unknown> | undefined): AuditInput['actor'] {
+  if (req.auditActor) return req.auditActor;
+  const auth = req.auth;
+  if (auth?.kind === 'vendor') return { type: auth.scopes.length ? 'apiToken' : 'vendor', id: auth.clientId };
+  if (auth?.kind === 'user') return auth.actor ?? { type: 'user', id: auth.userId };
+  const params = req.params as Record<string, string> | undefined;
+  if (params?.configId && (req.routeOptions.url ?? '').includes('/scim/')) return { type: 'scimConnection', id: params.configId };
+  // A sign-in flow answers the login response (wire.md section 4): the user it identified acts.
+  if (body && typeof body.userId === 'string') return { type: 'user', id: body.userId };
+  return { type: 'anonymous', id: null };
+}
+
+function str(v: unknown): string | undefined {
+  return typeof v === 'string' && v ? v : undefined;
+}
+
+/**
+ * Audits every write route (POST/PUT/PATCH/DELETE) of the instance, whatever plugin registered it: after the
+ * response, with the caller, the account, IP, user agent, the route as action, the target and the outcome. Request
+ * bodies are never stored (only the sign-in identifier of a sign-in route). Must be installed on the root instance
+ * before the modules' routes are registered.
+ */
+export function installAudit(app: FastifyInstance, audit: AuditService): void {
+  if (!audit.enabled) return;
+  app.addHook('onSend', async (req, reply, payload) => {
+    if (WRITE.has(req.method) && typeof payload === 'string' && payload.length < 65536 && payload.startsWith('{')) {
+      (req as unknown as Record<symbol, string>)[PAYLOAD] = payload;
+    }
+    return payload;
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    if (!WRITE.has(req.method)) return;
+    const url = req.routeOptions.url;
+    const config = req.routeOptions.config;
+    if (!url || config?.audit === false) return;
+    let body: Record<string, unknown> | undefined;
+    const raw = (req as unknown as Record<symbol, string | undefined>)[PAYLOAD];
+    let errorCode: string | undefined;
+    if (raw) {
+      try {
+        body = JSON.parse(raw);
+        if (reply.statusCode >= 400) {
+          errorCode = str(body?.errorCode);
+          body = undefined;
+        }
+      } catch {
+        /* not JSON */
+      }
+    }
+    const key = `${req.method} ${url}`;
+    const action = (typeof config?.audit === 'string' ? config.audit : undefined) ?? NAMED_ACTIONS[key] ?? key;
+    const params = (req.params ?? {}) as Record<string, string>;
+    const reqBody = (req.body && typeof req.body === 'object' ? req.body : {}) as Record<string, unknown>;
+    const status = reply.statusCode;
+    const actor = actorOf(req, body);
+    let target = req.auditTarget ?? targetOf(url, params);
+    if (!target && body && req.method === 'POST') target = targetFromBody(url, body);
+    if (!target && req.auth?.kind === 'user' && /\/me(\/|$)/.test(url)) target = { type: 'user', id: req.auth.userId };
+    if (!target && actor.type === 'user' && action.startsWith('user.')) target = { type: 'user', id: actor.id ?? '' };
+    const tenantId = (req.auth?.kind === 'user' ? req.auth.tenantId : undefined)
+      ?? str(req.headers['gatehouse-tenant-id']) ?? str(req.headers['frontegg-tenant-id'])
+      ?? str(params.tenantId) ?? str(reqBody.tenantId) ?? str(body?.tenantId) ?? null;
+    const data: Record<string, unknown> = { method: req.method, path: url, statusCode: status };
+    if (errorCode) data.errorCode = errorCode;
+    if (action === 'user.sign_in') {
+      data.identifier = str(reqBody.email) ?? str(reqBody.username) ?? null;
+      if (body?.mfaRequired === true) data.mfaRequired = true;
+    }
+    const outcome = status < 400 ? 'success' : 'failure';
+    audit.record({
+      tenantId,
+      actor,
+      action,
+      target,
+      outcome,
+      ip: req.ip ?? null,
+      userAgent: str(req.headers['user-agent']) ?? null,
+      severity: status >= 500 ? 'Error' : outcome === 'failure' ? 'Medium' : 'Info',
+      data,
+    });
+  });
+  app.addHook('onClose', async () => {
+    await audit.flush();
+  });
+}

@@ -1,0 +1,66 @@
+import { Type, type Static } from 'typebox';
+
+export const SEVERITIES = ['Info', 'Medium', 'High', 'Critical', 'Error'] as const;
+
+const Ref = Type.Object({ type: Type.Union([Type.String(), Type.Null()]), id: Type.Union([Type.String(), Type.Null()]) });
+export const AuditEntry = Type.Object({
+  id: Type.String(),
+  createdAt: Type.String(),
+  tenantId: Type.Union([Type.String(), Type.Null()]),
+  actor: Ref,
+  action: Type.String(),
+  target: Ref,
+  outcome: Type.String(),
+  ip: Type.Union([Type.String(), Type.Null()]),
+  userAgent: Type.Union([Type.String(), Type.Null()]),
+  severity: Type.String(),
+  data: Type.Record(Type.String(), Type.Unknown()),
+  hash: Type.String(),
+  prevHash: Type.String(),
+});
+
+const filterFields = {
+  tenantId: Type.Optional(Type.String({ maxLength: 255 })),
+  actor: Type.Optional(Type.String({ maxLength: 255, description: 'actor id, or type:id' })),
+  action: Type.Optional(Type.String({ maxLength: 255, description: 'exact action, or a prefix ending in *' })),
+  from: Type.Optional(Type.String({ maxLength: 40, description: 'ISO-8601 time or epoch milliseconds (inclusive)' })),
+  to: Type.Optional(Type.String({ maxLength: 40, description: 'ISO-8601 time or epoch milliseconds (inclusive)' })),
+  filter: Type.Optional(Type.String({ maxLength: 255, description: 'substring of action, actor id, target id, IP or account' })),
+  outcome: Type.Optional(Type.String({ maxLength: 32 })),
+  severity: Type.Optional(Type.String({ maxLength: 32 })),
+};
+export const AuditQuery = Type.Object({
+  ...filterFields,
+  sortBy: Type.Optional(Type.Union(['createdAt', 'action', 'actor', 'tenantId', 'severity', 'outcome', 'ip'].map((s) => Type.Literal(s)))),
+  sortDirection: Type.Optional(Type.Union(['asc', 'desc', 'ASC', 'DESC'].map((s) => Type.Literal(s)))),
+  offset: Type.Optional(Type.Integer({ minimum: 0, description: 'entries to skip' })),
+  count: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'page size (default 50)' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'alias of count' })),
+});
+export type AuditQuery = Static<typeof AuditQuery>;
+export const AuditPage = Type.Object({ data: Type.Array(AuditEntry), total: Type.Integer() });
+
+export const ExportQuery = Type.Object({ ...filterFields, format: Type.Optional(Type.Union([Type.Literal('csv'), Type.Literal('jsonl')])) });
+export type ExportQuery = Static<typeof ExportQuery>;
+
+export const AddAudit = Type.Object({
+  severity: Type.Union(SEVERITIES.map((s) => Type.Literal(s))),
+  action: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+  actor: Type.Optional(Type.Object({ type: Type.String({ minLength: 1, maxLength: 64 }), id: Type.Optional(Type.String({ maxLength: 255 })) })),
+  target: Type.Optional(Type.Object({ type: Type.Optional(Type.String({ maxLength: 64 })), id: Type.Optional(Type.String({ maxLength: 255 })) })),
+  outcome: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })),
+  description: Type.Optional(Type.String({ maxLength: 4096 })),
+  data: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+}, { additionalProperties: true });
+export type AddAudit = Static<typeof AddAudit>;
+
+export const TenantHeaders = Type.Object({ 'gatehouse-tenant-id': Type.Optional(Type.String({ maxLength: 255 })) });
+
+export const Verify = Type.Object({ intact: Type.Boolean(), checked: Type.Integer(), firstBrokenId: Type.Optional(Type.String()) });
+
+export const MetricsQuery = Type.Object({
+  from: Type.Optional(Type.Number({ description: 'epoch milliseconds; default 24 hours ago' })),
+  to: Type.Optional(Type.Number({ description: 'epoch milliseconds; default now' })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 5 })),
+  frequency: Type.Optional(Type.Integer({ minimum: 60, maximum: 86400 * 31, description: 'bucket size in seconds; default 3600' })),
+});

@@ -1,0 +1,161 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { guard } from '../../../http/auth.ts';
+import { AppError, catalogue, type ErrorCode } from '../../../http/errors.ts';
+import type { ConnectionRow } from '../connections.store.ts';
+import type { DirectoryService } from '../service.ts';
+import { searchBody, type ListQuery } from './list.ts';
+import { resourceTypeDocs, schemaDocs, serviceProviderConfig, URN } from './schemas.ts';
+import { etagOf, project } from './resource.ts';
+import type { ScimCall } from './users.service.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    scim?: ScimCall;
+  }
+}
+
+export const SCIM_PREFIX = '/directory/resources/scim/v2.0';
+const SCIM_TYPE: Partial<Record<ErrorCode, string>> = {
+  SCIM_INVALID_FILTER: 'invalidFilter',
+  SCIM_INVALID_PATH: 'invalidPath',
+  SCIM_INVALID_SYNTAX: 'invalidSyntax',
+  SCIM_INVALID_VALUE: 'invalidValue',
+  SCIM_UNIQUENESS: 'uniqueness',
+  SCIM_NO_TARGET: 'noTarget',
+  SCIM_MUTABILITY: 'mutability',
+  VALIDATION: 'invalidValue',
+  INVALID_JSON: 'invalidSyntax',
+  CONFLICT: 'uniqueness',
+};
+
+/** wire.md section 2 and RFC 7644 3.12 in one body: `errors`/`errorCode` plus `schemas`/`status`/`scimType`/`detail`. */
+function scimError(err: AppError) {
+  const scimType = SCIM_TYPE[err.code];
+  return { errors: [err.message], errorCode: err.errorCode, schemas: [URN.error], status: String(err.status), ...(scimType ? { scimType } : {}), detail: err.message };
+}
+
+function toAppError(err: FastifyError | AppError, bodyLimit: number): AppError {
+  if (err instanceof AppError) return err;
+  const fe = err as FastifyError;
+  if (fe.validation) return new AppError('SCIM_INVALID_VALUE', fe.message);
+  switch (fe.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE': return new AppError('BODY_TOO_LARGE', `Request body is larger than the SCIM limit of ${bodyLimit} bytes`);
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE': return new AppError('UNSUPPORTED_MEDIA_TYPE', 'Request body must be application/scim+json or application/json');
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY': return new AppError('SCIM_INVALID_SYNTAX', 'Request body is empty');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY': return new AppError('SCIM_INVALID_SYNTAX', 'Request body is not valid JSON');
+  }
+  if (fe.code === '23505') return new AppError('SCIM_UNIQUENESS', 'The request conflicts with an existing resource');
+  if (typeof fe.code === 'string' && /^22[0-9A-Z]{3}$/.test(fe.code)) return new AppError('SCIM_INVALID_VALUE', 'A value in the request cannot be stored');
+  if (err instanceof SyntaxError) return new AppError('SCIM_INVALID_SYNTAX', 'Request body is not valid JSON');
+  if (fe.statusCode === 413) return new AppError('BODY_TOO_LARGE');
+  if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) return new AppError('SCIM_INVALID_SYNTAX', fe.message);
+  return new AppError('INTERNAL');
+}
+
+const bearer = (req: FastifyRequest): string | undefined => {
+  const h = req.headers.authorization;
+  const m = typeof h === 'string' ? /^Bearer\s+(\S+)\s*$/i.exec(h) : null;
+  return m?.[1];
+};
+
+const ifMatch = (req: FastifyRequest) => (typeof req.headers['if-match'] === 'string' ? req.headers['if-match'] : undefined);
+const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * The SCIM 2.0 service of each connection, registered under SCIM_PREFIX. An encapsulated plugin: its routes are
+ * `guard.public` for the platform guard and authenticate the connection's own bearer token here; it parses
+ * application/scim+json, answers in it, and owns a SCIM-shaped error and not-found handler.
+ */
+export async function scimRoutes(app: FastifyInstance, { directory, publicUrl }: { directory: DirectoryService; publicUrl: string }) {
+  const { bodyLimit, maxResults } = directory.scim;
+  // JSON and SCIM JSON alike; an empty body (a DELETE that still names a content type, as directories send) is no body.
+  const parseJson = app.getDefaultJsonParser('error', 'ignore');
+  const lenient: typeof parseJson = (req, body, done) => ((body as string).trim() === '' ? done(null, undefined) : parseJson(req, body, done));
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser(['application/json', 'application/scim+json'], { parseAs: 'string', bodyLimit }, lenient);
+
+  app.setErrorHandler((err: FastifyError | AppError, req, reply) => {
+    const e = toAppError(err, bodyLimit);
+    if (e.code === 'INTERNAL') req.log.error({ err }, 'unhandled error');
+    return reply.status(e.status).type('application/scim+json; charset=utf-8').send(scimError(e));
+  });
+  app.setNotFoundHandler((req, reply) => {
+    const e = new AppError('SCIM_RESOURCE_NOT_FOUND', `No SCIM endpoint ${req.method} ${req.url.split('?')[0]}`);
+    return reply.status(404).type('application/scim+json; charset=utf-8').send(scimError(e));
+  });
+
+  app.addHook('onRequest', async (req) => {
+    const configId = (req.params as { configId?: string }).configId;
+    if (!configId) return;
+    const connection = await directory.authenticate(configId, bearer(req));
+    req.scim = { connection, base: `${publicUrl}${SCIM_PREFIX}/${connection.id}` };
+  });
+  app.addHook('onSend', async (req, reply, payload) => {
+    const ct = reply.getHeader('content-type');
+    if (typeof ct === 'string' && ct.startsWith('application/json')) reply.header('content-type', 'application/scim+json; charset=utf-8');
+    return payload;
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    const c = req.scim?.connection;
+    const isProvisioning = /\/(Users|Groups)(\/|$|\?)/.test(req.url);
+    if (c && isProvisioning && reply.statusCode < 400) await directory.touch(c as ConnectionRow, WRITES.has(req.method)).catch((err) => req.log.warn({ err }, 'lastSync update failed'));
+  });
+
+  const opts = (summary: string) => ({ config: guard.public, bodyLimit, schema: { tags: ['scim'], summary: `${summary} (SCIM connection bearer token)` } });
+  const call = (req: FastifyRequest) => req.scim!;
+  const send = (reply: FastifyReply, status: number, v: { resource: Record<string, unknown>; version: number }, location?: boolean) => {
+    reply.header('etag', etagOf(v.version));
+    if (location) reply.header('location', (v.resource.meta as { location: string }).location);
+    return reply.status(status).send(v.resource);
+  };
+  const notModified = (req: FastifyRequest, version: number) => {
+    const h = req.headers['if-none-match'];
+    return typeof h === 'string' && h.split(',').some((t) => t.trim() === etagOf(version) || t.trim() === '*');
+  };
+
+  app.get('/:configId/ServiceProviderConfig', opts('Service provider configuration'), async (req) => serviceProviderConfig(call(req).base, maxResults, bodyLimit));
+  app.get('/:configId/ResourceTypes', opts('Resource types'), async (req) => {
+    const docs = resourceTypeDocs(call(req).base);
+    return { schemas: [URN.list], totalResults: docs.length, startIndex: 1, itemsPerPage: docs.length, Resources: docs };
+  });
+  app.get('/:configId/ResourceTypes/:name', opts('One resource type'), async (req) => {
+    const doc = resourceTypeDocs(call(req).base).find((d) => d.id === (req.params as { name: string }).name);
+    if (!doc) throw new AppError('SCIM_RESOURCE_NOT_FOUND', 'No such resource type');
+    return doc;
+  });
+  app.get('/:configId/Schemas', opts('Schemas'), async (req) => {
+    const docs = schemaDocs(call(req).base);
+    return { schemas: [URN.list], totalResults: docs.length, startIndex: 1, itemsPerPage: docs.length, Resources: docs };
+  });
+  app.get('/:configId/Schemas/:id', opts('One schema'), async (req) => {
+    const doc = schemaDocs(call(req).base).find((d) => d.id === (req.params as { id: string }).id);
+    if (!doc) throw new AppError('SCIM_RESOURCE_NOT_FOUND', 'No such schema');
+    return doc;
+  });
+
+  for (const [kind, svc] of [['Users', directory.scimUsers], ['Groups', directory.scimGroups]] as const) {
+    const one = `/:configId/${kind}/:id`;
+    app.get(`/:configId/${kind}`, opts(`List ${kind} (filter, sortBy, startIndex, count, attributes)`), async (req) => svc.list(call(req), req.query as ListQuery));
+    app.post(`/:configId/${kind}/.search`, opts(`Search ${kind} (POST /.search)`), async (req, reply) => reply.status(200).send(await svc.list(call(req), searchBody(req.body))));
+    app.post(`/:configId/${kind}`, opts(`Create a ${kind.slice(0, -1)}`), async (req, reply) => send(reply, 201, await svc.create(call(req), req.body), true));
+    app.get(one, opts(`Get a ${kind.slice(0, -1)}`), async (req, reply) => {
+      const q = req.query as ListQuery;
+      const v = kind === 'Groups' ? await directory.scimGroups.get(call(req), (req.params as { id: string }).id, q) : await directory.scimUsers.get(call(req), (req.params as { id: string }).id);
+      if (notModified(req, v.version)) return reply.status(304).send();
+      return send(reply, 200, { resource: project(kind === 'Users' ? 'User' : 'Group', v.resource, q.attributes, q.excludedAttributes), version: v.version });
+    });
+    app.put(one, opts(`Replace a ${kind.slice(0, -1)}`), async (req, reply) => send(reply, 200, await svc.replace(call(req), (req.params as { id: string }).id, req.body, ifMatch(req))));
+    app.patch(one, opts(`Patch a ${kind.slice(0, -1)}`), async (req, reply) => {
+      const id = (req.params as { id: string }).id;
+      const v = kind === 'Groups' ? await directory.scimGroups.patch(call(req), id, req.body, ifMatch(req), req.query as ListQuery) : await directory.scimUsers.patch(call(req), id, req.body, ifMatch(req));
+      return send(reply, 200, v);
+    });
+    app.delete(one, opts(`Delete a ${kind.slice(0, -1)}`), async (req, reply) => {
+      await svc.remove(call(req), (req.params as { id: string }).id, ifMatch(req));
+      return reply.status(204).send();
+    });
+  }
+  app.post('/:configId/Bulk', opts('Bulk (not supported)'), async () => {
+    throw new AppError('SCIM_NOT_IMPLEMENTED', 'Bulk operations are not supported (see ServiceProviderConfig)');
+  });
+}

@@ -1,0 +1,146 @@
+import { newId } from '../../../lib/crypto.ts';
+import { AppError } from '../../../http/errors.ts';
+import type { Queryable } from '../../../storage/db.ts';
+import type { EventsService } from '../../events/index.ts';
+import type { RolesService } from '../../roles/index.ts';
+import type { TenantsService } from '../../tenants/index.ts';
+import type { SessionsService } from '../../auth/index.ts';
+import * as users from '../../users/index.ts';
+import type { ConnectionRow } from '../connections.store.ts';
+import { displayOf, emailOf } from './resource.ts';
+import * as store from './store.ts';
+
+export interface SyncDeps {
+  roles: RolesService;
+  tenants: TenantsService;
+  events: EventsService;
+  sessions: SessionsService;
+}
+
+/**
+ * Sync to user management: a directory user of a connection with `syncToUserManagement` is a Gatehouse user of the
+ * connection's account. A new email makes a new user (`managedBy: scim2`, provider `scim2`, owned by the connection:
+ * its profile follows the directory); an email that already has a Gatehouse user is linked, and only its membership
+ * of this account (enabled state, roles) is managed, never its profile, which other accounts share.
+ */
+export function createSync(deps: SyncDeps) {
+  const scopeOf = (c: ConnectionRow): store.Scope => ({ tenantId: c.tenant_id, connectionId: c.id });
+
+  async function setActive(tx: Queryable, c: ConnectionRow, userId: string, active: boolean): Promise<void> {
+    await users.updateMembership(tx, c.tenant_id, userId, { is_disabled: !active });
+    if (!active) await deps.sessions.endAccountSessions(tx, userId, c.tenant_id, 'deprovisioned by SCIM');
+  }
+
+  /** Makes (or links) the Gatehouse user of a directory user. `strict`: a user without an email is a 400. */
+  async function materialise(tx: Queryable, c: ConnectionRow, row: store.ScimUserRow, strict: boolean): Promise<void> {
+    const email = emailOf(row.data);
+    if (!email) {
+      if (strict) throw new AppError('SCIM_INVALID_VALUE', 'With syncToUserManagement on, a user needs an email (emails, or an email-shaped userName)');
+      return;
+    }
+    const account = await deps.tenants.requireLive(tx, c.tenant_id);
+    let userId: string;
+    let owns = false;
+    const existing = await users.findByEmail(tx, email);
+    if (existing) {
+      userId = existing.id;
+    } else {
+      userId = newId();
+      owns = true;
+      await users.insertUser(tx, {
+        id: userId,
+        email,
+        name: displayOf(row.data),
+        external_id: row.external_id,
+        verified: true,
+        provider: 'scim2',
+        managed_by: 'scim2',
+        active_tenant_id: c.tenant_id,
+      });
+    }
+    const joined = await users.addMembership(tx, c.tenant_id, userId, { subAccess: account.sub_account_access_type !== 'defaultOff', expiresAt: null });
+    if (joined) await users.addRoles(tx, c.tenant_id, userId, await deps.roles.defaultRoleIds(tx, c.tenant_id));
+    await store.linkUser(tx, scopeOf(c), row.id, userId, owns);
+    row.user_id = userId;
+    row.owns_user = owns;
+    // A new membership starts enabled; an existing one (or an inactive user) gets the directory's state.
+    if (!joined || !row.active) await setActive(tx, c, userId, row.active);
+    await recomputeRoles(tx, c, [row]);
+  }
+
+  /** Keeps the roles the group-to-role mapping gives in step with the user's groups. */
+  async function recomputeRoles(tx: Queryable, c: ConnectionRow, rows: store.ScimUserRow[]): Promise<void> {
+    // Nothing to give and nothing given before: no statement (the common case without a mapping).
+    const linked = rows.filter((r) => r.user_id && (c.group_roles.length > 0 || (r.granted_role_ids ?? []).length > 0));
+    if (linked.length === 0) return;
+    const names = await store.groupNamesOf(tx, scopeOf(c), linked.map((r) => r.id));
+    for (const r of linked) {
+      const groups = new Set(names.get(r.id) ?? []);
+      const desired = [...new Set(c.group_roles.filter((m) => groups.has(m.group.toLowerCase())).flatMap((m) => m.roleIds))];
+      const granted = r.granted_role_ids ?? [];
+      const add = desired.filter((x) => !granted.includes(x));
+      const remove = granted.filter((x) => !desired.includes(x));
+      if (!add.length && !remove.length) continue;
+      if (add.length) await users.addRoles(tx, c.tenant_id, r.user_id!, add);
+      if (remove.length) await users.removeRoles(tx, c.tenant_id, r.user_id!, remove);
+      await store.setGrantedRoles(tx, scopeOf(c), r.id, desired);
+      r.granted_role_ids = desired;
+    }
+  }
+
+  return {
+    materialise,
+    recomputeRoles,
+
+    async created(tx: Queryable, c: ConnectionRow, row: store.ScimUserRow): Promise<void> {
+      if (c.sync_to_user_management) await materialise(tx, c, row, true);
+      await deps.events.emit(tx, {
+        eventKey: 'scim.user_provisioned', tenantId: c.tenant_id, entity: { type: 'user', id: row.user_id ?? row.id },
+        data: { connectionId: c.id, scimUserId: row.id, userName: row.user_name, userId: row.user_id, active: row.active },
+      });
+      if (!row.active) await deprovisioned(tx, c, row, 'deactivated');
+    },
+
+    async updated(tx: Queryable, c: ConnectionRow, before: store.ScimUserRow, after: store.ScimUserRow): Promise<void> {
+      after.granted_role_ids = before.granted_role_ids;
+      if (c.sync_to_user_management) {
+        if (!after.user_id) await materialise(tx, c, after, true);
+        else {
+          if (after.owns_user) {
+            const email = emailOf(after.data);
+            const values: Record<string, unknown> = { name: displayOf(after.data), external_id: after.external_id };
+            if (email && email !== emailOf(before.data)) {
+              const other = await users.findByEmail(tx, email);
+              if (other && other.id !== after.user_id) throw new AppError('SCIM_UNIQUENESS', `Another Gatehouse user has the email ${email}`);
+              values.email = email;
+            }
+            await users.updateUser(tx, after.user_id, values);
+          }
+          if (before.active !== after.active) await setActive(tx, c, after.user_id, after.active);
+        }
+      }
+      if (before.active && !after.active) await deprovisioned(tx, c, after, 'deactivated');
+    },
+
+    async deleted(tx: Queryable, c: ConnectionRow, row: store.ScimUserRow): Promise<void> {
+      if (row.user_id) await leave(tx, c.tenant_id, row.user_id);
+      await deprovisioned(tx, c, row, 'deleted');
+    },
+
+    leave,
+  };
+
+  async function leave(tx: Queryable, tenantId: string, userId: string): Promise<void> {
+    await deps.sessions.endAccountSessions(tx, userId, tenantId, 'deprovisioned by SCIM');
+    if (await users.removeMembership(tx, tenantId, userId)) await users.settleAfterLeaving(tx, [userId], tenantId);
+  }
+
+  async function deprovisioned(tx: Queryable, c: ConnectionRow, row: store.ScimUserRow, reason: 'deactivated' | 'deleted'): Promise<void> {
+    await deps.events.emit(tx, {
+      eventKey: 'scim.user_deprovisioned', tenantId: c.tenant_id, entity: { type: 'user', id: row.user_id ?? row.id },
+      data: { connectionId: c.id, scimUserId: row.id, userName: row.user_name, userId: row.user_id, reason },
+    });
+  }
+}
+
+export type Sync = ReturnType<typeof createSync>;

@@ -1,0 +1,2 @@
+export { createInvitationsService, type InvitationsService } from './service.ts';
+export { invitationsRoutes } from './routes.ts';

@@ -1,0 +1,57 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { accountOf, guard } from '../../http/auth.ts';
+import type { EnvironmentService } from '../environment/index.ts';
+import { clientOf, LoginAnswer, sendLogin } from '../passwordless/index.ts';
+import { AcceptBody, AcceptCodeBody, InvitationConfiguration, InviteBody, ResetBody } from './schema.ts';
+import type { InvitationsService } from './service.ts';
+
+const tags = ['invitations'];
+const U = '/identity/resources/users';
+const Strategy = Type.Object({ strategy: Type.Union([Type.Literal('link'), Type.Literal('code')]), codeExpiration: Type.Integer({ description: 'minutes' }) });
+const StrategyBody = Type.Object({
+  strategy: Type.Optional(Type.Union([Type.Literal('link'), Type.Literal('code')])),
+  codeExpiration: Type.Optional(Type.Integer({ minimum: 1, maximum: 43200, description: 'minutes' })),
+}, { minProperties: 1 });
+
+export const invitationsRoutes: FastifyPluginAsyncTypebox<{ invitations: InvitationsService; environment: EnvironmentService; secureCookies: boolean }> = async (app, deps) => {
+  const { invitations } = deps;
+
+  app.post(`${U}/v2`, {
+    config: guard.any('fe.secure.write.users'),
+    schema: { tags, summary: 'Invite a user to the account (tenant header, or the admin\'s own account); emails the invitation', body: InviteBody },
+  }, async (req, reply) => {
+    const by = req.auth?.kind === 'user' ? { kind: 'user' as const, userId: req.auth.userId } : { kind: 'vendor' as const };
+    return reply.status(201).send(await invitations.invite(accountOf(req), req.body, by));
+  });
+
+  app.post(`${U}/v1/invitation/accept`, {
+    config: guard.public,
+    schema: { tags, summary: 'Accept an invitation with the emailed link (userId, token); signs in to the account', body: AcceptBody, response: { 200: LoginAnswer } },
+  }, async (req, reply) => sendLogin(reply, await invitations.accept(req.body, clientOf(req)), deps.environment, deps.secureCookies));
+
+  app.post(`${U}/v1/invitation/accept/code`, {
+    config: guard.public,
+    schema: { tags, summary: 'Accept an invitation with the emailed code (userId, code); signs in to the account', body: AcceptCodeBody, response: { 200: LoginAnswer } },
+  }, async (req, reply) => sendLogin(reply, await invitations.accept({ userId: req.body.userId, code: req.body.code }, clientOf(req)), deps.environment, deps.secureCookies));
+
+  app.post(`${U}/v1/invitation/reset`, {
+    config: guard.any('fe.secure.write.users'),
+    schema: { tags, summary: 'Send a pending invitation again with a fresh link/code', body: ResetBody, response: { 200: Type.Object({}) } },
+  }, async (req) => {
+    await invitations.resend(accountOf(req), req.body.email, clientOf(req));
+    return {};
+  });
+
+  app.get('/identity/resources/tenants/invites/v1/configuration', {
+    config: guard.public,
+    schema: { tags, summary: 'Whether invitations and invitation emails are available', response: { 200: InvitationConfiguration } },
+  }, async () => ({ tenantInvitationsAllowed: true, emailsEnabled: true }));
+
+  const C = '/identity/resources/configurations/v1/invitation/strategies';
+  app.get(C, { config: guard.vendor, schema: { tags, summary: 'Invitation strategy (link or code) and its lifetime in minutes', response: { 200: Strategy } } }, async () => invitations.invitationSettings());
+  app.post(C, {
+    config: guard.vendor,
+    schema: { tags, summary: 'Set the invitation strategy and lifetime (partial)', body: StrategyBody, response: { 200: Strategy } },
+  }, async (req) => invitations.updateInvitationSettings(req.body));
+};

@@ -1,0 +1,19 @@
+import { Type, type Static } from 'typebox';
+
+export const InviteBody = Type.Object({
+  email: Type.String({ format: 'email', maxLength: 320 }),
+  name: Type.Optional(Type.String({ maxLength: 255 })),
+  profilePictureUrl: Type.Optional(Type.String({ maxLength: 4095 })),
+  phoneNumber: Type.Optional(Type.String({ pattern: '^\\+[1-9](?:-?\\d){5,13}$' })),
+  metadata: Type.Optional(Type.String({ maxLength: 65536, description: 'stringified JSON object' })),
+  roleIds: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 100, uniqueItems: true })),
+  skipInviteEmail: Type.Optional(Type.Boolean()),
+  provider: Type.Optional(Type.String({ maxLength: 32 })),
+});
+export type InviteBody = Static<typeof InviteBody>;
+
+const Uid = Type.String({ minLength: 1, maxLength: 64 });
+export const AcceptBody = Type.Object({ userId: Uid, token: Type.String({ minLength: 1, maxLength: 512 }) });
+export const AcceptCodeBody = Type.Object({ userId: Uid, code: Type.String({ minLength: 1, maxLength: 16 }), token: Type.Optional(Type.String({ maxLength: 512 })) });
+export const ResetBody = Type.Object({ email: Type.String({ minLength: 1, maxLength: 320 }) });
+export const InvitationConfiguration = Type.Object({ tenantInvitationsAllowed: Type.Boolean(), emailsEnabled: Type.Boolean() });

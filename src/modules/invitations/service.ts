@@ -1,0 +1,154 @@
+import { newId } from '../../lib/crypto.ts';
+import { isUuid } from '../../lib/pg-errors.ts';
+import { AppError } from '../../http/errors.ts';
+import type { Db, Queryable } from '../../storage/db.ts';
+import type { LoginService } from '../auth/index.ts';
+import type { PasswordService } from '../credentials/index.ts';
+import type { EventsService } from '../events/index.ts';
+import type { RolesService } from '../roles/index.ts';
+import { parseMetadata, type TenantsService } from '../tenants/index.ts';
+import { addMembership, addPhone, addRoles, findByEmail, findById, insertUser, updateUser, type UserRow, type UsersService } from '../users/index.ts';
+import { checkError, countFailure, limitRequests, readFlowSettings, writeFlowSettings, type Client, type CodeBook, type CodeLimits, type Delivery, type StrategySettings } from '../passwordless/index.ts';
+import type { InviteBody } from './schema.ts';
+import * as store from './store.ts';
+
+export interface InvitationsDeps {
+  db: Db;
+  tenants: TenantsService;
+  roles: RolesService;
+  users: UsersService;
+  passwords: PasswordService;
+  login: LoginService;
+  events: EventsService;
+  codes: CodeBook;
+  delivery: Delivery;
+  limits: CodeLimits;
+}
+
+/** Who invites: an environment token, or an account admin (their user id). */
+export type Inviter = { kind: 'vendor' } | { kind: 'user'; userId: string };
+
+export type InvitationsService = ReturnType<typeof createInvitationsService>;
+
+/**
+ * Invitations of users to accounts. Inviting creates the user when the email is new (no password, not verified) and
+ * the membership with its roles at once; the emailed link or code (per the invitation strategy, expiring) accepts it:
+ * the invitation is marked accepted, the email verified, and the user is signed in to that account.
+ */
+export function createInvitationsService(deps: InvitationsDeps) {
+  const { db, codes } = deps;
+
+  async function send(q: Queryable, user: UserRow, tenantId: string, inviter?: string) {
+    const s = await readFlowSettings(q, 'invitation');
+    const issued = await codes.issue(q, { purpose: 'invitation', userId: user.id, tenantId, ttlSeconds: s.codeExpiration * 60, link: true, code: s.strategy === 'code' });
+    await deps.delivery.sendEmail(q, {
+      type: 'InviteToTenant',
+      to: user.email,
+      tenantId,
+      vars: {
+        name: user.name, email: user.email, tenantName: await store.accountName(q, tenantId), expiresInMinutes: String(s.codeExpiration),
+        ...(inviter ? { inviterName: inviter } : {}), ...(issued.code ? { code: issued.code } : {}),
+      },
+      linkParams: { userId: user.id, token: issued.token! },
+    });
+  }
+
+  async function inviterName(q: Queryable, by: Inviter): Promise<string | undefined> {
+    if (by.kind !== 'user' || !isUuid(by.userId)) return undefined;
+    const u = await findById(q, by.userId);
+    return u ? u.name || u.email : undefined;
+  }
+
+  return {
+    /** Invites a user (new or existing) to an account and emails the invitation unless skipInviteEmail. */
+    async invite(tenantId: string, body: InviteBody, by: Inviter) {
+      const email = body.email.trim().toLowerCase();
+      const metadata = body.metadata !== undefined ? parseMetadata(body.metadata, 'metadata') : {};
+      return db.transaction(async (tx) => {
+        const account = await deps.tenants.requireLive(tx, tenantId, 'tenantId', 'FOR SHARE');
+        let user = await findByEmail(tx, email);
+        const isNew = !user;
+        if (!user) {
+          const id = newId();
+          await insertUser(tx, {
+            id, email, name: body.name?.trim() ?? '', profile_picture_url: body.profilePictureUrl ?? null, verified: false,
+            provider: 'local', metadata, vendor_metadata: {}, password_hash: null, active_tenant_id: tenantId,
+          });
+          if (body.phoneNumber && !(await addPhone(tx, id, body.phoneNumber))) throw new AppError('PHONE_TAKEN', `Phone number ${body.phoneNumber} belongs to another user`);
+          user = (await findById(tx, id))!;
+        }
+        const { rows } = await tx.query('SELECT 1 FROM user_tenants WHERE tenant_id = $1 LIMIT 1', [tenantId]);
+        const added = await addMembership(tx, tenantId, user.id, { subAccess: account.sub_account_access_type !== 'defaultOff', expiresAt: null });
+        if (!added) {
+          const pending = await store.findInvitation(tx, tenantId, user.id);
+          throw new AppError('ALREADY_MEMBER', pending && !pending.accepted_at
+            ? `${email} is already invited to account ${tenantId}; send the invitation again with POST /identity/resources/users/v1/invitation/reset`
+            : `${email} is already a member of account ${tenantId}`);
+        }
+        let roleIds = body.roleIds ?? [];
+        if (roleIds.length) await deps.roles.assertAssignable(tx, tenantId, roleIds);
+        else roleIds = rows.length === 0 ? await deps.roles.firstUserRoleIds(tx, tenantId) : await deps.roles.defaultRoleIds(tx, tenantId);
+        await addRoles(tx, tenantId, user.id, roleIds);
+        await store.insertInvitation(tx, tenantId, user.id, by.kind === 'user' ? by.userId : null);
+        if (!body.skipInviteEmail) await send(tx, user, tenantId, await inviterName(tx, by));
+        if (isNew) await deps.events.emit(tx, { eventKey: 'user.created', tenantId, entity: { type: 'user', id: user.id }, data: { userId: user.id, email, tenantId, source: 'invitation' } });
+        await deps.events.emit(tx, { eventKey: 'user.invited', tenantId, entity: { type: 'user', id: user.id }, data: { userId: user.id, email, tenantId, invitedBy: by.kind === 'user' ? by.userId : 'vendor', emailSent: !body.skipInviteEmail } });
+        return deps.users.record(tx, user, tenantId);
+      });
+    },
+
+    /** Sends a pending invitation again with a fresh link/code (earlier ones stop working). */
+    async resend(tenantId: string, email: string, client: Client): Promise<void> {
+      const e = email.trim().toLowerCase();
+      limitRequests(deps.limits, client.ip, e);
+      await db.transaction(async (tx) => {
+        const user = await findByEmail(tx, e);
+        const inv = user ? await store.findInvitation(tx, tenantId, user.id) : undefined;
+        if (!user || !inv || inv.accepted_at) throw new AppError('INVITATION_NOT_FOUND', `No pending invitation of ${e} to account ${tenantId}`);
+        await send(tx, user, tenantId);
+      });
+    },
+
+    /** Accepts with the link token or the code; signs the user in to the inviting account. */
+    async accept(body: { userId: string; token?: string; code?: string }, client: Client) {
+      const outcome = await db.transaction(async (tx) => {
+        const user = isUuid(body.userId) ? await findById(tx, body.userId, true) : undefined;
+        if (!user) return { error: new AppError('CODE_INVALID', 'The invitation link or code is invalid') };
+        let row;
+        if (body.code !== undefined) {
+          const r = await codes.checkCode(tx, 'invitation', user.id, body.code.trim());
+          if (!r.ok) {
+            await countFailure(tx, deps.passwords, user);
+            return { error: checkError(r, 'invitation code') };
+          }
+          row = r.row;
+        } else {
+          const r = await codes.checkToken(tx, ['invitation'], body.token ?? '');
+          if (!r.ok) return { error: checkError(r, 'invitation link') };
+          if (r.row.user_id !== user.id) return { error: new AppError('CODE_INVALID', 'The invitation link is invalid') };
+          row = r.row;
+        }
+        const tenantId = row.tenant_id!;
+        const inv = await store.findInvitation(tx, tenantId, user.id);
+        if (!inv) return { error: new AppError('CODE_EXPIRED', 'The invitation was withdrawn (the membership was removed)') };
+        await codes.consume(tx, row.id);
+        await store.markAccepted(tx, tenantId, user.id);
+        if (!user.verified) {
+          await updateUser(tx, user.id, { verified: true });
+          await deps.events.emit(tx, { eventKey: 'user.activated', tenantId, entity: { type: 'user', id: user.id }, data: { userId: user.id, email: user.email, tenantId, via: 'invitation' } });
+        }
+        try {
+          return { response: await deps.login.signIn(tx, { ...user, verified: true }, client, ['email'], { tenantId }) };
+        } catch (err) {
+          if (err instanceof AppError) return { error: err };
+          throw err;
+        }
+      });
+      if ('error' in outcome) throw outcome.error;
+      return outcome.response;
+    },
+
+    invitationSettings: (): Promise<StrategySettings> => readFlowSettings(db, 'invitation'),
+    updateInvitationSettings: (patch: Partial<StrategySettings>): Promise<StrategySettings> => db.transaction((tx) => writeFlowSettings(tx, 'invitation', patch)),
+  };
+}

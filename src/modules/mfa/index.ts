@@ -1,0 +1,46 @@
+import type { Db, Queryable } from '../../storage/db.ts';
+import type { LoginService, TokenIssuer } from '../auth/index.ts';
+import type { PasswordService } from '../credentials/index.ts';
+import type { EventsService } from '../events/index.ts';
+import type { MessagingService } from '../messaging/index.ts';
+import { createCodeFlows } from './codes.ts';
+import { createDeviceFlows } from './devices.ts';
+import { createPolicyService } from './policy.ts';
+import { createMfaCore } from './service.ts';
+import { createSignInFlows } from './signin.ts';
+
+export { mfaRoutes } from './routes.ts';
+export { rememberCookieName, ACR_MFA } from './service.ts';
+export { totpCode, matchTotp, stepAt } from './totp.ts';
+
+/**
+ * Multi-factor authentication: policy and configuration, the sign-in gate `mfa`, second-factor verification, and
+ * self-service factors. Registers the gate on the login service and the `acr` claim on the token issuer.
+ */
+export function createMfaService(deps: {
+  db: Db;
+  kek: Buffer;
+  login: LoginService;
+  issue: TokenIssuer;
+  passwords: PasswordService;
+  events: EventsService;
+  requireAccount: (q: Queryable, tenantId: string) => Promise<unknown>;
+  /** Delivery of SMS and email codes (a getter: the messaging service is built after the sign-in gates). */
+  messaging: () => Pick<MessagingService, 'sendSms' | 'sendEmail'>;
+  limits?: { perIp?: number; perUser?: number; windowSeconds?: number; sendsPerUser?: number; sendWindowSeconds?: number };
+}) {
+  const policy = createPolicyService({ db: deps.db, requireAccount: deps.requireAccount });
+  const core = createMfaCore({ ...deps, policy });
+  deps.login.addGate('mfa', core.gate);
+  deps.issue.addClaimSource(core.acr);
+  const devices = createDeviceFlows({ db: deps.db, core });
+  return {
+    policy,
+    core,
+    signin: createSignInFlows({ db: deps.db, core }),
+    devices,
+    codes: createCodeFlows({ db: deps.db, core, devices, messaging: deps.messaging }),
+    forgetAccount: policy.forgetAccount,
+  };
+}
+export type MfaService = ReturnType<typeof createMfaService>;

@@ -1,0 +1,266 @@
+import { timingSafeEqual } from 'node:crypto';
+import { decrypt, encrypt, randomSecret, sha256Hex } from '../../lib/crypto.ts';
+import { AppError } from '../../http/errors.ts';
+import type { Db, Queryable } from '../../storage/db.ts';
+import { createRateLimiter, type ClientInfo, type GateInput, type LoginService, type TokenIssuer } from '../auth/index.ts';
+import type { PasswordService } from '../credentials/index.ts';
+import type { EventsService } from '../events/index.ts';
+import { findById, isLockedNow, updateUser, type UserRow } from '../users/index.ts';
+import { DEFAULT_POLICY, type EffectivePolicy, type PolicyService } from './policy.ts';
+import * as store from './store.ts';
+import type { ConfigRow, DeviceRow, TokenRow } from './store.ts';
+import { matchTotp, newTotpSecret, normalizeRecovery, otpauthUri, qrDataUrl, recoveryCode } from './totp.ts';
+
+/** How long an mfaToken (the pending second step of a sign-in) lives, and how many wrong codes burn it. */
+export const MFA_TOKEN_TTL_SECONDS = 600;
+export const MAX_WRONG_CODES_PER_TOKEN = 5;
+/** Recovery codes made at enrolment (one-time, shown once). */
+export const RECOVERY_CODE_COUNT = 10;
+/** Unverified enrolments older than this are refused at verify. */
+export const PENDING_ENROLMENT_SECONDS = 900;
+export const ACR_MFA = 'http://schemas.openid.net/pape/policies/2007/06/multi-factor';
+
+export interface MfaDeps {
+  db: Db;
+  kek: Buffer;
+  login: LoginService;
+  issue: TokenIssuer;
+  passwords: PasswordService;
+  events: EventsService;
+  policy: PolicyService;
+  /** Code attempts per client IP and per user in a window (the password sign-in limits), and code sends per user. */
+  limits?: { perIp?: number; perUser?: number; windowSeconds?: number; sendsPerUser?: number; sendWindowSeconds?: number };
+}
+
+/** The remember-device cookie is per user (several users may share a browser). */
+export const rememberCookieName = (userId: string) => `gh_mfa_${sha256Hex(userId).slice(0, 16)}`;
+
+export function readCookie(header: string | undefined, name: string): string | undefined {
+  for (const part of (header ?? '').split(';')) {
+    const [k, ...v] = part.trim().split('=');
+    if (k === name) return decodeURIComponent(v.join('='));
+  }
+  return undefined;
+}
+
+const maskPhone = (p: string) => `${p.slice(0, 3)}${'*'.repeat(Math.max(0, p.length - 5))}${p.slice(-2)}`;
+const maskEmail = (e: string) => {
+  const [name, domain] = e.split('@');
+  return `${name.slice(0, 1)}${'*'.repeat(Math.max(1, name.length - 1))}@${domain}`;
+};
+const hashEq = (a: string, b: string) => timingSafeEqual(Buffer.from(a, 'hex'), Buffer.from(b, 'hex'));
+
+export interface Finished {
+  response: Record<string, unknown>;
+  remember?: { name: string; value: string; maxAge: number };
+}
+
+/** The sign-in side of MFA: the gate, the challenge, second-factor verification, and the shared factor checks. */
+export function createMfaCore(deps: MfaDeps) {
+  const { db, kek, policy } = deps;
+  const l = deps.limits ?? {};
+  const ipLimiter = createRateLimiter(l.perIp ?? 60, l.windowSeconds ?? 60);
+  const userLimiter = createRateLimiter(l.perUser ?? 20, l.windowSeconds ?? 60);
+  const sendLimiter = createRateLimiter(l.sendsPerUser ?? 5, l.sendWindowSeconds ?? 300);
+
+  function limit(limiter: ReturnType<typeof createRateLimiter>, key: string, what: string) {
+    const r = limiter.hit(key);
+    if (r.limited) throw new AppError('RATE_LIMITED', `Too many ${what}; retry in ${r.retryAfter} s`, undefined, { 'retry-after': String(r.retryAfter) });
+  }
+
+  const usable = (cfg: ConfigRow) => (d: DeviceRow) => (d.kind === 'authenticator' ? cfg.authenticator_active : cfg.sms_active);
+
+  /** Verified devices of a user, migrated factors adopted first. */
+  async function devicesOf(q: Queryable, user: Pick<UserRow, 'id' | 'authenticator_mfa_secret_enc' | 'phone_number_type'>): Promise<DeviceRow[]> {
+    if (user.authenticator_mfa_secret_enc || user.phone_number_type === 'mfa') await store.adoptMigrated(q, user.id);
+    return store.devices(q, user.id);
+  }
+
+  function devicesRecord(devs: DeviceRow[], cfg: ConfigRow, email?: string) {
+    return {
+      webauthn: [] as { id: string }[],
+      phones: devs.filter((d) => d.kind === 'sms' && cfg.sms_active).map((d) => ({ id: d.id, phoneNumber: maskPhone(d.phone_number ?? '') })),
+      authenticators: devs.filter((d) => d.kind === 'authenticator' && cfg.authenticator_active).map((d) => ({ id: d.id })),
+      emails: email && cfg.email_active ? [{ email: maskEmail(email) }] : [],
+    };
+  }
+  const strategies = (cfg: ConfigRow) => [cfg.authenticator_active && 'AuthenticatorApp', cfg.sms_active && 'SMS', cfg.email_active && 'EmailCode'].filter((s): s is string => Boolean(s));
+
+  /** Counts a wrong second factor against the user's lockout policy (as a wrong password is). */
+  async function registerFailure(q: Queryable, userId: string): Promise<void> {
+    const user = await findById(q, userId, true);
+    if (!user) return;
+    const p = await deps.passwords.lockoutPolicy(q, user.active_tenant_id ?? undefined);
+    const attempts = user.failed_attempts + 1;
+    const values: Record<string, unknown> = { failed_attempts: attempts };
+    if (p.enabled && attempts >= p.maxAttempts) {
+      values.is_locked = true;
+      values.locked_until = p.lockDurationSeconds ? new Date(Date.now() + p.lockDurationSeconds * 1000) : null;
+    }
+    await updateUser(q, userId, values);
+  }
+
+  /**
+   * Runs `work` in a transaction; an error it answers (rather than throws) is thrown after the commit, so the
+   * failure counters written next to it are kept.
+   */
+  async function attempt<T>(work: (tx: Queryable) => Promise<T>): Promise<Exclude<T, { error: AppError }>> {
+    const out = await db.transaction(work);
+    if (out && typeof out === 'object' && 'error' in out && out.error instanceof AppError) throw out.error;
+    return out as Exclude<T, { error: AppError }>;
+  }
+
+  /** The pending sign-in behind an mfaToken, locked; the user must exist and not be locked. */
+  async function pendingSignIn(tx: Queryable, mfaToken: string, locked?: TokenRow): Promise<{ t: TokenRow; user: UserRow }> {
+    let t = locked;
+    let user: UserRow | undefined;
+    if (t) user = await findById(tx, t.user_id);
+    else {
+      const found = await store.lockTokenWithUser(tx, sha256Hex(mfaToken));
+      t = found?.t;
+      user = found?.user as UserRow | undefined;
+    }
+    if (!t || !user) throw new AppError('MFA_TOKEN_INVALID');
+    if (isLockedNow(user)) throw new AppError('USER_LOCKED', 'The user is locked; ask an administrator to unlock it or wait for the lock to expire');
+    return { t, user };
+  }
+
+  /** A wrong code: counted against the mfaToken (burnt after a few) and against the user's lockout. */
+  async function wrongCode(tx: Queryable, t: TokenRow | undefined, userId: string, err: AppError) {
+    if (t) await store.tokenFailure(tx, t.token_hash, MAX_WRONG_CODES_PER_TOKEN);
+    await registerFailure(tx, userId);
+    return { error: err };
+  }
+
+  /**
+   * Checks a TOTP code against the user's authenticator devices (or one of them) and spends its step. Answers the
+   * device, or an error (wrong code, or a code already used).
+   */
+  async function checkTotp(tx: Queryable, devs: DeviceRow[], code: string, spendToken?: string): Promise<DeviceRow | AppError> {
+    const now = Date.now();
+    for (const d of devs) {
+      if (d.kind !== 'authenticator' || !d.secret_enc) continue;
+      const step = matchTotp(decrypt(kek, d.secret_enc), code.trim(), now);
+      if (step === undefined) continue;
+      const fresh = spendToken ? await store.acceptStepAndToken(tx, d.id, step, spendToken) : await store.acceptStep(tx, d.id, step);
+      if (!fresh) return new AppError('MFA_CODE_REUSED');
+      return d;
+    }
+    return new AppError('MFA_INVALID_CODE', 'body.value: the code is wrong or expired');
+  }
+
+  /** Finishes a sign-in after the second factor: tokens with amr + mfa + method, and the remember-device cookie. */
+  async function finish(tx: Queryable, t: TokenRow, user: UserRow, method: string, client: ClientInfo, rememberDevice?: boolean, tokenSpent = false): Promise<Finished> {
+    if (!tokenSpent) await store.deleteToken(tx, t.token_hash);
+    const amr = [...new Set([...t.amr, 'mfa', method])];
+    const response = await deps.login.signIn(tx, user, client, amr, { tenantId: t.tenant_id, satisfied: ['mfa'] });
+    let remember: Finished['remember'];
+    if (rememberDevice) {
+      const p = await policy.effective(tx, t.tenant_id);
+      if (p.allowRemember) {
+        const value = randomSecret(32);
+        await store.remember(tx, user.id, sha256Hex(value), p.deviceExpirationSeconds);
+        remember = { name: rememberCookieName(user.id), value, maxAge: p.deviceExpirationSeconds };
+      }
+    }
+    return { response: response as Record<string, unknown>, remember };
+  }
+
+  /** New recovery codes (replacing any), answered once in clear and stored as SHA-256. */
+  async function newRecoveryCodes(tx: Queryable, userId: string): Promise<string[]> {
+    const codes = Array.from({ length: RECOVERY_CODE_COUNT }, recoveryCode);
+    await store.replaceRecovery(tx, userId, codes.map((c) => sha256Hex(normalizeRecovery(c))));
+    return codes;
+  }
+
+  /** Spends a recovery code if it is one of the user's unused ones; every stored hash is compared. */
+  async function spendRecovery(tx: Queryable, userId: string, code: string): Promise<boolean> {
+    const h = sha256Hex(normalizeRecovery(code));
+    let match: string | undefined;
+    for (const stored of await store.unusedRecovery(tx, userId)) if (hashEq(stored, h) && !match) match = stored;
+    return match ? store.spendRecovery(tx, userId, match) : false;
+  }
+
+  /** An authenticator enrolment in progress: a sealed secret, its QR code and URI. */
+  async function startAuthenticator(tx: Queryable, user: Pick<UserRow, 'id' | 'email'>) {
+    const cfg = await store.config(tx);
+    if (!cfg.authenticator_active) throw new AppError('MFA_STRATEGY_INACTIVE', 'Authenticator-app MFA is not enabled in this environment');
+    const secret = newTotpSecret();
+    await store.dropPending(tx, user.id, 'authenticator');
+    const deviceId = await store.insertDevice(tx, { userId: user.id, kind: 'authenticator', secretEnc: encrypt(kek, secret), verified: false });
+    const uri = otpauthUri(secret, cfg.service_name, user.email);
+    return { qrCode: await qrDataUrl(uri), uri, deviceId };
+  }
+
+  /** Verifies the first code of an authenticator enrolment; answers the device or an error. */
+  async function completeAuthenticator(tx: Queryable, userId: string, code: string): Promise<DeviceRow | AppError> {
+    const d = await store.pending(tx, userId, 'authenticator');
+    if (!d || d.created_at.getTime() < Date.now() - PENDING_ENROLMENT_SECONDS * 1000) return new AppError('MFA_NO_PENDING_ENROLLMENT');
+    const step = matchTotp(decrypt(kek, d.secret_enc ?? ''), code.trim());
+    if (step === undefined) return new AppError('MFA_INVALID_CODE', 'body.token: the code is wrong or expired');
+    await store.markVerified(tx, d.id, step);
+    await store.setEnrolled(tx, userId, true);
+    return d;
+  }
+
+  async function emit(tx: Queryable, key: 'user.mfa_enrolled' | 'user.mfa_removed', user: Pick<UserRow, 'id' | 'active_tenant_id'>, data: Record<string, unknown>) {
+    await deps.events.emit(tx, { eventKey: key, tenantId: user.active_tenant_id ?? undefined, entity: { type: 'user', id: user.id }, data: { userId: user.id, ...data } });
+  }
+
+  /** The sign-in gate: answers the MFA challenge when the policy and the user's factors call for one. */
+  async function gate(q: Queryable, a: GateInput): Promise<void | Record<string, unknown>> {
+    if (a.stage !== 'login') return;
+    if (a.user.authenticator_mfa_secret_enc || a.user.phone_number_type === 'mfa') await store.adoptMigrated(q, a.user.id);
+    const view = await store.signInView(q, a.tenantId, a.user.id);
+    const r = view.policy ?? DEFAULT_POLICY;
+    const p: EffectivePolicy = { enforce: r.enforce, allowRemember: r.allow_remember, deviceExpirationSeconds: r.device_expiration_seconds };
+    if (p.enforce === 'Off' || a.user.mfa_bypass) return;
+    const cfg = view.config;
+    const devs = view.devices.filter(usable(cfg));
+    const forced = p.enforce === 'Force' || (p.enforce === 'ForceExceptSAML' && !a.amr.some((m) => m === 'saml' || m === 'sso'));
+    if (devs.length === 0 && !forced) return;
+    if (p.allowRemember) {
+      const cookie = readCookie(a.client.cookie, rememberCookieName(a.user.id));
+      if (cookie && (await store.isRemembered(q, a.user.id, sha256Hex(cookie), p.deviceExpirationSeconds))) return;
+    }
+    const mfaToken = randomSecret(32);
+    await store.insertToken(q, { hash: sha256Hex(mfaToken), userId: a.user.id, tenantId: a.tenantId, amr: a.amr, ttlSeconds: MFA_TOKEN_TTL_SECONDS });
+    return {
+      mfaRequired: true,
+      mfaToken,
+      mfaEnrolled: devs.length > 0,
+      mfaDevices: devicesRecord(devs, cfg, a.user.verified ? a.user.email : undefined),
+      mfaStrategies: strategies(cfg),
+      allowRememberMyDevice: p.allowRemember,
+      userId: a.user.id,
+      userEmail: a.user.email,
+      emailVerified: a.user.verified,
+    };
+  }
+
+  return {
+    gate,
+    /** Rate limits (429): code attempts per IP and per user, code sends per user. */
+    limitIp: (client: ClientInfo) => limit(ipLimiter, client.ip ?? 'unknown', 'MFA attempts from this address'),
+    limitUser: (userId: string) => limit(userLimiter, userId, 'MFA code attempts for this user'),
+    limitSend: (userId: string) => limit(sendLimiter, userId, 'code requests for this user'),
+    devicesOf,
+    devicesRecord,
+    registerFailure,
+    attempt,
+    pendingSignIn,
+    wrongCode,
+    checkTotp,
+    finish,
+    newRecoveryCodes,
+    spendRecovery,
+    startAuthenticator,
+    completeAuthenticator,
+    emit,
+    usable,
+    policyOf: (q: Queryable, tenantId: string | undefined) => policy.effective(q, tenantId),
+    /** The `acr` claim of tokens whose session passed a second factor. */
+    acr: async (_q: Queryable, a: { amr: string[] }) => (a.amr.includes('mfa') ? { acr: ACR_MFA } : {}),
+  };
+}
+export type MfaCore = ReturnType<typeof createMfaCore>;

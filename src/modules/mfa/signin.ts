@@ -1,0 +1,93 @@
+import { sha256Hex } from '../../lib/crypto.ts';
+import { AppError } from '../../http/errors.ts';
+import type { Db } from '../../storage/db.ts';
+import type { ClientInfo } from '../auth/index.ts';
+import { findByEmail, isLockedNow } from '../users/index.ts';
+import type { Finished, MfaCore } from './service.ts';
+import * as store from './store.ts';
+
+/** The sign-in routes of MFA: finish a pending sign-in with a second factor, enrol one when forced, recover. */
+export function createSignInFlows(deps: { db: Db; core: MfaCore }) {
+  const { db, core } = deps;
+
+  return {
+    /** TOTP code of an enrolled authenticator (any of the user's, or `deviceId`). */
+    async verifyAuthenticator(body: { mfaToken: string; value: string; rememberDevice?: boolean }, client: ClientInfo, deviceId?: string): Promise<Finished> {
+      core.limitIp(client);
+      return core.attempt(async (tx) => {
+        const { t, user } = await core.pendingSignIn(tx, body.mfaToken);
+        core.limitUser(user.id);
+        const view = await store.signInView(tx, t.tenant_id, user.id);
+        if (!view.config.authenticator_active) throw new AppError('MFA_STRATEGY_INACTIVE', 'Authenticator-app MFA is not enabled in this environment');
+        let devs = view.devices.filter((d) => d.kind === 'authenticator');
+        if (deviceId !== undefined) devs = devs.filter((d) => d.id === deviceId);
+        if (devs.length === 0) throw new AppError('MFA_DEVICE_NOT_FOUND', deviceId ? `No authenticator device ${deviceId} for this user` : 'The user has no authenticator device; enrol one first');
+        const r = await core.checkTotp(tx, devs, body.value, t.token_hash);
+        if (r instanceof AppError) return core.wrongCode(tx, t, user.id, r);
+        return core.finish(tx, t, user, 'otp', client, body.rememberDevice, true);
+      });
+    },
+
+    /** Forced MFA and no factor yet: start an authenticator enrolment inside the sign-in. */
+    async enrollAuthenticator(body: { mfaToken: string }) {
+      return db.transaction(async (tx) => {
+        const { user } = await core.pendingSignIn(tx, body.mfaToken);
+        const cfg = await store.config(tx);
+        if ((await core.devicesOf(tx, user)).some(core.usable(cfg))) throw new AppError('MFA_ALREADY_ENROLLED');
+        return core.startAuthenticator(tx, user);
+      });
+    },
+
+    /** The first code of that enrolment: the device is kept, recovery codes are made, and the sign-in finishes. */
+    async enrollAuthenticatorVerify(body: { mfaToken: string; token: string; rememberDevice?: boolean }, client: ClientInfo): Promise<Finished> {
+      core.limitIp(client);
+      return core.attempt(async (tx) => {
+        const { t, user } = await core.pendingSignIn(tx, body.mfaToken);
+        core.limitUser(user.id);
+        const cfg = await store.config(tx);
+        if ((await core.devicesOf(tx, user)).some(core.usable(cfg))) throw new AppError('MFA_ALREADY_ENROLLED');
+        const d = await core.completeAuthenticator(tx, user.id, body.token);
+        if (d instanceof AppError) return d.code === 'MFA_INVALID_CODE' ? core.wrongCode(tx, t, user.id, d) : { error: d };
+        const codes = await core.newRecoveryCodes(tx, user.id);
+        await core.emit(tx, 'user.mfa_enrolled', user, { method: 'authenticator', deviceId: d.id });
+        const f = await core.finish(tx, t, user, 'otp', client, body.rememberDevice);
+        return { ...f, response: { ...f.response, recoveryCode: codes[0], recoveryCodes: codes } };
+      });
+    },
+
+    /**
+     * A recovery code (one-time) removes the user's MFA factors, so the user can sign in with the password and enrol
+     * again. Unknown email and wrong code answer the same.
+     */
+    async recover(body: { email: string; recoveryCode: string }, client: ClientInfo): Promise<object> {
+      const email = body.email.trim().toLowerCase();
+      core.limitIp(client);
+      core.limitUser(`recover:${email}`);
+      return core.attempt(async (tx) => {
+        const user = await findByEmail(tx, email);
+        if (!user) {
+          sha256Hex(body.recoveryCode); // same work as a known user with a wrong code, roughly
+          return { error: new AppError('MFA_INVALID_RECOVERY') };
+        }
+        if (isLockedNow(user)) throw new AppError('USER_LOCKED');
+        if (!(await core.spendRecovery(tx, user.id, body.recoveryCode))) {
+          await core.registerFailure(tx, user.id);
+          return { error: new AppError('MFA_INVALID_RECOVERY') };
+        }
+        const removed = await store.deleteAll(tx, user.id);
+        await store.setEnrolled(tx, user.id, false);
+        await core.emit(tx, 'user.mfa_removed', user, { method: 'recovery-code', devices: removed });
+        return {};
+      });
+    },
+
+    /** Whether the pending sign-in's account lets the user remember this device. */
+    async allowRemember(mfaToken: string) {
+      const t = await store.lockToken(db, sha256Hex(mfaToken));
+      if (!t) throw new AppError('MFA_TOKEN_INVALID');
+      const { allowRemember, deviceExpirationSeconds } = await core.policyOf(db, t.tenant_id);
+      return { allowRememberDevice: allowRemember, allowRememberMyDevice: allowRemember, mfaDeviceExpiration: deviceExpirationSeconds };
+    },
+  };
+}
+export type SignInFlows = ReturnType<typeof createSignInFlows>;

@@ -1,0 +1,26 @@
+import type { Config } from '../../config.ts';
+import type { Db } from '../../storage/db.ts';
+import { createRateLimiter } from '../auth/index.ts';
+import type { PasswordService } from '../credentials/index.ts';
+import type { EventsService } from '../events/index.ts';
+import type { MessagingService } from '../messaging/index.ts';
+import { createRecoveryCodes } from './codes.ts';
+import { createResetService } from './reset.service.ts';
+import { createVerificationService } from './verification.service.ts';
+
+export { recoveryRoutes } from './routes.ts';
+export type { ResetService } from './reset.service.ts';
+export type { VerificationService } from './verification.service.ts';
+
+/** Password reset and email verification (issue 7), over messaging. */
+export function createRecovery(deps: { db: Db; kek: Buffer; config: Config; passwords: PasswordService; messaging: MessagingService; events: EventsService; endSessions: (userId: string) => Promise<unknown> }) {
+  const codes = createRecoveryCodes(deps.kek);
+  const { perIp, perIdentifier, windowSeconds } = deps.config.codeRateLimit;
+  const reset = createResetService({
+    db: deps.db, passwords: deps.passwords, messaging: deps.messaging, events: deps.events, codes, publicUrl: deps.config.publicUrl, endSessions: deps.endSessions,
+    limits: { perIp: createRateLimiter(perIp, windowSeconds), perIdentifier: createRateLimiter(perIdentifier, windowSeconds) },
+  });
+  const verification = createVerificationService({ db: deps.db, messaging: deps.messaging, events: deps.events, codes, limits: { perIdentifier: createRateLimiter(perIdentifier, windowSeconds) } });
+  return { reset, verification };
+}
+export type Recovery = ReturnType<typeof createRecovery>;

@@ -1,0 +1,119 @@
+import { randomSecret, sha256Hex } from '../../lib/crypto.ts';
+import { AppError } from '../../http/errors.ts';
+import type { Db, Queryable } from '../../storage/db.ts';
+import type { EventsService } from '../events/index.ts';
+import type { MessagingService } from '../messaging/index.ts';
+import { findByEmail, findById, updateUser, type UserRow } from '../users/index.ts';
+import type { RateLimiter } from '../auth/index.ts';
+import { limit, type RecoveryCodes } from './codes.ts';
+import * as store from './store.ts';
+
+/** The emailed verification link lives 24 hours; the code in the same message 30 minutes. */
+export const VERIFY_LINK_TTL = 86400;
+export const VERIFY_CODE_TTL = 1800;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const EMAIL = /^[^\s@<>()",;:]+@[^\s@<>()",;:]+\.[^\s@<>()",;:]+$/;
+
+export interface VerificationDeps {
+  db: Db;
+  messaging: MessagingService;
+  events: EventsService;
+  codes: RecoveryCodes;
+  limits: { perIdentifier: RateLimiter };
+}
+
+export type VerificationService = ReturnType<typeof createVerificationService>;
+
+/**
+ * Email verification: an EmailVerification message with a link (`userId` + `token`, 24 h) and a 6-digit code (30 min);
+ * either marks the user `verified`. The code also confirms an email change (`email/me` with a new address): the
+ * address changes only once its owner has entered the code sent there.
+ */
+export function createVerificationService(deps: VerificationDeps) {
+  const { db, codes } = deps;
+
+  async function send(q: Queryable, user: UserRow, email: string): Promise<void> {
+    const token = randomSecret(32);
+    await store.insertVerifyToken(q, { tokenHash: sha256Hex(token), userId: user.id, email, ttlSeconds: VERIFY_LINK_TTL });
+    const { code } = await codes.issue(q, { purpose: 'verify-email', userId: user.id, target: email, ttlSeconds: VERIFY_CODE_TTL });
+    await deps.messaging.sendEmail(q, {
+      tenantId: user.active_tenant_id,
+      to: email,
+      type: 'EmailVerification',
+      vars: { name: user.name, code, expiresInMinutes: String(VERIFY_CODE_TTL / 60) },
+      linkParams: { userId: user.id, token },
+    });
+  }
+
+  async function markVerified(q: Queryable, user: UserRow, email: string): Promise<void> {
+    const values: Record<string, unknown> = { verified: true };
+    if (email !== user.email) {
+      const other = await findByEmail(q, email);
+      if (other && other.id !== user.id) throw new AppError('USER_EXISTS', `email ${email} belongs to another user`);
+      values.email = email;
+    }
+    await updateUser(q, user.id, values);
+    await store.useVerifyTokens(q, user.id);
+    await deps.events.emit(q, { eventKey: 'user.updated', tenantId: user.active_tenant_id, entity: { type: 'user', id: user.id }, data: { userId: user.id, verified: true, ...(values.email ? { emailChanged: true } : {}) } });
+  }
+
+  return {
+    /** Queues the EmailVerification message for a user's current address, in the caller's transaction (for other flows). */
+    send: (q: Queryable, user: UserRow) => send(q, user, user.email),
+
+    /** Vendor: (re)send the verification email of a user. 409 when already verified. */
+    async sendFor(userId: string): Promise<void> {
+      await db.transaction(async (tx) => {
+        const user = UUID.test(userId) ? await findById(tx, userId) : undefined;
+        if (!user) throw new AppError('USER_NOT_FOUND', `No user with id ${userId}`);
+        if (user.verified) throw new AppError('CONFLICT', 'The user is already verified');
+        limit(deps.limits.perIdentifier, `verify:${user.id}`, 'verification email');
+        await send(tx, user, user.email);
+      });
+    },
+
+    /** The signed-in user asks for a code: to their own address (verification) or to a new one (email change). */
+    async requestForMe(userId: string, emailIn: string): Promise<void> {
+      const email = emailIn.trim().toLowerCase();
+      if (!EMAIL.test(email)) throw new AppError('VALIDATION', 'email must be an email address', { fields: ['email'] });
+      await db.transaction(async (tx) => {
+        const user = await findById(tx, userId);
+        if (!user) throw new AppError('USER_NOT_FOUND', `No user with id ${userId}`);
+        if (email === user.email && user.verified) throw new AppError('CONFLICT', 'This email is already verified');
+        if (email !== user.email && (await findByEmail(tx, email))) throw new AppError('USER_EXISTS', `email ${email} belongs to another user`);
+        limit(deps.limits.perIdentifier, `verify:${user.id}`, 'verification email');
+        await send(tx, user, email);
+      });
+    },
+
+    /** The signed-in user enters the code sent to `email`. */
+    async verifyMine(userId: string, b: { code: string; email: string }): Promise<void> {
+      const email = b.email.trim().toLowerCase();
+      const error = await db.transaction(async (tx) => {
+        const user = await findById(tx, userId, true);
+        if (!user) throw new AppError('USER_NOT_FOUND', `No user with id ${userId}`);
+        const row = await store.latestCode(tx, userId, 'verify-email');
+        const err = await codes.check(tx, row && row.target === email ? row : undefined, b.code.trim());
+        if (err) return err;
+        await store.useCode(tx, row!.id);
+        await markVerified(tx, user, email);
+        return null;
+      });
+      if (error) throw error; // after commit: a wrong try is counted
+    },
+
+    /** The link of the message: `{userId, token}`. 400 unknown, 410 expired, used, or for an address the user no longer has. */
+    async verifyLink(b: { userId: string; token: string }): Promise<void> {
+      await db.transaction(async (tx) => {
+        const row = b.token && b.token.length <= 512 ? await store.findVerifyToken(tx, sha256Hex(b.token)) : undefined;
+        if (!row || row.user_id !== b.userId) throw new AppError('VERIFY_TOKEN_INVALID', 'The email verification token is invalid for this user');
+        if (row.used_at) throw new AppError('VERIFY_TOKEN_EXPIRED', 'The email verification token was already used');
+        if (row.expires_at <= new Date()) throw new AppError('VERIFY_TOKEN_EXPIRED', 'The email verification token has expired; request a new one');
+        const user = await findById(tx, b.userId, true);
+        if (!user) throw new AppError('VERIFY_TOKEN_INVALID', 'The email verification token is invalid for this user');
+        await markVerified(tx, user, row.email);
+      });
+    },
+  };
+}

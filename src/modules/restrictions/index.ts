@@ -1,0 +1,20 @@
+import type { Db, Queryable } from '../../storage/db.ts';
+import type { TenantsService } from '../tenants/index.ts';
+import { createDomainRestrictionsService } from './domain.service.ts';
+import { createIpRestrictionsService } from './ip.service.ts';
+import { forgetAccount } from './store.ts';
+
+export { restrictionsRoutes } from './routes.ts';
+export { domainAllowed, assertEmailDomainAllowed, domainVerdict, normalizeDomain, type DomainRestrictionsService } from './domain.service.ts';
+export { ipAllowed, type IpRestrictionsService } from './ip.service.ts';
+
+/** IP restrictions (per account) and email-domain restrictions (environment and per account). */
+export function createRestrictions(deps: { db: Db; tenants: TenantsService }) {
+  return {
+    ip: createIpRestrictionsService(deps),
+    domains: createDomainRestrictionsService(deps),
+    /** For the account-removal hook: the account's IP and domain rules and configurations. */
+    forgetAccount: (q: Queryable, tenantId: string) => forgetAccount(q, tenantId),
+  };
+}
+export type Restrictions = ReturnType<typeof createRestrictions>;

@@ -1,0 +1,2 @@
+export { createSignupService, type SignupService } from './service.ts';
+export { signupRoutes } from './routes.ts';

@@ -1,0 +1,184 @@
+import { newId } from '../../lib/crypto.ts';
+import { isUuid } from '../../lib/pg-errors.ts';
+import { AppError } from '../../http/errors.ts';
+import type { Db, Queryable } from '../../storage/db.ts';
+import type { LoginService } from '../auth/index.ts';
+import type { PasswordService } from '../credentials/index.ts';
+import type { EnvironmentService } from '../environment/index.ts';
+import type { EventsService } from '../events/index.ts';
+import type { RolesService } from '../roles/index.ts';
+import { parseMetadata, type TenantsService } from '../tenants/index.ts';
+import { addMembership, addPhone, addRoles, findByEmail, findById, findByUsername, insertUser, updateUser, type UserRow } from '../users/index.ts';
+import { checkError, countFailure, limitRequests, readFlowSettings, writeFlowSettings, type Client, type CodeBook, type CodeLimits, type Delivery, type StrategySettings } from '../passwordless/index.ts';
+import type { SignUpBody } from './schema.ts';
+import * as store from './store.ts';
+
+export interface SignupDeps {
+  db: Db;
+  environment: EnvironmentService;
+  tenants: TenantsService;
+  roles: RolesService;
+  passwords: PasswordService;
+  login: LoginService;
+  events: EventsService;
+  codes: CodeBook;
+  delivery: Delivery;
+  limits: CodeLimits;
+  publicUrl: string;
+}
+
+export type SignupService = ReturnType<typeof createSignupService>;
+
+/**
+ * Self-service sign-up (when the environment allows it): a new account and its first user, who activates by the
+ * emailed link or code before signing in. Activation signs the user in (wire.md section 4).
+ */
+export function createSignupService(deps: SignupDeps) {
+  const { db, codes } = deps;
+
+  /** Issues a fresh activation secret (replacing earlier ones) and emails it per the activation strategy. */
+  async function sendActivation(q: Queryable, user: UserRow, tenantId: string | null) {
+    const s = await readFlowSettings(q, 'activation');
+    const issued = await codes.issue(q, { purpose: 'activation', userId: user.id, ttlSeconds: s.codeExpiration * 60, link: true, code: s.strategy === 'code' });
+    await deps.delivery.sendEmail(q, {
+      type: 'ActivateUser',
+      to: user.email,
+      tenantId,
+      vars: { name: user.name, email: user.email, expiresInMinutes: String(s.codeExpiration), ...(issued.code ? { code: issued.code } : {}) },
+      linkParams: { userId: user.id, token: issued.token! },
+    });
+    return issued;
+  }
+
+  /** Checks an activation link token or code of a user; a wrong code counts toward lockout (committed). */
+  async function check(tx: Queryable, userId: string, by: { token?: string; code?: string }) {
+    const user = isUuid(userId) ? await findById(tx, userId, true) : undefined;
+    if (!user) return { error: new AppError('CODE_INVALID', 'The activation link or code is invalid') };
+    if (by.code !== undefined) {
+      const r = await codes.checkCode(tx, 'activation', user.id, by.code.trim());
+      if (!r.ok) {
+        await countFailure(tx, deps.passwords, user);
+        return { error: checkError(r, 'activation code') };
+      }
+      return { user, rowId: r.row.id };
+    }
+    const r = await codes.checkToken(tx, ['activation'], by.token ?? '');
+    if (!r.ok) return { error: checkError(r, 'activation link') };
+    if (r.row.user_id !== user.id) return { error: new AppError('CODE_INVALID', 'The activation link is invalid') };
+    return { user, rowId: r.row.id };
+  }
+
+  return {
+    /** A sign-in gate: a user who signed up and has not activated cannot sign in (refresh is not affected). */
+    gate: async (q: Queryable, a: { stage: 'login' | 'refresh'; user: UserRow }) => {
+      if (a.stage === 'refresh') return;
+      if (await store.isPending(q, a.user.id)) throw new AppError('USER_NOT_ACTIVATED', 'Activate the account first with the link or code we emailed (resend: POST /identity/resources/users/v1/activate/reset)');
+    },
+
+    async signUp(body: SignUpBody, client: Client) {
+      if (!(await deps.environment.settings()).allowSignups) throw new AppError('SIGNUP_DISABLED', 'Sign-up is disabled in this environment (allowSignups of POST /identity/resources/configurations/v1)');
+      if (body.provider !== 'local') throw new AppError('VALIDATION', 'body.provider must be "local" for sign-up with email (social and SSO sign-up use their own routes)');
+      const email = body.email.trim().toLowerCase();
+      const metadata = body.metadata !== undefined ? parseMetadata(body.metadata, 'metadata') : {};
+      limitRequests(deps.limits, client.ip, email);
+      // The new account inherits the environment's password policy, so it is checked before anything is written.
+      if (body.password !== undefined) await deps.passwords.validate(db, body.password, { email });
+      const passwordHash = body.password !== undefined ? await deps.passwords.hash(body.password) : null;
+      return db.transaction(async (tx) => {
+        if (await findByEmail(tx, email)) throw new AppError('USER_EXISTS', `A user with email ${email} already exists; sign in instead`);
+        if (body.username && (await findByUsername(tx, body.username))) throw new AppError('USERNAME_TAKEN', `Username ${body.username} is taken`);
+        const name = body.name?.trim() ?? '';
+        const account = await deps.tenants.create({ name: (body.companyName?.trim() || name || email).slice(0, 255), creatorEmail: email, ...(name ? { creatorName: name } : {}) } as never, tx);
+        const id = newId();
+        await insertUser(tx, {
+          id, email, username: body.username ?? null, name, profile_picture_url: body.profilePictureUrl ?? null, verified: false,
+          provider: 'local', metadata, vendor_metadata: {}, password_hash: passwordHash, active_tenant_id: account.tenantId,
+        });
+        if (passwordHash) await deps.passwords.remember(tx, id, passwordHash);
+        if (body.phoneNumber && !(await addPhone(tx, id, body.phoneNumber))) throw new AppError('PHONE_TAKEN', `Phone number ${body.phoneNumber} belongs to another user`);
+        await addMembership(tx, account.tenantId, id, { subAccess: account.subAccountAccessType !== 'defaultOff', expiresAt: null });
+        // A self-registered user never chooses roles: the first user of the new account gets the firstUserRole roles.
+        await addRoles(tx, account.tenantId, id, await deps.roles.firstUserRoleIds(tx, account.tenantId));
+        await store.markPending(tx, id);
+        const user = (await findById(tx, id))!;
+        if (!body.skipInviteEmail) await sendActivation(tx, user, account.tenantId);
+        await deps.events.emit(tx, { eventKey: 'user.created', tenantId: account.tenantId, entity: { type: 'user', id }, data: { userId: id, email, tenantId: account.tenantId, source: 'signup' } });
+        return { shouldActivate: true, userId: id, tenantId: account.tenantId };
+      });
+    },
+
+    /**
+     * Activates with the emailed link token or code: sets the password when the user has none (or gives one), marks
+     * the email verified, and signs in.
+     */
+    async activate(body: { userId: string; token?: string; code?: string; password?: string }, client: Client) {
+      const outcome = await db.transaction(async (tx) => {
+        const found = await check(tx, body.userId, body);
+        if (found.error) return { error: found.error };
+        let user = found.user;
+        if (!user.password_hash && body.password === undefined) return { error: new AppError('VALIDATION', 'body.password is required: the user has no password yet') };
+        const values: Record<string, unknown> = { verified: true };
+        if (body.password !== undefined) {
+          // A weak password is answered without consuming the link, so the user can try another one.
+          try {
+            await deps.passwords.validate(tx, body.password, { tenantId: user.active_tenant_id ?? undefined, userId: user.id, email: user.email });
+          } catch (err) {
+            if (err instanceof AppError) return { error: err };
+            throw err;
+          }
+          values.password_hash = await deps.passwords.hash(body.password);
+        }
+        await codes.consume(tx, found.rowId);
+        await updateUser(tx, user.id, values);
+        if (values.password_hash) await deps.passwords.remember(tx, user.id, values.password_hash as string);
+        user = { ...user, ...values } as UserRow;
+        if (await store.clearPending(tx, user.id)) {
+          await deps.events.emit(tx, { eventKey: 'user.activated', tenantId: user.active_tenant_id, entity: { type: 'user', id: user.id }, data: { userId: user.id, email: user.email } });
+        }
+        try {
+          return { response: await deps.login.signIn(tx, user, client, body.password !== undefined ? ['pwd', 'email'] : ['email']) };
+        } catch (err) {
+          if (err instanceof AppError) return { error: err };
+          throw err;
+        }
+      });
+      if ('error' in outcome) throw outcome.error;
+      return outcome.response;
+    },
+
+    /** Whether activation must set a password (the link must be valid). */
+    async strategy(userId: string, token: string): Promise<{ shouldSetPassword: boolean }> {
+      return db.transaction(async (tx) => {
+        const found = await check(tx, userId, { token });
+        if (found.error) throw found.error;
+        return { shouldSetPassword: !found.user.password_hash };
+      });
+    },
+
+    /** Sends a new activation email to a user who has not activated; answers the same for every email. */
+    async resend(email: string, client: Client): Promise<void> {
+      const e = email.trim().toLowerCase();
+      limitRequests(deps.limits, client.ip, e);
+      await db.transaction(async (tx) => {
+        const user = await findByEmail(tx, e);
+        if (!user || !(await store.isPending(tx, user.id))) return;
+        await sendActivation(tx, user, user.active_tenant_id);
+      });
+    },
+
+    /** For the vendor: a fresh activation link for a user (not emailed). */
+    async generateLink(userId: string): Promise<{ link: string; token: string; userId: string }> {
+      return db.transaction(async (tx) => {
+        const user = isUuid(userId) ? await findById(tx, userId) : undefined;
+        if (!user) throw new AppError('USER_NOT_FOUND', `No user with id ${userId}`);
+        const s = await readFlowSettings(tx, 'activation');
+        const issued = await codes.issue(tx, { purpose: 'activation', userId, ttlSeconds: s.codeExpiration * 60, link: true });
+        const link = `${deps.publicUrl}/account/activate?${new URLSearchParams({ userId, token: issued.token! })}`;
+        return { link, token: issued.token!, userId };
+      });
+    },
+
+    activationSettings: (): Promise<StrategySettings> => readFlowSettings(db, 'activation'),
+    updateActivationSettings: (patch: Partial<StrategySettings>): Promise<StrategySettings> => db.transaction((tx) => writeFlowSettings(tx, 'activation', patch)),
+  };
+}

@@ -1,0 +1,17 @@
+import type { Queryable } from '../../storage/db.ts';
+
+/** Users who signed up and have not activated yet (table `pending_activations`). */
+export async function markPending(q: Queryable, userId: string): Promise<void> {
+  await q.query('INSERT INTO pending_activations (user_id) VALUES ($1) ON CONFLICT DO NOTHING', [userId]);
+}
+
+export async function isPending(q: Queryable, userId: string): Promise<boolean> {
+  const { rows } = await q.query('SELECT 1 FROM pending_activations WHERE user_id = $1', [userId]);
+  return rows.length > 0;
+}
+
+/** Ends the pending state; answers whether the user was pending. */
+export async function clearPending(q: Queryable, userId: string): Promise<boolean> {
+  const r = await q.query('DELETE FROM pending_activations WHERE user_id = $1', [userId]);
+  return r.rowCount > 0;
+}

@@ -1,0 +1,3 @@
+export { createSocialService, type SocialService, type SocialBody } from './service.ts';
+export { socialRoutes } from './routes.ts';
+export { PROVIDERS } from './providers.ts';

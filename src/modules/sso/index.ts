@@ -1,0 +1,37 @@
+import type { Db, Queryable } from '../../storage/db.ts';
+import type { LoginService } from '../auth/index.ts';
+import type { EnvironmentService } from '../environment/index.ts';
+import type { EventsService } from '../events/index.ts';
+import type { RolesService } from '../roles/index.ts';
+import type { TenantsService } from '../tenants/index.ts';
+import { createSsoConfigService, type TxtResolver } from './config.service.ts';
+import { createSsoLoginService } from './login.service.ts';
+import { forgetAccount, purgeExpired } from './store.ts';
+
+export { ssoRoutes, acceptForms, refreshCookie } from './routes.ts';
+export { assertAllowedRedirect, flowSecrets, saveFlow, takeFlow, pkceChallenge, FLOW_TTL_SECONDS } from './flow.ts';
+export { provisionIntoAccount, type IdpIdentity } from './provision.ts';
+export { TXT_PREFIX, type TxtResolver, type SsoConfigService } from './config.service.ts';
+export type { SsoLoginService } from './login.service.ts';
+
+export interface SsoDeps {
+  db: Db;
+  kek: Buffer;
+  publicUrl: string;
+  environment: EnvironmentService;
+  roles: RolesService;
+  tenants: TenantsService;
+  events: EventsService;
+  login: LoginService;
+  resolveTxt?: TxtResolver;
+  domainCheck?: (q: Queryable, tenantId: string, email: string) => Promise<void>;
+}
+
+/** SSO per account (SAML 2.0 and OIDC), wired over its dependencies. */
+export function createSso(deps: SsoDeps) {
+  const configs = createSsoConfigService(deps);
+  const login = createSsoLoginService({ ...deps, configs });
+  deps.tenants.onRemove((tx, tenantId) => forgetAccount(tx, tenantId));
+  return { configs, login, purgeExpired: (q: Queryable = deps.db) => purgeExpired(q) };
+}
+export type Sso = ReturnType<typeof createSso>;

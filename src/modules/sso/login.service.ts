@@ -1,0 +1,130 @@
+import { decrypt } from '../../lib/crypto.ts';
+import { AppError } from '../../http/errors.ts';
+import type { Db, Queryable } from '../../storage/db.ts';
+import type { ClientInfo, LoginService } from '../auth/index.ts';
+import type { EnvironmentService } from '../environment/index.ts';
+import type { SsoConfigService } from './config.service.ts';
+import { assertAllowedRedirect, flowSecrets, saveFlow, takeFlow } from './flow.ts';
+import * as oidc from './oidc.ts';
+import { provisionIntoAccount, type ProvisionDeps } from './provision.ts';
+import { assertionFacts, assertSafeAlgorithms, authnRequestUrl, validateResponse } from './saml.ts';
+import * as store from './store.ts';
+
+export interface SsoLoginDeps extends ProvisionDeps {
+  db: Db;
+  kek: Buffer;
+  environment: EnvironmentService;
+  login: LoginService;
+  configs: SsoConfigService;
+}
+
+export type SsoLoginService = ReturnType<typeof createSsoLoginService>;
+
+const domainOf = (email: string) => email.slice(email.lastIndexOf('@') + 1).toLowerCase();
+const strings = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : typeof v === 'string' && v ? [v] : []);
+
+/**
+ * SSO sign-in: pre-login routes an email to its account's identity provider (by verified domain), the IdP answers at
+ * the SAML ACS or the OIDC post-login, the user is provisioned just in time and signed in to that account.
+ */
+export function createSsoLoginService(deps: SsoLoginDeps) {
+  const { db, kek } = deps;
+
+  /** Default roles of the configuration plus every role mapped from an IdP group the user is in. */
+  async function rolesFor(q: Queryable, config: store.ConfigRow, groups: string[]): Promise<string[]> {
+    const ids = new Set(config.default_role_ids);
+    if (groups.length) for (const g of await store.groupsOf(q, config.tenant_id, config.id)) if (groups.includes(g.grp)) g.role_ids.forEach((r) => ids.add(r));
+    return [...ids];
+  }
+
+  /** The IdP may assert only emails of the configuration's verified domains (unless verification is skipped). */
+  async function assertDomain(q: Queryable, config: store.ConfigRow, email: string): Promise<void> {
+    if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email)) throw new AppError('SSO_INVALID_ASSERTION', 'The identity provider asserted no usable email address');
+    const settings = await deps.configs.settings('domains', q);
+    if (settings.skipDomainVerification) return;
+    const domains = await store.domainsOf(q, config.tenant_id, config.id);
+    if (!domains.some((d) => d.validated && d.domain === domainOf(email))) {
+      throw new AppError('SSO_DOMAIN_NOT_VERIFIED', `The identity provider asserted ${email}, whose domain is not a verified domain of this SSO configuration`);
+    }
+  }
+
+  async function finish(tx: Queryable, config: store.ConfigRow, who: { email: string; name?: string; groups: string[]; provider: string }, client: ClientInfo) {
+    await assertDomain(tx, config, who.email);
+    const roleIds = await rolesFor(tx, config, who.groups);
+    const user = await provisionIntoAccount(tx, deps, config.tenant_id, { email: who.email, name: who.name, provider: who.provider, roleIds });
+    return deps.login.signIn(tx, user, client, config.type === 'saml' ? ['sso', 'saml'] : ['sso'], { tenantId: config.tenant_id });
+  }
+
+  async function allowList(): Promise<string[]> {
+    return (await deps.environment.settings()).allowedRedirectUrls ?? [];
+  }
+
+  return {
+    /** Finds the account's IdP for an email and answers the address to send the browser to. */
+    async prelogin(body: { email: string; tenantId?: string; redirectUri?: string }) {
+      const email = body.email.trim().toLowerCase();
+      let config: store.ConfigRow | undefined;
+      if (body.tenantId) config = (await store.listConfigs(db, body.tenantId)).find((c) => c.enabled);
+      else config = await store.routeDomain(db, domainOf(email));
+      if (!config || (await store.isExcluded(db, config.tenant_id, email))) throw new AppError('SSO_NOT_CONFIGURED', `No SSO is configured for ${email}; sign in with a password`);
+      const redirect = body.redirectUri ? assertAllowedRedirect(await allowList(), body.redirectUri, 'redirectUri') : undefined;
+      const secrets = flowSecrets();
+      if (config.type === 'saml') {
+        const sp = await deps.configs.spSide(config.tenant_id, config);
+        const { url, requestId } = await authnRequestUrl(sp, { ssoUrl: config.sso_endpoint, entityId: config.idp_entity_id, certs: config.idp_certs, signRequest: config.sign_request }, secrets.state);
+        await saveFlow(db, kek, secrets, { kind: 'saml', tenantId: config.tenant_id, configId: config.id, requestId, appRedirect: redirect });
+        return { address: url, type: 'saml', tenantId: config.tenant_id };
+      }
+      if (!redirect) throw new AppError('VALIDATION', 'redirectUri is required for OIDC: the allow-listed page that receives the code and calls oidc/postlogin');
+      const c = await oidc.discover(config.oidc_issuer, config.oidc_client_id, config.oidc_secret_enc ? decrypt(kek, config.oidc_secret_enc) : '');
+      const address = oidc.authorizationUrl(c, { redirectUri: redirect, scope: config.oidc_scopes, state: secrets.state, nonce: secrets.nonce, codeChallenge: secrets.codeChallenge });
+      await saveFlow(db, kek, secrets, { kind: 'oidc', tenantId: config.tenant_id, configId: config.id, redirectUri: redirect });
+      return { address, type: 'oidc', tenantId: config.tenant_id };
+    },
+
+    /**
+     * The SAML ACS (HTTP-POST binding). Order: algorithm allow-list, assertion replay, state (single use, bound to
+     * the AuthnRequest id), node-saml verification (signature, audience, conditions with clock skew, InResponseTo).
+     */
+    async samlPostLogin(body: { SAMLResponse: string; RelayState?: string }, client: ClientInfo) {
+      let xml: string;
+      try {
+        xml = Buffer.from(body.SAMLResponse, 'base64').toString('utf8');
+      } catch {
+        throw new AppError('SSO_INVALID_ASSERTION', 'SAMLResponse must be base64');
+      }
+      if (!xml.includes('<')) throw new AppError('SSO_INVALID_ASSERTION', 'SAMLResponse must be a base64-encoded SAML Response');
+      assertSafeAlgorithms(xml);
+      const facts = assertionFacts(xml);
+      if (await store.assertionSeen(db, facts.id)) throw new AppError('SSO_ASSERTION_REPLAYED', `Assertion ${facts.id} was already used`);
+      // The state is consumed on its own: a failed attempt burns it too.
+      const flow = await takeFlow(db, kek, body.RelayState, 'saml');
+      return db.transaction(async (tx) => {
+        const config = await deps.configs.requireConfig(tx, flow.tenant_id!, flow.config_id!);
+        if (!config.enabled) throw new AppError('SSO_NOT_CONFIGURED', 'This SSO configuration is disabled');
+        const sp = await deps.configs.spSide(config.tenant_id, config, tx);
+        const profile = await validateResponse(sp, { ssoUrl: config.sso_endpoint, entityId: config.idp_entity_id, certs: config.idp_certs, signRequest: config.sign_request }, body.SAMLResponse, flow.request_id ?? '');
+        if (!(await store.rememberAssertion(tx, facts.id, config.tenant_id, facts.notOnOrAfter))) throw new AppError('SSO_ASSERTION_REPLAYED', `Assertion ${facts.id} was already used`);
+        const email = String(profile.email ?? profile.mail ?? profile['urn:oid:0.9.2342.19200300.100.1.3'] ?? profile.nameID ?? '').toLowerCase();
+        const name = [profile.firstName ?? profile.givenName, profile.lastName ?? profile.surname].filter(Boolean).join(' ') || String(profile.name ?? profile.displayName ?? '');
+        const response = await finish(tx, config, { email, name, groups: strings(profile[config.group_attribute]), provider: 'saml' }, client);
+        return { response, appRedirect: flow.app_redirect };
+      });
+    },
+
+    /** The OIDC post-login: code + state from the allow-listed redirect page. */
+    async oidcPostLogin(body: { code: string; state: string; iss?: string }, client: ClientInfo) {
+      const flow = await takeFlow(db, kek, body.state, 'oidc');
+      return db.transaction(async (tx) => {
+        const config = await deps.configs.requireConfig(tx, flow.tenant_id!, flow.config_id!);
+        if (!config.enabled) throw new AppError('SSO_NOT_CONFIGURED', 'This SSO configuration is disabled');
+        const c = await oidc.discover(config.oidc_issuer, config.oidc_client_id, config.oidc_secret_enc ? decrypt(kek, config.oidc_secret_enc) : '');
+        const claims = await oidc.finish(c, { redirectUri: flow.redirect_uri!, code: body.code, state: body.state, iss: body.iss, codeVerifier: flow.codeVerifier, nonce: flow.nonce! });
+        if (claims.email_verified === false) throw new AppError('SSO_INVALID_ASSERTION', 'The OpenID provider marks the email as not verified');
+        const provider = typeof config.config_metadata.provider === 'string' ? config.config_metadata.provider : 'oidc';
+        const response = await finish(tx, config, { email: String(claims.email ?? '').toLowerCase(), name: typeof claims.name === 'string' ? claims.name : undefined, groups: strings(claims[config.group_attribute]), provider }, client);
+        return { response };
+      });
+    },
+  };
+}

@@ -1,0 +1,55 @@
+import { newId } from '../../lib/crypto.ts';
+import { AppError } from '../../http/errors.ts';
+import type { Queryable } from '../../storage/db.ts';
+import type { EventsService } from '../events/index.ts';
+import type { RolesService } from '../roles/index.ts';
+import type { TenantsService } from '../tenants/index.ts';
+import { addMembership, addRoles, findByEmail, findById, insertUser, updateUser, type UserRow } from '../users/index.ts';
+
+export interface ProvisionDeps {
+  roles: RolesService;
+  tenants: TenantsService;
+  events: EventsService;
+  /** Optional domain rule of the account (src/modules/restrictions); throws to refuse. */
+  domainCheck?: (q: Queryable, tenantId: string, email: string) => Promise<void>;
+}
+
+export interface IdpIdentity {
+  email: string;
+  name?: string;
+  picture?: string;
+  provider: string;
+  /** Role ids of the account for this user (defaults and group mappings resolved by the caller). */
+  roleIds: string[];
+}
+
+/**
+ * Just-in-time provisioning into an account for an identity its own IdP asserted: a new user is created (verified,
+ * `provider` = saml or the OIDC provider); a known user not yet a member joins the account; a member gets the
+ * mapped roles added (never removed: roles given in Gatehouse stay). Runs in the caller's transaction.
+ */
+export async function provisionIntoAccount(tx: Queryable, deps: ProvisionDeps, tenantId: string, who: IdpIdentity): Promise<UserRow> {
+  const email = who.email.trim().toLowerCase();
+  if (deps.domainCheck) await deps.domainCheck(tx, tenantId, email);
+  const account = await deps.tenants.requireLive(tx, tenantId);
+  let user = await findByEmail(tx, email);
+  const roleIds = who.roleIds.length ? who.roleIds : await deps.roles.defaultRoleIds(tx, tenantId);
+  if (!user) {
+    const id = newId();
+    await insertUser(tx, { id, email, name: who.name ?? '', profile_picture_url: who.picture ?? null, verified: true, provider: who.provider, active_tenant_id: tenantId, metadata: {}, vendor_metadata: {} });
+    await addMembership(tx, tenantId, id, { subAccess: account.sub_account_access_type !== 'defaultOff', expiresAt: null });
+    await addRoles(tx, tenantId, id, roleIds);
+    await deps.events.emit(tx, { eventKey: 'user.created', tenantId, entity: { type: 'user', id }, data: { userId: id, email, provider: who.provider, via: 'sso' } });
+    user = (await findById(tx, id))!;
+    return user;
+  }
+  if (user.is_locked && (!user.locked_until || user.locked_until > new Date())) throw new AppError('USER_LOCKED');
+  const joined = await addMembership(tx, tenantId, user.id, { subAccess: account.sub_account_access_type !== 'defaultOff', expiresAt: null });
+  await addRoles(tx, tenantId, user.id, roleIds);
+  const values: Record<string, unknown> = {};
+  if (!user.verified) values.verified = true;
+  if (user.provider === 'local' && !user.password_hash) values.provider = who.provider;
+  if (Object.keys(values).length) await updateUser(tx, user.id, values);
+  if (joined) await deps.events.emit(tx, { eventKey: 'user.updated', tenantId, entity: { type: 'user', id: user.id }, data: { userId: user.id, joinedAccount: tenantId, via: 'sso' } });
+  return { ...user, ...values } as UserRow;
+}

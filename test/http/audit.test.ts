@@ -1,0 +1,169 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { startTestApp, VENDOR, type TestApp } from '../helpers/harness.ts';
+
+const PASSWORD = 'correct horse battery staple';
+const A = '/identity/resources/auth/v1';
+const U = '/identity/resources/users';
+
+let t: TestApp;
+let vendor: string;
+before(async () => {
+  t = await startTestApp();
+  vendor = await t.vendorToken();
+});
+after(async () => t?.close());
+
+/** Entries after `since` (an ISO time), oldest first, as comparable tuples. */
+async function entriesSince(since: string, extra = '') {
+  const r = await t.call('GET', `/audits?from=${encodeURIComponent(since)}&sortDirection=asc&count=1000${extra}`, { token: vendor });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  return r.body as { data: any[]; total: number };
+}
+const tuple = (e: any) => [e.action, e.outcome, `${e.actor.type}:${e.actor.id}`, `${e.target.type}:${e.target.id}`, e.tenantId];
+
+describe('audit: entries for a scripted series of actions', () => {
+  test('every write and every sign-in, with actor, account, target, outcome, IP and user agent; reads are not audited', async () => {
+    const since = new Date().toISOString();
+    const ua = { 'user-agent': 'audit-test/1.0' };
+    assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: 'au-a', name: 'A' }, headers: ua })).status, 201);
+    const u = await t.call('POST', `${U}/v1`, { token: vendor, body: { email: 'au@a.test', password: PASSWORD }, headers: { 'gatehouse-tenant-id': 'au-a', ...ua } });
+    assert.equal(u.status, 201);
+    const userId = u.body.id;
+    assert.equal((await t.call('GET', `${U}/v1/${userId}`, { token: vendor, headers: { 'gatehouse-tenant-id': 'au-a' } })).status, 200);
+    assert.equal((await t.call('POST', `${A}/user`, { body: { email: 'au@a.test', password: 'wrong password' }, headers: ua })).status, 401);
+    const login = await t.call('POST', `${A}/user`, { body: { email: 'au@a.test', password: PASSWORD }, headers: ua });
+    assert.equal(login.status, 200);
+    assert.equal((await t.call('PUT', `${U}/v2/me`, { token: login.body.accessToken, body: { name: 'Au' }, headers: ua })).status, 200);
+    assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { body: { tenantId: 'au-x', name: 'X' }, headers: ua })).status, 401);
+    assert.equal((await t.call('PUT', '/tenants/resources/tenants/v1/au-missing', { token: vendor, body: { name: 'nope' }, headers: ua })).status, 404);
+    assert.equal((await t.call('DELETE', `${U}/v1/${userId}`, { token: vendor, headers: { 'gatehouse-tenant-id': 'au-a', ...ua } })).status, 200);
+
+    const { data, total } = await entriesSince(since);
+    const vendorActor = `vendor:${VENDOR.clientId}`;
+    assert.deepEqual(data.map(tuple), [
+      ['POST /tenants/resources/tenants/v1', 'success', vendorActor, 'account:au-a', 'au-a'],
+      [`POST ${U}/v1`, 'success', vendorActor, `user:${userId}`, 'au-a'],
+      ['user.sign_in', 'failure', 'anonymous:null', 'null:null', null],
+      ['user.sign_in', 'success', `user:${userId}`, `user:${userId}`, null],
+      [`PUT ${U}/v2/me`, 'success', `user:${userId}`, `user:${userId}`, 'au-a'],
+      ['POST /tenants/resources/tenants/v1', 'failure', 'anonymous:null', 'null:null', null],
+      ['PUT /tenants/resources/tenants/v1/:tenantId', 'failure', vendorActor, 'account:au-missing', 'au-missing'],
+      [`DELETE ${U}/v1/:userId`, 'success', vendorActor, `user:${userId}`, 'au-a'],
+    ]);
+    assert.equal(total, 8);
+    for (const e of data) {
+      assert.equal(e.userAgent, 'audit-test/1.0');
+      assert.equal(e.ip, '127.0.0.1');
+      assert.match(e.hash, /^[0-9a-f]{64}$/);
+    }
+    assert.deepEqual(data[2].data, { method: 'POST', path: `${A}/user`, statusCode: 401, errorCode: data[2].data.errorCode, identifier: 'au@a.test' });
+    assert.match(data[2].data.errorCode, /^GH-/);
+    assert.equal(data[2].severity, 'Medium');
+    assert.equal(data[3].severity, 'Info');
+    for (let i = 1; i < data.length; i++) assert.equal(data[i].prevHash, data[i - 1].hash, 'each entry carries the previous one\'s hash');
+    const all = JSON.stringify(data);
+    assert.ok(!all.includes(PASSWORD) && !all.includes(login.body.accessToken) && !all.includes(login.body.refreshToken), 'no secret in any entry');
+  });
+
+  test('POST /audits/ adds an entry (202) with secrets dropped; query filters, paging and sorting', async () => {
+    const since = new Date().toISOString();
+    const r = await t.call('POST', '/audits/', {
+      token: vendor, headers: { 'gatehouse-tenant-id': 'au-a' },
+      body: { severity: 'High', action: 'billing.export', description: 'exported', user: 'ops@a.test', password: 'hunter2hunter2', data: { rows: 3, apiKey: 'k-123', code: '123456', nested: { token: 't-1', ok: true } } },
+    });
+    assert.equal(r.status, 202, JSON.stringify(r.body));
+    assert.equal((await t.call('POST', '/audits/', { token: vendor, body: { severity: 'High' } })).status, 400, 'the tenant header is required');
+    assert.equal((await t.call('POST', '/audits/', { token: vendor, headers: { 'gatehouse-tenant-id': 'au-a' }, body: { severity: 'Loud' } })).status, 400);
+    const { data } = await entriesSince(since);
+    assert.equal(data.length, 1, 'the add route records its entry once');
+    assert.equal(data[0].action, 'billing.export');
+    assert.equal(data[0].severity, 'High');
+    assert.equal(data[0].tenantId, 'au-a');
+    assert.deepEqual(data[0].data, { description: 'exported', user: 'ops@a.test', rows: 3, nested: { ok: true } });
+
+    const byAction = await t.call('GET', '/audits?action=user.sign_in', { token: vendor });
+    assert.equal(byAction.body.total, 2);
+    const prefix = await t.call('GET', `/audits?action=${encodeURIComponent('POST /tenants*')}`, { token: vendor });
+    assert.equal(prefix.body.total, 2);
+    const byTenant = await t.call('GET', '/audits?tenantId=au-a&count=2&offset=1&sortBy=createdAt&sortDirection=asc', { token: vendor });
+    assert.equal(byTenant.body.total, 5);
+    assert.equal(byTenant.body.data.length, 2);
+    assert.equal(byTenant.body.data[0].action, `POST ${U}/v1`);
+    const byActor = await t.call('GET', `/audits?actor=${VENDOR.clientId}&filter=au-missing`, { token: vendor });
+    assert.equal(byActor.body.total, 1);
+    assert.equal((await t.call('GET', '/audits?to=2000-01-01T00:00:00Z', { token: vendor })).body.total, 0);
+    assert.equal((await t.call('GET', '/audits?from=yesterday', { token: vendor })).status, 400);
+
+    const user = await t.userToken({ tenantId: 'au-a', permissions: ['fe.secure.read.audits'] });
+    const mine = await t.call('GET', '/audits', { token: user });
+    assert.equal(mine.status, 200);
+    assert.ok(mine.body.data.every((e: any) => e.tenantId === 'au-a'));
+    assert.equal((await t.call('GET', '/audits?tenantId=au-b', { token: user })).status, 403);
+    assert.equal((await t.call('GET', '/audits', { token: await t.userToken({ tenantId: 'au-a' }) })).status, 403);
+
+    const stats = await t.call('GET', '/audits/stats', { token: vendor, headers: { 'gatehouse-tenant-id': 'au-a' } });
+    assert.equal(stats.status, 200);
+    assert.equal(stats.body.total, 5);
+    assert.equal(stats.body.bySeverity.High, 1);
+    const metrics = await t.call('GET', '/audits/resources/metrics/v1', { token: vendor });
+    assert.equal(metrics.status, 200);
+    assert.ok(metrics.body.topTenants.data.some((x: any) => x.tenantId === 'au-a'));
+  });
+
+  test('export streams every matching entry as CSV or JSON lines', async () => {
+    const total = (await t.call('GET', '/audits?count=1', { token: vendor })).body.total;
+    const jsonl = await t.app.inject({ method: 'GET', url: '/audits/export?format=jsonl', headers: { authorization: `Bearer ${vendor}` } });
+    assert.equal(jsonl.statusCode, 200);
+    assert.match(String(jsonl.headers['content-type']), /ndjson/);
+    const lines = jsonl.body.trim().split('\n').map((l) => JSON.parse(l));
+    assert.equal(lines.length, total);
+    for (let i = 1; i < lines.length; i++) assert.equal(lines[i].prevHash, lines[i - 1].hash, 'chain order');
+    const csv = await t.app.inject({ method: 'GET', url: '/audits/export?format=csv&tenantId=au-a', headers: { authorization: `Bearer ${vendor}` } });
+    assert.equal(csv.statusCode, 200);
+    const rows = csv.body.trim().split('\n');
+    assert.equal(rows[0], 'id,createdAt,tenantId,actorType,actorId,action,targetType,targetId,outcome,ip,userAgent,severity,data,hash,prevHash');
+    assert.equal(rows.length - 1, 5);
+  });
+});
+
+describe('audit: tamper evidence and retention', () => {
+  test('no route edits or deletes an entry', async () => {
+    const [e] = (await t.call('GET', '/audits?count=1', { token: vendor })).body.data;
+    for (const method of ['PUT', 'PATCH', 'DELETE']) {
+      assert.equal((await t.call(method, `/audits/${e.id}`, { token: vendor, body: method === 'DELETE' ? undefined : { action: 'x' } })).status, 404);
+    }
+  });
+
+  test('verify is intact; retention removes old entries and the chain stays verifiable from its anchor', async () => {
+    const v = await t.call('GET', '/audits/verify', { token: vendor });
+    assert.equal(v.status, 200);
+    assert.equal(v.body.intact, true);
+    assert.ok(v.body.checked >= 10);
+    assert.equal((await t.call('GET', '/audits/verify', { token: await t.userToken({ tenantId: 'au-a', permissions: ['*'] }) })).status, 403);
+    // Everything is "older than retention" one year from now (plus a minute).
+    const removed = await t.ctx.audit.applyRetention(new Date(Date.now() + 366 * 86_400_000));
+    assert.ok(removed >= 10);
+    assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: 'au-r', name: 'R' } })).status, 201);
+    const after = await t.call('GET', '/audits/verify', { token: vendor });
+    assert.deepEqual(after.body, { intact: true, checked: 1 }, 'the one entry since (verify is a read: not audited)');
+  });
+
+  test('editing or deleting a row directly in the database is reported by verify', async () => {
+    for (const id of ['au-t1', 'au-t2', 'au-t3']) assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: id, name: id } })).status, 201);
+    const { data } = await entriesSince('2000-01-01T00:00:00Z');
+    const victim = data.find((e) => e.target.id === 'au-t2');
+    await t.db.query(`UPDATE audit_log SET outcome = 'failure' WHERE id = $1`, [victim.id]);
+    const edited = await t.call('GET', '/audits/verify', { token: vendor });
+    assert.equal(edited.body.intact, false);
+    assert.equal(edited.body.firstBrokenId, victim.id);
+    await t.db.query(`UPDATE audit_log SET outcome = 'success' WHERE id = $1`, [victim.id]);
+    assert.equal((await t.call('GET', '/audits/verify', { token: vendor })).body.intact, true);
+
+    await t.db.query('DELETE FROM audit_log WHERE id = $1', [victim.id]);
+    const next = data.find((e) => e.target.id === 'au-t3');
+    const deleted = await t.call('GET', '/audits/verify', { token: vendor });
+    assert.equal(deleted.body.intact, false);
+    assert.equal(deleted.body.firstBrokenId, next.id, 'the entry after the removed one no longer links');
+  });
+});

@@ -1,0 +1,255 @@
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { openTestDb } from '../helpers/db.ts';
+
+interface Received { headers: IncomingHttpHeaders; raw: string; body: any }
+
+/** A local webhook receiver: records every POST; `failNext(n)` answers 500 to the next n requests; `hang` never answers. */
+async function receiver(opts: { hang?: boolean } = {}) {
+  const got: Received[] = [];
+  const sockets = new Set<Socket>();
+  let failures = 0;
+  const open: ServerResponse[] = [];
+  const server: Server = createServer((req, res) => {
+    let raw = '';
+    req.on('data', (c) => (raw += c));
+    req.on('end', () => {
+      if (opts.hang) return void open.push(res);
+      if (failures > 0) {
+        failures--;
+        res.writeHead(500, { 'content-type': 'text/plain' }).end('receiver down');
+        return;
+      }
+      got.push({ headers: req.headers, raw, body: JSON.parse(raw) });
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+    });
+  });
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    got,
+    open,
+    failNext(n: number) {
+      failures = n;
+    },
+    /** Waits (polling) until `pred` holds; fails with what arrived after `limitMs`. */
+    async until(pred: (got: Received[]) => boolean, what: string, limitMs = 15000) {
+      const start = Date.now();
+      while (!pred(got)) {
+        if (Date.now() - start > limitMs) assert.fail(`receiver never got ${what}; got ${JSON.stringify(got.map((g) => g.body.eventKey))}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+    async close() {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
+
+function verifySignature(r: Received, secret: string): void {
+  const ts = r.headers['gatehouse-webhook-timestamp'] as string;
+  assert.match(ts, /^\d+$/);
+  assert.ok(Math.abs(Number(ts) - Date.now() / 1000) < 600, 'timestamp is in seconds, now');
+  const expected = `v1=${createHmac('sha256', secret).update(`${ts}.${r.raw}`).digest('hex')}`;
+  assert.equal(r.headers['gatehouse-signature'], expected, 'HMAC-SHA256(secret, timestamp.body)');
+  assert.equal(r.headers['gatehouse-webhook-id'], r.body.id);
+  assert.equal(r.headers['content-type'], 'application/json');
+}
+
+const ENV = { WEBHOOK_POLL_MS: '20', WEBHOOK_BACKOFF_BASE_MS: '20', WEBHOOK_BACKOFF_MAX_MS: '60', WEBHOOK_TIMEOUT_MS: '5000' };
+const SECRET = 'whsec-test-0123456789';
+const ACCOUNTS = '/tenants/resources/tenants/v1';
+
+let t: TestApp;
+let vendor: string;
+before(async () => {
+  t = await startTestApp(ENV);
+  vendor = await t.vendorToken();
+});
+after(async () => t?.close());
+
+const hook = (body: Record<string, unknown>) => t.call('POST', '/webhook/custom', { token: vendor, body });
+
+describe('webhooks: configuration', () => {
+  test('create, list, get, patch, delete; the secret is never echoed; bad input is a 400 naming the field', async () => {
+    const r = await hook({ displayName: 'CRM', url: 'https://crm.example/hook', secret: SECRET, eventKeys: ['user.created'], isActive: true });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    assert.deepEqual(Object.keys(r.body).sort(), ['createdAt', 'displayName', 'eventKeys', 'id', 'isActive', 'tenantId', 'updatedAt', 'url']);
+    assert.equal(r.body.tenantId, null);
+    const generated = await hook({ displayName: 'gen', url: 'https://gen.example/hook', eventKeys: ['*'] });
+    assert.equal(generated.status, 201);
+    assert.ok(generated.body.secret.length >= 32, 'a generated secret is shown once');
+    assert.equal((await t.call('GET', `/webhook/${generated.body.id}`, { token: vendor })).body.secret, undefined);
+    const list = await t.call('GET', '/webhook', { token: vendor });
+    assert.ok(list.body.some((w: any) => w.id === r.body.id));
+    const p = await t.call('PATCH', `/webhook/${r.body.id}`, { token: vendor, body: { isActive: false, eventKeys: ['user.created', 'user.deleted'] } });
+    assert.equal(p.status, 200);
+    assert.equal(p.body.isActive, false);
+    assert.deepEqual(p.body.eventKeys, ['user.created', 'user.deleted']);
+    assert.ok(!JSON.stringify(await t.db.query('SELECT secret_sealed FROM webhooks')).includes(SECRET), 'the secret is sealed at rest');
+
+    const bad = await hook({ displayName: 'x', url: 'ftp://x', eventKeys: ['user.created'] });
+    assert.equal(bad.status, 400);
+    assert.match(bad.body.errors[0], /url/);
+    const badKey = await hook({ displayName: 'x', url: 'https://x.example', eventKeys: ['user.exploded'] });
+    assert.equal(badKey.status, 400);
+    assert.match(badKey.body.errors[0], /eventKeys/);
+    assert.equal((await hook({ displayName: 'x', url: 'https://x.example', eventKeys: ['user.created'], tenantId: 'no-such-account' })).status, 404);
+    assert.equal((await t.call('PATCH', `/webhook/${r.body.id}`, { token: vendor, body: {} })).status, 400);
+
+    for (const id of [r.body.id, generated.body.id]) assert.equal((await t.call('DELETE', `/webhook/${id}`, { token: vendor })).status, 204);
+    const gone = await t.call('GET', `/webhook/${r.body.id}`, { token: vendor });
+    assert.equal(gone.status, 404);
+    assert.equal(gone.body.errorCode, 'GH-67001');
+    assert.equal((await t.call('GET', '/webhook/not-a-uuid', { token: vendor })).status, 404);
+  });
+
+  test('webhook routes are environment-only: a user token is a 403, none a 401', async () => {
+    const user = await t.userToken({ tenantId: 'x', permissions: ['*'] });
+    assert.equal((await t.call('GET', '/webhook', { token: user })).status, 403);
+    assert.equal((await t.call('GET', '/webhook')).status, 401);
+  });
+});
+
+describe('webhooks: delivery', () => {
+  test('a delivery is signed and carries {id, eventKey, createdAt, tenantId, data}; an account webhook sees only its account', async () => {
+    const rx = await receiver();
+    const own = await receiver();
+    try {
+      assert.equal((await t.call('POST', ACCOUNTS, { token: vendor, body: { tenantId: 'wh-own', name: 'Own' } })).status, 201);
+      const all = await hook({ displayName: 'all', url: rx.url, secret: SECRET, eventKeys: ['account.created', 'account.updated'] });
+      const mine = await hook({ displayName: 'own', url: own.url, secret: SECRET, eventKeys: ['account.updated'], tenantId: 'wh-own' });
+      assert.equal(mine.status, 201);
+      assert.equal((await t.call('POST', ACCOUNTS, { token: vendor, body: { tenantId: 'wh-one', name: 'One' } })).status, 201);
+      assert.equal((await t.call('PUT', `${ACCOUNTS}/wh-one`, { token: vendor, body: { name: 'One!' } })).status, 200);
+      assert.equal((await t.call('PUT', `${ACCOUNTS}/wh-own`, { token: vendor, body: { name: 'Own!' } })).status, 200);
+      await rx.until((g) => g.length >= 3, 'three events');
+      await own.until((g) => g.length >= 1, 'the own account event');
+      const [created] = rx.got;
+      verifySignature(created, SECRET);
+      assert.deepEqual(Object.keys(created.body), ['id', 'eventKey', 'createdAt', 'tenantId', 'data']);
+      assert.equal(created.body.eventKey, 'account.created');
+      assert.equal(created.body.tenantId, 'wh-one');
+      assert.equal(created.body.data.name, 'One');
+      assert.match(created.body.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      // Order is kept per entity (deliveries for different entities run in parallel).
+      assert.deepEqual(rx.got.filter((g) => g.body.tenantId === 'wh-one').map((g) => g.body.eventKey), ['account.created', 'account.updated']);
+      assert.deepEqual(rx.got.map((g) => `${g.body.eventKey} ${g.body.tenantId}`).sort(), ['account.created wh-one', 'account.updated wh-one', 'account.updated wh-own']);
+      assert.deepEqual(own.got.map((g) => `${g.body.eventKey} ${g.body.tenantId}`), ['account.updated wh-own']);
+      verifySignature(own.got[0], SECRET);
+      const logs = await t.call('GET', `/webhook/${all.body.id}/logs`, { token: vendor });
+      assert.equal(logs.status, 200);
+      assert.equal(logs.body.total, 3);
+      assert.ok(logs.body.data.every((d: any) => d.status === 'succeeded' && d.attempts === 1 && d.responseStatus === 200 && d.responseBody === 'ok'));
+      for (const h of [all, mine]) await t.call('DELETE', `/webhook/${h.body.id}`, { token: vendor });
+    } finally {
+      await rx.close();
+      await own.close();
+    }
+  });
+
+  test('a receiver that fails three times then recovers gets every event, once each, in order per entity', async () => {
+    const rx = await receiver();
+    try {
+      const h = await hook({ displayName: 'flaky', url: rx.url, secret: SECRET, eventKeys: ['account.created', 'account.updated'] });
+      rx.failNext(3);
+      assert.equal((await t.call('POST', ACCOUNTS, { token: vendor, body: { tenantId: 'wh-flaky', name: 'v0' } })).status, 201);
+      for (let i = 1; i <= 4; i++) assert.equal((await t.call('PUT', `${ACCOUNTS}/wh-flaky`, { token: vendor, body: { name: `v${i}` } })).status, 200);
+      await rx.until((g) => g.length >= 5, 'five events');
+      assert.deepEqual(rx.got.map((g) => g.body.data.name), ['v0', 'v1', 'v2', 'v3', 'v4'], 'in order, none twice');
+      assert.equal(new Set(rx.got.map((g) => g.body.id)).size, 5);
+      const logs = await t.call('GET', `/webhook/${h.body.id}/logs`, { token: vendor });
+      const first = logs.body.data.find((d: any) => d.eventKey === 'account.created');
+      assert.equal(first.status, 'succeeded');
+      assert.equal(first.attempts, 4, 'three failures, then success');
+      assert.equal(first.responseStatus, 200);
+      await t.call('DELETE', `/webhook/${h.body.id}`, { token: vendor });
+    } finally {
+      await rx.close();
+    }
+  });
+
+  test('a dead endpoint does not hold up a live one; attempts that keep failing end as failed after the retry window', async () => {
+    const dead = await receiver({ hang: true });
+    const live = await receiver();
+    try {
+      const d = await hook({ displayName: 'dead', url: dead.url, secret: SECRET, eventKeys: ['account.created'] });
+      const l = await hook({ displayName: 'live', url: live.url, secret: SECRET, eventKeys: ['account.created'] });
+      for (const id of ['wh-d1', 'wh-d2', 'wh-d3']) assert.equal((await t.call('POST', ACCOUNTS, { token: vendor, body: { tenantId: id, name: id } })).status, 201);
+      await live.until((g) => g.length >= 3, 'the live endpoint\'s three events');
+      assert.ok(dead.open.length >= 1, 'the dead endpoint still holds a request open');
+      await t.call('DELETE', `/webhook/${d.body.id}`, { token: vendor });
+      await t.call('DELETE', `/webhook/${l.body.id}`, { token: vendor });
+    } finally {
+      await dead.close();
+      await live.close();
+    }
+  });
+
+  test('test route sends a signed webhook.test and answers the outcome; replay resends the same event', async () => {
+    const rx = await receiver();
+    try {
+      const h = await hook({ displayName: 'tst', url: rx.url, secret: SECRET, eventKeys: ['account.deleted'] });
+      const r = await t.call('POST', `/webhook/${h.body.id}/test`, { token: vendor });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      assert.equal(r.body.status, 'succeeded');
+      assert.equal(r.body.responseStatus, 200);
+      assert.equal(rx.got.length, 1);
+      verifySignature(rx.got[0], SECRET);
+      assert.equal(rx.got[0].body.eventKey, 'webhook.test');
+
+      const replay = await t.call('POST', `/webhook/${h.body.id}/logs/${r.body.deliveryId}/replay`, { token: vendor });
+      assert.equal(replay.status, 202, JSON.stringify(replay.body));
+      assert.equal(replay.body.replayOf, r.body.deliveryId);
+      await rx.until((g) => g.length >= 2, 'the replay');
+      assert.equal(rx.got[1].body.id, rx.got[0].body.id, 'same event id');
+      assert.equal(rx.got[1].raw, rx.got[0].raw, 'same body');
+      verifySignature(rx.got[1], SECRET);
+      assert.equal((await t.call('POST', `/webhook/${h.body.id}/logs/00000000-0000-0000-0000-000000000000/replay`, { token: vendor })).body.errorCode, 'GH-67002');
+
+      await rx.close();
+      const down = await t.call('POST', `/webhook/${h.body.id}/test`, { token: vendor });
+      assert.equal(down.status, 200);
+      assert.equal(down.body.status, 'failed');
+      assert.ok(down.body.error);
+      await t.call('DELETE', `/webhook/${h.body.id}`, { token: vendor });
+    } finally {
+      await rx.close().catch(() => {});
+    }
+  });
+});
+
+describe('webhooks: durability', () => {
+  test('an event committed before a crash is delivered by the next process over the same database', async () => {
+    const db = await openTestDb();
+    const rx = await receiver();
+    try {
+      const first = await startTestApp(ENV, { db, jobs: false });
+      const v = await first.vendorToken();
+      assert.equal((await first.call('POST', '/webhook/custom', { token: v, body: { displayName: 'd', url: rx.url, secret: SECRET, eventKeys: ['account.created'] } })).status, 201);
+      assert.equal((await first.call('POST', ACCOUNTS, { token: v, body: { tenantId: 'crash-1', name: 'c' } })).status, 201);
+      await first.close(); // the process ends before any delivery was attempted
+      assert.equal(rx.got.length, 0);
+      const second = await startTestApp(ENV, { db });
+      try {
+        await rx.until((g) => g.length >= 1, 'the event after restart');
+        assert.equal(rx.got[0].body.tenantId, 'crash-1');
+        verifySignature(rx.got[0], SECRET);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      await rx.close();
+      await db.close();
+    }
+  });
+});
