@@ -37,10 +37,20 @@ const AREAS: Record<string, { describe: string; sections: string[]; load: () => 
     sections: ['overhead', 'delivery'],
     load: () => import('./events.ts'),
   },
+  sso: {
+    describe: 'SSO: SAML ACS post-logins/s and OIDC post-logins/s vs password sign-in, sequential on one connection',
+    sections: ['saml', 'oidc', 'pwd'],
+    load: () => import('./sso.ts'),
+  },
   migration: {
     describe: 'user migration: 100k users in 100 bulk requests vs the raw insert rate, 202 latency, first sign-in per hash type',
     sections: ['bulk', 'accept', 'signin'],
     load: () => import('./migration.ts'),
+  },
+  tokens: {
+    describe: 'machine tokens: client-credentials exchanges/s on one CPU vs API-token and user-session refreshes in the same run',
+    sections: ['exchange', 'api-refresh', 'user-refresh'],
+    load: () => import('./tokens.ts'),
   },
 };
 

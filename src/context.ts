@@ -115,7 +115,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
 
   // Events, webhooks, audit (issue 10): the dispatcher and audit retention run with the job runner.
   const dispatcher = createDispatcher({ db, kek, log, ...config.webhooks });
-  events.onEmit(() => dispatcher.notify());
+  events.onEmit(() => dispatcher.eventsEmitted());
   jobs.attach(dispatcher);
   const webhooks = createWebhooksService({ db, kek, dispatcher, timeoutMs: config.webhooks.timeoutMs, retryForSeconds: config.webhooks.retryForSeconds, requireAccount: (q, tenantId) => tenants.requireLive(q, tenantId) });
   const audit = createAuditService({ db, log, ...config.audit });

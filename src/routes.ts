@@ -19,7 +19,7 @@ import { ssoRoutes } from './modules/sso/index.ts';
 import { socialRoutes } from './modules/social/index.ts';
 import { apiTokensRoutes, delegationRoutes } from './modules/api-tokens/index.ts';
 import { messagingRoutes } from './modules/messaging/index.ts';
-import { recoveryRoutes } from './modules/recovery/index.ts';
+import { phoneNumbersRoutes, recoveryRoutes } from './modules/recovery/index.ts';
 
 import { passwordlessRoutes } from './modules/passwordless/index.ts';
 import { signupRoutes } from './modules/signup/index.ts';
@@ -57,6 +57,7 @@ export async function buildApp(ctx: Context, opts: { logger?: boolean } = {}) {
   await app.register(userMigrationRoutes, { userMigration: ctx.userMigration, applications: ctx.applications });
   await app.register(messagingRoutes, { messaging: ctx.messaging });
   await app.register(recoveryRoutes, { reset: ctx.recovery.reset, verification: ctx.recovery.verification });
+  await app.register(phoneNumbersRoutes, { phones: ctx.recovery.phones });
   const flowCookies = { environment: ctx.environment, secureCookies: ctx.config.publicUrl.startsWith('https://') };
   await app.register(passwordlessRoutes, { passwordless: ctx.passwordless, ...flowCookies });
   await app.register(signupRoutes, { signup: ctx.signup, ...flowCookies });

@@ -93,6 +93,9 @@ export const catalogue = {
   VERIFY_TOKEN_INVALID: { status: 400, errorCode: 'GH-61015', message: 'The email verification token is invalid' },
   VERIFY_TOKEN_EXPIRED: { status: 410, errorCode: 'GH-61016', message: 'The email verification token has expired or was already used' },
   MAILBOX_PROOF_REQUIRED: { status: 400, errorCode: 'GH-61017', message: 'This reset token needs the emailed reset link: request one with POST /identity/resources/users/v1/passwords/reset' },
+  EMAIL_PROVIDER_UNSUPPORTED: { status: 400, errorCode: 'GH-61006', message: 'This email provider is not supported by this build' },
+  PHONE_NOT_FOUND: { status: 404, errorCode: 'GH-61020', message: 'Phone number not found' },
+  PHONE_ALREADY_VERIFIED: { status: 409, errorCode: 'GH-61021', message: 'The phone number is already verified' },
   // -- groups and restrictions (GH-650xx) --
   GROUP_NOT_FOUND: { status: 404, errorCode: 'GH-65001', message: 'Group not found' },
   GROUP_NAME_EXISTS: { status: 409, errorCode: 'GH-65002', message: 'A group with this name already exists in the account' },
@@ -115,6 +118,7 @@ export const catalogue = {
   PASSWORDLESS_DISABLED: { status: 400, errorCode: 'GH-62005', message: 'This passwordless method is not enabled' },
   INVITATION_NOT_FOUND: { status: 404, errorCode: 'GH-62006', message: 'Invitation not found' },
   ALREADY_ACTIVATED: { status: 409, errorCode: 'GH-62007', message: 'The user is already activated' },
+  INVITE_TOKEN_NOT_FOUND: { status: 404, errorCode: 'GH-62008', message: 'Account invite token not found' },
   // -- directory and SCIM (GH-600xx) --
   SCIM_CONNECTION_NOT_FOUND: { status: 404, errorCode: 'GH-60001', message: 'SCIM connection not found' },
   SCIM_INVALID_TOKEN: { status: 401, errorCode: 'GH-60002', message: 'The SCIM bearer token is missing, wrong or revoked' },

@@ -1,4 +1,5 @@
 import { PGlite } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { mkdirSync } from 'node:fs';
 import type { Transaction } from '@electric-sql/pglite';
 import { joinedTransaction, markTransaction, outsideTransaction, type ClosableDb, type QueryResult } from './db.ts';
@@ -20,7 +21,8 @@ async function run<T>(q: PGlite | Transaction, sql: string, params?: unknown[]):
 /** Embedded PostgreSQL. `dataDir` undefined keeps it in memory; `loadDataDir` clones a dumped template. */
 export async function openPglite(opts: { dataDir?: string; loadDataDir?: Blob | File }): Promise<ClosableDb & { pg: PGlite }> {
   if (opts.dataDir) mkdirSync(opts.dataDir, { recursive: true });
-  const pg = await PGlite.create({ dataDir: opts.dataDir, loadDataDir: opts.loadDataDir });
+  // pg_trgm: the account list's filter index (migration 0025); the extension's files must be loaded at every open.
+  const pg = await PGlite.create({ dataDir: opts.dataDir, loadDataDir: opts.loadDataDir, extensions: { pg_trgm } });
   return {
     kind: 'pglite',
     pg,

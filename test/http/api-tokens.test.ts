@@ -93,6 +93,22 @@ describe('client credentials: the service journey', () => {
     assert.equal(write.status, 403);
     assert.equal(write.body.errorCode, 'GH-20004');
 
+    // The account's IP restrictions refuse its sign-ins and refreshes from a blocked address (inject comes from 127.0.0.1).
+    const IP = '/identity/resources/configurations/v1/restrictions/ip';
+    assert.equal((await t.call('POST', IP, { token: vendor, headers: H('acme'), body: { ip: '127.0.0.0/8', strategy: 'BLOCK' } })).status, 201);
+    const on = await t.call('POST', `${IP}/config`, { token: vendor, headers: H('acme'), body: { strategy: 'BLOCK', isActive: true } });
+    assert.equal(on.status, 201, JSON.stringify(on.body));
+    try {
+      const blocked = await exchange(created.clientId, created.secret);
+      assert.equal(blocked.status, 403);
+      assert.equal(blocked.body.errorCode, 'GH-65005');
+      assert.equal((await refresh(s.refresh_token)).status, 403);
+    } finally {
+      assert.equal((await t.call('POST', `${IP}/config`, { token: vendor, headers: H('acme'), body: { isActive: false } })).status, 201);
+    }
+    const again = await exchange(created.clientId, created.secret);
+    assert.equal(again.status, 200, 'allowed again once the restriction is off');
+
     const del = await t.call('DELETE', `${TENANT_TOKENS}/${created.clientId}`, { token: vendor, headers: H('acme') });
     assert.equal(del.status, 200);
     const after = await t.call('GET', USERS, { token: s.access_token });

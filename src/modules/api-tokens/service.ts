@@ -7,6 +7,7 @@ import type { Db, Queryable } from '../../storage/db.ts';
 import type { TokenIssuer } from '../auth/index.ts';
 import type { EnvironmentService } from '../environment/index.ts';
 import type { KeysService } from '../keys/index.ts';
+import { ipAllowed } from '../restrictions/index.ts';
 import type { RolesService } from '../roles/index.ts';
 import type { TenantsService } from '../tenants/index.ts';
 import type { UsersService } from '../users/index.ts';
@@ -64,6 +65,11 @@ export function createApiTokensService(deps: MachineDeps) {
       if (held) assertHeld(await deps.roles.permissionKeysOfRoles(q, roleIds), held, 'roleIds');
     }
     if (permissionIds?.length) await checkPermissionIds(q, permissionIds, held);
+  }
+
+  /** The account's IP restrictions apply to client-credentials sign-ins and refreshes as to user sign-ins. */
+  async function checkIp(q: Queryable, tenantId: string, ip: string | undefined): Promise<void> {
+    if (!(await ipAllowed(q, tenantId, ip))) throw new AppError('IP_RESTRICTED', `An API token of account ${tenantId} may not sign in from ${ip ?? 'an unknown address'} (the account's IP restrictions)`);
   }
 
   function requireEnabledNow(settings: { apiTokensEnabled: boolean }) {
@@ -179,22 +185,24 @@ export function createApiTokensService(deps: MachineDeps) {
      * Client credentials → access and refresh token. One indexed lookup reads the token, its claims and the
      * settings; the secret is compared as SHA-256 in constant time (an unknown id is compared against a decoy).
      */
-    async exchange(clientId: string, secret: string): Promise<ApiTokenAuthResponse> {
+    async exchange(clientId: string, secret: string, client: { ip?: string } = {}): Promise<ApiTokenAuthResponse> {
       const row = isUuid(clientId) ? await store.liveToken(db, clientId, 'client') : undefined;
       const matches = safeEqual(sha256Hex(secret), row?.secret_hash ?? DECOY_HASH);
       if (!row || !matches) throw new AppError('BAD_CREDENTIALS', 'Invalid clientId or secret');
       assertUsable(row, settingsOf(row));
+      await checkIp(db, row.tenant_id, client.ip);
       return grant(db, row);
     },
 
     /** Rotation: the refresh token is consumed and a new pair issued; a used, unknown or expired one is a 401. */
-    async refresh(refreshToken: string): Promise<ApiTokenAuthResponse> {
+    async refresh(refreshToken: string, client: { ip?: string } = {}): Promise<ApiTokenAuthResponse> {
       return db.transaction(async (tx) => {
         const taken = await store.takeRefreshToken(tx, sha256Hex(refreshToken));
         if (!taken || taken.expires_at.getTime() <= Date.now()) throw new AppError('INVALID_API_TOKEN_REFRESH');
         const row = await store.liveToken(tx, taken.api_token_id, 'client');
         if (!row) throw new AppError('INVALID_API_TOKEN_REFRESH');
         assertUsable(row, settingsOf(row));
+        await checkIp(tx, row.tenant_id, client.ip);
         return grant(tx, row);
       });
     },

@@ -73,6 +73,8 @@ export interface QueryInput extends store.AuditFilter {
 
 export type AuditService = ReturnType<typeof createAuditService>;
 
+const LINGER_MS = 3;
+
 /**
  * The audit log. `record` queues an entry and returns at once; a writer appends queued entries in batches (group
  * commit: one transaction, one chain-head lock per batch), so many requests share one write. Reads (`query`,
@@ -93,8 +95,7 @@ export function createAuditService(deps: AuditDeps) {
         prev = hash;
         return row;
       });
-      await store.insertEntries(tx, rows);
-      await store.setHead(tx, prev);
+      await store.insertEntries(tx, rows, prev);
     });
   }
 
@@ -119,7 +120,8 @@ export function createAuditService(deps: AuditDeps) {
 
   function kick(): void {
     if (writing || retryTimer) return;
-    writing = drain().finally(() => {
+    // A short linger gathers the entries of concurrent requests into one batch (one transaction for all).
+    writing = new Promise((r) => setTimeout(r, LINGER_MS)).then(drain).finally(() => {
       writing = undefined;
       if (queue.length) kick();
     });

@@ -18,8 +18,8 @@ export async function setHead(q: Queryable, hash: string): Promise<void> {
   await q.query('UPDATE audit_chain SET head_hash = $1 WHERE id = 1', [hash]);
 }
 
-/** Inserts entries in chain order (one statement per 400 rows; seq follows the VALUES order). */
-export async function insertEntries(q: Queryable, rows: AuditEntryRow[]): Promise<void> {
+/** Inserts entries in chain order (one statement per 400 rows; seq follows the VALUES order) and moves the head. */
+export async function insertEntries(q: Queryable, rows: AuditEntryRow[], head: string): Promise<void> {
   for (let i = 0; i < rows.length; i += 400) {
     const chunk = rows.slice(i, i + 400);
     const params: unknown[] = [];
@@ -28,7 +28,13 @@ export async function insertEntries(q: Queryable, rows: AuditEntryRow[]): Promis
       for (const c of COLS) params.push(c === 'data' ? JSON.stringify(r.data) : r[c]);
       return `(${COLS.map((_, j) => `$${base + j + 1}`).join(', ')})`;
     });
-    await q.query(`INSERT INTO audit_log (${COLS.join(', ')}) VALUES ${values.join(', ')}`, params);
+    const last = i + 400 >= rows.length;
+    params.push(head);
+    await q.query(
+      `WITH ins AS (INSERT INTO audit_log (${COLS.join(', ')}) VALUES ${values.join(', ')} RETURNING 1)
+       UPDATE audit_chain SET head_hash = CASE WHEN ${last} THEN $${params.length} ELSE head_hash END WHERE id = 1`,
+      params,
+    );
   }
 }
 

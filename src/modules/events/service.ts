@@ -47,7 +47,7 @@ export function createEventsService(opts: EventsOptions = {}) {
         wakeTimer = setTimeout(() => {
           wakeTimer = undefined;
           for (const l of listeners) l();
-        }, 5);
+        }, 10);
         wakeTimer.unref();
       }
   }

@@ -7,10 +7,13 @@ import type { MessagingService } from '../messaging/index.ts';
 import { createRecoveryCodes } from './codes.ts';
 import { createResetService } from './reset.service.ts';
 import { createVerificationService } from './verification.service.ts';
+import { createPhonesService } from './phones.service.ts';
 
 export { recoveryRoutes } from './routes.ts';
 export type { ResetService } from './reset.service.ts';
 export type { VerificationService } from './verification.service.ts';
+export { phoneNumbersRoutes } from './phones.routes.ts';
+export type { PhonesService } from './phones.service.ts';
 
 /** Password reset and email verification (issue 7), over messaging. */
 export function createRecovery(deps: { db: Db; kek: Buffer; config: Config; passwords: PasswordService; messaging: MessagingService; events: EventsService; endSessions: (userId: string) => Promise<unknown> }) {
@@ -21,6 +24,11 @@ export function createRecovery(deps: { db: Db; kek: Buffer; config: Config; pass
     limits: { perIp: createRateLimiter(perIp, windowSeconds), perIdentifier: createRateLimiter(perIdentifier, windowSeconds) },
   });
   const verification = createVerificationService({ db: deps.db, messaging: deps.messaging, events: deps.events, codes, limits: { perIdentifier: createRateLimiter(perIdentifier, windowSeconds) } });
-  return { reset, verification };
+  // Phone numbers of users (routes.md "SMS"): own limiter instances, same settings as the other code flows.
+  const phones = createPhonesService({
+    db: deps.db, kek: deps.kek, messaging: deps.messaging, events: deps.events,
+    limits: { perIp: createRateLimiter(perIp, windowSeconds), perIdentifier: createRateLimiter(perIdentifier, windowSeconds) },
+  });
+  return { reset, verification, phones };
 }
 export type Recovery = ReturnType<typeof createRecovery>;

@@ -31,20 +31,23 @@ const keyOrder = (sortBy: ListParams['sortBy'], dir: string, alias: string) =>
 /**
  * One page of live accounts and the total. Every sort ends on tenant_id, so equal keys keep a stable order.
  *
- * Without a filter: the total is a count of the live rows. A deep page is found on the sort's index first (keys and
+ * Without a filter: the total is the live-account count that triggers keep (migration 0025). A deep page is found on the sort's index first (keys and
  * tenant ids only, which PostgreSQL reads from the index alone once the table is vacuumed) and then joined to its
  * rows, so it skips index entries rather than whole rows; a page near either end is read directly. A page past the
  * middle is read from the far end in the opposite order (and reversed), so the last page costs what the first does.
  *
- * With a filter (or `tenantIds`): matching costs a pass over every live row however the page is read, so one
- * statement makes that pass once, keeping the keys of the matches, and takes both the total and the page from them.
+ * With a filter (or `tenantIds`): one statement finds the matches once, keeping their keys, and takes both the total
+ * and the page from them. A filter of three characters or more finds its matches on the trigram index of `search`;
+ * a shorter one (or one the planner judges broad) reads every live row's stored `search`, without calling lower().
  */
 export async function listAccounts(db: Queryable, p: ListParams): Promise<{ rows: TenantRow[]; total: number }> {
   const where = ['deleted_at IS NULL'];
   const params: unknown[] = [];
   if (p.filter) {
+    // `search` is lower(name) ‖ chr(1) ‖ lower(tenant_id) (migration 0025); a filter holding chr(1) matches nothing.
+    if (p.filter.includes('\u0001')) return { rows: [], total: 0 };
     params.push(`%${escapeLike(p.filter.toLowerCase())}%`);
-    where.push(`(lower(name) LIKE $${params.length} OR lower(tenant_id) LIKE $${params.length})`);
+    where.push(`search LIKE $${params.length}`);
   }
   if (p.tenantIds) {
     params.push(p.tenantIds);
@@ -68,8 +71,9 @@ export async function listAccounts(db: Queryable, p: ListParams): Promise<{ rows
     return { rows: rows.filter((r) => r.tenant_id !== null).map(({ total: _total, ...row }) => row as TenantRow), total };
   }
 
-  const { rows: countRows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM tenants WHERE ${whereSql}`);
-  const total = countRows[0].n;
+  // The live-account count kept by triggers (migration 0025), not a count over the index.
+  const { rows: countRows } = await db.query<{ n: number }>('SELECT sum(n)::int AS n FROM tenant_live_count');
+  const total = countRows[0].n ?? 0;
   if (offset >= total) return { rows: [], total };
 
   const fromEnd = offset > total / 2;

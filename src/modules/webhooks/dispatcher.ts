@@ -47,10 +47,17 @@ export function createDispatcher(opts: DispatcherOptions) {
   let loop: Promise<void> | undefined;
   let wake: (() => void) | undefined;
   let pendingWake = false;
+  // Fan-out runs when events may be waiting: after an emit, on the idle poll, at start, after a full batch. A pass
+  // woken by a finished delivery only claims (saves a transaction per delivery).
+  let needFanOut = true;
 
   function nudge(): void {
     pendingWake = true;
     wake?.();
+  }
+  function eventsEmitted(): void {
+    needFanOut = true;
+    nudge();
   }
 
   /** Writes delivery rows for up to one batch of undispatched events; answers how many events it took. */
@@ -102,7 +109,11 @@ export function createDispatcher(opts: DispatcherOptions) {
   /** One pass: fan out, then claim what the free slots allow. Answers whether there may be more work right away. */
   async function pass(): Promise<boolean> {
     let more = false;
-    more = (await fanOut()) === FAN_OUT_BATCH;
+    if (needFanOut) {
+      needFanOut = false;
+      more = (await fanOut()) === FAN_OUT_BATCH;
+      if (more) needFanOut = true;
+    }
     const free = opts.concurrency - inflight.size;
     if (free > 0) {
       const perHook = new Map<string, number>();
@@ -130,7 +141,10 @@ export function createDispatcher(opts: DispatcherOptions) {
         continue;
       }
       await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, opts.pollMs);
+        const t = setTimeout(() => {
+          needFanOut = true;
+          resolve();
+        }, opts.pollMs);
         wake = () => {
           clearTimeout(t);
           resolve();
@@ -142,11 +156,14 @@ export function createDispatcher(opts: DispatcherOptions) {
   }
 
   return {
-    /** Looks for work now (after events were emitted or a replay was queued). */
+    /** Looks for deliveries to send now (a replay was queued). */
     notify: nudge,
+    /** Events were emitted: fan out and send now. */
+    eventsEmitted,
     start(): void {
       if (running) return;
       running = true;
+      needFanOut = true;
       loop = runLoop();
     },
     /** Stops claiming; resolves when the deliveries in flight have been sent and recorded (each bounded by the timeout). */
