@@ -17,6 +17,11 @@ const AREAS: Record<string, { describe: string; sections: string[]; load: () => 
     sections: ['provision', 'filter'],
     load: () => import('./scim.ts'),
   },
+  signin: {
+    describe: 'sign-in methods: email-code passwordless flows/s and p50 at 10 users (SMTP delivery included); TOTP MFA vs password sign-in',
+    sections: ['passwordless', 'mfa'],
+    load: () => import('./signin.ts'),
+  },
   tenants: {
     describe: 'accounts: list pages over 100k accounts, hierarchy walks, account migration, server cold start',
     sections: ['list', 'hierarchy', 'migration', 'cold-start'],
