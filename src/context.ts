@@ -27,7 +27,7 @@ import { createMessagingService } from './modules/messaging/index.ts';
 import { createRecovery } from './modules/recovery/index.ts';
 import { createCodeBook, createPasswordlessService } from './modules/passwordless/index.ts';
 import { createSignupService } from './modules/signup/index.ts';
-import { createInvitationsService } from './modules/invitations/index.ts';
+import { createInvitationsService, createInviteTokensService } from './modules/invitations/index.ts';
 import { createRateLimiter } from './modules/auth/index.ts';
 import { createSso } from './modules/sso/index.ts';
 import { createSocialService } from './modules/social/index.ts';
@@ -35,6 +35,7 @@ import { createGroupsService } from './modules/groups/index.ts';
 import { assertEmailDomainAllowed, createRestrictions } from './modules/restrictions/index.ts';
 import { createUserPoolsService } from './modules/user-pools/index.ts';
 import { createDirectoryService } from './modules/directory/index.ts';
+import { createHousekeeping } from './modules/housekeeping/index.ts';
 
 export { LOG_REDACT } from './lib/log.ts';
 
@@ -103,10 +104,14 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   // Sign-up and activation, invitations, passwordless (issue 7): one-time links and codes, delivered by messaging.
   const codeLimits = () => ({ perIp: createRateLimiter(config.codeRateLimit.perIp, config.codeRateLimit.windowSeconds), perIdentifier: createRateLimiter(config.codeRateLimit.perIdentifier, config.codeRateLimit.windowSeconds) });
   const codes = createCodeBook(kek);
-  const flowDeps = { db, passwords, login: auth.login, codes, delivery: messaging, events };
+  // Account invite tokens: a shared link to join an account at sign-up, password or passwordless sign-in.
+  const inviteTokens = createInviteTokensService({ db, kek, roles, events, messaging, vendorId: () => environment.id });
+  tenants.onRemove((tx, tenantId) => inviteTokens.forgetAccount(tx, tenantId));
+  auth.login.useInviteTokens((q, user, token) => inviteTokens.join(q, user, token));
+  const flowDeps = { db, passwords, login: auth.login, codes, delivery: messaging, events, inviteTokens };
   const passwordless = createPasswordlessService({ ...flowDeps, limits: codeLimits() });
   const signup = createSignupService({ ...flowDeps, environment, tenants, roles, limits: codeLimits(), publicUrl: config.publicUrl });
-  auth.login.addGate('activation', signup.gate);
+  auth.login.addGate('activation', signup.gate, { before: 'mfa' });
   const invitations = createInvitationsService({ ...flowDeps, tenants, roles, users, limits: codeLimits() });
 
   const entitlements = createEntitlementsService({ db, vendorId: () => environment.id, requireAccount: (q, tenantId) => tenants.requireLive(q, tenantId), events });
@@ -120,6 +125,9 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   const webhooks = createWebhooksService({ db, kek, dispatcher, timeoutMs: config.webhooks.timeoutMs, retryForSeconds: config.webhooks.retryForSeconds, requireAccount: (q, tenantId) => tenants.requireLive(q, tenantId) });
   const audit = createAuditService({ db, log, ...config.audit });
   jobs.attach(auditRetention(audit, log));
+  // Housekeeping (issues 7-9): bounded purges of expired sign-in state (flow states, MFA tokens, codes, ended sessions).
+  const housekeeping = createHousekeeping({ db, log });
+  jobs.attach(housekeeping.worker);
 
   /** Verifiers for further token types (API tokens, access tokens, ...), by the `type` claim; added by their modules. */
   const tokenTypes = new Map<string, (claims: Record<string, unknown>) => Promise<AuthContext>>();
@@ -160,7 +168,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   const directory = createDirectoryService({ db, tenants, roles, events, sessions: auth.sessions, publicUrl: config.publicUrl, scim: config.scim });
   tenants.onRemove((tx, tenantId) => directory.forgetAccount(tx, tenantId));
 
-  return { directory, groups, restrictions, userPools, sso, social, machine, mfa, config, db, log, keys, events, webhooks, audit, dispatcher, tokenTypes, environment, tenants, hierarchy, accountSettings, passwords, roles, users, auth, accountMigration, jobs, authenticate, entitlements, userMigration, applications, messaging, recovery, passwordless, signup, invitations };
+  return { housekeeping, directory, groups, restrictions, userPools, sso, social, machine, mfa, config, db, log, keys, events, webhooks, audit, dispatcher, tokenTypes, environment, tenants, hierarchy, accountSettings, passwords, roles, users, auth, accountMigration, jobs, authenticate, entitlements, userMigration, applications, messaging, recovery, passwordless, signup, invitations, inviteTokens };
 }
 
 export type Context = Awaited<ReturnType<typeof createContext>>;

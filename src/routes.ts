@@ -23,7 +23,7 @@ import { phoneNumbersRoutes, recoveryRoutes } from './modules/recovery/index.ts'
 
 import { passwordlessRoutes } from './modules/passwordless/index.ts';
 import { signupRoutes } from './modules/signup/index.ts';
-import { invitationsRoutes } from './modules/invitations/index.ts';
+import { invitationsRoutes, inviteTokensRoutes } from './modules/invitations/index.ts';
 import { groupsRoutes } from './modules/groups/index.ts';
 import { restrictionsRoutes } from './modules/restrictions/index.ts';
 import { userPoolsRoutes } from './modules/user-pools/index.ts';
@@ -62,6 +62,7 @@ export async function buildApp(ctx: Context, opts: { logger?: boolean } = {}) {
   await app.register(passwordlessRoutes, { passwordless: ctx.passwordless, ...flowCookies });
   await app.register(signupRoutes, { signup: ctx.signup, ...flowCookies });
   await app.register(invitationsRoutes, { invitations: ctx.invitations, ...flowCookies });
+  await app.register(inviteTokensRoutes, { db: ctx.db, tokens: ctx.inviteTokens, invitations: ctx.invitations, resendActivation: (email, client) => ctx.signup.resend(email, client) });
   await app.register(ssoRoutes, { configs: ctx.sso.configs, sso: ctx.sso.login, environment: ctx.environment, secureCookies: ctx.config.publicUrl.startsWith('https://') });
   await app.register(socialRoutes, { social: ctx.social, environment: ctx.environment, secureCookies: ctx.config.publicUrl.startsWith('https://') });
   await app.register(groupsRoutes, { groups: ctx.groups });

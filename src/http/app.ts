@@ -1,4 +1,4 @@
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { randomUUID } from 'node:crypto';
@@ -33,7 +33,7 @@ export async function createHttp(opts: HttpOptions) {
     ...(opts.logger ? { loggerInstance: opts.logger as FastifyBaseLogger } : { logger: false }),
     bodyLimit: opts.bodyLimit,
     genReqId: () => randomUUID().replace(/-/g, ''),
-    requestIdLogLabel: 'traceId',
+    logController: new LogController({ requestIdLogLabel: 'traceId' }),
     rewriteUrl: (req) => rewriteCompatPrefix(req.url ?? '/'),
     return503OnClosing: true,
     forceCloseConnections: 'idle',

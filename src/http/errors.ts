@@ -178,6 +178,7 @@ export const catalogue = {
   SOCIAL_EMAIL_UNVERIFIED: { status: 403, errorCode: 'GH-66018', message: 'The provider did not vouch for the email address' },
   SOCIAL_SIGNUP_DISABLED: { status: 403, errorCode: 'GH-66019', message: 'Sign-up is disabled; an existing user must be linked first' },
   SOCIAL_PROVIDER_EXISTS: { status: 409, errorCode: 'GH-66020', message: 'This social login provider is already configured' },
+  SOCIAL_IDENTITY_CONFLICT: { status: 409, errorCode: 'GH-66021', message: 'The user is linked to another account of this provider' },
   // -- events, webhooks, audit (GH-670xx) --
   WEBHOOK_NOT_FOUND: { status: 404, errorCode: 'GH-67001', message: 'Webhook not found' },
   DELIVERY_NOT_FOUND: { status: 404, errorCode: 'GH-67002', message: 'Webhook delivery not found' },

@@ -1,8 +1,15 @@
 import pg from 'pg';
 import { joinedTransaction, markTransaction, outsideTransaction, type ClosableDb } from './db.ts';
+import { preparedName } from './prepared.ts';
 
 // int8 (count(*), bigint columns) as JS numbers, like PGlite does.
 pg.types.setTypeParser(20, (v) => Number(v));
+
+/** A statement for `pg`: text marked static (src/storage/prepared.ts) with parameters runs as a named prepared statement. */
+function statement(sql: string, params?: unknown[]): pg.QueryConfig {
+  const name = params && params.length > 0 ? preparedName(sql) : undefined;
+  return name ? { name, text: sql, values: params } : { text: sql, values: params };
+}
 
 /** A PostgreSQL server through a pool. `schema` pins the search_path (tests use one schema per file). */
 export async function openPostgres(opts: { url: string; schema?: string; max?: number }): Promise<ClosableDb & { pool: pg.Pool }> {
@@ -21,7 +28,7 @@ export async function openPostgres(opts: { url: string; schema?: string; max?: n
     pool,
     async query<T>(sql: string, params?: unknown[]) {
       outsideTransaction(sql);
-      const r = await pool.query(sql, params as unknown[] | undefined);
+      const r = await pool.query(statement(sql, params));
       return { rows: r.rows as T[], rowCount: r.rowCount ?? 0 };
     },
     async transaction(fn) {
@@ -32,7 +39,7 @@ export async function openPostgres(opts: { url: string; schema?: string; max?: n
         const result = await markTransaction(() => fn(
           joinedTransaction({
             async query<T>(sql: string, params?: unknown[]) {
-              const r = await client.query(sql, params as unknown[] | undefined);
+              const r = await client.query(statement(sql, params));
               return { rows: r.rows as T[], rowCount: r.rowCount ?? 0 };
             },
           }),

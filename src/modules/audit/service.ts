@@ -224,25 +224,17 @@ export function createAuditService(deps: AuditDeps) {
 
     /** Streams matching entries in chain order, 500 per query: CSV (header row) or JSON lines. */
     export(format: 'csv' | 'jsonl', f: store.AuditFilter): Readable {
-      let after = 0;
-      let started = false;
-      return new Readable({
-        async read() {
-          try {
-            if (!started) {
-              started = true;
-              await flush();
-              if (format === 'csv') this.push(`${CSV_COLUMNS.join(',')}\n`);
-            }
-            const rows = await store.page(db, f, after, 500);
-            if (rows.length === 0) return void this.push(null);
-            after = Number(rows[rows.length - 1].seq);
-            this.push(rows.map((r) => (format === 'csv' ? csvLine(toEntry(r)) : JSON.stringify(toEntry(r)))).join('\n') + '\n');
-          } catch (err) {
-            this.destroy(err as Error);
-          }
-        },
-      });
+      async function* lines() {
+        await flush();
+        if (format === 'csv') yield `${CSV_COLUMNS.join(',')}\n`;
+        for (let after = 0; ;) {
+          const rows = await store.page(db, f, after, 500);
+          if (rows.length === 0) return;
+          after = Number(rows[rows.length - 1].seq);
+          yield rows.map((r) => (format === 'csv' ? csvLine(toEntry(r)) : JSON.stringify(toEntry(r)))).join('\n') + '\n';
+        }
+      }
+      return Readable.from(lines(), { objectMode: false });
     },
 
     /** Retention: removes entries older than the configured days, anchoring the chain at the last removed hash. */

@@ -62,6 +62,7 @@ export interface UsedSettings {
 export function createLoginService(deps: LoginDeps) {
   const { db, users, passwords } = deps;
   const gates: Array<{ name: string; gate: SignInGate }> = [];
+  let inviteJoin: ((q: Queryable, user: UserRow, token: string) => Promise<string>) | undefined;
 
   async function runGates(q: Queryable, a: GateInput, satisfied: string[] = []): Promise<Record<string, unknown> | undefined> {
     for (const { name, gate } of gates) {
@@ -168,7 +169,7 @@ export function createLoginService(deps: LoginDeps) {
 
   return {
     /** `used`, when given, receives the environment settings the sign-in read (for the refresh cookie). */
-    async login(body: { email?: string; username?: string; password: string }, client: ClientInfo, used?: UsedSettings): Promise<LoginResponse | ResetPasswordResponse> {
+    async login(body: { email?: string; username?: string; password: string; invitationToken?: string }, client: ClientInfo, used?: UsedSettings): Promise<LoginResponse | ResetPasswordResponse> {
       const identifier = (body.email ?? body.username ?? '').trim().toLowerCase();
       if (!identifier) throw new AppError('VALIDATION', 'body.email or body.username is required');
       limit(`ip:${client.ip ?? 'unknown'}`, deps.limits.perIp);
@@ -205,13 +206,25 @@ export function createLoginService(deps: LoginDeps) {
       const signedIn = user;
       return db.transaction(async (tx) => {
         if (newHash) await updateUser(tx, signedIn.id, { password_hash: newHash });
-        return signInUser(tx, signedIn, client, ['pwd'], {}, used) as Promise<LoginResponse>;
+        // An account invite token (invitations module): the user joins that account and signs in to it.
+        const opts = body.invitationToken && inviteJoin ? { tenantId: await inviteJoin(tx, signedIn, body.invitationToken) } : {};
+        return signInUser(tx, signedIn, client, ['pwd'], opts, used) as Promise<LoginResponse>;
       });
     },
 
-    /** Adds a gate (see SignInGate); gates run in the order added. */
-    addGate(name: string, gate: SignInGate): void {
-      gates.push({ name, gate });
+    /**
+     * Adds a gate (see SignInGate); gates run in the order added, or just before the gate named `before` (a gate that
+     * refuses, such as activation, runs before one that challenges, such as MFA, so no second factor is asked in vain).
+     */
+    addGate(name: string, gate: SignInGate, opts: { before?: string } = {}): void {
+      const at = opts.before ? gates.findIndex((g) => g.name === opts.before) : -1;
+      if (at >= 0) gates.splice(at, 0, { name, gate });
+      else gates.push({ name, gate });
+    },
+
+    /** Sets what a password sign-in with `invitationToken` runs after the password checks (joins the account; answers its id). */
+    useInviteTokens(join: (q: Queryable, user: UserRow, token: string) => Promise<string>): void {
+      inviteJoin = join;
     },
 
     /**

@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 
 export const LoginBody = Type.Object({
   email: Type.Optional(Type.String({ maxLength: 320 })),
@@ -10,6 +10,20 @@ export const LoginBody = Type.Object({
 
 export const RefreshBody = Type.Optional(Type.Object({ refreshToken: Type.Optional(Type.String({ maxLength: 512 })) }));
 
+/** The MFA devices of a challenge (phones and emails masked). */
+export const MfaDevices = Type.Object({
+  webauthn: Type.Array(Type.Object({ id: Type.String() })),
+  phones: Type.Array(Type.Object({ id: Type.String(), phoneNumber: Type.String() })),
+  authenticators: Type.Array(Type.Object({ id: Type.String() })),
+  emails: Type.Array(Type.Object({ email: Type.String() })),
+});
+
+/**
+ * wire.md section 4, shared by every route that signs a user in (password, refresh, MFA verify, passwordless,
+ * activation, invitation acceptance, SSO and social post-login): tokens, or a gate's challenge (MFA: `mfaRequired`
+ * + `mfaToken` and the fields below, no tokens). A route whose response schema lacks these fields would strip the
+ * challenge, so every sign-in route uses this one schema.
+ */
 export const LoginResponse = Type.Object({
   tokenType: Type.Optional(Type.String()),
   accessToken: Type.Optional(Type.String()),
@@ -22,13 +36,19 @@ export const LoginResponse = Type.Object({
   /** The MFA challenge (src/modules/mfa): present, with no tokens, when a second factor is needed. */
   mfaToken: Type.Optional(Type.String()),
   mfaEnrolled: Type.Optional(Type.Boolean()),
-  mfaDevices: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  mfaDevices: Type.Optional(MfaDevices),
   mfaStrategies: Type.Optional(Type.Array(Type.String())),
   allowRememberMyDevice: Type.Optional(Type.Boolean()),
-  userId: Type.String(),
-  userEmail: Type.String(),
-  emailVerified: Type.Boolean(),
+  /** Shown once, when a sign-in enrols the first MFA factor. */
+  recoveryCode: Type.Optional(Type.String()),
+  recoveryCodes: Type.Optional(Type.Array(Type.String())),
+  userId: Type.Optional(Type.String()),
+  userEmail: Type.Optional(Type.String()),
+  emailVerified: Type.Optional(Type.Boolean()),
 });
+
+/** The body of a sign-in answer (tokens, or a gate's challenge). */
+export type SignInAnswerBody = Static<typeof LoginResponse>;
 
 export const Session = Type.Object({
   id: Type.String(),

@@ -4,7 +4,14 @@ import { AppError } from '../../http/errors.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
 import type { EnvironmentService } from '../environment/index.ts';
 import type { TenantsService } from '../tenants/index.ts';
+import { createReadCache } from '../../storage/read-cache.ts';
 import * as store from './store.ts';
+
+/**
+ * How long a session-policy change made by another instance may take to reach this one's sign-ins (this instance's
+ * own changes apply at once). Refresh does not use the cache: it reads the idle timeout in its session lookup.
+ */
+export const SESSION_POLICY_CACHE_MS = 2000;
 
 export interface SessionPolicyInput {
   sessionIdleTimeoutConfiguration?: { isActive: boolean; timeout: number };
@@ -18,6 +25,7 @@ export type EffectiveSessionPolicy = Omit<store.SessionPolicyRow, 'scope' | 'upd
 /** Sessions of signed-in users and the session policy (idle timeout, absolute timeout, concurrent sessions). */
 export function createSessionsService(deps: { db: Db; environment: EnvironmentService; tenants: TenantsService }) {
   const { db } = deps;
+  const policyCache = createReadCache<EffectiveSessionPolicy>({ ttlMs: SESSION_POLICY_CACHE_MS });
 
   /** The policy in force for an account: its own row, else the environment's, else none (one statement). */
   async function effective(q: Queryable, tenantId?: string): Promise<EffectiveSessionPolicy> {
@@ -33,8 +41,11 @@ export function createSessionsService(deps: { db: Db; environment: EnvironmentSe
   });
 
   return {
-    /** The session policy in force for an account; a caller that needs it twice reads it once and passes it on. */
-    policyFor: (q: Queryable, tenantId: string): Promise<EffectiveSessionPolicy> => effective(q, tenantId),
+    /**
+     * The session policy in force for an account, for sign-in (cached, see SESSION_POLICY_CACHE_MS); a caller that
+     * needs it twice reads it once and passes it on.
+     */
+    policyFor: (q: Queryable, tenantId: string): Promise<EffectiveSessionPolicy> => policyCache.get(tenantId, () => effective(q, tenantId)),
 
     /**
      * When a new session ends for good: the absolute timeout, capped by the refresh-token lifetime. `known` carries
@@ -51,16 +62,19 @@ export function createSessionsService(deps: { db: Db; environment: EnvironmentSe
     async makeRoomFor(q: Queryable, userId: string, tenantId: string, policy?: EffectiveSessionPolicy): Promise<void> {
       const p = policy ?? (await effective(q, tenantId));
       if (p.max_concurrent === null) return;
-      const live = await store.activeSessions(q, userId);
-      for (const s of live.slice(Math.max(p.max_concurrent - 1, 0))) await store.revoke(q, { sessionId: s.id }, 'concurrent session limit');
+      // The live sessions past the newest (max - 1) are revoked, in one statement.
+      await store.revokeBeyond(q, userId, Math.max(p.max_concurrent - 1, 0), 'concurrent session limit');
     },
 
-    /** Why a session is over ('expired', 'idle timeout'), or undefined while it lives. */
-    async isExpired(q: Queryable, s: store.SessionRow): Promise<string | undefined> {
+    /**
+     * Why a session is over ('expired', 'idle timeout'), or undefined while it lives. `idleTimeoutSeconds`, when the
+     * caller read it with the session (refresh), saves reading the policy.
+     */
+    async isExpired(q: Queryable, s: store.SessionRow, known?: { idleTimeoutSeconds: number | null }): Promise<string | undefined> {
       const now = Date.now();
       if (s.expires_at.getTime() <= now) return 'expired';
-      const p = await effective(q, s.tenant_id);
-      if (p.idle_timeout_seconds !== null && s.last_used_at.getTime() + p.idle_timeout_seconds * 1000 <= now) return 'idle timeout';
+      const idle = known ? known.idleTimeoutSeconds : (await effective(q, s.tenant_id)).idle_timeout_seconds;
+      if (idle !== null && s.last_used_at.getTime() + idle * 1000 <= now) return 'idle timeout';
       return undefined;
     },
 
@@ -95,6 +109,7 @@ export function createSessionsService(deps: { db: Db; environment: EnvironmentSe
     /** Drops an account's own session policy (account removal), so a reactivated id starts afresh. */
     async forgetAccount(q: Queryable, tenantId: string): Promise<void> {
       await store.deletePolicy(q, tenantId);
+      policyCache.invalidate(tenantId);
     },
 
     async getPolicy(tenantId?: string) {
@@ -107,12 +122,17 @@ export function createSessionsService(deps: { db: Db; environment: EnvironmentSe
       const current = await effective(db, tenantId);
       const pick = (c: { isActive: boolean; timeout?: number; maxSessions?: number } | undefined, prev: number | null) =>
         c === undefined ? prev : c.isActive ? (c.timeout ?? c.maxSessions ?? null) : null;
-      await store.savePolicy(db, {
-        scope: tenantId ?? '',
-        idle_timeout_seconds: pick(body.sessionIdleTimeoutConfiguration, current.idle_timeout_seconds),
-        absolute_timeout_seconds: pick(body.sessionTimeoutConfiguration, current.absolute_timeout_seconds),
-        max_concurrent: pick(body.sessionConcurrentConfiguration, current.max_concurrent),
-      });
+      try {
+        await store.savePolicy(db, {
+          scope: tenantId ?? '',
+          idle_timeout_seconds: pick(body.sessionIdleTimeoutConfiguration, current.idle_timeout_seconds),
+          absolute_timeout_seconds: pick(body.sessionTimeoutConfiguration, current.absolute_timeout_seconds),
+          max_concurrent: pick(body.sessionConcurrentConfiguration, current.max_concurrent),
+        });
+      } finally {
+        // The environment's policy ('') is the fallback of every account: all entries go.
+        policyCache.invalidate(tenantId || undefined);
+      }
       return toWire(await effective(db, tenantId));
     },
   };

@@ -1,5 +1,7 @@
-import { isUuid } from '../../lib/pg-errors.ts';
 import type { Queryable } from '../../storage/db.ts';
+import { prepared } from '../../storage/prepared.ts';
+import { membershipsWithStateSql, type MembershipRow, type UserRow } from '../users/index.ts';
+import type { ClaimsSql, RoleClaims } from './tokens.ts';
 
 export interface SessionRow {
   id: string;
@@ -52,6 +54,127 @@ export async function rotate(q: Queryable, sessionId: string, oldHash: string, n
   );
 }
 
+// ---- The statements of sign-in and refresh (see docs/performance.md, "Identity": as few round trips as possible) ----
+
+/** Statement texts composed with the token issuer's claims part: constant per process once the role sources are registered. */
+const composed = new Map<string, string>();
+function compose(key: string, build: () => string): string {
+  let text = composed.get(key);
+  if (text === undefined) {
+    text = prepared(build());
+    composed.set(key, text);
+  }
+  return text;
+}
+
+const SESSION_COLUMNS = ['id', 'tenant_id', 'user_id', 'amr', 'ip', 'user_agent', 'created_at', 'last_used_at', 'expires_at', 'revoked_at', 'revoke_reason'] as const;
+const MEMBERSHIP_COLUMNS = ['tenant_id', 'is_disabled', 'temporary_expiration_date', 'sub_account_access_allowed', 'created_at', 'sub_account_access_type', 'live', 'role_ids'] as const;
+
+/**
+ * What a refresh needs, in one statement: the session behind a refresh token, locked, with whether that token was
+ * already rotated and the idle timeout in force for its account (the account's session policy row, else the
+ * environment's); the session's user (undefined when gone); and the user's memberships as `membershipsWithState`
+ * reads them. One row per membership (at least one), session and user columns repeated.
+ */
+const REFRESH_VIEW = prepared(
+  `SELECT ${SESSION_COLUMNS.map((c) => `s.${c} AS s_${c}`).join(', ')}, rt.rotated_at AS s_rotated_at,
+          (SELECT p.idle_timeout_seconds FROM session_policies p WHERE p.scope IN (s.tenant_id, '') ORDER BY p.scope = '' LIMIT 1) AS s_idle_timeout_seconds,
+          ${MEMBERSHIP_COLUMNS.map((c) => `m.${c} AS m_${c}`).join(', ')},
+          u.*
+     FROM refresh_tokens rt
+     JOIN sessions s ON s.id = rt.session_id
+     LEFT JOIN users u ON u.id = s.user_id
+     LEFT JOIN LATERAL (${membershipsWithStateSql('s.user_id')}) m ON true
+    WHERE rt.token_hash = $1
+    ORDER BY m.created_at, m.tenant_id
+      FOR UPDATE OF s`,
+);
+
+export interface RefreshView {
+  session: SessionRow & { rotated_at: Date | null };
+  idleTimeoutSeconds: number | null;
+  user: UserRow | undefined;
+  memberships: (MembershipRow & { live: boolean })[];
+}
+
+export async function refreshView(q: Queryable, tokenHash: string): Promise<RefreshView | undefined> {
+  const { rows } = await q.query<Record<string, unknown>>(REFRESH_VIEW, [tokenHash]);
+  if (rows.length === 0) return undefined;
+  const first = rows[0];
+  const session = {} as Record<string, unknown>;
+  const user = {} as Record<string, unknown>;
+  for (const [k, v] of Object.entries(first)) {
+    if (k.startsWith('s_')) session[k.slice(2)] = v;
+    else if (!k.startsWith('m_')) user[k] = v;
+  }
+  const idleTimeoutSeconds = session.idle_timeout_seconds as number | null;
+  delete session.idle_timeout_seconds;
+  const memberships = rows.filter((r) => r.m_tenant_id !== null).map((r) => {
+    const m = {} as Record<string, unknown>;
+    for (const c of MEMBERSHIP_COLUMNS) m[c] = r[`m_${c}`];
+    return m as unknown as MembershipRow & { live: boolean };
+  });
+  return {
+    session: session as unknown as SessionRow & { rotated_at: Date | null },
+    idleTimeoutSeconds,
+    user: user.id === null || user.id === undefined ? undefined : (user as unknown as UserRow),
+    memberships,
+  };
+}
+
+/** `rotate`, and the new access token's role claims (`claims`, numbered from $5), in one statement. */
+export async function rotateWithClaims(q: Queryable, r: { sessionId: string; oldHash: string; newHash: string; tenantId: string }, claims: ClaimsSql): Promise<RoleClaims> {
+  const sql = compose(`rotate:${claims.cte}`, () =>
+    `WITH rotated AS (UPDATE refresh_tokens SET rotated_at = now() WHERE token_hash = $2),
+          issued AS (INSERT INTO refresh_tokens (token_hash, session_id) VALUES ($3, $1)),
+          touched AS (UPDATE sessions SET last_used_at = now(), tenant_id = $4 WHERE id = $1),
+          ${claims.cte}
+     SELECT ${claims.select}`);
+  const { rows } = await q.query<RoleClaims>(sql, [r.sessionId, r.oldHash, r.newHash, r.tenantId, ...claims.params]);
+  return rows[0];
+}
+
+/**
+ * Starts a session, in one statement: the user's sign-in is recorded (failed attempts reset, last login, active
+ * account), the session and its first refresh token are inserted, and the access token's role claims (`claims`,
+ * numbered from $10) are read.
+ */
+export async function startSession(
+  q: Queryable,
+  s: { id: string; tenantId: string; userId: string; amr: string[]; ip?: string; userAgent?: string; expiresAt: Date; tokenHash: string; lastLogin: Date },
+  claims: ClaimsSql,
+): Promise<RoleClaims> {
+  const sql = compose(`start:${claims.cte}`, () =>
+    `WITH signed_in AS (UPDATE users SET failed_attempts = 0, last_login = $9, active_tenant_id = $2, updated_at = now() WHERE id = $3),
+          session AS (INSERT INTO sessions (id, tenant_id, user_id, amr, ip, user_agent, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id),
+          token AS (INSERT INTO refresh_tokens (token_hash, session_id) SELECT $8, id FROM session),
+          ${claims.cte}
+     SELECT ${claims.select}`);
+  const { rows } = await q.query<RoleClaims>(sql, [s.id, s.tenantId, s.userId, s.amr, s.ip ?? null, s.userAgent?.slice(0, 512) ?? null, s.expiresAt, s.tokenHash, s.lastLogin, ...claims.params]);
+  return rows[0];
+}
+
+/** Role claims alone (`claims` numbered from $1), for tokens issued outside sign-in and refresh. */
+export async function roleClaims(q: Queryable, claims: ClaimsSql): Promise<RoleClaims> {
+  const sql = compose(`claims:${claims.cte}`, () => `WITH ${claims.cte} SELECT ${claims.select}`);
+  const { rows } = await q.query<RoleClaims>(sql, claims.params);
+  return rows[0];
+}
+
+/** With a concurrent-session limit: revokes the user's live sessions past the newest `keep`, in one statement. */
+export async function revokeBeyond(q: Queryable, userId: string, keep: number, reason: string): Promise<number> {
+  const r = await q.query<{ n: number }>(
+    `WITH victims AS (SELECT id FROM sessions WHERE user_id = $2 AND revoked_at IS NULL AND expires_at > now() ORDER BY created_at DESC, id OFFSET $3),
+          revoked AS (UPDATE sessions SET revoked_at = now(), revoke_reason = $1 WHERE id IN (SELECT id FROM victims) AND revoked_at IS NULL RETURNING id, user_id, tenant_id),
+          emitted AS (INSERT INTO events (id, event_key, tenant_id, entity_type, entity_id, data)
+            SELECT gen_random_uuid(), 'session.revoked', tenant_id, 'session', id::text,
+                   jsonb_build_object('sessionId', id, 'userId', user_id, 'tenantId', tenant_id, 'reason', $1::text) FROM revoked)
+     SELECT count(*)::int AS n FROM revoked`,
+    [reason, userId, keep],
+  );
+  return Number(r.rows[0]?.n ?? 0);
+}
+
 export async function revoke(q: Queryable, where: { sessionId?: string; userId?: string; exceptSessionId?: string; tenantId?: string }, reason: string): Promise<number> {
   const conds = ['revoked_at IS NULL'];
   const params: unknown[] = [reason];
@@ -93,22 +216,6 @@ export async function policy(q: Queryable, scope: string): Promise<SessionPolicy
 export async function policies(q: Queryable, scopes: string[]): Promise<SessionPolicyRow[]> {
   const { rows } = await q.query<SessionPolicyRow>('SELECT * FROM session_policies WHERE scope = ANY($1::text[])', [scopes]);
   return rows;
-}
-
-/**
- * What an access token says about roles: the keys of the roles (in the roles' list order: level, key) and the
- * distinct keys of the permissions they hold, sorted. One statement, for sign-in and refresh.
- */
-export async function tokenRoleClaims(q: Queryable, roleIds: readonly string[]): Promise<{ roles: string[]; permissions: string[] }> {
-  const ids = roleIds.filter((id) => isUuid(id));
-  if (ids.length === 0) return { roles: [], permissions: [] };
-  const { rows } = await q.query<{ roles: string[]; permissions: string[] }>(
-    `SELECT ARRAY(SELECT r.key FROM roles r WHERE r.id = ANY($1::uuid[]) ORDER BY r.level, r.key, r.tenant_id NULLS FIRST, r.id) AS roles,
-            ARRAY(SELECT DISTINCT p.key FROM role_permissions rp JOIN permissions p ON p.id = rp.permission_id
-                  WHERE rp.role_id = ANY($1::uuid[]) ORDER BY p.key) AS permissions`,
-    [ids],
-  );
-  return rows[0];
 }
 
 export async function savePolicy(q: Queryable, p: Omit<SessionPolicyRow, 'updated_at'>): Promise<void> {

@@ -3,7 +3,8 @@ import type { EnvironmentService, VendorSettings } from '../environment/index.ts
 import type { KeysService } from '../keys/index.ts';
 import type { RolesService } from '../roles/index.ts';
 import type { MembershipRow, UserRow } from '../users/index.ts';
-import { tokenRoleClaims } from './store.ts';
+import { isUuid } from '../../lib/pg-errors.ts';
+import { roleClaims } from './store.ts';
 
 export interface LoginResponse {
   tokenType: 'bearer';
@@ -30,24 +31,79 @@ export interface ResetPasswordResponse {
  * Signs user access tokens with the claims of wire.md section 3, roles and permissions of the acting account. The
  * caller may pass the environment settings it has already read in this transaction.
  */
-/** Adds role ids to a user's token beyond the membership's own (e.g. the roles of the user's groups). */
-export type RoleSource = (q: Queryable, a: { userId: string; tenantId: string }) => Promise<string[]>;
+/**
+ * Adds role ids to a user's token beyond the membership's own (e.g. the roles of the user's groups). A source may
+ * also carry `sql`: the same answer as a query of one uuid column, with `{tenant}` and `{user}` where the account id
+ * (text) and the user id (uuid) go. Sign-in and refresh then fold it into the statement that computes the claims
+ * (no statement of its own); the function still serves other callers (`extraRoleIds`).
+ */
+export type RoleSource = ((q: Queryable, a: { userId: string; tenantId: string }) => Promise<string[]>) & { sql?: string };
+
+/** The roles and permission keys of an access token. */
+export interface RoleClaims {
+  roles: string[];
+  permissions: string[];
+}
+
+/**
+ * The role claims as part of a statement: `cte` defines `claim_roles(id)` (a WITH item), `select` is the select list
+ * giving `roles` and `permissions`; `params` are its parameters, numbered from the `first` given to `claimsSql`.
+ */
+export interface ClaimsSql {
+  cte: string;
+  select: string;
+  params: unknown[];
+}
 /** Adds claims to a user's access token (e.g. `act` for delegation, `acr`); cannot replace the core claims. */
 export type ClaimSource = (q: Queryable, a: { userId: string; tenantId: string; sessionId: string; amr: string[] }) => Promise<Record<string, unknown>>;
 
 export function createTokenIssuer(deps: { keys: KeysService; roles: RolesService; environment: EnvironmentService }) {
   const roleSources: RoleSource[] = [];
   const claimSources: ClaimSource[] = [];
+  // The SQL text per first parameter number: static once the sources are registered (at start-up).
+  const sqlTexts = new Map<number, { sources: number; cte: string; select: string; withSql: boolean }>();
+
+  function claimsText(first: number) {
+    const cached = sqlTexts.get(first);
+    if (cached && cached.sources === roleSources.length) return cached;
+    const tenant = `$${first + 1}::text`;
+    const user = `$${first + 2}::uuid`;
+    const parts = [`SELECT unnest($${first}::uuid[]) AS id`];
+    for (const source of roleSources) if (source.sql) parts.push(source.sql.replaceAll('{tenant}', tenant).replaceAll('{user}', user));
+    const text = {
+      sources: roleSources.length,
+      withSql: parts.length > 1,
+      cte: `claim_roles AS (${parts.join(' UNION ')})`,
+      select: `ARRAY(SELECT r.key FROM roles r WHERE r.id IN (SELECT id FROM claim_roles) ORDER BY r.level, r.key, r.tenant_id NULLS FIRST, r.id) AS roles,
+               ARRAY(SELECT DISTINCT p.key FROM role_permissions rp JOIN permissions p ON p.id = rp.permission_id
+                     WHERE rp.role_id IN (SELECT id FROM claim_roles) ORDER BY p.key) AS permissions`,
+    };
+    sqlTexts.set(first, text);
+    return text;
+  }
+
+  /**
+   * The role claims of a user in an account as part of a statement (see ClaimsSql): the membership's role ids, the
+   * role sources without SQL (run here) and those with SQL (in the statement).
+   */
+  async function claimsSql(q: Queryable, first: number, a: { userId: string; tenantId: string; roleIds: readonly string[] }): Promise<ClaimsSql> {
+    const text = claimsText(first);
+    let roleIds = [...a.roleIds];
+    for (const source of roleSources) if (!source.sql) roleIds = [...new Set([...roleIds, ...(await source(q, { userId: a.userId, tenantId: a.tenantId }))])];
+    const params: unknown[] = [roleIds.filter((id) => isUuid(id))];
+    if (text.withSql) params.push(a.tenantId, a.userId);
+    return { cte: text.cte, select: text.select, params };
+  }
+
   const issue = async function issue(
     q: Queryable,
     a: { user: UserRow; tenantId: string; membership: MembershipRow; tenantIds: string[]; sessionId: string; amr: string[]; authTime: Date },
-    known?: { settings?: VendorSettings },
+    known?: { settings?: VendorSettings; claims?: RoleClaims },
   ): Promise<{ accessToken: string; expiresIn: number }> {
     const settings = known?.settings ?? (await deps.environment.settings(q));
-    // Role keys and permission keys in one statement (the role records themselves are not needed here).
-    let roleIds = a.membership.role_ids;
-    for (const source of roleSources) roleIds = [...new Set([...roleIds, ...(await source(q, { userId: a.user.id, tenantId: a.tenantId }))])];
-    const { roles, permissions } = await tokenRoleClaims(q, roleIds);
+    // Role keys and permission keys in one statement, role sources included (the role records are not needed here);
+    // sign-in and refresh compute them in the statement that writes the session and pass them in `known.claims`.
+    const { roles, permissions } = known?.claims ?? (await roleClaims(q, await claimsSql(q, 1, { userId: a.user.id, tenantId: a.tenantId, roleIds: a.membership.role_ids })));
     let extra: Record<string, unknown> = {};
     for (const source of claimSources) extra = { ...extra, ...(await source(q, { userId: a.user.id, tenantId: a.tenantId, sessionId: a.sessionId, amr: a.amr })) };
     const ttl = settings.defaultTokenExpiration;
@@ -76,6 +132,7 @@ export function createTokenIssuer(deps: { keys: KeysService; roles: RolesService
   };
   return Object.assign(issue, {
     addRoleSource: (s: RoleSource) => void roleSources.push(s),
+    claimsSql,
     addClaimSource: (s: ClaimSource) => void claimSources.push(s),
     /** The extra role ids the role sources give a user in an account (machine tokens acting as a user need them). */
     extraRoleIds: async (q: Queryable, a: { userId: string; tenantId: string }): Promise<string[]> => {

@@ -7,12 +7,16 @@ import type { Db, Queryable } from '../../storage/db.ts';
 import type { KeysService } from '../keys/index.ts';
 import { DEFAULT_SETTINGS, type CreateCredentialBody, type UpdateVendorSettings, type VendorSettings } from './schema.ts';
 import * as store from './store.ts';
+import { createReadCache } from '../../storage/read-cache.ts';
 
 export interface EnvironmentDeps {
   db: Db;
   keys: KeysService;
   vendorTokenTtl: number;
 }
+
+/** How long another instance's change of the environment settings may take to reach this one's sign-ins. */
+export const SETTINGS_CACHE_MS = 5000;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -35,6 +39,7 @@ export function createEnvironmentService(deps: EnvironmentDeps) {
   // Revocation reaches tokens already issued: a credential's state is re-read at most every 5 s per process.
   const activeCache = new Map<string, { active: boolean; at: number }>();
   const DECOY_HASH = sha256Hex(randomSecret());
+  const settingsCache = createReadCache<VendorSettings>({ ttlMs: SETTINGS_CACHE_MS });
 
   return {
     get id() {
@@ -43,6 +48,14 @@ export function createEnvironmentService(deps: EnvironmentDeps) {
     /** Current settings, re-read so that a change made through another instance is seen. */
     async settings(q: Queryable = db): Promise<VendorSettings> {
       return { ...DEFAULT_SETTINGS, ...((await store.readSettings(q)) as Partial<VendorSettings>) };
+    },
+
+    /**
+     * The settings for the sign-in and refresh hot path (token and refresh lifetimes, cookie): cached in process,
+     * dropped when this process changes them, re-read at most every SETTINGS_CACHE_MS otherwise (other instances).
+     */
+    async cachedSettings(q: Queryable = db): Promise<VendorSettings> {
+      return { ...(await settingsCache.get('', async () => ({ ...DEFAULT_SETTINGS, ...((await store.readSettings(q)) as Partial<VendorSettings>) }))) };
     },
 
     /**
@@ -143,7 +156,11 @@ export function createEnvironmentService(deps: EnvironmentDeps) {
     },
 
     async updateSettings(patch: UpdateVendorSettings) {
-      await store.mergeSettings(db, patch);
+      try {
+        await store.mergeSettings(db, patch);
+      } finally {
+        settingsCache.invalidate();
+      }
       return this.config();
     },
   };

@@ -31,25 +31,25 @@ export function createEventsService(opts: EventsOptions = {}) {
   return api;
 
   async function emitMany(q: Queryable, list: NewEvent[]): Promise<void> {
-      if (opts.enabled === false || list.length === 0) return;
-      for (let i = 0; i < list.length; i += 1000) {
-        const params: unknown[] = [];
-        const values = list.slice(i, i + 1000).map((e) => {
-          if (!KNOWN.has(e.eventKey)) throw new Error(`unknown event key ${e.eventKey}: add it to src/modules/events/catalog.ts and docs/events.md`);
-          params.push(newId(), e.eventKey, e.tenantId ?? null, e.entity?.type ?? null, e.entity?.id ?? null, JSON.stringify(e.data));
-          const b = params.length - 6;
-          return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $${b + 6})`;
-        });
-        await q.query(`INSERT INTO events (id, event_key, tenant_id, entity_type, entity_id, data) VALUES ${values.join(', ')}`, params);
-      }
-      // Nudge the dispatcher shortly after (by then the caller's transaction has usually committed; else it polls).
-      if (listeners.length && !wakeTimer) {
-        wakeTimer = setTimeout(() => {
-          wakeTimer = undefined;
-          for (const l of listeners) l();
-        }, 10);
-        wakeTimer.unref();
-      }
+    if (opts.enabled === false || list.length === 0) return;
+    for (let i = 0; i < list.length; i += 1000) {
+      const params: unknown[] = [];
+      const values = list.slice(i, i + 1000).map((e) => {
+        if (!KNOWN.has(e.eventKey)) throw new Error(`unknown event key ${e.eventKey}: add it to src/modules/events/catalog.ts and docs/events.md`);
+        params.push(newId(), e.eventKey, e.tenantId ?? null, e.entity?.type ?? null, e.entity?.id ?? null, JSON.stringify(e.data));
+        const b = params.length - 6;
+        return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $${b + 6})`;
+      });
+      await q.query(`INSERT INTO events (id, event_key, tenant_id, entity_type, entity_id, data) VALUES ${values.join(', ')}`, params);
+    }
+    // Nudge the dispatcher shortly after (by then the caller's transaction has usually committed; else it polls).
+    if (listeners.length && !wakeTimer) {
+      wakeTimer = setTimeout(() => {
+        wakeTimer = undefined;
+        for (const l of listeners) l();
+      }, 10);
+      wakeTimer.unref();
+    }
   }
 }
 export type EventsService = ReturnType<typeof createEventsService>;

@@ -1,2 +1,4 @@
 export { createInvitationsService, type InvitationsService } from './service.ts';
 export { invitationsRoutes } from './routes.ts';
+export { createInviteTokensService, type InviteTokensService, type InviteTokenDto } from './tokens.service.ts';
+export { inviteTokensRoutes } from './tokens.routes.ts';

@@ -9,6 +9,7 @@ import type { RolesService } from '../roles/index.ts';
 import { parseMetadata, type TenantsService } from '../tenants/index.ts';
 import { addMembership, addPhone, addRoles, findByEmail, findById, insertUser, updateUser, type UserRow, type UsersService } from '../users/index.ts';
 import { checkError, countFailure, limitRequests, readFlowSettings, writeFlowSettings, type Client, type CodeBook, type CodeLimits, type Delivery, type StrategySettings } from '../passwordless/index.ts';
+import { assertEmailDomainAllowed } from '../restrictions/index.ts';
 import type { InviteBody } from './schema.ts';
 import * as store from './store.ts';
 
@@ -85,6 +86,8 @@ export function createInvitationsService(deps: InvitationsDeps) {
             ? `${email} is already invited to account ${tenantId}; send the invitation again with POST /identity/resources/users/v1/invitation/reset`
             : `${email} is already a member of account ${tenantId}`);
         }
+        // A new user of the account: the environment's and the account's email-domain restrictions (403 rolls back).
+        await assertEmailDomainAllowed(tx, tenantId, email);
         let roleIds = body.roleIds ?? [];
         if (roleIds.length) await deps.roles.assertAssignable(tx, tenantId, roleIds);
         else roleIds = rows.length === 0 ? await deps.roles.firstUserRoleIds(tx, tenantId) : await deps.roles.defaultRoleIds(tx, tenantId);
@@ -107,6 +110,36 @@ export function createInvitationsService(deps: InvitationsDeps) {
         if (!user || !inv || inv.accepted_at) throw new AppError('INVITATION_NOT_FOUND', `No pending invitation of ${e} to account ${tenantId}`);
         await send(tx, user, tenantId);
       });
+    },
+
+    /**
+     * "Reset all invitation tokens": sends every pending invitation of the email again with a fresh link/code (earlier
+     * ones stop working). An environment token reaches every account, a user token its own account. Answers the count.
+     */
+    async resendAll(tenantId: string | undefined, email: string, client: Client): Promise<number> {
+      const e = email.trim().toLowerCase();
+      limitRequests(deps.limits, client.ip, e);
+      return db.transaction(async (tx) => {
+        const user = await findByEmail(tx, e);
+        const pending = user ? await store.pendingInvitations(tx, user.id, tenantId) : [];
+        if (!user || !pending.length) throw new AppError('INVITATION_NOT_FOUND', `No pending invitation of ${e}${tenantId ? ` to account ${tenantId}` : ''}`);
+        for (const inv of pending) await send(tx, user, inv.tenant_id);
+        return pending.length;
+      });
+    },
+
+    /**
+     * The team screen's "resend activation email" for a member of the account: a pending invitation is sent again;
+     * a user who signed up and has not activated gets the activation email again (`resendSignup`); else 409.
+     */
+    async resendActivation(tenantId: string, userId: string, client: Client, resendSignup: (email: string, client: Client) => Promise<void>): Promise<void> {
+      const user = isUuid(userId) ? await findById(db, userId) : undefined;
+      const member = user ? (await db.query('SELECT 1 FROM user_tenants WHERE tenant_id = $1 AND user_id = $2', [tenantId, user.id])).rows.length > 0 : false;
+      if (!user || !member) throw new AppError('NOT_A_MEMBER', `User ${userId} is not a member of account ${tenantId}`);
+      const inv = await store.findInvitation(db, tenantId, user.id);
+      if (inv && !inv.accepted_at) return this.resend(tenantId, user.email, client);
+      if ((await db.query('SELECT 1 FROM pending_activations WHERE user_id = $1', [user.id])).rows.length) return resendSignup(user.email, client);
+      throw new AppError('ALREADY_ACTIVATED', `${user.email} has already accepted the invitation or activated the account`);
     },
 
     /** Accepts with the link token or the code; signs the user in to the inviting account. */

@@ -26,3 +26,38 @@ export async function accountName(q: Queryable, tenantId: string): Promise<strin
   const { rows } = await q.query<{ name: string }>('SELECT name FROM tenants WHERE tenant_id = $1', [tenantId]);
   return rows[0]?.name ?? '';
 }
+
+/** The user's invitations not accepted yet, of one account when given. */
+export async function pendingInvitations(q: Queryable, userId: string, tenantId?: string): Promise<InvitationRow[]> {
+  const { rows } = await q.query<InvitationRow>(
+    'SELECT * FROM user_invitations WHERE user_id = $1 AND accepted_at IS NULL AND ($2::text IS NULL OR tenant_id = $2) ORDER BY created_at, tenant_id',
+    [userId, tenantId ?? null],
+  );
+  return rows;
+}
+
+export type UserTenantStatus = 'PendingInvitation' | 'PendingLogin' | 'Activated' | 'NotActivated';
+
+/**
+ * Each user's status in each of their accounts (of `tenantId` only when given): NotActivated (membership disabled,
+ * or signed up and not activated), PendingInvitation (invited, not accepted), PendingLogin (never signed in),
+ * else Activated.
+ */
+export async function userTenantStatuses(q: Queryable, userIds: string[], tenantId?: string): Promise<{ user_id: string; tenant_id: string; status: UserTenantStatus }[]> {
+  const { rows } = await q.query<{ user_id: string; tenant_id: string; status: UserTenantStatus }>(
+    `SELECT ut.user_id::text AS user_id, ut.tenant_id,
+            CASE WHEN ut.is_disabled OR pa.user_id IS NOT NULL THEN 'NotActivated'
+                 WHEN ui.user_id IS NOT NULL AND ui.accepted_at IS NULL THEN 'PendingInvitation'
+                 WHEN u.last_login IS NULL THEN 'PendingLogin'
+                 ELSE 'Activated' END AS status
+     FROM user_tenants ut
+     JOIN users u ON u.id = ut.user_id
+     JOIN tenants t ON t.tenant_id = ut.tenant_id AND t.deleted_at IS NULL
+     LEFT JOIN pending_activations pa ON pa.user_id = ut.user_id
+     LEFT JOIN user_invitations ui ON ui.tenant_id = ut.tenant_id AND ui.user_id = ut.user_id
+     WHERE ut.user_id::text = ANY($1::text[]) AND ($2::text IS NULL OR ut.tenant_id = $2)
+     ORDER BY ut.user_id, ut.created_at, ut.tenant_id`,
+    [userIds, tenantId ?? null],
+  );
+  return rows;
+}

@@ -1,7 +1,7 @@
 import { decrypt, encrypt, newId } from '../../lib/crypto.ts';
 import { AppError } from '../../http/errors.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
-import type { EmailTemplate, MailConfigBody, MailConfigOut, SmsConfigBody, SmsConfigOut, SmsTemplate, EmailTemplateBody } from './schema.ts';
+import type { EmailTemplate, MailConfigBody, MailConfigOut, MailConfigV2, MailConfigV2Body, SmsConfigBody, SmsConfigOut, SmsTemplate, EmailTemplateBody } from './schema.ts';
 import * as store from './store.ts';
 import { DEFAULT_EMAIL_TEMPLATES, DEFAULT_SMS_TEMPLATES, defaultLinkPath, isEmailType, isSmsType, EMAIL_TEMPLATE_TYPES, SMS_TEMPLATE_TYPES, type EmailTemplateType, type SmsTemplateType } from './templates.ts';
 
@@ -32,8 +32,9 @@ const iso = (d: Date) => d.toISOString();
 
 export function mailConfigOut(r: store.MailConfigRow): MailConfigOut {
   return {
-    provider: r.provider, host: r.host, port: r.port, secure: r.secure, username: r.username ?? '', senderEmail: r.sender_email,
+    provider: r.provider, host: r.host ?? '', port: r.port ?? 0, secure: r.secure, username: r.username ?? '', senderEmail: r.sender_email,
     fromName: r.from_name, hasPassword: r.password_enc !== null, extension: [], createdAt: iso(r.created_at), updatedAt: iso(r.updated_at),
+    ...(r.domain ? { domain: r.domain } : {}), ...(r.region ? { region: r.region } : {}), ...(r.base_url ? { baseUrl: r.base_url } : {}),
   };
 }
 
@@ -106,6 +107,50 @@ export function createMessagingConfigService(deps: ConfigDeps) {
         const username = b.username?.trim() || null;
         const passwordEnc = password !== undefined && password !== '' ? encrypt(kek, password) : password === '' ? null : (old?.password_enc ?? null);
         const { row, created } = await store.putMailConfig(tx, { provider, host, port, secure, username, password_enc: passwordEnc, sender_email: senderEmail, from_name: fromName });
+        return { config: mailConfigOut(row), created };
+      });
+    },
+
+    /**
+     * Email configuration v2: SendGrid (v3 Mail Send API) or Mailgun (messages API, US/EU region). Replaces any SMTP
+     * configuration. SES (`ses`, `ses-role`) needs AWS request signing, which this build does not carry: 400.
+     */
+    async putMailV2(body: MailConfigV2Body): Promise<{ config: MailConfigOut; created: boolean }> {
+      const b: MailConfigV2 = body.payload ?? body;
+      const f = (name: string) => (body.payload ? `payload.${name}` : name);
+      if (b.provider !== 'sendgrid' && b.provider !== 'mailgun' && b.provider !== 'ses' && b.provider !== 'ses-role') {
+        fail([`${f('provider')} must be one of sendgrid, mailgun, ses, ses-role${b.provider === 'smtp' ? ' (SMTP: POST /identity/resources/mail/v1/configurations)' : ''}`], [f('provider')]);
+      }
+      if (b.provider === 'ses' || b.provider === 'ses-role') {
+        throw new AppError('EMAIL_PROVIDER_UNSUPPORTED', `provider "${b.provider}" (Amazon SES) is not supported by this build (it needs the AWS SDK); use "sendgrid", "mailgun" or SMTP (POST /identity/resources/mail/v1/configurations)`, { fields: [f('provider')] });
+      }
+      const problems: string[] = [];
+      const fields: string[] = [];
+      const bad = (name: string, rule: string) => (problems.push(`${f(name)} ${rule}`), fields.push(f(name)));
+      const secret = b.secret?.trim() ?? '';
+      if (!secret) bad('secret', "is required: the provider's API key");
+      const senderEmail = b.senderEmail?.trim() ?? '';
+      if (senderEmail && !EMAIL.test(senderEmail)) bad('senderEmail', 'must be an email address');
+      const fromName = (b.fromName ?? '').trim();
+      if (CONTROL.test(fromName)) bad('fromName', 'must not contain control characters');
+      const baseUrl = b.baseUrl?.trim() || null;
+      if (baseUrl && !httpUrl(baseUrl)) bad('baseUrl', 'must be an absolute http(s) URL without credentials');
+      let domain: string | null = null;
+      let region: string | null = null;
+      if (b.provider === 'mailgun') {
+        domain = b.domain?.trim().toLowerCase() ?? '';
+        if (!domain) bad('domain', 'is required for mailgun: the sending domain');
+        else if (!/^[a-z0-9.-]+\.[a-z]{2,}$/.test(domain)) bad('domain', 'must be a domain name');
+        region = (b.region ?? 'us').trim().toLowerCase();
+        if (region !== 'us' && region !== 'eu') bad('region', 'must be "us" or "eu" for mailgun');
+      }
+      if (problems.length) fail(problems, fields);
+      const provider = b.provider;
+      return db.transaction(async (tx) => {
+        const { row, created } = await store.putMailConfig(tx, {
+          provider, host: null, port: null, secure: true, username: null, password_enc: encrypt(kek, secret),
+          sender_email: senderEmail, from_name: fromName, domain, region, base_url: baseUrl,
+        });
         return { config: mailConfigOut(row), created };
       });
     },

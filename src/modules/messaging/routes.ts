@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { guard } from '../../http/auth.ts';
 import {
-  Delivery, DeliveryQuery, EmailTemplate, EmailTemplateBody, MailConfigBody, MailConfigOut, OutboxMessage, SmsConfigBody, SmsConfigOut,
+  Delivery, DeliveryQuery, EmailTemplate, EmailTemplateBody, MailConfigBody, MailConfigOut, MailConfigV2Body, OutboxMessage, SmsConfigBody, SmsConfigOut,
   SmsTemplate, SmsTemplateBody,
 } from './schema.ts';
 import type { MessagingService } from './service.ts';
@@ -31,6 +31,14 @@ export const messagingRoutes: FastifyPluginAsyncTypebox<{ messaging: MessagingSe
     config: guard.vendor,
     schema: { tags: ['email configuration'], summary: 'Delete the SMTP configuration (messages then go to the development outbox, or fail in production)', response: { 200: Ok } },
   }, async () => (await cfg.deleteMail(), {}));
+
+  app.post('/identity/resources/mail/v2/configurations', {
+    config: guard.vendor,
+    schema: {
+      tags: ['email configuration'], summary: 'Configure an email API provider: sendgrid (v3 Mail Send) or mailgun (US/EU); replaces the SMTP configuration. ses/ses-role: 400 in this build',
+      body: MailConfigV2Body, response: { 201: MailConfigOut },
+    },
+  }, async (req, reply) => reply.code(201).send((await cfg.putMailV2(req.body)).config));
 
   // -- email templates --
   app.post(`${MAIL}/configs/templates`, {

@@ -16,6 +16,22 @@ export const MailConfigBody = Type.Object({
 });
 export type MailConfigBody = Static<typeof MailConfigBody>;
 
+/** Email configuration v2 (routes.md "Email Configuration"): an API provider, flat or wrapped in `payload` (checked by the service, naming the field). */
+const MailV2Fields = {
+  provider: Type.Optional(Str(32, 'sendgrid, mailgun (ses, ses-role: not supported by this build)')),
+  secret: Type.Optional(Str(1024, "the provider's API key (ses: secret access key; ses-role: role ARN); sealed, never answered")),
+  id: Type.Optional(Str(255, 'ses: access key id')),
+  domain: Type.Optional(Str(255, 'mailgun: the sending domain')),
+  region: Type.Optional(Str(32, 'mailgun: us or eu (default us); ses: the AWS region')),
+  senderEmail: Type.Optional(Str(320, 'Gatehouse addition: the From address when the template names none (mailgun default: no-reply@<domain>)')),
+  fromName: Type.Optional(Str(255, 'Gatehouse addition: the From display name')),
+  baseUrl: Type.Optional(Str(2048, "Gatehouse addition: API base URL override (default: the provider's, per region)")),
+};
+const MailConfigV2 = Type.Object(MailV2Fields);
+export type MailConfigV2 = Static<typeof MailConfigV2>;
+export const MailConfigV2Body = Type.Object({ payload: Type.Optional(MailConfigV2), ...MailV2Fields });
+export type MailConfigV2Body = Static<typeof MailConfigV2Body>;
+
 export const MailConfigOut = Type.Object({
   provider: Type.String(),
   host: Type.String(),
@@ -25,6 +41,9 @@ export const MailConfigOut = Type.Object({
   senderEmail: Type.String(),
   fromName: Type.String(),
   hasPassword: Type.Boolean(),
+  domain: Type.Optional(Type.String({ description: 'mailgun: the sending domain' })),
+  region: Type.Optional(Type.String({ description: 'mailgun: us or eu' })),
+  baseUrl: Type.Optional(Type.String({ description: 'API providers: the base URL in use when overridden' })),
   extension: Type.Array(Type.Unknown()),
   createdAt: Type.String(),
   updatedAt: Type.String(),

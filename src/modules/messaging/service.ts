@@ -11,6 +11,7 @@ import {
   EMAIL_TEMPLATE_TYPES, SMS_TEMPLATE_TYPES, type EmailTemplateType, type SmsTemplateType,
 } from './templates.ts';
 import { createSmtpSender, DeliveryError, sendTwilio } from './transports.ts';
+import { MAILGUN_BASE_URLS, SENDGRID_BASE_URL, sendMailgun, sendSendgrid } from './providers.ts';
 
 export const DELIVER_JOB = 'messaging.deliver';
 export const TWILIO_BASE_URL = 'https://api.twilio.com';
@@ -126,7 +127,8 @@ export function createMessagingService(deps: MessagingDeps) {
     const html = render(tpl?.html_template ?? def.html, vars, escapeHtml);
     const subject = oneLine(render(tpl?.subject ?? def.subject, vars));
     const text = htmlToText(html);
-    const fromAddress = tpl?.sender_email ?? cfg?.sender_email ?? 'no-reply@gatehouse.local';
+    // A v2 (API) configuration may leave the sender to the templates; Mailgun then sends as no-reply@<domain>.
+    const fromAddress = tpl?.sender_email || cfg?.sender_email || (cfg?.provider === 'mailgun' && cfg.domain ? `no-reply@${cfg.domain}` : 'no-reply@gatehouse.local');
     const fromName = oneLine(tpl?.from_name ?? cfg?.from_name ?? 'Gatehouse');
     if (!cfg) {
       if (deps.devOutbox) return toOutbox(d, { from: fromName ? `${fromName} <${fromAddress}>` : fromAddress, subject, text, html }, attempts);
@@ -134,11 +136,17 @@ export function createMessagingService(deps: MessagingDeps) {
       deps.log.error({ deliveryId: d.id, type }, noProvider('email'));
       return;
     }
-    const r = await smtp.send(
-      { host: cfg.host, port: cfg.port, secure: cfg.secure, username: cfg.username, password: cfg.password_enc ? config.unseal(cfg.password_enc) : null, version: cfg.updated_at.toISOString() },
-      { from: { name: fromName, address: fromAddress }, to: s.to, subject, text, html },
-    );
-    await store.updateDelivery(db, d.id, { status: 'sent', provider: 'smtp', attempts, providerMessageId: r.messageId });
+    const message = { from: { name: fromName, address: fromAddress }, to: s.to, subject, text, html };
+    const apiKey = () => config.unseal(cfg.password_enc ?? '');
+    const r = cfg.provider === 'sendgrid'
+      ? await sendSendgrid({ baseUrl: cfg.base_url || SENDGRID_BASE_URL, apiKey: apiKey() }, message)
+      : cfg.provider === 'mailgun'
+        ? await sendMailgun({ baseUrl: cfg.base_url || MAILGUN_BASE_URLS[cfg.region === 'eu' ? 'eu' : 'us'], apiKey: apiKey(), domain: cfg.domain ?? '' }, message)
+        : await smtp.send(
+          { host: cfg.host ?? '', port: cfg.port ?? 587, secure: cfg.secure, username: cfg.username, password: cfg.password_enc ? config.unseal(cfg.password_enc) : null, version: cfg.updated_at.toISOString() },
+          message,
+        );
+    await store.updateDelivery(db, d.id, { status: 'sent', provider: cfg.provider, attempts, providerMessageId: r.messageId });
   }
 
   async function deliverSms(d: store.DeliveryRow, s: Sealed, attempts: number): Promise<void> {

@@ -2,13 +2,18 @@ import type { Queryable } from '../../storage/db.ts';
 
 export interface MailConfigRow {
   provider: string;
-  host: string;
-  port: number;
+  /** SMTP only (NULL for API providers, 0022). */
+  host: string | null;
+  port: number | null;
   secure: boolean;
   username: string | null;
   password_enc: string | null;
   sender_email: string;
   from_name: string;
+  /** Email providers v2 (0022): Mailgun's sending domain and region (us/eu), the API base URL override. */
+  domain?: string | null;
+  region?: string | null;
+  base_url?: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -88,12 +93,12 @@ export async function getMailConfig(q: Queryable): Promise<MailConfigRow | undef
 /** Creates or replaces the configuration; `created` tells which. */
 export async function putMailConfig(q: Queryable, c: Omit<MailConfigRow, 'created_at' | 'updated_at'>): Promise<{ row: MailConfigRow; created: boolean }> {
   const { rows } = await q.query<MailConfigRow & { created: boolean }>(
-    `INSERT INTO mail_configurations (id, provider, host, port, secure, username, password_enc, sender_email, from_name)
-     VALUES ('default', $1, $2, $3, $4, $5, $6, $7, $8)
+    `INSERT INTO mail_configurations (id, provider, host, port, secure, username, password_enc, sender_email, from_name, domain, region, base_url)
+     VALUES ('default', $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
      ON CONFLICT (id) DO UPDATE SET provider = $1, host = $2, port = $3, secure = $4, username = $5, password_enc = $6,
-       sender_email = $7, from_name = $8, updated_at = clock_timestamp()
+       sender_email = $7, from_name = $8, domain = $9, region = $10, base_url = $11, updated_at = clock_timestamp()
      RETURNING *, (xmax = 0) AS created`,
-    [c.provider, c.host, c.port, c.secure, c.username, c.password_enc, c.sender_email, c.from_name],
+    [c.provider, c.host, c.port, c.secure, c.username, c.password_enc, c.sender_email, c.from_name, c.domain ?? null, c.region ?? null, c.base_url ?? null],
   );
   return { row: rows[0], created: rows[0].created };
 }

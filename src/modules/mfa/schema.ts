@@ -1,4 +1,5 @@
 import { Type } from 'typebox';
+import { MfaDevices, SignInAnswer } from '../auth/index.ts';
 
 const Code = (description: string) => Type.String({ minLength: 1, maxLength: 64, description });
 const MfaToken = Type.String({ minLength: 1, maxLength: 512, description: 'the mfaToken of the sign-in answer' });
@@ -36,33 +37,10 @@ export const StrategyName = Type.Union(['AuthenticatorApp', 'WebAuthnPlatform', 
 export const StrategyBody = Type.Object({ isActive: Type.Boolean(), strategy: StrategyName });
 export const Strategies = Type.Object({ strategies: Type.Array(Type.Object({ strategy: Type.String(), isActive: Type.Boolean() })) });
 
-export const Devices = Type.Object({
-  webauthn: Type.Array(Type.Object({ id: Type.String() })),
-  phones: Type.Array(Type.Object({ id: Type.String(), phoneNumber: Type.String() })),
-  authenticators: Type.Array(Type.Object({ id: Type.String() })),
-  emails: Type.Array(Type.Object({ email: Type.String() })),
-});
+export const Devices = MfaDevices;
 
-/** wire.md section 4: tokens, or the MFA challenge (mfaRequired + mfaToken, no tokens). */
-export const AuthResponse = Type.Object({
-  tokenType: Type.Optional(Type.String()),
-  accessToken: Type.Optional(Type.String()),
-  refreshToken: Type.Optional(Type.String()),
-  expiresIn: Type.Optional(Type.Integer()),
-  expires: Type.Optional(Type.String()),
-  mfaRequired: Type.Boolean(),
-  mfaToken: Type.Optional(Type.String()),
-  mfaEnrolled: Type.Optional(Type.Boolean()),
-  mfaDevices: Type.Optional(Devices),
-  mfaStrategies: Type.Optional(Type.Array(Type.String())),
-  allowRememberMyDevice: Type.Optional(Type.Boolean()),
-  /** Shown once, when a sign-in enrols the first factor. */
-  recoveryCode: Type.Optional(Type.String()),
-  recoveryCodes: Type.Optional(Type.Array(Type.String())),
-  userId: Type.Optional(Type.String()),
-  userEmail: Type.Optional(Type.String()),
-  emailVerified: Type.Optional(Type.Boolean()),
-});
+/** wire.md section 4: tokens, or the MFA challenge (mfaRequired + mfaToken, no tokens); the schema every sign-in route shares. */
+export const AuthResponse = SignInAnswer;
 
 export const VerifyBody = Type.Object({ value: Code('the 6-digit code of the authenticator app'), mfaToken: MfaToken, rememberDevice: Type.Optional(Type.Boolean()) });
 export const LoginEnrollBody = Type.Object({ mfaToken: MfaToken });

@@ -1,24 +1,13 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
 import type { EnvironmentService } from '../environment/index.ts';
-import { REFRESH_COOKIE } from '../auth/index.ts';
+import { REFRESH_COOKIE, SignInAnswer } from '../auth/index.ts';
 import type { Client } from './kit.ts';
 
-/** The login answer of wire.md section 4 (open: a gate's challenge, e.g. MFA, adds its own fields). */
-export const LoginAnswer = Type.Object({
-  tokenType: Type.Optional(Type.String()),
-  accessToken: Type.Optional(Type.String()),
-  refreshToken: Type.Optional(Type.String()),
-  expiresIn: Type.Optional(Type.Integer()),
-  expires: Type.Optional(Type.String()),
-  mfaRequired: Type.Boolean(),
-  mfaToken: Type.Optional(Type.String()),
-  userId: Type.Optional(Type.String()),
-  userEmail: Type.Optional(Type.String()),
-  emailVerified: Type.Optional(Type.Boolean()),
-}, { additionalProperties: true });
+/** The login answer of wire.md section 4 with a gate's challenge (MFA): the schema every sign-in route shares. */
+export const LoginAnswer = SignInAnswer;
 
-export const clientOf = (req: FastifyRequest): Client => ({ ip: req.ip, userAgent: req.headers['user-agent'] });
+/** The client of a sign-in, with its cookies (the MFA gate reads its remember-device cookie). */
+export const clientOf = (req: FastifyRequest): Client => ({ ip: req.ip, userAgent: req.headers['user-agent'], cookie: req.headers.cookie });
 
 /**
  * Answers a sign-in a flow finished: with tokens, the refresh token also goes into the `gh_refresh` cookie as the

@@ -51,4 +51,6 @@ export function maskPhone(phone: string): string {
 export interface Client {
   ip?: string;
   userAgent?: string;
+  /** The request's Cookie header (the MFA gate reads its remember-device cookie). */
+  cookie?: string;
 }

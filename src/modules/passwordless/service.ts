@@ -21,6 +21,8 @@ export interface PreloginBody {
 }
 export interface PostloginBody extends PreloginBody {
   token: string;
+  /** An account invite token: after the code or link is checked the user joins that account and signs in to it. */
+  invitationToken?: string;
 }
 
 export interface PasswordlessDeps {
@@ -30,6 +32,8 @@ export interface PasswordlessDeps {
   codes: CodeBook;
   delivery: Delivery;
   limits: CodeLimits;
+  /** Account invite tokens (invitations module): joins the user to the token's account, answers its id. */
+  inviteTokens?: { join(q: Queryable, user: UserRow, token: string): Promise<string> };
 }
 
 export type PasswordlessService = ReturnType<typeof createPasswordlessService>;
@@ -143,7 +147,8 @@ export function createPasswordlessService(deps: PasswordlessDeps) {
           user = { ...user, verified: true };
         }
         try {
-          return { response: await deps.login.signIn(tx, user, client, AMR[type]) };
+          const tenantId = body.invitationToken && deps.inviteTokens ? await deps.inviteTokens.join(tx, user, body.invitationToken) : undefined;
+          return { response: await deps.login.signIn(tx, user, client, AMR[type], tenantId ? { tenantId } : {}) };
         } catch (err) {
           // Refused by a gate (e.g. not activated): the secret stays consumed, nothing else changes.
           if (err instanceof AppError) return { error: err };

@@ -10,6 +10,7 @@ import type { RolesService } from '../roles/index.ts';
 import { parseMetadata, type TenantsService } from '../tenants/index.ts';
 import { addMembership, addPhone, addRoles, findByEmail, findById, findByUsername, insertUser, updateUser, type UserRow } from '../users/index.ts';
 import { checkError, countFailure, limitRequests, readFlowSettings, writeFlowSettings, type Client, type CodeBook, type CodeLimits, type Delivery, type StrategySettings } from '../passwordless/index.ts';
+import { assertEmailDomainAllowed } from '../restrictions/index.ts';
 import type { SignUpBody } from './schema.ts';
 import * as store from './store.ts';
 
@@ -25,6 +26,8 @@ export interface SignupDeps {
   delivery: Delivery;
   limits: CodeLimits;
   publicUrl: string;
+  /** Account invite tokens (invitations module): sign-up with `invitationToken` joins that account instead of creating one. */
+  inviteTokens?: { check(q: Queryable, token: string): Promise<string>; join(q: Queryable, user: UserRow, token: string): Promise<string> };
 }
 
 export type SignupService = ReturnType<typeof createSignupService>;
@@ -81,6 +84,8 @@ export function createSignupService(deps: SignupDeps) {
       const email = body.email.trim().toLowerCase();
       const metadata = body.metadata !== undefined ? parseMetadata(body.metadata, 'metadata') : {};
       limitRequests(deps.limits, client.ip, email);
+      // The environment's email-domain restrictions (a new account has no rules of its own yet).
+      await assertEmailDomainAllowed(db, null, email);
       // The new account inherits the environment's password policy, so it is checked before anything is written.
       if (body.password !== undefined) await deps.passwords.validate(db, body.password, { email });
       const passwordHash = body.password !== undefined ? await deps.passwords.hash(body.password) : null;
@@ -88,22 +93,33 @@ export function createSignupService(deps: SignupDeps) {
         if (await findByEmail(tx, email)) throw new AppError('USER_EXISTS', `A user with email ${email} already exists; sign in instead`);
         if (body.username && (await findByUsername(tx, body.username))) throw new AppError('USERNAME_TAKEN', `Username ${body.username} is taken`);
         const name = body.name?.trim() ?? '';
-        const account = await deps.tenants.create({ name: (body.companyName?.trim() || name || email).slice(0, 255), creatorEmail: email, ...(name ? { creatorName: name } : {}) } as never, tx);
+        const invite = body.invitationToken?.trim() && deps.inviteTokens ? body.invitationToken.trim() : undefined;
+        // With an account invite token the user joins that account (the token's roles) instead of creating one.
+        const invited = invite ? await deps.inviteTokens!.check(tx, invite) : undefined;
+        const account = invited ? undefined : await deps.tenants.create({ name: (body.companyName?.trim() || name || email).slice(0, 255), creatorEmail: email, ...(name ? { creatorName: name } : {}) } as never, tx);
+        const tenantId = invited ?? account!.tenantId;
         const id = newId();
         await insertUser(tx, {
           id, email, username: body.username ?? null, name, profile_picture_url: body.profilePictureUrl ?? null, verified: false,
-          provider: 'local', metadata, vendor_metadata: {}, password_hash: passwordHash, active_tenant_id: account.tenantId,
+          provider: 'local', metadata, vendor_metadata: {}, password_hash: passwordHash, active_tenant_id: tenantId,
         });
         if (passwordHash) await deps.passwords.remember(tx, id, passwordHash);
         if (body.phoneNumber && !(await addPhone(tx, id, body.phoneNumber))) throw new AppError('PHONE_TAKEN', `Phone number ${body.phoneNumber} belongs to another user`);
-        await addMembership(tx, account.tenantId, id, { subAccess: account.subAccountAccessType !== 'defaultOff', expiresAt: null });
-        // A self-registered user never chooses roles: the first user of the new account gets the firstUserRole roles.
-        await addRoles(tx, account.tenantId, id, await deps.roles.firstUserRoleIds(tx, account.tenantId));
+        if (account) {
+          await addMembership(tx, account.tenantId, id, { subAccess: account.subAccountAccessType !== 'defaultOff', expiresAt: null });
+          // A self-registered user never chooses roles: the first user of the new account gets the firstUserRole roles.
+          await addRoles(tx, account.tenantId, id, await deps.roles.firstUserRoleIds(tx, account.tenantId));
+        }
         await store.markPending(tx, id);
-        const user = (await findById(tx, id))!;
-        if (!body.skipInviteEmail) await sendActivation(tx, user, account.tenantId);
-        await deps.events.emit(tx, { eventKey: 'user.created', tenantId: account.tenantId, entity: { type: 'user', id }, data: { userId: id, email, tenantId: account.tenantId, source: 'signup' } });
-        return { shouldActivate: true, userId: id, tenantId: account.tenantId };
+        let user = (await findById(tx, id))!;
+        if (invite) {
+          await deps.events.emit(tx, { eventKey: 'user.created', tenantId, entity: { type: 'user', id }, data: { userId: id, email, tenantId, source: 'signup' } });
+          await deps.inviteTokens!.join(tx, user, invite);
+          user = (await findById(tx, id))!;
+        }
+        if (!body.skipInviteEmail) await sendActivation(tx, user, tenantId);
+        if (!invite) await deps.events.emit(tx, { eventKey: 'user.created', tenantId, entity: { type: 'user', id }, data: { userId: id, email, tenantId, source: 'signup' } });
+        return { shouldActivate: true, userId: id, tenantId };
       });
     },
 

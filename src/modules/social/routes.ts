@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { guard } from '../../http/auth.ts';
 import type { EnvironmentService } from '../environment/index.ts';
+import { SignInAnswer, type SignInAnswerBody } from '../auth/index.ts';
 import { acceptForms, refreshCookie } from '../sso/index.ts';
 import type { SocialService } from './service.ts';
 
@@ -60,9 +61,10 @@ export const socialRoutes: FastifyPluginAsyncTypebox<SocialRouteDeps> = async (a
       tags, summary: 'Finish a social sign-in with the code and state (JSON, form post, or query)', params: Provider,
       querystring: Type.Object({ code: Type.Optional(Type.String({ maxLength: 4000 })), state: Type.Optional(Type.String({ maxLength: 500 })) }),
       body: Type.Optional(Type.Object({ code: Type.Optional(Type.String({ maxLength: 4000 })), state: Type.Optional(Type.String({ maxLength: 500 })) }, { additionalProperties: true })),
+      response: { 200: SignInAnswer },
     },
   }, async (req, reply) => {
-    const r = await social.postlogin(req.params.provider, { code: req.body?.code ?? req.query.code, state: req.body?.state ?? req.query.state }, { ip: req.ip, userAgent: req.headers['user-agent'] });
+    const r = (await social.postlogin(req.params.provider, { code: req.body?.code ?? req.query.code, state: req.body?.state ?? req.query.state }, { ip: req.ip, userAgent: req.headers['user-agent'], cookie: req.headers.cookie })) as SignInAnswerBody;
     if (typeof r.refreshToken === 'string') await refreshCookie(reply, deps.environment, deps.secureCookies, r.refreshToken);
     return r;
   });

@@ -8,7 +8,8 @@ import type { EnvironmentService } from '../environment/index.ts';
 import type { EventsService } from '../events/index.ts';
 import type { RolesService } from '../roles/index.ts';
 import type { TenantsService } from '../tenants/index.ts';
-import { findByEmail, isLockedNow } from '../users/index.ts';
+import { activateByIdentityProvider } from '../signup/index.ts';
+import { findByEmail, findById, isLockedNow, updateUser } from '../users/index.ts';
 import { assertAllowedRedirect, flowSecrets, provisionIntoAccount, saveFlow, takeFlow } from '../sso/index.ts';
 import { customDef, PROVIDERS, type Endpoints, type ProviderDef } from './providers.ts';
 import * as store from './store.ts';
@@ -184,20 +185,40 @@ export function createSocialService(deps: SocialDeps) {
         if (def.oidc && idClaims.nonce !== flow.nonce) throw new AppError('SOCIAL_LOGIN_REFUSED', 'The ID token nonce does not match the sign-in (nonce mismatch)');
       } else if (def.oidc && row.type !== 'github') throw new AppError('SOCIAL_LOGIN_REFUSED', `${row.type} answered no ID token`);
       const profile = await def.profile({ accessToken: tokens.access_token, idClaims, urls, getJson });
-      if (!profile.email || !profile.emailVerified) throw new AppError('SOCIAL_EMAIL_UNVERIFIED', `${row.type} did not vouch for the email address; sign in another way`);
+      const amr = ['social', row.type];
       return db.transaction(async (tx) => {
-        const known = await findByEmail(tx, profile.email);
+        // The provider's subject id names the user from the second sign-in on, whatever email the provider gives now.
+        const linked = await store.touchIdentity(tx, row.type, profile.id, profile.email);
+        if (linked) {
+          const user = await findById(tx, linked.user_id);
+          if (!user) throw new AppError('SOCIAL_LOGIN_REFUSED', 'The linked user no longer exists');
+          if (isLockedNow(user)) throw new AppError('USER_LOCKED');
+          return deps.login.signIn(tx, user, client, amr);
+        }
+        if (!profile.email || !profile.emailVerified) throw new AppError('SOCIAL_EMAIL_UNVERIFIED', `${row.type} did not vouch for the email address; sign in another way`);
+        let known = await findByEmail(tx, profile.email);
         if (known) {
-          // Linking by verified email: the provider vouched for this address, so it is this user.
+          // Linking by verified email, once: the provider vouched for this address, so it is this user. A user already
+          // linked to another subject of this provider is not linked again by email (a recycled address at the
+          // provider must not reach the account).
           if (isLockedNow(known)) throw new AppError('USER_LOCKED');
-          return deps.login.signIn(tx, known, client, ['social', row.type]);
+          if (!(await store.linkIdentity(tx, row.type, profile.id, known.id, profile.email))) {
+            throw new AppError('SOCIAL_IDENTITY_CONFLICT', `${profile.email} is linked to another ${row.type} account; sign in with that one`);
+          }
+          known = await activateByIdentityProvider(tx, deps.events, known, row.type);
+          if (!known.verified) {
+            await updateUser(tx, known.id, { verified: true });
+            known = { ...known, verified: true };
+          }
+          return deps.login.signIn(tx, known, client, amr);
         }
         const allow = (await deps.environment.settings(tx)).allowSignups || Boolean(row.options.allowSignups);
         if (!allow) throw new AppError('SOCIAL_SIGNUP_DISABLED', `No user has the email ${profile.email} and sign-up is disabled`);
         const account = await deps.tenants.create({ name: profile.name || profile.email }, tx);
         const roleIds = await deps.roles.firstUserRoleIds(tx, account.tenantId);
         const user = await provisionIntoAccount(tx, deps, account.tenantId, { email: profile.email, name: profile.name, picture: profile.picture, provider: row.custom ? row.type : row.type, roleIds });
-        return deps.login.signIn(tx, user, client, ['social', row.type], { tenantId: account.tenantId });
+        await store.linkIdentity(tx, row.type, profile.id, user.id, profile.email);
+        return deps.login.signIn(tx, user, client, amr, { tenantId: account.tenantId });
       });
     },
   };

@@ -40,3 +40,32 @@ export async function remove(q: Queryable, where: { type?: string; id?: string }
   const r = where.id ? await q.query('DELETE FROM social_providers WHERE id = $1 AND custom RETURNING id', [where.id]) : await q.query('DELETE FROM social_providers WHERE type = $1 AND NOT custom RETURNING id', [where.type]);
   return r.rows.length > 0;
 }
+
+// -- identities at providers (user_identities) --
+export interface IdentityRow {
+  provider: string;
+  subject: string;
+  user_id: string;
+  email: string;
+}
+/** The identity of a provider subject, touched (last sign-in, email the provider now gives). */
+export async function touchIdentity(q: Queryable, provider: string, subject: string, email: string): Promise<IdentityRow | undefined> {
+  const { rows } = await q.query<IdentityRow>(
+    'UPDATE user_identities SET last_login_at = now(), email = $3 WHERE provider = $1 AND subject = $2 RETURNING provider, subject, user_id, email',
+    [provider, subject, email],
+  );
+  return rows[0];
+}
+/** The user's identity at a provider, if any. */
+export async function identityOf(q: Queryable, userId: string, provider: string): Promise<IdentityRow | undefined> {
+  const { rows } = await q.query<IdentityRow>('SELECT provider, subject, user_id, email FROM user_identities WHERE user_id = $1 AND provider = $2', [userId, provider]);
+  return rows[0];
+}
+/** Links a provider subject to a user; false when the subject or the user's slot for this provider is taken. */
+export async function linkIdentity(q: Queryable, provider: string, subject: string, userId: string, email: string): Promise<boolean> {
+  const { rows } = await q.query(
+    'INSERT INTO user_identities (provider, subject, user_id, email) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING subject',
+    [provider, subject, userId, email],
+  );
+  return rows.length > 0;
+}

@@ -7,7 +7,7 @@ import type { SsoConfigService } from './config.service.ts';
 import { assertAllowedRedirect, flowSecrets, saveFlow, takeFlow } from './flow.ts';
 import * as oidc from './oidc.ts';
 import { provisionIntoAccount, type ProvisionDeps } from './provision.ts';
-import { assertionFacts, assertSafeAlgorithms, authnRequestUrl, validateResponse } from './saml.ts';
+import { assertionFacts, assertSafeAlgorithms, authnContexts, authnRequestUrl, SAML_MFA_CONTEXTS, validateResponse } from './saml.ts';
 import * as store from './store.ts';
 
 export interface SsoLoginDeps extends ProvisionDeps {
@@ -20,6 +20,7 @@ export interface SsoLoginDeps extends ProvisionDeps {
 
 export type SsoLoginService = ReturnType<typeof createSsoLoginService>;
 
+const OIDC_MFA_ACR = new Set(['http://schemas.openid.net/pape/policies/2007/06/multi-factor', 'https://refeds.org/profile/mfa']);
 const domainOf = (email: string) => email.slice(email.lastIndexOf('@') + 1).toLowerCase();
 const strings = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : typeof v === 'string' && v ? [v] : []);
 
@@ -48,11 +49,18 @@ export function createSsoLoginService(deps: SsoLoginDeps) {
     }
   }
 
-  async function finish(tx: Queryable, config: store.ConfigRow, who: { email: string; name?: string; groups: string[]; provider: string }, client: ClientInfo) {
+  /**
+   * Provisions and signs in. `idpMfa`: the IdP says its sign-in used several factors (SAML AuthnContextClassRef, OIDC
+   * amr/acr). It satisfies Gatehouse's `mfa` gate only when the configuration trusts it (`configMetadata.trustIdpMfa`,
+   * default off: the account's MFA policy then applies after SSO as after a password); the tokens then carry `mfa`.
+   */
+  async function finish(tx: Queryable, config: store.ConfigRow, who: { email: string; name?: string; groups: string[]; provider: string; idpMfa: boolean }, client: ClientInfo) {
     await assertDomain(tx, config, who.email);
     const roleIds = await rolesFor(tx, config, who.groups);
     const user = await provisionIntoAccount(tx, deps, config.tenant_id, { email: who.email, name: who.name, provider: who.provider, roleIds });
-    return deps.login.signIn(tx, user, client, config.type === 'saml' ? ['sso', 'saml'] : ['sso'], { tenantId: config.tenant_id });
+    const amr = config.type === 'saml' ? ['sso', 'saml'] : ['sso'];
+    const trusted = who.idpMfa && config.config_metadata.trustIdpMfa === true;
+    return deps.login.signIn(tx, user, client, trusted ? [...amr, 'mfa'] : amr, { tenantId: config.tenant_id, satisfied: trusted ? ['mfa'] : [] });
   }
 
   async function allowList(): Promise<string[]> {
@@ -107,7 +115,8 @@ export function createSsoLoginService(deps: SsoLoginDeps) {
         if (!(await store.rememberAssertion(tx, facts.id, config.tenant_id, facts.notOnOrAfter))) throw new AppError('SSO_ASSERTION_REPLAYED', `Assertion ${facts.id} was already used`);
         const email = String(profile.email ?? profile.mail ?? profile['urn:oid:0.9.2342.19200300.100.1.3'] ?? profile.nameID ?? '').toLowerCase();
         const name = [profile.firstName ?? profile.givenName, profile.lastName ?? profile.surname].filter(Boolean).join(' ') || String(profile.name ?? profile.displayName ?? '');
-        const response = await finish(tx, config, { email, name, groups: strings(profile[config.group_attribute]), provider: 'saml' }, client);
+        const idpMfa = authnContexts(profile).some((c) => SAML_MFA_CONTEXTS.has(c));
+        const response = await finish(tx, config, { email, name, groups: strings(profile[config.group_attribute]), provider: 'saml', idpMfa }, client);
         return { response, appRedirect: flow.app_redirect };
       });
     },
@@ -122,7 +131,9 @@ export function createSsoLoginService(deps: SsoLoginDeps) {
         const claims = await oidc.finish(c, { redirectUri: flow.redirect_uri!, code: body.code, state: body.state, iss: body.iss, codeVerifier: flow.codeVerifier, nonce: flow.nonce! });
         if (claims.email_verified === false) throw new AppError('SSO_INVALID_ASSERTION', 'The OpenID provider marks the email as not verified');
         const provider = typeof config.config_metadata.provider === 'string' ? config.config_metadata.provider : 'oidc';
-        const response = await finish(tx, config, { email: String(claims.email ?? '').toLowerCase(), name: typeof claims.name === 'string' ? claims.name : undefined, groups: strings(claims[config.group_attribute]), provider }, client);
+        // RFC 8176 `mfa` in amr, or an acr naming multi-factor (OpenID PAPE, REFEDS MFA).
+        const idpMfa = strings(claims.amr).includes('mfa') || OIDC_MFA_ACR.has(String(claims.acr ?? ''));
+        const response = await finish(tx, config, { email: String(claims.email ?? '').toLowerCase(), name: typeof claims.name === 'string' ? claims.name : undefined, groups: strings(claims[config.group_attribute]), provider, idpMfa }, client);
         return { response };
       });
     },

@@ -4,6 +4,7 @@ import type { Queryable } from '../../storage/db.ts';
 import type { EventsService } from '../events/index.ts';
 import type { RolesService } from '../roles/index.ts';
 import type { TenantsService } from '../tenants/index.ts';
+import { activateByIdentityProvider } from '../signup/index.ts';
 import { addMembership, addRoles, findByEmail, findById, insertUser, updateUser, type UserRow } from '../users/index.ts';
 
 export interface ProvisionDeps {
@@ -30,9 +31,11 @@ export interface IdpIdentity {
  */
 export async function provisionIntoAccount(tx: Queryable, deps: ProvisionDeps, tenantId: string, who: IdpIdentity): Promise<UserRow> {
   const email = who.email.trim().toLowerCase();
-  if (deps.domainCheck) await deps.domainCheck(tx, tenantId, email);
   const account = await deps.tenants.requireLive(tx, tenantId);
   let user = await findByEmail(tx, email);
+  // Domain rules apply to new users of the account (a new user, or a known one joining), never to its members.
+  const member = user ? (await tx.query('SELECT 1 FROM user_tenants WHERE tenant_id = $1 AND user_id = $2', [tenantId, user.id])).rows.length > 0 : false;
+  if (deps.domainCheck && !member) await deps.domainCheck(tx, tenantId, email);
   const roleIds = who.roleIds.length ? who.roleIds : await deps.roles.defaultRoleIds(tx, tenantId);
   if (!user) {
     const id = newId();
@@ -44,6 +47,8 @@ export async function provisionIntoAccount(tx: Queryable, deps: ProvisionDeps, t
     return user;
   }
   if (user.is_locked && (!user.locked_until || user.locked_until > new Date())) throw new AppError('USER_LOCKED');
+  // The IdP vouched for the email: a user who signed up and never activated is activated (sign-up password dropped).
+  user = await activateByIdentityProvider(tx, deps.events, user, who.provider);
   const joined = await addMembership(tx, tenantId, user.id, { subAccess: account.sub_account_access_type !== 'defaultOff', expiresAt: null });
   await addRoles(tx, tenantId, user.id, roleIds);
   const values: Record<string, unknown> = {};

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { accountOf, guard } from '../../http/auth.ts';
-import { REFRESH_COOKIE } from '../auth/index.ts';
+import { REFRESH_COOKIE, SignInAnswer, type SignInAnswerBody } from '../auth/index.ts';
 import type { EnvironmentService } from '../environment/index.ts';
 import type { SsoConfigService } from './config.service.ts';
 import type { SsoLoginService } from './login.service.ts';
@@ -37,7 +37,7 @@ export async function refreshCookie(reply: FastifyReply, environment: Environmen
 export const ssoRoutes: FastifyPluginAsyncTypebox<SsoRouteDeps> = async (app, deps) => {
   const { configs, sso } = deps;
   acceptForms(app);
-  const client = (req: FastifyRequest) => ({ ip: req.ip, userAgent: req.headers['user-agent'] });
+  const client = (req: FastifyRequest) => ({ ip: req.ip, userAgent: req.headers['user-agent'], cookie: req.headers.cookie });
 
   for (const P of PREFIXES) {
     const C = `${P}/v1/configurations`;
@@ -90,21 +90,34 @@ export const ssoRoutes: FastifyPluginAsyncTypebox<SsoRouteDeps> = async (app, de
 
   app.post(`${A}/v1/user/saml/postlogin`, {
     config: guard.public,
-    schema: { tags: ['sso sign-in'], summary: 'SAML ACS (HTTP-POST binding): form or JSON {SAMLResponse, RelayState}; redirects to the allow-listed app URL when the sign-in named one', body: S.SamlPostLoginBody },
+    schema: {
+      tags: ['sso sign-in'],
+      summary: 'SAML ACS (HTTP-POST binding): form or JSON {SAMLResponse, RelayState}; redirects to the allow-listed app URL when the sign-in named one (with #mfaRequired=true&mfaToken=… when a second factor is due)',
+      body: S.SamlPostLoginBody,
+      response: { 200: SignInAnswer },
+    },
   }, async (req, reply) => {
-    const { response, appRedirect } = await sso.samlPostLogin(req.body, client(req));
+    const { response: r, appRedirect } = await sso.samlPostLogin(req.body, client(req));
+    const response = r as SignInAnswerBody;
     const refresh = typeof response.refreshToken === 'string' ? response.refreshToken : undefined;
     if (refresh) await refreshCookie(reply, deps.environment, deps.secureCookies, refresh);
     if (appRedirect && refresh) return reply.redirect(appRedirect, 302);
+    // A gate's challenge (MFA) on a browser post: back to the app with the challenge in the fragment (never sent to a
+    // server, not in Referer); the app's page finishes with the MFA verify routes. No cookie is set yet.
+    if (appRedirect && response.mfaRequired === true && typeof response.mfaToken === 'string') {
+      const url = new URL(appRedirect);
+      url.hash = new URLSearchParams({ mfaRequired: 'true', mfaToken: response.mfaToken, mfaEnrolled: String(response.mfaEnrolled === true) }).toString();
+      return reply.redirect(url.href, 302);
+    }
     return response;
   });
 
   for (const v of ['v1', 'v2']) {
     app.post(`${A}/${v}/user/oidc/postlogin`, {
       config: guard.public,
-      schema: { tags: ['sso sign-in'], summary: 'OIDC post-login: the code and state the IdP sent to the redirect page', body: S.OidcPostLoginBody },
+      schema: { tags: ['sso sign-in'], summary: 'OIDC post-login: the code and state the IdP sent to the redirect page', body: S.OidcPostLoginBody, response: { 200: SignInAnswer } },
     }, async (req, reply) => {
-      const { response } = await sso.oidcPostLogin(req.body, client(req));
+      const response = (await sso.oidcPostLogin(req.body, client(req))).response as SignInAnswerBody;
       if (typeof response.refreshToken === 'string') await refreshCookie(reply, deps.environment, deps.secureCookies, response.refreshToken);
       return response;
     });

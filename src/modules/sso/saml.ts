@@ -97,6 +97,27 @@ export function assertionFacts(responseXml: string): { id: string; notOnOrAfter:
   return { id, notOnOrAfter: new Date((times.length ? Math.max(...times) : Date.now() + 3600_000) + CLOCK_SKEW_MS) };
 }
 
+/**
+ * AuthnContextClassRef values that name a multi-factor sign-in at the IdP (SAML 2.0 authn context classes for
+ * two-factor and token methods, REFEDS MFA, Microsoft Entra's multipleauthn).
+ */
+export const SAML_MFA_CONTEXTS = new Set([
+  'urn:oasis:names:tc:SAML:2.0:ac:classes:MobileTwoFactorContract',
+  'urn:oasis:names:tc:SAML:2.0:ac:classes:MobileTwoFactorUnregistered',
+  'urn:oasis:names:tc:SAML:2.0:ac:classes:TimeSyncToken',
+  'urn:oasis:names:tc:SAML:2.0:ac:classes:SmartcardPKI',
+  'https://refeds.org/profile/mfa',
+  'http://schemas.microsoft.com/claims/multipleauthn',
+]);
+
+/** The AuthnContextClassRef values of the assertion node-saml verified (read from that assertion, not the raw response). */
+export function authnContexts(profile: Profile): string[] {
+  const xml = profile.getAssertionXml?.();
+  if (!xml) return [];
+  const doc = parse(xml, 'Assertion');
+  return Array.from(doc.getElementsByTagNameNS('urn:oasis:names:tc:SAML:2.0:assertion', 'AuthnContextClassRef')).map((e) => (e.textContent ?? '').trim());
+}
+
 export interface SpSide {
   entityId: string;
   acsUrl: string;

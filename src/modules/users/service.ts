@@ -281,8 +281,9 @@ export function createUsersService(deps: UsersDeps) {
      * rows when the user is a direct member of the (live) account, the usual case, and otherwise walks the ancestors
      * as `accessTo` does. Same answers as `accountsOf` and `accessTo`, without a statement per question.
      */
-    async accessView(q: Queryable, userId: string) {
-      const live = (await store.membershipsWithState(q, userId)).filter((m) => m.live);
+    async accessView(q: Queryable, userId: string, rows?: (store.MembershipRow & { live: boolean })[]) {
+      // `rows`: the memberships (as membershipsWithState reads them) when the caller read them in a larger statement.
+      const live = (rows ?? (await store.membershipsWithState(q, userId))).filter((m) => m.live);
       return {
         tenantIds: live.map((m) => m.tenant_id),
         accessTo: async (tenantId: string): Promise<store.MembershipRow | undefined> => {

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../storage/db.ts';
+import { prepared } from '../../storage/prepared.ts';
 
 export interface UserRow {
   id: string;
@@ -55,8 +56,9 @@ export async function findById(q: Queryable, id: string, lock = false): Promise<
   return rows[0];
 }
 
+const BY_EMAIL = prepared('SELECT * FROM users WHERE email = $1');
 export async function findByEmail(q: Queryable, email: string): Promise<UserRow | undefined> {
-  const { rows } = await q.query<UserRow>('SELECT * FROM users WHERE email = $1', [email.toLowerCase()]);
+  const { rows } = await q.query<UserRow>(BY_EMAIL, [email.toLowerCase()]);
   return rows[0];
 }
 
@@ -75,20 +77,25 @@ export async function memberships(q: Queryable, userId: string): Promise<Members
   return membershipsWithState(q, userId);
 }
 
-/** `memberships`, each also saying whether its account is live (not removed). */
-export async function membershipsWithState(q: Queryable, userId: string): Promise<(MembershipRow & { live: boolean })[]> {
-  const { rows } = await q.query<MembershipRow & { live: boolean }>(
-    `SELECT ut.tenant_id, ut.is_disabled, ut.temporary_expiration_date, ut.sub_account_access_allowed, ut.created_at,
+/**
+ * The query of `membershipsWithState` for the user `userExpr` (a parameter such as `$1`, or a column of an enclosing
+ * query, e.g. the refresh lookup's `s.user_id`), so sign-in and refresh can read memberships within a larger statement.
+ */
+export const membershipsWithStateSql = (userExpr: string) =>
+  `SELECT ut.tenant_id, ut.is_disabled, ut.temporary_expiration_date, ut.sub_account_access_allowed, ut.created_at,
             t.sub_account_access_type, t.deleted_at IS NULL AS live,
             coalesce(array_agg(ur.role_id::text) FILTER (WHERE ur.role_id IS NOT NULL), '{}') AS role_ids
      FROM user_tenants ut
      JOIN tenants t ON t.tenant_id = ut.tenant_id
      LEFT JOIN user_roles ur ON ur.tenant_id = ut.tenant_id AND ur.user_id = ut.user_id
-     WHERE ut.user_id = $1
+     WHERE ut.user_id = ${userExpr}
      GROUP BY ut.tenant_id, ut.user_id, t.sub_account_access_type, t.deleted_at
-     ORDER BY ut.created_at, ut.tenant_id`,
-    [userId],
-  );
+     ORDER BY ut.created_at, ut.tenant_id`;
+const MEMBERSHIPS_WITH_STATE = prepared(membershipsWithStateSql('$1'));
+
+/** `memberships`, each also saying whether its account is live (not removed). */
+export async function membershipsWithState(q: Queryable, userId: string): Promise<(MembershipRow & { live: boolean })[]> {
+  const { rows } = await q.query<MembershipRow & { live: boolean }>(MEMBERSHIPS_WITH_STATE, [userId]);
   return rows;
 }
 
