@@ -29,7 +29,7 @@ export interface Config {
   outboundCaFile?: string;
   /** Events, webhooks and audit (issue 10; docs/events.md). `enabled` switches off the outbox / audit log (a benchmark aid). */
   events: { enabled: boolean };
-  webhooks: { pollMs: number; timeoutMs: number; retryForSeconds: number; backoffBaseMs: number; backoffMaxMs: number; concurrency: number };
+  webhooks: { pollMs: number; timeoutMs: number; retryForSeconds: number; backoffBaseMs: number; backoffMaxMs: number; concurrency: number; allowPrivateNetworks: boolean; eventsRetentionDays: number };
   audit: { enabled: boolean; retentionDays: number };
   /** Messaging (issue 7): the development outbox (default on unless production) and delivery attempts per message. */
   messaging: { devOutbox: boolean; maxAttempts: number };
@@ -132,6 +132,10 @@ export function loadConfig(env: Env = process.env): Config {
       backoffBaseMs: int('WEBHOOK_BACKOFF_BASE_MS', 5_000, 1, 3_600_000),
       backoffMaxMs: int('WEBHOOK_BACKOFF_MAX_MS', 3_600_000, 1, 86_400_000),
       concurrency: int('WEBHOOK_CONCURRENCY', 16, 1, 256),
+      // SSRF guard (docs/events.md): private, loopback, link-local and metadata addresses only when allowed; off in production.
+      allowPrivateNetworks: bool('WEBHOOK_ALLOW_PRIVATE_NETWORKS', !production),
+      // Outbox and delivery-log retention (days; 0 keeps forever); runs with the audit retention job.
+      eventsRetentionDays: int('EVENTS_RETENTION_DAYS', 30, 0, 36_500),
     },
     audit: { enabled: bool('AUDIT_ENABLED', true), retentionDays: int('AUDIT_RETENTION_DAYS', 365, 0, 36_500) },
     codeRateLimit: {

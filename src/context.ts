@@ -13,7 +13,7 @@ import { createAccountSettingsService } from './modules/account-settings/index.t
 import { createPasswordService } from './modules/credentials/index.ts';
 import { accountMigrationJobs, createAccountMigrationService } from './modules/account-migration/index.ts';
 import { createRolesService } from './modules/roles/index.ts';
-import { createUsersService, removeAccountUsers } from './modules/users/index.ts';
+import { createUsersService } from './modules/users/index.ts';
 import { createAuth } from './modules/auth/index.ts';
 import { createMfaService } from './modules/mfa/index.ts';
 import { readFileSync } from 'node:fs';
@@ -69,7 +69,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   const roles = createRolesService({ db, environment });
   tenants.onRemove(async (tx, tenantId) => void (await roles.removeAccountRoles(tx, tenantId)));
   const users = createUsersService({ db, tenants, roles, passwords, environment, events });
-  tenants.onRemove((tx, tenantId) => removeAccountUsers(tx, tenantId));
+  tenants.onRemove((tx, tenantId) => users.forgetAccount(tx, tenantId));
   tenants.onRemove((tx, tenantId) => passwords.forgetAccount(tx, tenantId));
   const auth = createAuth({ db, config, keys, environment, roles, users, passwords, tenants, events });
   tenants.onRemove((tx, tenantId) => auth.sessions.forgetAccount(tx, tenantId));
@@ -122,9 +122,9 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   const dispatcher = createDispatcher({ db, kek, log, ...config.webhooks });
   events.onEmit(() => dispatcher.eventsEmitted());
   jobs.attach(dispatcher);
-  const webhooks = createWebhooksService({ db, kek, dispatcher, timeoutMs: config.webhooks.timeoutMs, retryForSeconds: config.webhooks.retryForSeconds, requireAccount: (q, tenantId) => tenants.requireLive(q, tenantId) });
+  const webhooks = createWebhooksService({ db, kek, dispatcher, timeoutMs: config.webhooks.timeoutMs, retryForSeconds: config.webhooks.retryForSeconds, allowPrivateNetworks: config.webhooks.allowPrivateNetworks, retentionDays: config.webhooks.eventsRetentionDays, requireAccount: (q, tenantId) => tenants.requireLive(q, tenantId) });
   const audit = createAuditService({ db, log, ...config.audit });
-  jobs.attach(auditRetention(audit, log));
+  jobs.attach(auditRetention(audit, log, undefined, { events: () => webhooks.applyRetention() }));
   // Housekeeping (issues 7-9): bounded purges of expired sign-in state (flow states, MFA tokens, codes, ended sessions).
   const housekeeping = createHousekeeping({ db, log });
   jobs.attach(housekeeping.worker);

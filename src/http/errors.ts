@@ -182,6 +182,8 @@ export const catalogue = {
   // -- events, webhooks, audit (GH-670xx) --
   WEBHOOK_NOT_FOUND: { status: 404, errorCode: 'GH-67001', message: 'Webhook not found' },
   DELIVERY_NOT_FOUND: { status: 404, errorCode: 'GH-67002', message: 'Webhook delivery not found' },
+  WEBHOOK_URL_REFUSED: { status: 400, errorCode: 'GH-67003', message: 'The webhook URL points at a private, loopback, link-local or metadata address' },
+  CURRENT_PASSWORD_INVALID: { status: 400, errorCode: 'GH-67004', message: 'The current password is wrong' },
   // -- hierarchy (GH-301xx) --
   HIERARCHY_TOO_DEEP: { status: 409, errorCode: 'GH-30101', message: 'The account hierarchy would be deeper than the limit' },
   // -- account settings (GH-302xx) --

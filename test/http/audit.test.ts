@@ -127,6 +127,60 @@ describe('audit: entries for a scripted series of actions', () => {
   });
 });
 
+describe('audit: the routes existing clients call (routes.md "Audits")', () => {
+  const props = [{ displayName: 'When', name: 'createdAt' }, { displayName: 'Action', name: 'action' }, { displayName: 'User', name: 'user' }, { displayName: 'Status', name: 'data.statusCode' }];
+  const csv = async (url: string, body: unknown, token = vendor) => {
+    const r = await t.app.inject({ method: 'POST', url, payload: JSON.stringify(body), headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } });
+    return { status: r.statusCode, type: String(r.headers['content-type']), lines: r.body.trim().split('\n'), body: r.body };
+  };
+
+  test('POST /audits/export/csv (and /v2) export the matching entries with the chosen columns', async () => {
+    const page = (await t.call('GET', '/audits?tenantId=au-a&sortDirection=asc&count=100', { token: vendor })).body;
+    for (const path of ['/audits/export/csv', '/audits/export/csv/v2']) {
+      const r = await csv(`${path}?vendorId=x&tenantId=au-a&offset=0&count=50`, { properties: props });
+      assert.equal(r.status, 201, r.body);
+      assert.match(r.type, /text\/csv/);
+      assert.equal(r.lines[0], 'When,Action,User,Status');
+      assert.deepEqual(r.lines.slice(1), page.data.map((e: any) => [e.createdAt, e.action, e.actor.id ?? '', e.data.statusCode ?? ''].join(',')));
+    }
+    assert.equal((await csv('/audits/export/csv?tenantId=au-a', {})).status, 400, 'properties is required');
+    assert.equal((await csv('/audits/export/csv?tenantId=au-a', { properties: [{ displayName: 'x' }] })).status, 400);
+    const user = await t.userToken({ tenantId: 'au-a', permissions: ['fe.secure.read.audits'] });
+    assert.equal((await csv('/audits/export/csv?tenantId=au-b', { properties: props }, user)).status, 403);
+    const exports = await t.call('GET', '/audits?action=audit.export', { token: vendor });
+    assert.ok(exports.body.total >= 2, 'an export is itself audited');
+  });
+
+  test('GET /audits/resources/audits/v2 filters by created_from/created_to, tenant_ids, users, email; its CSV export', async () => {
+    const all = (await t.call('GET', '/audits?tenantId=au-a&sortDirection=asc&count=100', { token: vendor })).body;
+    const V2 = '/audits/resources/audits/v2';
+    const r = await t.call('GET', `${V2}?tenant_ids=au-a&count=2&sortDirection=asc`, { token: vendor });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.total, all.total);
+    assert.deepEqual(r.body.data.map((e: any) => e.id), all.data.slice(0, 2).map((e: any) => e.id));
+    const both = await t.call('GET', `${V2}?tenant_ids=au-a,au-missing`, { token: vendor });
+    assert.equal(both.body.total, all.total + 1, 'a list: au-a and the failed update of au-missing');
+    const repeated = await t.call('GET', `${V2}?tenant_ids=au-a&tenant_ids=au-missing`, { token: vendor });
+    assert.equal(repeated.body.total, both.body.total);
+    assert.equal((await t.call('GET', `${V2}?tenant_ids=au-a&created_to=2000-01-01T00:00:00Z`, { token: vendor })).body.total, 0);
+    assert.equal((await t.call('GET', `${V2}?tenant_ids=au-a&created_from=${encodeURIComponent(all.data[1].createdAt)}`, { token: vendor })).body.total, all.total - 1);
+    const userId = all.data.find((e: any) => e.actor.type === 'user').actor.id;
+    const byUser = await t.call('GET', `${V2}?users=${userId}`, { token: vendor });
+    assert.ok(byUser.body.total >= 2 && byUser.body.data.every((e: any) => e.actor.id === userId));
+    const byEmail = await t.call('GET', `${V2}?email=AU@a.test`, { token: vendor });
+    assert.deepEqual(byEmail.body.data.map((e: any) => `${e.action} ${e.outcome}`).sort(), ['user.sign_in failure', 'user.sign_in success']);
+    assert.equal((await t.call('GET', `${V2}?created_from=yesterday`, { token: vendor })).status, 400);
+    const user = await t.userToken({ tenantId: 'au-a', permissions: ['fe.secure.read.audits'] });
+    assert.equal((await t.call('GET', `${V2}?tenant_ids=au-b`, { token: user })).status, 403);
+    assert.equal((await t.call('GET', V2, { token: user })).body.total, all.total);
+
+    const exp = await csv(`${V2}/export/csv?tenant_ids=au-a`, { properties: [{ displayName: 'Id', name: 'id' }, { displayName: 'Actor', name: 'actor.type' }] });
+    assert.equal(exp.status, 200, exp.body);
+    assert.equal(exp.lines[0], 'Id,Actor');
+    assert.deepEqual(exp.lines.slice(1), all.data.map((e: any) => `${e.id},${e.actor.type}`));
+  });
+});
+
 describe('audit: tamper evidence and retention', () => {
   test('no route edits or deletes an entry', async () => {
     const [e] = (await t.call('GET', '/audits?count=1', { token: vendor })).body.data;

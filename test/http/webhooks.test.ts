@@ -253,3 +253,92 @@ describe('webhooks: durability', () => {
     }
   });
 });
+
+describe('webhooks: retention of the outbox and the delivery log', () => {
+  test('removes old finished deliveries and fanned-out events in bounded batches; keeps what is still to be sent until its retry window ends', async () => {
+    const good = await receiver();
+    const bad = await receiver();
+    bad.failNext(1_000_000);
+    try {
+      for (const id of ['wh-ret-a', 'wh-ret-b']) assert.equal((await t.call('POST', ACCOUNTS, { token: vendor, body: { tenantId: id, name: id } })).status, 201);
+      await t.ctx.dispatcher.fanOut();
+      const g = await hook({ displayName: 'ret-good', url: good.url, secret: SECRET, eventKeys: ['account.created'] });
+      const b = await hook({ displayName: 'ret-bad', url: bad.url, secret: SECRET, eventKeys: ['account.created'] });
+      assert.equal((await t.call('POST', ACCOUNTS, { token: vendor, body: { tenantId: 'wh-ret', name: 'r' } })).status, 201);
+      await good.until((x) => x.some((e) => e.body.tenantId === 'wh-ret'), 'the event');
+      const eventId = good.got.find((e) => e.body.tenantId === 'wh-ret')!.body.id;
+      for (let i = 0; i < 500; i++) {
+        const { rows } = await t.db.query<{ attempts: number }>('SELECT attempts FROM webhook_deliveries WHERE webhook_id = $1', [b.body.id]);
+        if (rows[0]?.attempts >= 1) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const count = async (sql: string, params: unknown[] = []) => (await t.db.query<{ n: number }>(sql, params)).rows[0].n;
+      const eventsBefore = await count('SELECT count(*)::int AS n FROM events');
+      assert.ok(eventsBefore >= 3);
+      assert.equal(await t.ctx.webhooks.applyRetention(new Date(), 2), 0, 'nothing is 30 days old yet');
+
+      const later = new Date(Date.now() + 31 * 86_400_000);
+      const removed = await t.ctx.webhooks.applyRetention(later, 2);
+      assert.ok(removed > 2, 'several batches of 2');
+      assert.equal(await count('SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1', [g.body.id]), 0, 'the succeeded delivery is gone');
+      assert.equal(await count(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1 AND status IN ('pending', 'delivering')`, [b.body.id]), 1, 'the delivery still being retried stays');
+      assert.deepEqual((await t.db.query('SELECT id FROM events')).rows.map((r: any) => r.id), [eventId], 'only the event with a delivery still to send stays');
+
+      // Past its retry window, the stuck delivery and its event go too.
+      await t.call('PATCH', `/webhook/${b.body.id}`, { token: vendor, body: { isActive: false } });
+      await t.db.query(`UPDATE webhook_deliveries SET give_up_at = now() - interval '1 second' WHERE webhook_id = $1`, [b.body.id]);
+      assert.equal(await t.ctx.webhooks.applyRetention(later, 2), 2);
+      assert.equal(await count('SELECT count(*)::int AS n FROM events'), 0);
+      for (const h of [g, b]) await t.call('DELETE', `/webhook/${h.body.id}`, { token: vendor });
+    } finally {
+      await good.close();
+      await bad.close();
+    }
+  });
+});
+
+describe('webhooks: SSRF guard (WEBHOOK_ALLOW_PRIVATE_NETWORKS=false)', () => {
+  test('refuses loopback, link-local (metadata), private and non-http URLs, when saved and when delivering', async () => {
+    const guarded = await startTestApp({ ...ENV, WEBHOOK_ALLOW_PRIVATE_NETWORKS: 'false' });
+    const rx = await receiver();
+    try {
+      const gv = await guarded.vendorToken();
+      const create = (url: string) => guarded.call('POST', '/webhook/custom', { token: gv, body: { displayName: 'x', url, secret: SECRET, eventKeys: ['account.created'] } });
+      for (const url of ['http://127.0.0.1:9/hook', 'http://169.254.169.254/latest/meta-data', 'http://10.1.2.3/h', 'http://192.168.0.10/h', 'http://[::1]/h',
+        'http://[::ffff:127.0.0.1]/h', 'http://[fd00:ec2::254]/h', 'http://localhost:9/hook', 'http://0.0.0.0/h']) {
+        const r = await create(url);
+        assert.equal(r.status, 400, `${url}: ${JSON.stringify(r.body)}`);
+        assert.equal(r.body.errorCode, 'GH-67003', url);
+        assert.match(r.body.errors[0], /body\.url/);
+      }
+      assert.equal((await create('file:///etc/passwd')).status, 400);
+      assert.equal((await create('gopher://93.184.215.14/')).status, 400);
+      const pub = await create('https://93.184.215.14/hook');
+      assert.equal(pub.status, 201, 'a public address is allowed');
+      const patched = await guarded.call('PATCH', `/webhook/${pub.body.id}`, { token: gv, body: { url: 'http://169.254.169.254/' } });
+      assert.equal(patched.status, 400);
+      assert.equal(patched.body.errorCode, 'GH-67003');
+      assert.equal((await guarded.db.query('SELECT count(*)::int AS n FROM webhooks')).rows[0].n, 1, 'a refused URL changes nothing');
+
+      // The name now resolves to loopback (as if its DNS changed after the URL was saved): delivery is refused.
+      await guarded.db.query('UPDATE webhooks SET url = $2 WHERE id = $1', [pub.body.id, rx.url.replace('127.0.0.1', 'localhost')]);
+      assert.equal((await guarded.call('POST', ACCOUNTS, { token: gv, body: { tenantId: 'ssrf-1', name: 's' } })).status, 201);
+      let log: any;
+      for (let i = 0; i < 500 && !log?.lastError; i++) {
+        log = (await guarded.call('GET', `/webhook/${pub.body.id}/logs`, { token: gv })).body.data[0];
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      assert.match(log.lastError, /refused: localhost resolves to (127\.0\.0\.1|::1)/);
+      const test = await guarded.call('POST', `/webhook/${pub.body.id}/test`, { token: gv });
+      assert.equal(test.body.status, 'failed');
+      assert.match(test.body.error, /refused/);
+      await guarded.db.query('UPDATE webhooks SET url = $2 WHERE id = $1', [pub.body.id, 'http://169.254.169.254/latest']);
+      const literal = await guarded.call('POST', `/webhook/${pub.body.id}/test`, { token: gv });
+      assert.match(literal.body.error, /refused: 169\.254\.169\.254 is a private address/);
+      assert.equal(rx.got.length, 0, 'nothing reached the loopback receiver');
+    } finally {
+      await guarded.close();
+      await rx.close();
+    }
+  });
+});

@@ -9,6 +9,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set by a route whose caller is not a `req.auth` token (e.g. a SCIM connection): the audit actor. */
     auditActor?: { type: string; id: string | null };
+    /** Set by a route whose caller's account is not in a token or header (a SCIM connection's account). */
+    auditTenantId?: string;
     /** Set by a route to name its target when the path and response do not show it. */
     auditTarget?: { type: string; id: string | null };
   }
@@ -54,8 +56,6 @@ function actorOf(req: FastifyRequest, body: Record<string, unknown> | undefined)
   const auth = req.auth;
   if (auth?.kind === 'vendor') return { type: auth.scopes.length ? 'apiToken' : 'vendor', id: auth.clientId };
   if (auth?.kind === 'user') return auth.actor ?? { type: 'user', id: auth.userId };
-  const params = req.params as Record<string, string> | undefined;
-  if (params?.configId && (req.routeOptions.url ?? '').includes('/scim/')) return { type: 'scimConnection', id: params.configId };
   // A sign-in flow answers the login response (wire.md section 4): the user it identified acts.
   if (body && typeof body.userId === 'string') return { type: 'user', id: body.userId };
   return { type: 'anonymous', id: null };
@@ -108,7 +108,7 @@ export function installAudit(app: FastifyInstance, audit: AuditService): void {
     if (!target && body && req.method === 'POST') target = targetFromBody(url, body);
     if (!target && req.auth?.kind === 'user' && /\/me(\/|$)/.test(url)) target = { type: 'user', id: req.auth.userId };
     if (!target && actor.type === 'user' && action.startsWith('user.')) target = { type: 'user', id: actor.id ?? '' };
-    const tenantId = (req.auth?.kind === 'user' ? req.auth.tenantId : undefined)
+    const tenantId = (req.auth?.kind === 'user' ? req.auth.tenantId : undefined) ?? req.auditTenantId
       ?? str(req.headers['gatehouse-tenant-id']) ?? str(req.headers['frontegg-tenant-id'])
       ?? str(params.tenantId) ?? str(reqBody.tenantId) ?? str(body?.tenantId) ?? null;
     const data: Record<string, unknown> = { method: req.method, path: url, statusCode: status };

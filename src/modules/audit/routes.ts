@@ -5,6 +5,7 @@ import { guard, tenantHeader } from '../../http/auth.ts';
 import { AppError } from '../../http/errors.ts';
 import { AddAudit, AuditPage, AuditQuery, ExportQuery, MetricsQuery, TenantHeaders, Verify } from './schema.ts';
 import type { AuditService } from './service.ts';
+import { auditCompatRoutes } from './compat.routes.ts';
 
 const tags = ['audits'];
 const READ = 'fe.secure.read.audits';
@@ -91,4 +92,6 @@ export const auditRoutes: FastifyPluginAsyncTypebox<{ audit: AuditService }> = a
     if (Number.isNaN(from.getTime()) || Number.isNaN(to.getTime())) throw new AppError('VALIDATION', 'querystring.from and querystring.to must be epoch milliseconds');
     return audit.metrics(from, to, req.query.limit ?? 5, req.query.frequency ?? 3600);
   });
+
+  await app.register(auditCompatRoutes, { audit });
 };

@@ -64,3 +64,44 @@ export const MetricsQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 5 })),
   frequency: Type.Optional(Type.Integer({ minimum: 60, maximum: 86400 * 31, description: 'bucket size in seconds; default 3600' })),
 });
+
+/** Columns of the CSV export routes: header `displayName`, value of entry field `name` (routes.md "Audits"). */
+export const CsvProperties = Type.Object({
+  properties: Type.Array(Type.Object({
+    displayName: Type.String({ maxLength: 255 }),
+    name: Type.String({ minLength: 1, maxLength: 255 }),
+  }), { minItems: 1, maxItems: 50 }),
+});
+export type CsvProperties = Static<typeof CsvProperties>;
+
+/** The query of the v1 list and export routes as existing clients send it (vendorId is accepted and ignored). */
+export const V1ExportQuery = Type.Object({
+  ...filterFields,
+  vendorId: Type.Optional(Type.String({ maxLength: 255 })),
+  paginationMode: Type.Optional(Type.String({ maxLength: 32 })),
+  sortBy: Type.Optional(Type.String({ maxLength: 32 })),
+  sortDirection: Type.Optional(Type.String({ maxLength: 8 })),
+  offset: Type.Optional(Type.Integer({ minimum: 0 })),
+  count: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+});
+export type V1ExportQuery = Static<typeof V1ExportQuery>;
+
+const List = Type.Array(Type.String({ maxLength: 255 }), { maxItems: 100 });
+/** GET /audits/resources/audits/v2 (and its CSV export): snake_case filters; lists repeat the parameter or use commas. */
+export const V2Query = Type.Object({
+  created_from: Type.Optional(Type.String({ maxLength: 40, description: 'ISO-8601 time or epoch milliseconds (inclusive)' })),
+  created_to: Type.Optional(Type.String({ maxLength: 40, description: 'ISO-8601 time or epoch milliseconds (inclusive)' })),
+  tenant_ids: Type.Optional(List),
+  users: Type.Optional(List),
+  email: Type.Optional(List),
+  actions: Type.Optional(List),
+  filter: Type.Optional(Type.String({ maxLength: 255 })),
+  outcome: Type.Optional(Type.String({ maxLength: 32 })),
+  severity: Type.Optional(Type.String({ maxLength: 32 })),
+  sortBy: Type.Optional(Type.Union(['createdAt', 'action', 'actor', 'tenantId', 'severity', 'outcome', 'ip'].map((s) => Type.Literal(s)))),
+  sortDirection: Type.Optional(Type.Union(['asc', 'desc', 'ASC', 'DESC'].map((s) => Type.Literal(s)))),
+  offset: Type.Optional(Type.Integer({ minimum: 0 })),
+  count: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+});
+export type V2Query = Static<typeof V2Query>;

@@ -237,6 +237,27 @@ export function createAuditService(deps: AuditDeps) {
       return Readable.from(lines(), { objectMode: false });
     },
 
+    /**
+     * CSV of matching entries in chain order with the caller's columns (`properties`: header `displayName`, value of
+     * field `name`: an entry field, a dotted path such as `actor.id`, an alias (`user`, `email`, ...), else `data.<name>`).
+     */
+    exportCsv(properties: Array<{ displayName: string; name: string }>, f: store.AuditFilter): Readable {
+      async function* lines() {
+        await flush();
+        yield `${properties.map((p) => csvCell(p.displayName)).join(',')}\n`;
+        for (let after = 0; ;) {
+          const rows = await store.page(db, f, after, 500);
+          if (rows.length === 0) return;
+          after = Number(rows[rows.length - 1].seq);
+          yield rows.map((r) => {
+            const e = toEntry(r);
+            return properties.map((p) => csvCell(pick(e, p.name))).join(',');
+          }).join('\n') + '\n';
+        }
+      }
+      return Readable.from(lines(), { objectMode: false });
+    },
+
     /** Retention: removes entries older than the configured days, anchoring the chain at the last removed hash. */
     async applyRetention(now = new Date()): Promise<number> {
       if (!deps.retentionDays) return 0;
@@ -263,6 +284,18 @@ const csvCell = (v: unknown): string => {
   const safe = /^[=+\-@\t\r]/.test(s) ? `'${s}` : s;
   return /[",\n\r]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
 };
+const ALIASES: Record<string, (e: AuditEntry) => unknown> = {
+  actorType: (e) => e.actor.type, actorId: (e) => e.actor.id, user: (e) => e.actor.id, userId: (e) => e.actor.id,
+  targetType: (e) => e.target.type, targetId: (e) => e.target.id,
+  email: (e) => e.data.email ?? e.data.identifier, resource: (e) => e.target.type, description: (e) => e.data.description ?? e.action,
+};
+/** The value of a CSV column `name` for an entry (see exportCsv). */
+function pick(e: AuditEntry, name: string): unknown {
+  if (ALIASES[name]) return ALIASES[name](e);
+  let v: unknown = e;
+  for (const part of name.split('.')) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[part] : undefined;
+  return v !== undefined ? v : e.data[name];
+}
 function csvLine(e: AuditEntry): string {
   return [e.id, e.createdAt, e.tenantId, e.actor.type, e.actor.id, e.action, e.target.type, e.target.id, e.outcome, e.ip, e.userAgent, e.severity, e.data, e.hash, e.prevHash].map(csvCell).join(',');
 }

@@ -47,6 +47,10 @@ export interface AuditFilter {
   filter?: string;
   outcome?: string;
   severity?: string;
+  /** Any of these accounts / actor ids / emails (the v2 routes' tenant_ids, users, email). */
+  tenantIds?: string[];
+  actors?: string[];
+  emails?: string[];
 }
 
 function where(f: AuditFilter): { sql: string; params: unknown[] } {
@@ -62,6 +66,9 @@ function where(f: AuditFilter): { sql: string; params: unknown[] } {
     if (f.action.endsWith('*')) add('action LIKE ?', `${f.action.slice(0, -1).replace(/[\\%_]/g, '\\$&')}%`);
     else add('action = ?', f.action);
   }
+  if (f.tenantIds?.length) add('tenant_id = ANY(?::text[])', f.tenantIds);
+  if (f.actors?.length) add('actor_id = ANY(?::text[])', f.actors);
+  if (f.emails?.length) add(`lower(coalesce(data->>'identifier', data->>'email', '')) = ANY(?::text[])`, f.emails.map((e) => e.toLowerCase()));
   if (f.from) add('created_at >= ?', f.from);
   if (f.to) add('created_at <= ?', f.to);
   if (f.outcome) add('outcome = ?', f.outcome);

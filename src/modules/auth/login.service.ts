@@ -3,12 +3,12 @@ import { AppError } from '../../http/errors.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
 import type { EnvironmentService, VendorSettings } from '../environment/index.ts';
 import { hasherFor, type PasswordService } from '../credentials/index.ts';
-import { findByEmail, findById, findByUsername, isLockedNow, updateUser, type UserRow, type UsersService } from '../users/index.ts';
+import { findByEmail, findByUsername, isLockedNow, updateUser, type UserRow, type UsersService } from '../users/index.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import type { EventsService } from '../events/index.ts';
 import type { SessionsService } from './sessions.service.ts';
 import * as store from './store.ts';
-import type { LoginResponse, ResetPasswordResponse, TokenIssuer } from './tokens.ts';
+import type { LoginResponse, ResetPasswordResponse, RoleClaims, TokenIssuer } from './tokens.ts';
 
 export interface LoginDeps {
   db: Db;
@@ -85,7 +85,7 @@ export function createLoginService(deps: LoginDeps) {
     const { tenantId, membership, tenantIds } = picked;
     const challenge = await runGates(tx, { stage: 'login', user, tenantId, client, amr }, opts.satisfied);
     if (challenge) return challenge;
-    await updateUser(tx, user.id, { failed_attempts: 0, last_login: new Date(), active_tenant_id: tenantId });
+    // The sign-in is recorded on the user (failed attempts reset, last login, active account) by start's statement.
     return start(tx, { ...user, active_tenant_id: tenantId }, tenantId, membership, client, amr, tenantIds, used);
   }
 
@@ -111,14 +111,16 @@ export function createLoginService(deps: LoginDeps) {
   async function start(tx: Queryable, user: UserRow, tenantId: string, membership: NonNullable<Awaited<ReturnType<UsersService['accessTo']>>>, client: ClientInfo, amr: string[], tenantIds?: string[], used?: UsedSettings): Promise<LoginResponse> {
     const refreshToken = randomSecret(32);
     const sessionId = newId();
-    // The settings and the session policy are read once here and handed to what needs them.
-    const settings = await deps.environment.settings(tx);
+    // The settings and the session policy are read once here (both cached in process) and handed to what needs them.
+    const settings = await deps.environment.cachedSettings(tx);
     const policy = await deps.sessions.policyFor(tx, tenantId);
     const expiresAt = await deps.sessions.newSessionExpiry(tx, tenantId, { policy, refreshLifetime: settings.defaultRefreshTokenExpiration });
     await deps.sessions.makeRoomFor(tx, user.id, tenantId, policy);
-    await store.insertSession(tx, { id: sessionId, tenantId, userId: user.id, amr, ip: client.ip, userAgent: client.userAgent, expiresAt, tokenHash: sha256Hex(refreshToken) });
+    // One statement: the user's sign-in recorded, the session and its refresh token inserted, the token's role claims read.
+    const claimsSql = await deps.issue.claimsSql(tx, 10, { userId: user.id, tenantId, roleIds: membership.role_ids });
+    const claims = await store.startSession(tx, { id: sessionId, tenantId, userId: user.id, amr, ip: client.ip, userAgent: client.userAgent, expiresAt, tokenHash: sha256Hex(refreshToken), lastLogin: new Date() }, claimsSql);
     await deps.events?.emit(tx, { eventKey: 'user.signed_in', tenantId, entity: { type: 'user', id: user.id }, data: { userId: user.id, email: user.email, tenantId, sessionId, amr } });
-    return respond(tx, user, tenantId, membership, sessionId, refreshToken, amr, new Date(), { tenantIds, settings }, used);
+    return respond(tx, user, tenantId, membership, sessionId, refreshToken, amr, new Date(), { tenantIds, settings, claims }, used);
   }
 
   async function respond(
@@ -130,13 +132,13 @@ export function createLoginService(deps: LoginDeps) {
     refreshToken: string,
     amr: string[],
     authTime: Date,
-    known: { tenantIds?: string[]; settings?: VendorSettings } = {},
+    known: { tenantIds?: string[]; settings?: VendorSettings; claims?: RoleClaims } = {},
     used?: UsedSettings,
   ): Promise<LoginResponse> {
     const tenantIds = known.tenantIds ?? (await users.accountsOf(user.id, q)).map((a) => a.tenantId);
-    const settings = known.settings ?? (await deps.environment.settings(q));
+    const settings = known.settings ?? (await deps.environment.cachedSettings(q));
     if (used) used.settings = settings;
-    const { accessToken, expiresIn } = await deps.issue(q, { user, tenantId, membership, tenantIds, sessionId, amr, authTime }, { settings });
+    const { accessToken, expiresIn } = await deps.issue(q, { user, tenantId, membership, tenantIds, sessionId, amr, authTime }, { settings, claims: known.claims });
     return {
       tokenType: 'bearer',
       accessToken,
@@ -244,22 +246,24 @@ export function createLoginService(deps: LoginDeps) {
     async refresh(refreshToken: string, used?: UsedSettings, client: ClientInfo = {}): Promise<LoginResponse> {
       const hash = sha256Hex(refreshToken);
       const outcome = await db.transaction(async (tx) => {
-        const session = await store.sessionByRefresh(tx, hash);
-        if (!session) return { error: new AppError('INVALID_REFRESH_TOKEN') };
+        // One statement: the session (locked), its idle timeout, its user and the user's memberships.
+        const view = await store.refreshView(tx, hash);
+        if (!view) return { error: new AppError('INVALID_REFRESH_TOKEN') };
+        const { session } = view;
         if (session.revoked_at) return { error: new AppError('SESSION_REVOKED') };
         if (session.rotated_at) {
           await store.revoke(tx, { sessionId: session.id }, 'refresh token reuse');
           return { error: new AppError('SESSION_REVOKED', 'This refresh token was already used; the session is revoked') };
         }
-        const expired = await deps.sessions.isExpired(tx, session);
+        const expired = await deps.sessions.isExpired(tx, session, { idleTimeoutSeconds: view.idleTimeoutSeconds });
         if (expired) {
           await store.revoke(tx, { sessionId: session.id }, expired);
           return { error: new AppError('INVALID_REFRESH_TOKEN', `The session ended (${expired})`) };
         }
-        const user = await findById(tx, session.user_id);
+        const user = view.user;
         if (!user) return { error: new AppError('INVALID_REFRESH_TOKEN') };
         if (isLockedNow(user)) return { error: new AppError('USER_LOCKED') };
-        const access = await users.accessView(tx, user.id);
+        const access = await users.accessView(tx, user.id, view.memberships);
         const membership = await access.accessTo(session.tenant_id);
         if (!membership) {
           await store.revoke(tx, { sessionId: session.id }, 'account access removed');
@@ -267,8 +271,11 @@ export function createLoginService(deps: LoginDeps) {
         }
         await runGates(tx, { stage: 'refresh', user, tenantId: session.tenant_id, client, amr: session.amr });
         const next = randomSecret(32);
-        await store.rotate(tx, session.id, hash, sha256Hex(next), session.tenant_id);
-        return { response: await respond(tx, user, session.tenant_id, membership, session.id, next, session.amr, session.created_at, { tenantIds: access.tenantIds }, used) };
+        // One statement: the token rotated, the session touched, the new access token's role claims read.
+        const claimsSql = await deps.issue.claimsSql(tx, 5, { userId: user.id, tenantId: session.tenant_id, roleIds: membership.role_ids });
+        const claims = await store.rotateWithClaims(tx, { sessionId: session.id, oldHash: hash, newHash: sha256Hex(next), tenantId: session.tenant_id }, claimsSql);
+        const settings = await deps.environment.cachedSettings(tx);
+        return { response: await respond(tx, user, session.tenant_id, membership, session.id, next, session.amr, session.created_at, { tenantIds: access.tenantIds, settings, claims }, used) };
       });
       if ('error' in outcome) throw outcome.error;
       return outcome.response;

@@ -74,12 +74,14 @@ const MEMBERSHIP_COLUMNS = ['tenant_id', 'is_disabled', 'temporary_expiration_da
  * What a refresh needs, in one statement: the session behind a refresh token, locked, with whether that token was
  * already rotated and the idle timeout in force for its account (the account's session policy row, else the
  * environment's); the session's user (undefined when gone); and the user's memberships as `membershipsWithState`
- * reads them. One row per membership (at least one), session and user columns repeated.
+ * reads them. The token's row is locked too, so a refresh that waited for a concurrent one with the same token sees
+ * that token rotated (a replay) rather than its state before the wait. One row per membership (at least one), session and user columns repeated; session and membership
+ * columns carry the prefixes `_s_` and `_m_` (no column of users starts with an underscore).
  */
 const REFRESH_VIEW = prepared(
-  `SELECT ${SESSION_COLUMNS.map((c) => `s.${c} AS s_${c}`).join(', ')}, rt.rotated_at AS s_rotated_at,
-          (SELECT p.idle_timeout_seconds FROM session_policies p WHERE p.scope IN (s.tenant_id, '') ORDER BY p.scope = '' LIMIT 1) AS s_idle_timeout_seconds,
-          ${MEMBERSHIP_COLUMNS.map((c) => `m.${c} AS m_${c}`).join(', ')},
+  `SELECT ${SESSION_COLUMNS.map((c) => `s.${c} AS _s_${c}`).join(', ')}, rt.rotated_at AS _s_rotated_at,
+          (SELECT p.idle_timeout_seconds FROM session_policies p WHERE p.scope IN (s.tenant_id, '') ORDER BY p.scope = '' LIMIT 1) AS _s_idle_timeout_seconds,
+          ${MEMBERSHIP_COLUMNS.map((c) => `m.${c} AS _m_${c}`).join(', ')},
           u.*
      FROM refresh_tokens rt
      JOIN sessions s ON s.id = rt.session_id
@@ -87,7 +89,7 @@ const REFRESH_VIEW = prepared(
      LEFT JOIN LATERAL (${membershipsWithStateSql('s.user_id')}) m ON true
     WHERE rt.token_hash = $1
     ORDER BY m.created_at, m.tenant_id
-      FOR UPDATE OF s`,
+      FOR UPDATE OF s, rt`,
 );
 
 export interface RefreshView {
@@ -104,14 +106,14 @@ export async function refreshView(q: Queryable, tokenHash: string): Promise<Refr
   const session = {} as Record<string, unknown>;
   const user = {} as Record<string, unknown>;
   for (const [k, v] of Object.entries(first)) {
-    if (k.startsWith('s_')) session[k.slice(2)] = v;
-    else if (!k.startsWith('m_')) user[k] = v;
+    if (k.startsWith('_s_')) session[k.slice(3)] = v;
+    else if (!k.startsWith('_m_')) user[k] = v;
   }
   const idleTimeoutSeconds = session.idle_timeout_seconds as number | null;
   delete session.idle_timeout_seconds;
-  const memberships = rows.filter((r) => r.m_tenant_id !== null).map((r) => {
+  const memberships = rows.filter((r) => r._m_tenant_id !== null).map((r) => {
     const m = {} as Record<string, unknown>;
-    for (const c of MEMBERSHIP_COLUMNS) m[c] = r[`m_${c}`];
+    for (const c of MEMBERSHIP_COLUMNS) m[c] = r[`_m_${c}`];
     return m as unknown as MembershipRow & { live: boolean };
   });
   return {

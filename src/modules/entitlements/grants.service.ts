@@ -103,17 +103,26 @@ export function createGrantsService({ db, vendorId, requireAccount, events }: En
       for (const t of tenantIds) {
         for (const p of plans) { tenants.push(t); ids.push(newId()); planIds.push(p.id); days.push(p.default_time_limitation); }
       }
-      const { rowCount } = await tx.query(
+      const { rows, rowCount } = await tx.query<{ tenant_id: string; id: string; plan_id: string; expiration_date: Date | null }>(
         `INSERT INTO entitlement_grants (tenant_id, id, plan_id, user_id, expiration_date)
          SELECT t, i, p, NULL, CASE WHEN d IS NULL THEN NULL ELSE now() + d * interval '1 day' END
            FROM unnest($1::text[], $2::uuid[], $3::uuid[], $4::int[]) AS x(t, i, p, d)
-         ON CONFLICT DO NOTHING`, [tenants, ids, planIds, days]);
+         ON CONFLICT DO NOTHING RETURNING tenant_id, id, plan_id, expiration_date`, [tenants, ids, planIds, days]);
       if (rowCount > 0) await store.bumpOffset(tx);
+      await events?.emitMany(tx, rows.map((r) => ({
+        eventKey: 'entitlement.granted' as const, tenantId: r.tenant_id, entity: { type: 'entitlement', id: r.id },
+        data: { entitlementId: r.id, planId: r.plan_id, tenantId: r.tenant_id, userId: null, expirationDate: r.expiration_date ? new Date(r.expiration_date).toISOString() : null, via: 'assign-on-signup' },
+      })));
     },
     /** Account removal hook: its grants go with it (and the agent hears of it). */
     async forgetAccount(tx: Db, tenantId: string): Promise<void> {
-      const { rowCount } = await tx.query('DELETE FROM entitlement_grants WHERE tenant_id = $1', [tenantId]);
+      const { rows, rowCount } = await tx.query<{ id: string; plan_id: string; user_id: string | null }>(
+        'DELETE FROM entitlement_grants WHERE tenant_id = $1 RETURNING id, plan_id, user_id', [tenantId]);
       if (rowCount > 0) await store.bumpOffset(tx);
+      await events?.emitMany(tx, rows.map((r) => ({
+        eventKey: 'entitlement.revoked' as const, tenantId, entity: { type: 'entitlement', id: r.id },
+        data: { entitlementId: r.id, planId: r.plan_id, tenantId, userId: r.user_id, reason: 'account_deleted' },
+      })));
     },
   };
 }

@@ -144,15 +144,18 @@ export async function roleIdsOfGroups(q: Queryable, tenantId: string, groupIds: 
  * roles are switched off for the environment.
  */
 export async function groupRoleIdsOf(q: Queryable, tenantId: string, userId: string): Promise<string[]> {
-  const { rows } = await q.query<{ role_id: string }>(
-    `SELECT DISTINCT gr.role_id FROM group_users gu
-     JOIN group_roles gr ON gr.tenant_id = gu.tenant_id AND gr.group_id = gu.group_id
-     WHERE gu.tenant_id = $1 AND gu.user_id = $2
-       AND NOT EXISTS (SELECT 1 FROM group_config c WHERE NOT c.enabled OR NOT c.roles_enabled)`,
-    [tenantId, userId],
-  );
+  const { rows } = await q.query<{ role_id: string }>(`SELECT DISTINCT ${GROUP_ROLE_IDS_SQL.slice('SELECT '.length)}`.replaceAll('{tenant}', '$1').replaceAll('{user}', '$2'), [tenantId, userId]);
   return rows.map((r) => r.role_id);
 }
+
+/**
+ * `groupRoleIdsOf` as a query for the token issuer's claims statement (RoleSource.sql): `{tenant}` and `{user}` stand
+ * for the account and the user, so sign-in and refresh read group roles within the statement that computes the claims.
+ */
+export const GROUP_ROLE_IDS_SQL = `SELECT gr.role_id FROM group_users gu
+     JOIN group_roles gr ON gr.tenant_id = gu.tenant_id AND gr.group_id = gu.group_id
+     WHERE gu.tenant_id = {tenant} AND gu.user_id = {user}
+       AND NOT EXISTS (SELECT 1 FROM group_config c WHERE NOT c.enabled OR NOT c.roles_enabled)`;
 
 /** The groups of several users (every account), one statement; for the User record. */
 export async function groupsOfUsers(q: Queryable, userIds: string[]): Promise<(GroupRow & { user_id: string })[]> {

@@ -4,3 +4,4 @@ export { createCodeBook, checkError, MAX_CODE_ATTEMPTS, type CodeBook, type Code
 export { countFailure, limitRequests, type Client, type CodeLimits, type Delivery } from './kit.ts';
 export { readFlowSettings, writeFlowSettings, type StrategySettings } from './settings.ts';
 export { clientOf, LoginAnswer, sendLogin } from './http.ts';
+export { createEqualizer, type Equalizer } from './timing.ts';

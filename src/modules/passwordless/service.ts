@@ -6,6 +6,7 @@ import type { PasswordService } from '../credentials/index.ts';
 import { findByEmail, findById, findByPhone, findByUsername, isLockedNow, updateUser, type UserRow } from '../users/index.ts';
 import { checkError, type CodeBook } from './codes.ts';
 import { countFailure, limitRequests, maskPhone, type Client, type CodeLimits, type Delivery } from './kit.ts';
+import { createEqualizer } from './timing.ts';
 import { readFlowSettings, writeFlowSettings, type PasswordlessSettings } from './settings.ts';
 
 export type PasswordlessType = 'magiclink' | 'code' | 'smscode';
@@ -45,6 +46,7 @@ export type PasswordlessService = ReturnType<typeof createPasswordlessService>;
  */
 export function createPasswordlessService(deps: PasswordlessDeps) {
   const { db, codes } = deps;
+  const timing = { magiclink: createEqualizer(), code: createEqualizer(), smscode: createEqualizer() };
 
   function identifierOf(type: PasswordlessType, b: PreloginBody): { kind: 'email' | 'username' | 'userId' | 'phone'; value: string } {
     if (type === 'smscode' && b.phoneNumber?.trim()) return { kind: 'phone', value: b.phoneNumber.trim() };
@@ -91,14 +93,15 @@ export function createPasswordlessService(deps: PasswordlessDeps) {
       const minutes = await requireActive(type);
       const id = identifierOf(type, body);
       limitRequests(deps.limits, client.ip, id.value);
-      await db.transaction(async (tx) => {
+      const finish = timing[type].start();
+      const sent = await db.transaction(async (tx) => {
         const user = await findUser(tx, id);
-        if (!user || isLockedNow(user)) return;
+        if (!user || isLockedNow(user)) return false;
         const ttlSeconds = minutes * 60;
         const vars = { name: user.name, email: user.email, expiresInMinutes: String(minutes) };
         if (type === 'smscode') {
           const to = await smsNumber(tx, user, id.kind === 'phone' ? id.value : undefined);
-          if (!to) return;
+          if (!to) return false;
           const issued = await codes.issue(tx, { purpose: 'smscode', userId: user.id, ttlSeconds, code: true });
           await deps.delivery.sendSms(tx, { type: 'OTC', to, tenantId: user.active_tenant_id, vars: { ...vars, code: issued.code! } });
         } else if (type === 'code') {
@@ -108,7 +111,10 @@ export function createPasswordlessService(deps: PasswordlessDeps) {
           const issued = await codes.issue(tx, { purpose: 'magiclink', userId: user.id, ttlSeconds, link: true });
           await deps.delivery.sendEmail(tx, { type: 'MagicLink', to: user.email, tenantId: user.active_tenant_id, vars, linkParams: { token: issued.token! } });
         }
+        return true;
       });
+      // Unknown (or locked, or phoneless) identifiers are answered after the typical time of a real send.
+      await finish(sent);
       return type === 'smscode' && id.kind === 'phone' ? { phoneNumber: maskPhone(id.value) } : {};
     },
 

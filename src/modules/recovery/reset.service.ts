@@ -5,6 +5,7 @@ import type { PasswordService } from '../credentials/index.ts';
 import type { EventsService } from '../events/index.ts';
 import type { MessagingService } from '../messaging/index.ts';
 import { findByEmail, findById, findByPhone, findByUsername, phones, updateUser, type UserRow } from '../users/index.ts';
+import { createEqualizer } from '../passwordless/index.ts';
 import type { RateLimiter } from '../auth/index.ts';
 import { limit, type RecoveryCodes } from './codes.ts';
 import * as store from './store.ts';
@@ -43,6 +44,7 @@ export type ResetService = ReturnType<typeof createResetService>;
  */
 export function createResetService(deps: ResetDeps) {
   const { db, codes } = deps;
+  const timing = { email: createEqualizer(), sms: createEqualizer() };
 
   function identify(b: ResetRequest): { value: string; type: 'email' | 'phoneNumber' | 'username' } {
     const type = b.identifierType ?? 'email';
@@ -89,10 +91,13 @@ export function createResetService(deps: ResetDeps) {
       const id = identify(b);
       limit(deps.limits.perIp, `reset:ip:${ip ?? 'unknown'}`, 'password reset');
       limit(deps.limits.perIdentifier, `reset:id:${id.value}`, 'password reset');
-      await db.transaction(async (tx) => {
+      const finish = timing.email.start();
+      const sent = await db.transaction(async (tx) => {
         const user = await findUser(tx, id);
         if (user) await sendResetEmail(tx, user);
+        return Boolean(user);
       });
+      await finish(sent); // unknown identifiers answer after the typical time of a real send
       return { sessionId: newId() };
     },
 
@@ -101,14 +106,17 @@ export function createResetService(deps: ResetDeps) {
       const id = identify(b);
       limit(deps.limits.perIp, `reset-sms:ip:${ip ?? 'unknown'}`, 'password reset code');
       limit(deps.limits.perIdentifier, `reset-sms:id:${id.value}`, 'password reset code');
-      return db.transaction(async (tx) => {
+      const finish = timing.sms.start();
+      const r = await db.transaction(async (tx) => {
         const user = await findUser(tx, id);
         const phone = user ? (await phones(tx, user.id))[0] : undefined;
-        if (!user || !phone) return { sessionId: newId() };
+        if (!user || !phone) return { sessionId: newId(), sent: false };
         const { id: sessionId, code } = await codes.issue(tx, { purpose: 'reset-sms', userId: user.id, target: phone, ttlSeconds: RESET_SMS_CODE_TTL });
         await deps.messaging.sendSms(tx, { tenantId: user.active_tenant_id, to: phone, type: 'ResetPassword', vars: { code, expiresInMinutes: String(RESET_SMS_CODE_TTL / 60) } });
-        return { sessionId };
+        return { sessionId, sent: true };
       });
+      await finish(r.sent);
+      return { sessionId: r.sessionId };
     },
 
     /** POST v2 .../reset/sms/verify: a right code answers `{userId, token}` for `reset/verify`. */

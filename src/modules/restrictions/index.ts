@@ -10,11 +10,15 @@ export { ipAllowed, type IpRestrictionsService } from './ip.service.ts';
 
 /** IP restrictions (per account) and email-domain restrictions (environment and per account). */
 export function createRestrictions(deps: { db: Db; tenants: TenantsService }) {
+  const ip = createIpRestrictionsService(deps);
   return {
-    ip: createIpRestrictionsService(deps),
+    ip,
     domains: createDomainRestrictionsService(deps),
     /** For the account-removal hook: the account's IP and domain rules and configurations. */
-    forgetAccount: (q: Queryable, tenantId: string) => forgetAccount(q, tenantId),
+    forgetAccount: async (q: Queryable, tenantId: string) => {
+      await forgetAccount(q, tenantId);
+      ip.forget(tenantId);
+    },
   };
 }
 export type Restrictions = ReturnType<typeof createRestrictions>;

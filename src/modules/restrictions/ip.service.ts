@@ -8,6 +8,13 @@ import type { TenantsService } from '../tenants/index.ts';
 import { cachedRange, normalizeClientIp, parseRange, rangeContains } from './ip.ts';
 import type { CreateIpRule, IpConfigBody, IpListQuery, IpRule } from './schema.ts';
 import * as store from './store.ts';
+import { createReadCache } from '../../storage/read-cache.ts';
+
+/**
+ * How long a change of an account's IP restrictions made by another instance may take to reach this one's sign-in
+ * gate. Changes made through this instance apply at once (the cache entry is dropped after the change commits).
+ */
+export const IP_GATE_CACHE_MS = 2000;
 
 /** Holders of this permission administer the restrictions; a change must leave at least one of them a way in. */
 export const ADMIN_PERMISSION = 'fe.secure.write.securityPolicy';
@@ -52,6 +59,16 @@ export type IpRestrictionsService = ReturnType<typeof createIpRestrictionsServic
 /** IP restrictions of an account: rules (addresses and CIDR ranges) on an allow and a block list, one list enforced. */
 export function createIpRestrictionsService(deps: { db: Db; tenants: TenantsService }) {
   const { db } = deps;
+  // What the gate enforces per account, for every sign-in and refresh: a statement only on a miss.
+  const gateCache = createReadCache<Enforced | undefined>({ ttlMs: IP_GATE_CACHE_MS });
+  /** Runs a change of `tenantId`'s restrictions and drops the gate's entry once it has committed (or failed). */
+  async function changing<T>(tenantId: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } finally {
+      gateCache.invalidate(tenantId);
+    }
+  }
   const account = (q: Queryable, tenantId: string, lock?: 'FOR SHARE') => deps.tenants.requireLive(q, tenantId, 'gatehouse-tenant-id', lock);
 
   /**
@@ -87,14 +104,14 @@ export function createIpRestrictionsService(deps: { db: Db; tenants: TenantsServ
 
     /** Partial: a field left out keeps its value (new accounts start with ALLOW, inactive). */
     async setConfig(tenantId: string, body: IpConfigBody, caller: Caller) {
-      return db.transaction(async (tx) => {
+      return changing(tenantId, () => db.transaction(async (tx) => {
         await account(tx, tenantId, 'FOR SHARE');
         const current = await configOf(tx, tenantId);
         const next = { strategy: body.strategy ?? current.strategy, isActive: body.isActive ?? current.isActive };
         await store.writeIpConfig(tx, tenantId, next.strategy, next.isActive);
         await assertNoLockout(tx, tenantId, caller);
         return next;
-      });
+      }));
     },
 
     async list(tenantId: string, q: IpListQuery) {
@@ -113,14 +130,14 @@ export function createIpRestrictionsService(deps: { db: Db; tenants: TenantsServ
       const range = parseRange(body.ip, 'ip');
       if (body.description !== undefined && /\u0000/.test(body.description)) throw new AppError('VALIDATION', 'description must not contain NUL characters');
       try {
-        return await db.transaction(async (tx) => {
+        return await changing(tenantId, () => db.transaction(async (tx) => {
           await account(tx, tenantId, 'FOR SHARE');
           const row = await store.insertIpRule(tx, {
             tenant_id: tenantId, id: newId(), ip: range.text, description: body.description ?? '', strategy: body.strategy, is_active: body.isActive ?? true,
           });
           await assertNoLockout(tx, tenantId, caller);
           return toRule(row);
-        });
+        }));
       } catch (err) {
         if (isUniqueViolation(err)) throw new AppError('IP_RULE_EXISTS', `${range.text} is already on the ${body.strategy} list of account ${tenantId}`, { ip: range.text, strategy: body.strategy });
         throw err;
@@ -128,14 +145,14 @@ export function createIpRestrictionsService(deps: { db: Db; tenants: TenantsServ
     },
 
     async remove(tenantId: string, id: string, caller: Caller): Promise<IpRule> {
-      return db.transaction(async (tx) => {
+      return changing(tenantId, () => db.transaction(async (tx) => {
         await account(tx, tenantId, 'FOR SHARE');
         const row = isUuid(id) ? await store.findIpRule(tx, tenantId, id.toLowerCase()) : undefined;
         if (!row) throw new AppError('IP_RULE_NOT_FOUND', `No IP restriction with id ${id.slice(0, 64)} in account ${tenantId}`);
         await store.deleteIpRule(tx, tenantId, row.id);
         await assertNoLockout(tx, tenantId, caller);
         return toRule(row);
-      });
+      }));
     },
 
     /** `/verify`: would a sign-in from `ip` be admitted now. `/verify/allow` (`allowList`): is `ip` on the active allow list. */
@@ -151,12 +168,16 @@ export function createIpRestrictionsService(deps: { db: Db; tenants: TenantsServ
       return { ip: client?.ip ?? ip, valid: admits(state, ip), isActive: config.isActive, strategy: config.strategy, matchedRuleId: state ? matching(state, client) : null };
     },
 
+    /** Drops the gate's cached state of an account (its restrictions were removed with it). */
+    forget: (tenantId: string) => gateCache.invalidate(tenantId),
+
     /**
      * The sign-in gate (`auth.login.addGate('ip-restrictions', ...)`): sign-in and refresh into an account whose
-     * restrictions refuse the client's address are 403 `IP_RESTRICTED`. One statement; rules are parsed once per process.
+     * restrictions refuse the client's address are 403 `IP_RESTRICTED`. The enforced state is cached per account
+     * (IP_GATE_CACHE_MS; no statement on a hit); rules are parsed once per process.
      */
     async gate(q: Queryable, a: { tenantId: string; client: { ip?: string } }): Promise<void> {
-      const state = await store.enforced(q, a.tenantId);
+      const state = await gateCache.get(a.tenantId, () => store.enforced(q, a.tenantId));
       if (!admits(state, a.client.ip)) {
         throw new AppError('IP_RESTRICTED', `Sign-in to account ${a.tenantId} from ${a.client.ip ?? 'an unknown address'} is not allowed by the account's IP restrictions (${state!.strategy === 'ALLOW' ? 'not on the allow list' : 'on the block list'})`);
       }

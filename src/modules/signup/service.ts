@@ -9,7 +9,7 @@ import type { EventsService } from '../events/index.ts';
 import type { RolesService } from '../roles/index.ts';
 import { parseMetadata, type TenantsService } from '../tenants/index.ts';
 import { addMembership, addPhone, addRoles, findByEmail, findById, findByUsername, insertUser, updateUser, type UserRow } from '../users/index.ts';
-import { checkError, countFailure, limitRequests, readFlowSettings, writeFlowSettings, type Client, type CodeBook, type CodeLimits, type Delivery, type StrategySettings } from '../passwordless/index.ts';
+import { checkError, countFailure, createEqualizer, limitRequests, readFlowSettings, writeFlowSettings, type Client, type CodeBook, type CodeLimits, type Delivery, type StrategySettings } from '../passwordless/index.ts';
 import { assertEmailDomainAllowed } from '../restrictions/index.ts';
 import type { SignUpBody } from './schema.ts';
 import * as store from './store.ts';
@@ -38,6 +38,7 @@ export type SignupService = ReturnType<typeof createSignupService>;
  */
 export function createSignupService(deps: SignupDeps) {
   const { db, codes } = deps;
+  const resendTiming = createEqualizer();
 
   /** Issues a fresh activation secret (replacing earlier ones) and emails it per the activation strategy. */
   async function sendActivation(q: Queryable, user: UserRow, tenantId: string | null) {
@@ -175,11 +176,14 @@ export function createSignupService(deps: SignupDeps) {
     async resend(email: string, client: Client): Promise<void> {
       const e = email.trim().toLowerCase();
       limitRequests(deps.limits, client.ip, e);
-      await db.transaction(async (tx) => {
+      const finish = resendTiming.start();
+      const sent = await db.transaction(async (tx) => {
         const user = await findByEmail(tx, e);
-        if (!user || !(await store.isPending(tx, user.id))) return;
+        if (!user || !(await store.isPending(tx, user.id))) return false;
         await sendActivation(tx, user, user.active_tenant_id);
+        return true;
       });
+      await finish(sent); // other emails answer after the typical time of a real send
     },
 
     /** For the vendor: a fresh activation link for a user (not emailed). */

@@ -167,6 +167,11 @@ export function createTenantsService(deps: TenantsDeps) {
         const row = await store.softDelete(tx, tenantId);
         if (!row) throw new AppError('ACCOUNT_NOT_FOUND', `No account with tenantId ${tenantId} (it may already be removed)`);
         for (const hook of removalHooks) await hook(tx, tenantId);
+        // Its sub-accounts moved up to its parent (softDelete): account.moved for each, then account.deleted.
+        await deps.events?.emitMany(tx, row.movedChildren.map((child) => ({
+          eventKey: 'account.moved' as const, tenantId: child, entity: { type: 'account', id: child },
+          data: { tenantId: child, previousParentTenantId: tenantId, parentTenantId: row.formerParent, reason: 'parent_deleted' },
+        })));
         await deps.events?.emit(tx, { eventKey: 'account.deleted', tenantId, entity: { type: 'account', id: tenantId }, data: { tenantId, name: row.name } });
         return toAccount(row);
       });

@@ -120,17 +120,18 @@ export async function removeMetadataKey(db: Queryable, tenantId: string, key: st
 }
 
 /** Marks the account removed and moves its direct children to its parent (or to the top). Row locked first. */
-export async function softDelete(db: Queryable, tenantId: string): Promise<TenantRow | undefined> {
+export async function softDelete(db: Queryable, tenantId: string): Promise<(TenantRow & { movedChildren: string[]; formerParent: string | null }) | undefined> {
   const { rows } = await db.query<TenantRow>(
     'SELECT * FROM tenants WHERE tenant_id = $1 AND deleted_at IS NULL FOR UPDATE',
     [tenantId],
   );
   const row = rows[0];
   if (!row) return undefined;
-  await db.query('UPDATE tenants SET parent_tenant_id = $2, updated_at = now() WHERE parent_tenant_id = $1 AND deleted_at IS NULL', [tenantId, row.parent_tenant_id]);
+  // The moved children are answered so that the caller can emit account.moved for each (issue 10).
+  const { rows: moved } = await db.query<{ tenant_id: string }>('UPDATE tenants SET parent_tenant_id = $2, updated_at = now() WHERE parent_tenant_id = $1 AND deleted_at IS NULL RETURNING tenant_id', [tenantId, row.parent_tenant_id]);
   const { rows: deleted } = await db.query<TenantRow>(
     'UPDATE tenants SET deleted_at = now(), updated_at = now(), parent_tenant_id = NULL WHERE tenant_id = $1 RETURNING *',
     [tenantId],
   );
-  return deleted[0];
+  return { ...deleted[0], movedChildren: moved.map((r) => r.tenant_id).sort(), formerParent: row.parent_tenant_id };
 }

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { guard, type UserAuth } from '../../http/auth.ts';
+import { AppError } from '../../http/errors.ts';
 import { UpdateProfile, User } from './schema.ts';
 import type { UsersService } from './service.ts';
 
@@ -31,6 +32,21 @@ export const meRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = asyn
       schema: { tags, summary: 'The accounts I belong to', response: { 200: Tenants } },
     }, async (req) => users.accountsOf(me(req).userId));
   }
+
+  app.post('/identity/resources/users/v1/passwords/change', {
+    config: guard.any(),
+    schema: {
+      tags, summary: 'Change a password, the current one required (a user token: its own; an environment token: the gatehouse-user-id header\'s user)',
+      headers: Type.Object({ 'gatehouse-user-id': Type.Optional(Type.String({ maxLength: 64 })) }),
+      body: Type.Object({ password: Type.String({ minLength: 1, maxLength: 1024 }), newPassword: Type.String({ minLength: 1, maxLength: 1024 }) }),
+      response: { 201: Type.Null() },
+    },
+  }, async (req, reply) => {
+    const userId = req.auth?.kind === 'user' ? req.auth.userId : req.headers['gatehouse-user-id'];
+    if (!userId) throw new AppError('VALIDATION', 'headers.gatehouse-user-id is required with an environment token');
+    await users.changePassword(userId, req.body.password, req.body.newPassword);
+    return reply.status(201).send(null);
+  });
 
   app.get('/identity/resources/users/v1/me/authorization', {
     config: guard.user(),

@@ -186,6 +186,28 @@ export function createUsersService(deps: UsersDeps) {
       });
     },
 
+    /** Changes a password, the current one required; policy and history apply; user.password_changed in the same transaction. */
+    async changePassword(userId: string, current: string, next: string): Promise<void> {
+      await db.transaction(async (tx) => {
+        const user = await requireUser(tx, userId, true);
+        if (!(await deps.passwords.verify(current, user.password_hash)).ok) throw new AppError('CURRENT_PASSWORD_INVALID', 'body.password is not the user\'s current password');
+        await deps.passwords.validate(tx, next, { tenantId: user.active_tenant_id ?? undefined, userId, email: user.email });
+        const hash = await deps.passwords.hash(next);
+        await store.updateUser(tx, userId, { password_hash: hash, must_reset_password: false });
+        await deps.passwords.remember(tx, userId, hash);
+        await deps.events?.emit(tx, { eventKey: 'user.password_changed', tenantId: user.active_tenant_id, entity: { type: 'user', id: userId }, data: { userId, tenantId: user.active_tenant_id } });
+      });
+    },
+
+    /** Account removal hook: every membership goes (users left with none are deleted); user.deleted (scope account) for each. */
+    async forgetAccount(tx: Queryable, tenantId: string): Promise<void> {
+      const gone = await store.removeAccountUsers(tx, tenantId);
+      await deps.events?.emitMany(tx, gone.map((u) => ({
+        eventKey: 'user.deleted' as const, tenantId, entity: { type: 'user', id: u.user_id },
+        data: { userId: u.user_id, email: u.email, tenantId, scope: 'account', reason: 'account_deleted' },
+      })));
+    },
+
     async addToAccount(userId: string, tenantId: string, roleIds?: string[]): Promise<User> {
       return db.transaction(async (tx) => {
         const joining = await requireUser(tx, userId, true);

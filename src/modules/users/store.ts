@@ -211,7 +211,11 @@ export async function settleAfterLeaving(q: Queryable, userIds: string[], tenant
 }
 
 /** An account is going away: all its memberships go, then the users are settled. */
-export async function removeAccountUsers(q: Queryable, tenantId: string): Promise<void> {
-  const { rows } = await q.query<{ user_id: string }>('DELETE FROM user_tenants WHERE tenant_id = $1 RETURNING user_id', [tenantId]);
+export async function removeAccountUsers(q: Queryable, tenantId: string): Promise<Array<{ user_id: string; email: string }>> {
+  const { rows } = await q.query<{ user_id: string; email: string }>(
+    'WITH gone AS (DELETE FROM user_tenants WHERE tenant_id = $1 RETURNING user_id) SELECT g.user_id, u.email FROM gone g JOIN users u ON u.id = g.user_id ORDER BY u.email, g.user_id',
+    [tenantId],
+  );
   await settleAfterLeaving(q, rows.map((r) => r.user_id), tenantId);
+  return rows;
 }

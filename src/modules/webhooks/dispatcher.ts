@@ -15,6 +15,8 @@ export interface DispatcherOptions {
   backoffMaxMs: number;
   /** Deliveries in flight at once; one endpoint may hold at most half of them, so a dead one cannot starve the rest. */
   concurrency: number;
+  /** WEBHOOK_ALLOW_PRIVATE_NETWORKS: false refuses private addresses at connection time (ssrf.ts). */
+  allowPrivateNetworks?: boolean;
 }
 
 const FAN_OUT_BATCH = 500;
@@ -90,7 +92,7 @@ export function createDispatcher(opts: DispatcherOptions) {
   async function attempt(d: store.ClaimedDelivery): Promise<void> {
     let result: { ok: boolean; status: number | null; body: string | null; error: string | null };
     if (!d.is_active) result = { ok: false, status: null, body: null, error: 'the webhook is inactive' };
-    else result = await send(d.url, decrypt(opts.kek, d.secret_sealed), d.event_id, d.body, opts.timeoutMs);
+    else result = await send(d.url, decrypt(opts.kek, d.secret_sealed), d.event_id, d.body, opts.timeoutMs, opts.allowPrivateNetworks !== false);
     const retryInMs = backoffMs(d.attempts, opts.backoffBaseMs, opts.backoffMaxMs);
     const final = !result.ok && (!d.is_active || Date.now() + retryInMs > d.give_up_at.getTime());
     await store.finishDelivery(db, d.id, { ...result, final, retryInMs });

@@ -4,6 +4,7 @@ import { isUuid } from '../../lib/pg-errors.ts';
 import { AppError } from '../../http/errors.ts';
 import type { Db } from '../../storage/db.ts';
 import { send } from './deliver.ts';
+import { assertWebhookUrl } from './ssrf.ts';
 import type { Dispatcher } from './dispatcher.ts';
 import type { CreateWebhook, Delivery, UpdateWebhook, Webhook } from './schema.ts';
 import * as store from './store.ts';
@@ -14,6 +15,10 @@ export interface WebhooksDeps {
   dispatcher: Dispatcher;
   timeoutMs: number;
   retryForSeconds: number;
+  /** WEBHOOK_ALLOW_PRIVATE_NETWORKS (default true): false refuses URLs whose host is or resolves to a private address. */
+  allowPrivateNetworks?: boolean;
+  /** EVENTS_RETENTION_DAYS: outbox and delivery-log rows older than this are removed (0 keeps them). */
+  retentionDays?: number;
   /** Throws ACCOUNT_NOT_FOUND for an unknown account (an account-level webhook needs a live account). */
   requireAccount: (q: Db, tenantId: string) => Promise<unknown>;
 }
@@ -51,6 +56,7 @@ export type WebhooksService = ReturnType<typeof createWebhooksService>;
 /** Webhook endpoints (vendor-managed) and their delivery log; delivery itself is the dispatcher's. */
 export function createWebhooksService(deps: WebhooksDeps) {
   const { db, kek } = deps;
+  const allowPrivate = deps.allowPrivateNetworks !== false;
 
   async function requireWebhook(id: string, tenantId?: string): Promise<store.WebhookRow> {
     const row = isUuid(id) ? await store.findWebhook(db, id) : undefined;
@@ -60,6 +66,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
 
   return {
     async create(body: CreateWebhook): Promise<Webhook> {
+      await assertWebhookUrl(body.url, allowPrivate);
       const generated = body.secret === undefined ? randomSecret(32) : undefined;
       return db.transaction(async (tx) => {
         if (body.tenantId) await deps.requireAccount(tx, body.tenantId);
@@ -87,6 +94,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
 
     async update(id: string, body: UpdateWebhook, tenantId?: string): Promise<Webhook> {
       await requireWebhook(id, tenantId);
+      if (body.url !== undefined) await assertWebhookUrl(body.url, allowPrivate);
       const values: Record<string, unknown> = {};
       if (body.displayName !== undefined) values.display_name = body.displayName;
       if (body.url !== undefined) values.url = body.url;
@@ -124,9 +132,28 @@ export function createWebhooksService(deps: WebhooksDeps) {
         id: deliveryId, webhook_id: hook.id, tenant_id: hook.tenant_id, event_id: eventId, event_key: 'webhook.test', entity_key: `test:${deliveryId}`,
         body, give_up_seconds: 0, status: 'delivering', attempts: 1,
       }]);
-      const r = await send(hook.url, decrypt(kek, hook.secret_sealed), eventId, body, deps.timeoutMs);
+      const r = await send(hook.url, decrypt(kek, hook.secret_sealed), eventId, body, deps.timeoutMs, allowPrivate);
       await store.finishDelivery(db, deliveryId, { ...r, final: true, retryInMs: 0 });
       return { deliveryId, eventId, status: r.ok ? 'succeeded' : 'failed', responseStatus: r.status, responseBody: r.body, error: r.error };
+    },
+
+    /**
+     * Retention (run hourly with the audit retention job): removes delivery-log rows older than EVENTS_RETENTION_DAYS
+     * that are finished or past their retry window, then outbox events as old that were fanned out and have nothing
+     * left to send. Bounded batches (one short statement each), so the tables are never locked for long.
+     */
+    async applyRetention(now = new Date(), batch = 5000): Promise<number> {
+      if (!deps.retentionDays) return 0;
+      const before = new Date(now.getTime() - deps.retentionDays * 86_400_000);
+      let removed = 0;
+      for (const step of [store.removeOldDeliveries, store.removeOldEvents]) {
+        for (;;) {
+          const n = await step(db, before, batch);
+          removed += n;
+          if (n < batch) break;
+        }
+      }
+      return removed;
     },
 
     /** Queues the delivery's body again (same event id, a new delivery row), behind the entity's pending deliveries. */

@@ -181,3 +181,32 @@ export async function listDeliveries(q: Queryable, webhookId: string, o: { offse
   );
   return { rows, total };
 }
+
+/**
+ * Retention, one bounded batch: delivery-log rows created before `before` that are finished (succeeded, failed) or
+ * past their retry window. Answers how many were removed.
+ */
+export async function removeOldDeliveries(q: Queryable, before: Date, limit: number): Promise<number> {
+  return (await q.query(
+    `DELETE FROM webhook_deliveries WHERE seq IN (
+       SELECT seq FROM webhook_deliveries
+       WHERE created_at < $1 AND (status IN ('succeeded', 'failed') OR give_up_at < now())
+       ORDER BY seq LIMIT $2)`,
+    [before, limit],
+  )).rowCount;
+}
+
+/**
+ * Retention, one bounded batch: outbox rows created before `before` that were fanned out and have no delivery still
+ * to send (an event whose delivery is pending or being sent stays until that delivery finishes or gives up).
+ */
+export async function removeOldEvents(q: Queryable, before: Date, limit: number): Promise<number> {
+  return (await q.query(
+    `DELETE FROM events WHERE seq IN (
+       SELECT e.seq FROM events e
+       WHERE e.created_at < $1 AND e.dispatched_at IS NOT NULL
+         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.status IN ('pending', 'delivering') AND d.give_up_at >= now())
+       ORDER BY e.seq LIMIT $2)`,
+    [before, limit],
+  )).rowCount;
+}

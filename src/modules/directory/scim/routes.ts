@@ -89,6 +89,9 @@ export async function scimRoutes(app: FastifyInstance, { directory, publicUrl }:
     if (!configId) return;
     const connection = await directory.authenticate(configId, bearer(req));
     req.scim = { connection, base: `${publicUrl}${SCIM_PREFIX}/${connection.id}` };
+    // Audit (issue 10): the authenticated connection acts, in its account.
+    req.auditActor = { type: 'scim', id: connection.id };
+    req.auditTenantId = (connection as { tenant_id?: string }).tenant_id;
   });
   app.addHook('onSend', async (req, reply, payload) => {
     const ct = reply.getHeader('content-type');
