@@ -13,8 +13,8 @@ import { DEFAULT_BENCH_DATABASE_URL, destroyAllBenchDbs, formatTable, machineInf
 
 const AREAS: Record<string, { describe: string; sections: string[]; load: () => Promise<{ run: (o: BenchOptions) => Promise<AreaResult> }> }> = {
   scim: {
-    describe: 'SCIM: users provisioned per second by SCIM POST at 10 clients; filter=userName eq p50 over 100k users',
-    sections: ['provision', 'filter'],
+    describe: 'SCIM: users provisioned per second by SCIM POST at 10 clients; filter=userName eq p50 over 100k users; SQL statements per call',
+    sections: ['statements', 'provision', 'filter'],
     load: () => import('./scim.ts'),
   },
   signin: {

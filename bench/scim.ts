@@ -1,12 +1,86 @@
-import { ms, openBenchDb, startBenchApp, measure, stats, type AreaResult, type BenchOptions, type Table } from './lib.ts';
+import type { ClosableDb, Db, QueryResult } from '../src/storage/db.ts';
+import { explainAnalyze, ms, openBenchDb, startBenchApp, measure, stats, type AreaResult, type BenchOptions, type HttpClient, type Table } from './lib.ts';
 
 /**
  * SCIM service through the real HTTP stack (app in-process on loopback, keep-alive clients):
  *  - provision: N users created by SCIM POST /Users from 10 concurrent clients (each its own connection), with
  *               syncToUserManagement on, so every request also makes the Gatehouse user, membership and roles;
  *  - filter:    `filter=userName eq "..."` latency with 100,000 users in one connection, seeded with one
- *               INSERT ... SELECT generate_series (not measured), measured through HTTP one request at a time.
+ *               INSERT ... SELECT generate_series (not measured), measured through HTTP one request at a time;
+ *               the statement's plan (EXPLAIN) is kept in the results;
+ *  - statements: the SQL statements of one SCIM POST /Users (sync on and off) and of one filtered GET, counted
+ *               through a counting proxy over the Db (exact; independent of the machine's load).
  */
+
+interface Call {
+  statements: string[];
+  transactions: number;
+  raw: { sql: string; params: unknown[] }[];
+}
+
+/** The Db wrapped so that the statements of one request (and of its onResponse hooks) can be recorded. */
+function countingDb(inner: ClosableDb) {
+  let sink: Call | undefined;
+  let busy = 0;
+  let lastActivity = 0;
+  const quiet = async () => {
+    do await new Promise((r) => setTimeout(r, 25));
+    while (busy > 0 || performance.now() - lastActivity < 25);
+  };
+  const wrap = (q: Db): Db => ({
+    async query<T>(sql: string, params?: unknown[]): Promise<QueryResult<T>> {
+      sink?.statements.push(sql.replace(/\s+/g, ' ').trim());
+      sink?.raw.push({ sql, params: params ?? [] });
+      busy++;
+      try {
+        return await q.query<T>(sql, params);
+      } finally {
+        busy--;
+        lastActivity = performance.now();
+      }
+    },
+    transaction: (fn) => {
+      if (sink) sink.transactions++;
+      return q.transaction((tx) => fn(wrap(tx)));
+    },
+  });
+  const db: ClosableDb = { ...wrap(inner), kind: inner.kind, close: () => inner.close() };
+  return {
+    db,
+    async record<T>(fn: () => Promise<T>): Promise<{ result: T; call: Call }> {
+      await quiet();
+      const call: Call = { statements: [], transactions: 0, raw: [] };
+      sink = call;
+      try {
+        const result = await fn();
+        await quiet();
+        return { result, call };
+      } finally {
+        sink = undefined;
+      }
+    },
+  };
+}
+
+const isAudit = (sql: string) => /\baudit_(chain|log)\b/.test(sql);
+
+/** Per call: statements, transactions, round trips (BEGIN/COMMIT count), the audit hook's share, and the list. */
+function summarise(label: string, calls: Call[]) {
+  const n = calls.length;
+  const bySql = new Map<string, number>();
+  for (const c of calls) for (const s of c.statements) bySql.set(s, (bySql.get(s) ?? 0) + 1);
+  const statements = calls.reduce((a, c) => a + c.statements.length, 0) / n;
+  const transactions = calls.reduce((a, c) => a + c.transactions, 0) / n;
+  const audit = calls.reduce((a, c) => a + c.statements.filter(isAudit).length, 0) / n;
+  return {
+    label,
+    statements,
+    transactions,
+    roundTrips: statements + 2 * transactions,
+    audit,
+    list: [...bySql.entries()].map(([sql, k]) => ({ perCall: k / n, sql: sql.length > 200 ? `${sql.slice(0, 200)}…` : sql })),
+  };
+}
 
 const C = '/directory/resources/v1/configurations/scim2';
 const S = '/directory/resources/scim/v2.0';
@@ -20,7 +94,8 @@ export async function run(o: BenchOptions): Promise<AreaResult> {
   const sizes = o.quick ? { provision: 300, seeded: 5_000, samples: 100 } : { provision: 10_000, seeded: 100_000, samples: 1_000 };
   const want = (s: string) => !o.only || o.only.includes(s);
   const bdb = await openBenchDb(o.store, 'scim');
-  const app = await startBenchApp(bdb);
+  const rec = countingDb(bdb.db);
+  const app = await startBenchApp(bdb, rec.db);
   const tables: Table[] = [];
   const targets: AreaResult['targets'] = [];
   const data: Record<string, unknown> = { sizes, concurrency: CONCURRENCY };
@@ -32,6 +107,44 @@ export async function run(o: BenchOptions): Promise<AreaResult> {
       if (r.status !== 201) throw new Error(`connection create: ${r.status} ${JSON.stringify(r.body)}`);
       return r.body as { id: string; token: string };
     };
+
+    if (want('statements')) {
+      const N = 5;
+      const user = (tag: string, i: number) => ({
+        schemas: [USER], userName: `${tag}${i}@stmt.test`, externalId: `${tag}-${i}`, name: { givenName: 'Stmt', familyName: `User ${i}` },
+        emails: [{ value: `${tag}${i}@stmt.test`, type: 'work', primary: true }], active: true,
+      });
+      const scenario = async (label: string, conn: { id: string; token: string }, req: (c: HttpClient, i: number) => Promise<{ status: number; body: any }>, status: number) => {
+        const c = app.newClient(conn.token);
+        await req(c, -1); // warm-up (first-use caches), not recorded
+        const calls: Call[] = [];
+        for (let i = 0; i < N; i++) {
+          const r = await rec.record(() => req(c, i));
+          if (r.result.status !== status) throw new Error(`${label}: ${r.result.status} ${JSON.stringify(r.result.body).slice(0, 300)}`);
+          calls.push(r.call);
+        }
+        return summarise(label, calls);
+      };
+      const on = await newConn(true);
+      const off = await newConn(false);
+      const post = (tag: string, conn: { id: string }) => (c: HttpClient, i: number) => c.request('POST', `${S}/${conn.id}/Users`, { body: user(tag, i) });
+      const results = [
+        await scenario('POST /Users, syncToUserManagement on', on, post('on', on), 201),
+        await scenario('POST /Users, syncToUserManagement off', off, post('off', off), 201),
+        await scenario('GET /Users?filter=userName eq', off, (c, i) => c.request('GET', `${S}/${off.id}/Users?filter=${encodeURIComponent(`userName eq "OFF${Math.max(i, 0)}@stmt.test"`)}`), 200),
+      ];
+      data.statements = results;
+      tables.push({
+        title: `SQL statements per SCIM call (${o.store}; a transaction adds BEGIN and COMMIT round trips)`,
+        columns: ['call', 'statements', 'transactions', 'round trips', 'of which audit hook'],
+        rows: results.map((r) => [r.label, ms(r.statements, 1), ms(r.transactions, 1), ms(r.roundTrips, 1), ms(r.audit, 1)]),
+        notes: results.flatMap((r) => [`${r.label}:`, ...r.list.map((l) => `  ${l.perCall.toFixed(1)} × ${l.sql}`)]),
+      });
+      for (const r of results) {
+        o.log(`[${o.store}] ${r.label}: ${r.statements.toFixed(1)} statements, ${r.transactions.toFixed(1)} transactions, ${r.roundTrips.toFixed(1)} round trips`);
+        for (const l of r.list) o.log(`    ${l.perCall.toFixed(1)} × ${l.sql}`);
+      }
+    }
 
     if (want('provision')) {
       const conn = await newConn(true);
@@ -75,6 +188,16 @@ export async function run(o: BenchOptions): Promise<AreaResult> {
       );
       await app.ctx.db.query('ANALYZE scim_users');
       const c = app.newClient(conn.token);
+      // The plan of the statement the userName eq filter compiles to, as the server sends it.
+      const probe = await rec.record(() => c.request('GET', `${S}/${conn.id}/Users?filter=${encodeURIComponent('userName eq "U42@bench.test"')}`));
+      const stmt = probe.call.raw.find((r) => /FROM scim_users r/.test(r.sql));
+      if (stmt) {
+        const plan = await explainAnalyze(app.ctx.db, stmt);
+        data.filterPlan = { sql: stmt.sql, params: stmt.params, plan };
+        o.log(`[${o.store}] plan of the userName eq filter over ${sizes.seeded} users:\n    ${plan.join('\n    ')}`);
+        const indexed = plan.some((l) => /Index (Only )?Scan using scim_users_user_name/.test(l)) && !plan.some((l) => /Seq Scan on scim_users/.test(l));
+        targets.push({ name: `filter=userName eq plan (${sizes.seeded} users)`, target: 'Index Scan using scim_users_user_name', measured: indexed ? 'index scan' : 'other plan (see data.filterPlan)', met: indexed });
+      }
       const pick = () => 1 + Math.floor(Math.random() * sizes.seeded);
       const eq = await measure(
         () => c.request('GET', `${S}/${conn.id}/Users?filter=${encodeURIComponent(`userName eq "U${pick()}@bench.test"`)}`),

@@ -8,6 +8,8 @@ export interface EventsOptions {
 }
 
 const KNOWN = new Set<string>(EVENT_KEYS);
+/** Debounce of the dispatcher's wake-up after emits (delivery latency vs fan-out transactions per second). */
+const WAKE_MS = 25;
 
 /**
  * The outbox: `emit` writes the event with the caller's handle, so it commits or rolls back with the change that
@@ -43,11 +45,12 @@ export function createEventsService(opts: EventsOptions = {}) {
       await q.query(`INSERT INTO events (id, event_key, tenant_id, entity_type, entity_id, data) VALUES ${values.join(', ')}`, params);
     }
     // Nudge the dispatcher shortly after (by then the caller's transaction has usually committed; else it polls).
+    // One nudge per WAKE_MS however many events: under load one fan-out takes the events of many writes.
     if (listeners.length && !wakeTimer) {
       wakeTimer = setTimeout(() => {
         wakeTimer = undefined;
         for (const l of listeners) l();
-      }, 10);
+      }, WAKE_MS);
       wakeTimer.unref();
     }
   }

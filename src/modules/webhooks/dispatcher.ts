@@ -52,21 +52,27 @@ export function createDispatcher(opts: DispatcherOptions) {
   // Fan-out runs when events may be waiting: after an emit, on the idle poll, at start, after a full batch. A pass
   // woken by a finished delivery only claims (saves a transaction per delivery).
   let needFanOut = true;
+  // Claiming runs when deliveries may be due: after a fan-out wrote some, a finished delivery, a replay, the idle
+  // poll (retries come due with time). A pass woken by events that matched no webhook claims nothing.
+  let needClaim = true;
 
   function nudge(): void {
+    needClaim = true;
     pendingWake = true;
     wake?.();
   }
   function eventsEmitted(): void {
     needFanOut = true;
-    nudge();
+    pendingWake = true;
+    wake?.();
   }
 
   /** Writes delivery rows for up to one batch of undispatched events; answers how many events it took. */
   async function fanOut(): Promise<number> {
     return db.transaction(async (tx) => {
       await store.lockFanOut(tx);
-      const events = await store.undispatchedEvents(tx, FAN_OUT_BATCH);
+      // Taken and marked dispatched in one statement; with no active webhook that is the whole fan-out.
+      const events = await store.takeUndispatched(tx, FAN_OUT_BATCH);
       if (events.length === 0) return 0;
       const hooks = await store.activeWebhooks(tx);
       const rows: store.NewDelivery[] = [];
@@ -84,7 +90,7 @@ export function createDispatcher(opts: DispatcherOptions) {
         }
       }
       await store.insertDeliveries(tx, rows);
-      await store.markDispatched(tx, events.map((e) => e.seq));
+      if (rows.length > 0) needClaim = true;
       return events.length;
     });
   }
@@ -117,13 +123,14 @@ export function createDispatcher(opts: DispatcherOptions) {
       if (more) needFanOut = true;
     }
     const free = opts.concurrency - inflight.size;
-    if (free > 0) {
+    if (free > 0 && needClaim) {
+      needClaim = false;
       const perHook = new Map<string, number>();
       for (const f of inflight.values()) perHook.set(f.webhookId, (perHook.get(f.webhookId) ?? 0) + 1);
       const full = [...perHook].filter(([, n]) => n >= perEndpoint).map(([id]) => id);
       const claimed = await store.claimDeliveries(db, free, leaseSeconds, full);
       for (const d of claimed) launch(d);
-      if (claimed.length === free) more = true;
+      if (claimed.length === free) more = needClaim = true;
     }
     return more;
   }
@@ -145,6 +152,7 @@ export function createDispatcher(opts: DispatcherOptions) {
       await new Promise<void>((resolve) => {
         const t = setTimeout(() => {
           needFanOut = true;
+          needClaim = true;
           resolve();
         }, opts.pollMs);
         wake = () => {
@@ -166,6 +174,7 @@ export function createDispatcher(opts: DispatcherOptions) {
       if (running) return;
       running = true;
       needFanOut = true;
+      needClaim = true;
       loop = runLoop();
     },
     /** Stops claiming; resolves when the deliveries in flight have been sent and recorded (each bounded by the timeout). */

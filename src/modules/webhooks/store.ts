@@ -90,6 +90,19 @@ export async function lockFanOut(q: Queryable): Promise<void> {
   await q.query('SELECT id FROM event_dispatch WHERE id = 1 FOR UPDATE');
 }
 
+/**
+ * Takes up to `limit` undispatched events in seq order and marks them dispatched, in one statement (the caller holds
+ * the fan-out lock and writes their deliveries in the same transaction). Answers them in seq order.
+ */
+export async function takeUndispatched(q: Queryable, limit: number): Promise<EventRow[]> {
+  const { rows } = await q.query<EventRow>(
+    `UPDATE events SET dispatched_at = now() WHERE seq IN (SELECT seq FROM events WHERE dispatched_at IS NULL ORDER BY seq LIMIT $1)
+     RETURNING seq, id, event_key, tenant_id, entity_type, entity_id, data, created_at`,
+    [limit],
+  );
+  return rows.sort((a, b) => Number(a.seq) - Number(b.seq));
+}
+
 export async function undispatchedEvents(q: Queryable, limit: number): Promise<EventRow[]> {
   return (await q.query<EventRow>(
     'SELECT seq, id, event_key, tenant_id, entity_type, entity_id, data, created_at FROM events WHERE dispatched_at IS NULL ORDER BY seq LIMIT $1',
