@@ -126,3 +126,12 @@ INSERT INTO permissions (id, key, name, description, category_id, fe_permission)
   ('3f0c2d7e-5b8a-4c51-9e0a-1d6f2b7c8a01', 'fe.secure.read.samlConfiguration', 'Read SSO', 'Read the SSO configurations, domains and group mappings of the account', '8df9d228-9440-44ec-bbb8-2ba28121e0dd', true),
   ('3f0c2d7e-5b8a-4c51-9e0a-1d6f2b7c8a02', 'fe.secure.write.samlConfiguration', 'Manage SSO', 'Configure the SSO of the account: identity providers, domains, default roles and group mappings', '8df9d228-9440-44ec-bbb8-2ba28121e0dd', true)
 ON CONFLICT (key) DO NOTHING;
+-- The seeded Admin role manages SSO; ReadOnly reads it (as for the other built-in permissions).
+INSERT INTO role_permissions (role_id, permission_id)
+  SELECT 'bd3e633c-ebd7-4f44-8d87-7f05f9e34ac9'::uuid, id FROM permissions WHERE key IN ('fe.secure.read.samlConfiguration', 'fe.secure.write.samlConfiguration')
+  AND EXISTS (SELECT 1 FROM roles WHERE id = 'bd3e633c-ebd7-4f44-8d87-7f05f9e34ac9')
+ON CONFLICT DO NOTHING;
+INSERT INTO role_permissions (role_id, permission_id)
+  SELECT 'c784abeb-f295-45fb-84ed-19a1652cfb43'::uuid, id FROM permissions WHERE key = 'fe.secure.read.samlConfiguration'
+  AND EXISTS (SELECT 1 FROM roles WHERE id = 'c784abeb-f295-45fb-84ed-19a1652cfb43')
+ON CONFLICT DO NOTHING;
