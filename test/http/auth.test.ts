@@ -67,6 +67,20 @@ describe('the full journey', () => {
     assert.equal(after.status, 401, 'the whole session is revoked by the replay');
   });
 
+  test('concurrent refreshes with one token: exactly one rotates, the others are replays that end the session', async () => {
+    // Only PostgreSQL runs them truly at once (PGlite serialises statements); there a missing row lock let several
+    // succeed and split one session into several refresh chains.
+    await user('a-one', 'race@one.test');
+    for (let round = 0; round < 4; round++) {
+      const r = await login('race@one.test');
+      const answers = await Promise.all([1, 2, 3].map(() => refresh(r.body.refreshToken)));
+      const winners = answers.filter((a) => a.status === 201);
+      assert.equal(winners.length, 1, `round ${round}: ${answers.map((a) => a.status).join(',')}`);
+      assert.ok(answers.every((a) => a.status === 201 || a.status === 401));
+      assert.equal((await refresh(winners[0].body.refreshToken)).status, 401, 'the replays revoked the session');
+    }
+  });
+
   test('the refresh cookie works without a body; logout ends the session', async () => {
     await user('a-one', 'cookie@one.test');
     const r = await login('cookie@one.test');

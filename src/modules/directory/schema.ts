@@ -39,6 +39,14 @@ export const Connection = Type.Object({
   connectionName: Type.String(),
   source: Type.String(),
   syncToUserManagement: Type.Boolean(),
+  syncStatus: Type.Object({
+    state: Type.Union([Type.Literal('idle'), Type.Literal('pending'), Type.Literal('running'), Type.Literal('completed'), Type.Literal('failed')], {
+      description: 'the latest sync into user management (started by switching syncToUserManagement on): idle when none is on record',
+    }),
+    processed: Type.Integer({ description: 'directory users put into user management by that sync so far' }),
+    requestedAt: Type.Optional(Type.String({ format: 'date-time' })),
+    completedAt: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()])),
+  }),
   lastSync: Type.String({ format: 'date-time' }),
   createdAt: Type.String({ format: 'date-time' }),
   metadata: Metadata,

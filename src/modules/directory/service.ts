@@ -2,6 +2,7 @@ import { newId, randomSecret, safeEqual, sha256Hex } from '../../lib/crypto.ts';
 import { isUuid } from '../../lib/pg-errors.ts';
 import { iso } from '../../lib/time.ts';
 import { AppError } from '../../http/errors.ts';
+import type { JobHandler, JobRunner } from '../../jobs/runner.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
 import type { SessionsService } from '../auth/index.ts';
 import type { EventsService } from '../events/index.ts';
@@ -14,6 +15,7 @@ import { createScimGroups } from './scim/groups.service.ts';
 import * as scimStore from './scim/store.ts';
 import { createSync } from './scim/sync.ts';
 import { createScimUsers, type ScimCall } from './scim/users.service.ts';
+import { syncJobHandler } from './sync-job.ts';
 
 export interface DirectoryDeps {
   db: Db;
@@ -21,9 +23,22 @@ export interface DirectoryDeps {
   roles: RolesService;
   events: EventsService;
   sessions: SessionsService;
+  jobs: Pick<JobRunner, 'enqueue' | 'notify'>;
+  /** Directory users per transaction of the sync job (JOB_CHUNK_SIZE). */
+  chunkSize: number;
   publicUrl: string;
   scim: { maxResults: number; bodyLimit: number };
 }
+
+/**
+ * How long this process trusts a connection row it read to authenticate SCIM calls (token hash and settings). Rotation,
+ * deletion and updates done through this process drop the entry at once; another process's change is seen within
+ * this bound by reads. Writes never rely on it: they re-check the token and read the settings in their transaction.
+ */
+export const AUTH_CACHE_MS = 2_000;
+/** lastSync is written at most once per this interval per connection (per process). */
+export const LAST_SYNC_GRANULARITY_MS = 1_000;
+const AUTH_CACHE_MAX = 10_000;
 
 export type DirectoryService = ReturnType<typeof createDirectoryService>;
 
@@ -34,15 +49,31 @@ const newToken = () => `ghscim_${randomSecret(32)}`;
 export function createDirectoryService(deps: DirectoryDeps) {
   const { db } = deps;
   const sync = createSync({ roles: deps.roles, tenants: deps.tenants, events: deps.events, sessions: deps.sessions });
-  const scimUsers = createScimUsers({ db, sync, maxResults: deps.scim.maxResults });
-  const scimGroups = createScimGroups({ db, sync, events: deps.events, maxResults: deps.scim.maxResults });
 
-  const record = (r: store.ConnectionRow) => ({
+  // Auth cache: connection id → the row read to authenticate, until `expires`. Touched: when this process last wrote
+  // lastSync for the connection.
+  const authCache = new Map<string, { row: store.ConnectionRow; expires: number }>();
+  const touched = new Map<string, number>();
+  const forget = (id: string) => {
+    authCache.delete(id);
+  };
+  const scimUsers = createScimUsers({ db, sync, maxResults: deps.scim.maxResults, forget });
+  const scimGroups = createScimGroups({ db, sync, events: deps.events, maxResults: deps.scim.maxResults, forget });
+
+  /** The state of the latest sync job (switching syncToUserManagement on); `idle` when there is none on record. */
+  const syncStatusOf = (j: store.SyncJobRow | undefined) => ({
+    state: j?.state ?? ('idle' as const),
+    processed: j?.processed ?? 0,
+    ...(j ? { requestedAt: iso(j.created_at)!, completedAt: iso(j.completed_at) ?? null } : {}),
+  });
+
+  const record = (r: store.ConnectionRow, job: store.SyncJobRow | undefined) => ({
     id: r.id,
     tenantId: r.tenant_id,
     connectionName: r.connection_name,
     source: r.source,
     syncToUserManagement: r.sync_to_user_management,
+    syncStatus: syncStatusOf(job),
     // Never synced yet: the creation time (clients read lastSync as a required date-time).
     lastSync: iso(r.last_sync ?? r.created_at)!,
     createdAt: iso(r.created_at)!,
@@ -80,31 +111,36 @@ export function createDirectoryService(deps: DirectoryDeps) {
     },
 
     async get(tenantId: string, id: string) {
-      return record(await requireConnection(db, tenantId, id));
+      const row = await requireConnection(db, tenantId, id);
+      return record(row, (await store.syncJobs(db, [row.id])).get(row.id));
     },
 
     async list(filter: { tenantId?: string; source?: string; connectionName?: string; id?: string }) {
-      return (await store.list(db, filter)).map(record);
+      const rows = await store.list(db, filter);
+      const jobs = await store.syncJobs(db, rows.map((r) => r.id));
+      return rows.map((r) => record(r, jobs.get(r.id)));
     },
 
     /**
-     * Switching sync on puts every directory user that is not yet a Gatehouse user into user management (users
-     * without an email stay in the directory only). Switching it off keeps the users made so far; later changes
-     * stay in the directory.
+     * Switching sync on enqueues the sync job (in the PATCH's transaction: it exists iff the switch committed), which
+     * puts every directory user with an email into user management in chunks (see sync-job.ts); its progress is the
+     * connection's `syncStatus`. Users without an email stay in the directory only. Switching it off keeps the users
+     * made so far (a running job stops at its next chunk); later changes stay in the directory.
      */
     async update(tenantId: string, id: string, body: UpdateConnection): Promise<void> {
-      await db.transaction(async (tx) => {
+      const enqueued = await db.transaction(async (tx) => {
         const before = await requireConnection(tx, tenantId, id, true);
         const values: Parameters<typeof store.update>[3] = {};
         if (body.syncToUserManagement !== undefined) values.sync_to_user_management = body.syncToUserManagement;
         if (body.metadata !== undefined) values.metadata = body.metadata as Record<string, unknown>;
         if (body.connectionName !== undefined) values.connection_name = body.connectionName;
         await store.update(tx, tenantId, id, values);
-        if (body.syncToUserManagement && !before.sync_to_user_management) {
-          const after = { ...before, sync_to_user_management: true };
-          for (const row of await scimStore.usersOfConnection(tx, scope(after), true)) await sync.materialise(tx, after, row, false);
-        }
+        if (!body.syncToUserManagement || before.sync_to_user_management) return false;
+        await deps.jobs.enqueue(tx, { kind: store.SYNC_JOB, tenantId, payload: { tenantId, connectionId: id, processed: 0 } });
+        return true;
       });
+      forget(id);
+      if (enqueued) deps.jobs.notify();
     },
 
     /** Removes the connection, its directory and (with deleteAll) the account memberships of the users it made. */
@@ -118,6 +154,7 @@ export function createDirectoryService(deps: DirectoryDeps) {
         }
         await store.remove(tx, tenantId, id);
       });
+      forget(id);
     },
 
     /** A new token; the old one stops working at once. */
@@ -128,6 +165,7 @@ export function createDirectoryService(deps: DirectoryDeps) {
         await store.update(tx, tenantId, id, { token_hash: sha256Hex(token) });
         return row;
       });
+      forget(id);
       return { id: c.id, connectionName: c.connection_name, token };
     },
 
@@ -145,22 +183,52 @@ export function createDirectoryService(deps: DirectoryDeps) {
         const after = { ...c, group_roles: mappings };
         if (after.sync_to_user_management) await sync.recomputeRoles(tx, after, await scimStore.usersOfConnection(tx, scope(after)));
         return { mappings };
-      });
+      }).finally(() => forget(id));
     },
 
-    /** The connection a SCIM call acts for: its id from the path and its token; 401 on anything else. */
-    async authenticate(configId: string, token: string | undefined): Promise<ScimCall['connection']> {
-      const c = token && isUuid(configId) ? await store.getById(db, configId) : undefined;
-      if (!c || !token || !safeEqual(sha256Hex(token), c.token_hash)) throw new AppError('SCIM_INVALID_TOKEN');
-      return c;
+    /**
+     * The call a SCIM request makes: the connection from its id and its token; 401 on anything else. The connection
+     * row comes from the auth cache (AUTH_CACHE_MS) when this process read it lately and the token's hash matches;
+     * otherwise (first call, expired, or a token that does not match the cached hash, e.g. rotated elsewhere) it is
+     * read again. Nothing is cached for an unknown connection or a wrong token.
+     */
+    async authenticate(configId: string, token: string | undefined, base: (id: string) => string): Promise<ScimCall> {
+      if (!token || !isUuid(configId)) throw new AppError('SCIM_INVALID_TOKEN');
+      const tokenHash = sha256Hex(token);
+      const now = Date.now();
+      const hit = authCache.get(configId);
+      if (hit && hit.expires > now && safeEqual(tokenHash, hit.row.token_hash)) return { connection: hit.row, base: base(configId), tokenHash };
+      const c = await store.getById(db, configId);
+      if (!c || !safeEqual(tokenHash, c.token_hash)) {
+        authCache.delete(configId);
+        throw new AppError('SCIM_INVALID_TOKEN');
+      }
+      if (authCache.size >= AUTH_CACHE_MAX) authCache.clear();
+      authCache.set(configId, { row: c, expires: now + AUTH_CACHE_MS });
+      return { connection: c, base: base(configId), tokenHash };
     },
 
-    /** lastSync moves with every provisioning call (after it, outside its transaction: no lock held meanwhile). */
-    async touch(c: store.ConnectionRow, write: boolean): Promise<void> {
-      if (!write && c.last_sync && Date.now() - c.last_sync.getTime() < 1000) return;
+    /**
+     * lastSync follows provisioning calls (Users/Groups, reads and writes) at a granularity of
+     * LAST_SYNC_GRANULARITY_MS: this process writes it at most once a second per connection, after the call and
+     * outside its transaction (no row lock held while provisioning). So lastSync is never more than about a second
+     * older than the latest call, and a burst of 10,000 creates costs ~1 UPDATE a second, not 10,000.
+     */
+    async touch(c: store.ConnectionRow): Promise<void> {
+      const now = Date.now();
+      const last = touched.get(c.id);
+      if (last !== undefined && now - last < LAST_SYNC_GRANULARITY_MS) return;
+      if (touched.size >= AUTH_CACHE_MAX) touched.clear();
+      touched.set(c.id, now);
       await store.touch(db, c.id);
     },
 
-    forgetAccount: (q: Queryable, tenantId: string) => store.removeAccount(q, tenantId),
+    /** Job handlers (registered in src/context.ts). */
+    jobs: { [store.SYNC_JOB]: syncJobHandler({ sync, chunkSize: deps.chunkSize }) } as Record<string, JobHandler>,
+
+    forgetAccount: async (q: Queryable, tenantId: string) => {
+      for (const [id, e] of authCache) if (e.row.tenant_id === tenantId) authCache.delete(id);
+      await store.removeAccount(q, tenantId);
+    },
   };
 }

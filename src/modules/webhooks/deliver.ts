@@ -19,12 +19,15 @@ export interface SendResult {
 /** How much of a receiver's answer is kept in the delivery log. */
 export const RESPONSE_BODY_LIMIT = 2048;
 
+/** Idle kept-alive sockets are closed before common server keep-alive timeouts (Node: 5 s) close them under us. */
+const IDLE_MS = 4000;
+
 /** Keep-alive connection pools; the guarded ones resolve through `guardedLookup` (new connections are checked). */
 const AGENTS: Record<string, HttpAgent> = {
-  'http:open': new HttpAgent({ keepAlive: true, maxFreeSockets: 64 }),
-  'https:open': new HttpsAgent({ keepAlive: true, maxFreeSockets: 64 }),
-  'http:guarded': new HttpAgent({ keepAlive: true, maxFreeSockets: 64, lookup: guardedLookup as never }),
-  'https:guarded': new HttpsAgent({ keepAlive: true, maxFreeSockets: 64, lookup: guardedLookup as never }),
+  'http:open': new HttpAgent({ keepAlive: true, maxFreeSockets: 64, timeout: IDLE_MS }),
+  'https:open': new HttpsAgent({ keepAlive: true, maxFreeSockets: 64, timeout: IDLE_MS }),
+  'http:guarded': new HttpAgent({ keepAlive: true, maxFreeSockets: 64, timeout: IDLE_MS, lookup: guardedLookup as never }),
+  'https:guarded': new HttpsAgent({ keepAlive: true, maxFreeSockets: 64, timeout: IDLE_MS, lookup: guardedLookup as never }),
 };
 
 /**
@@ -33,7 +36,7 @@ const AGENTS: Record<string, HttpAgent> = {
  * Only http(s); with `allowPrivate` false the address is checked when the socket resolves it (see ssrf.ts), so a
  * host whose DNS changed to a private address since the URL was saved is refused too.
  */
-export async function send(url: string, secret: string, eventId: string, body: string, timeoutMs: number, allowPrivate = true): Promise<SendResult> {
+export async function send(url: string, secret: string, eventId: string, body: string, timeoutMs: number, allowPrivate = true, retried = false): Promise<SendResult> {
   const timestamp = Math.floor(Date.now() / 1000);
   const fail = (error: string): SendResult => ({ ok: false, status: null, body: null, error: error.slice(0, 500) });
   let u: URL;
@@ -68,7 +71,15 @@ export async function send(url: string, secret: string, eventId: string, body: s
       },
     });
     const timer = setTimeout(() => finish(fail(`timed out after ${timeoutMs} ms`)), timeoutMs);
-    req.on('error', (err: NodeJS.ErrnoException) => finish(fail(err.code === 'WEBHOOK_ADDRESS_REFUSED' ? err.message : (err.code ?? err.message ?? String(err)))));
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      // A kept-alive socket the receiver closed meanwhile (the keep-alive race): send once more on a fresh one.
+      if (!retried && !done && req.reusedSocket && (err.code === 'ECONNRESET' || err.code === 'EPIPE')) {
+        done = true;
+        clearTimeout(timer);
+        return void send(url, secret, eventId, body, timeoutMs, allowPrivate, true).then(resolve);
+      }
+      finish(fail(err.code === 'WEBHOOK_ADDRESS_REFUSED' ? err.message : (err.code ?? err.message ?? String(err))));
+    });
     req.on('response', (res) => {
       const status = res.statusCode ?? 0;
       const chunks: Buffer[] = [];

@@ -13,7 +13,7 @@ import { etagOf, ifMatchHolds, memberIds, normaliseGroup, project } from './reso
 import { URN } from './schemas.ts';
 import * as store from './store.ts';
 import type { Sync } from './sync.ts';
-import type { ScimCall, Versioned } from './users.service.ts';
+import { connectionNow, type ScimCall, type Versioned } from './users.service.ts';
 
 const scopeOf = (c: ConnectionRow): store.Scope => ({ tenantId: c.tenant_id, connectionId: c.id });
 type Member = { value: string; display: string | null };
@@ -23,7 +23,7 @@ type Member = { value: string; display: string | null };
  * (add, remove by value list as Entra ID sends it, remove by value filter, replace) and only the other attributes go
  * through the PATCH library. Members must be Users of the same connection (400 `invalidValue` otherwise).
  */
-export function createScimGroups(deps: { db: Db; sync: Sync; events: EventsService; maxResults: number }) {
+export function createScimGroups(deps: { db: Db; sync: Sync; events: EventsService; maxResults: number; forget: (id: string) => void }) {
   const { db, sync } = deps;
 
   function toResource(call: ScimCall, row: store.ScimGroupRow, members?: Member[]): Record<string, unknown> {
@@ -115,11 +115,11 @@ export function createScimGroups(deps: { db: Db; sync: Sync; events: EventsServi
   return {
     async create(call: ScimCall, body: unknown): Promise<Versioned<Record<string, unknown>>> {
       const g = normaliseGroup(body);
-      const c = call.connection;
-      const s = scopeOf(c);
+      const s = scopeOf(call.connection);
       try {
         return await db.transaction(async (tx) => {
-          await nameFree(tx, s, g.data.displayName as string);
+          // displayName uniqueness is the unique index's (409 on violation, see conflict()).
+          const c = await connectionNow(tx, call, deps.forget);
           const row = await store.insertGroup(tx, s, newId(), g.data.displayName as string, (g.data.externalId as string | undefined) ?? null, g.data);
           const ids = g.members ?? [];
           await requireUsers(tx, s, ids);
@@ -143,10 +143,10 @@ export function createScimGroups(deps: { db: Db; sync: Sync; events: EventsServi
 
     async replace(call: ScimCall, id: string, body: unknown, ifMatch?: string): Promise<Versioned<Record<string, unknown>>> {
       const g = normaliseGroup(body);
-      const c = call.connection;
-      const s = scopeOf(c);
+      const s = scopeOf(call.connection);
       try {
         return await db.transaction(async (tx) => {
+          const c = await connectionNow(tx, call, deps.forget);
           const before = await require(tx, call, id, true);
           precondition(ifMatch, before);
           await nameFree(tx, s, g.data.displayName as string, id);
@@ -164,8 +164,7 @@ export function createScimGroups(deps: { db: Db; sync: Sync; events: EventsServi
 
     async patch(call: ScimCall, id: string, body: unknown, ifMatch?: string, q: ListQuery = {}): Promise<Versioned<Record<string, unknown>>> {
       const ops = readPatchBody('Group', body);
-      const c = call.connection;
-      const s = scopeOf(c);
+      const s = scopeOf(call.connection);
       const isMembers = (p?: string) => !!p && /^members(\[|$|\.)/i.test(p);
       const member: PatchOp[] = [];
       const other: PatchOp[] = [];
@@ -179,6 +178,7 @@ export function createScimGroups(deps: { db: Db; sync: Sync; events: EventsServi
       }
       try {
         return await db.transaction(async (tx) => {
+          const c = await connectionNow(tx, call, deps.forget);
           const before = await require(tx, call, id, true);
           precondition(ifMatch, before);
           let row = before;
@@ -200,8 +200,8 @@ export function createScimGroups(deps: { db: Db; sync: Sync; events: EventsServi
     },
 
     async remove(call: ScimCall, id: string, ifMatch?: string): Promise<void> {
-      const c = call.connection;
       await db.transaction(async (tx) => {
+        const c = await connectionNow(tx, call, deps.forget);
         const row = await require(tx, call, id, true);
         precondition(ifMatch, row);
         const members = await store.memberIdsOf(tx, scopeOf(c), id);

@@ -59,7 +59,6 @@ const bearer = (req: FastifyRequest): string | undefined => {
 };
 
 const ifMatch = (req: FastifyRequest) => (typeof req.headers['if-match'] === 'string' ? req.headers['if-match'] : undefined);
-const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 /**
  * The SCIM 2.0 service of each connection, registered under SCIM_PREFIX. An encapsulated plugin: its routes are
@@ -87,11 +86,11 @@ export async function scimRoutes(app: FastifyInstance, { directory, publicUrl }:
   app.addHook('onRequest', async (req) => {
     const configId = (req.params as { configId?: string }).configId;
     if (!configId) return;
-    const connection = await directory.authenticate(configId, bearer(req));
-    req.scim = { connection, base: `${publicUrl}${SCIM_PREFIX}/${connection.id}` };
+    const call = await directory.authenticate(configId, bearer(req), (id) => `${publicUrl}${SCIM_PREFIX}/${id}`);
+    req.scim = call;
     // Audit (issue 10): the authenticated connection acts, in its account.
-    req.auditActor = { type: 'scim', id: connection.id };
-    req.auditTenantId = (connection as { tenant_id?: string }).tenant_id;
+    req.auditActor = { type: 'scim', id: call.connection.id };
+    req.auditTenantId = (call.connection as { tenant_id?: string }).tenant_id;
   });
   app.addHook('onSend', async (req, reply, payload) => {
     const ct = reply.getHeader('content-type');
@@ -101,7 +100,7 @@ export async function scimRoutes(app: FastifyInstance, { directory, publicUrl }:
   app.addHook('onResponse', async (req, reply) => {
     const c = req.scim?.connection;
     const isProvisioning = /\/(Users|Groups)(\/|$|\?)/.test(req.url);
-    if (c && isProvisioning && reply.statusCode < 400) await directory.touch(c as ConnectionRow, WRITES.has(req.method)).catch((err) => req.log.warn({ err }, 'lastSync update failed'));
+    if (c && isProvisioning && reply.statusCode < 400) await directory.touch(c as ConnectionRow).catch((err) => req.log.warn({ err }, 'lastSync update failed'));
   });
 
   const opts = (summary: string) => ({ config: guard.public, bodyLimit, schema: { tags: ['scim'], summary: `${summary} (SCIM connection bearer token)` } });

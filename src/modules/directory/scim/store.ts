@@ -47,13 +47,44 @@ export interface UserColumns {
   data: Record<string, unknown>;
 }
 
-export async function insertUser(q: Queryable, s: Scope, id: string, c: UserColumns): Promise<ScimUserRow> {
-  const { rows } = await q.query<ScimUserRow>(
-    `INSERT INTO scim_users (tenant_id, connection_id, id, user_name, external_id, display_name, email, active, data)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
-    [s.tenantId, s.connectionId, id, c.user_name, c.external_id, c.display_name, c.email, c.active, JSON.stringify(c.data)],
+/** What a create checks against the connection row in the statement that inserts (see insertUserChecked). */
+export interface ConnectionCheck {
+  tokenHash: string;
+  sync: boolean;
+  groupRoles: unknown[];
+}
+
+export type CheckedInsert =
+  | { kind: 'inserted'; row: ScimUserRow }
+  /** The connection is gone or its token is no longer the caller's. */
+  | { kind: 'revoked' }
+  /** The connection's settings are not the ones the caller acted on: these are the current ones. */
+  | { kind: 'stale'; sync: boolean; groupRoles: unknown[] };
+
+/**
+ * Inserts a directory user (already linked to its Gatehouse user when `link` is given) in one statement that also
+ * re-checks the connection row: still there, the caller's token still its token, and the settings the caller acted on
+ * (syncToUserManagement, group mapping) still its settings. The row is read FOR KEY SHARE (the lock the foreign key
+ * takes anyway), so a concurrent settings change either committed before (and is seen: `stale`) or waits for this
+ * transaction. Nothing is inserted unless every check holds.
+ */
+export async function insertUserChecked(q: Queryable, s: Scope, id: string, c: UserColumns, link: { userId: string; owns: boolean } | undefined, check: ConnectionCheck): Promise<CheckedInsert> {
+  const { rows } = await q.query<ScimUserRow & { c_token_ok: boolean; c_sync: boolean; c_group_roles: unknown[] }>(
+    `WITH c AS (SELECT token_hash, sync_to_user_management, group_roles FROM scim_connections WHERE tenant_id = $1 AND id = $2 FOR KEY SHARE),
+     ins AS (
+       INSERT INTO scim_users (tenant_id, connection_id, id, user_name, external_id, display_name, email, active, data, user_id, owns_user)
+       SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 FROM c
+       WHERE c.token_hash = $12 AND c.sync_to_user_management = $13 AND c.group_roles = $14::jsonb
+       RETURNING *)
+     SELECT ins.*, c.token_hash = $12 AS c_token_ok, c.sync_to_user_management AS c_sync, c.group_roles AS c_group_roles FROM c LEFT JOIN ins ON true`,
+    [s.tenantId, s.connectionId, id, c.user_name, c.external_id, c.display_name, c.email, c.active, JSON.stringify(c.data), link?.userId ?? null, link?.owns ?? false,
+      check.tokenHash, check.sync, JSON.stringify(check.groupRoles)],
   );
-  return rows[0];
+  const r = rows[0];
+  if (!r || !r.c_token_ok) return { kind: 'revoked' };
+  if (r.id === null || r.id === undefined) return { kind: 'stale', sync: r.c_sync, groupRoles: r.c_group_roles };
+  const { c_token_ok: _a, c_sync: _b, c_group_roles: _c, ...row } = r;
+  return { kind: 'inserted', row: row as ScimUserRow };
 }
 
 export async function updateUser(q: Queryable, s: Scope, id: string, c: UserColumns): Promise<ScimUserRow> {
@@ -102,8 +133,41 @@ export async function usersOfConnection(q: Queryable, s: Scope, onlyUnlinked = f
   return rows;
 }
 
-/** One page of a filtered, sorted list, with the total: `where` and `order` are SQL over the alias `r`. */
-export async function page<T>(q: Queryable, table: 'scim_users' | 'scim_groups', s: Scope, where: string, order: string, p: SqlParams, offset: number, limit: number): Promise<{ rows: T[]; total: number }> {
+/**
+ * The groups of the user `r` as a select-list expression `[{value, display}]` (ordered by name), so a list page
+ * reads its users' groups in the same statement.
+ */
+export const GROUPS_OF_R = `(SELECT coalesce(jsonb_agg(jsonb_build_object('value', g.id::text, 'display', g.display_name) ORDER BY g.display_name, g.id), '[]'::jsonb)
+  FROM scim_group_members m JOIN scim_groups g ON g.tenant_id = m.tenant_id AND g.connection_id = m.connection_id AND g.id = m.group_id
+  WHERE m.tenant_id = r.tenant_id AND m.connection_id = r.connection_id AND m.user_id = r.id) AS groups__`;
+
+/** Where a sync job has got to: the (created_at, id) of the last directory user it looked at. */
+export interface SyncCursor {
+  createdAt: string;
+  id: string;
+}
+
+/**
+ * The sync job's next chunk: directory users after `cursor` (in (created_at, id) order, the scim_users_created index)
+ * that have an email and are not yet in user management, locked; with the cursor of the last one.
+ */
+export async function unlinkedUsers(q: Queryable, s: Scope, cursor: SyncCursor | undefined, limit: number): Promise<{ rows: ScimUserRow[]; cursor?: SyncCursor }> {
+  const { rows } = await q.query<ScimUserRow & { created_key: string }>(
+    `SELECT *, created_at::text AS created_key FROM scim_users
+     WHERE tenant_id = $1 AND connection_id = $2 AND user_id IS NULL AND email IS NOT NULL
+       ${cursor ? 'AND (created_at, id) > ($4::timestamptz, $5::uuid)' : ''}
+     ORDER BY created_at, id LIMIT $3 FOR UPDATE`,
+    cursor ? [s.tenantId, s.connectionId, limit, cursor.createdAt, cursor.id] : [s.tenantId, s.connectionId, limit],
+  );
+  const last = rows.at(-1);
+  return { rows: rows.map(({ created_key: _k, ...r }) => r as ScimUserRow), cursor: last ? { createdAt: last.created_key, id: last.id } : cursor };
+}
+
+/**
+ * One page of a filtered, sorted list, with the total: `where` and `order` are SQL over the alias `r`; `extra` adds
+ * select-list expressions over `r` (e.g. GROUPS_OF_R).
+ */
+export async function page<T>(q: Queryable, table: 'scim_users' | 'scim_groups', s: Scope, where: string, order: string, p: SqlParams, offset: number, limit: number, extra = ''): Promise<{ rows: T[]; total: number }> {
   const base = `FROM ${table} r WHERE r.tenant_id = $1 AND r.connection_id = $2 AND (${where})`;
   if (limit === 0) {
     const { rows } = await q.query<{ n: number }>(`SELECT count(*)::int AS n ${base}`, p.values);
@@ -111,7 +175,7 @@ export async function page<T>(q: Queryable, table: 'scim_users' | 'scim_groups',
   }
   const lim = p.add(limit);
   const off = p.add(offset);
-  const { rows } = await q.query<T & { total__: number }>(`SELECT r.*, count(*) OVER ()::int AS total__ ${base} ORDER BY ${order} LIMIT ${lim} OFFSET ${off}`, p.values);
+  const { rows } = await q.query<T & { total__: number }>(`SELECT r.*${extra ? `, ${extra}` : ''}, count(*) OVER ()::int AS total__ ${base} ORDER BY ${order} LIMIT ${lim} OFFSET ${off}`, p.values);
   if (rows.length === 0 && offset > 0) {
     const c = await q.query<{ n: number }>(`SELECT count(*)::int AS n ${base}`, p.values.slice(0, -2));
     return { rows: [], total: c.rows[0].n };

@@ -31,17 +31,30 @@ export function createSync(deps: SyncDeps) {
     if (!active) await deps.sessions.endAccountSessions(tx, userId, c.tenant_id, 'deprovisioned by SCIM');
   }
 
-  /** Makes (or links) the Gatehouse user of a directory user. `strict`: a user without an email is a 400. */
-  async function materialise(tx: Queryable, c: ConnectionRow, row: store.ScimUserRow, strict: boolean): Promise<void> {
-    const email = emailOf(row.data);
-    if (!email) {
-      if (strict) throw new AppError('SCIM_INVALID_VALUE', 'With syncToUserManagement on, a user needs an email (emails, or an email-shaped userName)');
-      return;
-    }
-    const account = await deps.tenants.requireLive(tx, c.tenant_id);
+  /**
+   * The account facts a new membership needs (live account, sub-account access, default roles), read at most once
+   * per transaction step: a sync chunk of 200 users reads them once, not 200 times.
+   */
+  function accountFacts(tx: Queryable, c: ConnectionRow) {
+    let account: Promise<{ sub_account_access_type: string | null }> | undefined;
+    let defaults: Promise<string[]> | undefined;
+    return {
+      account: () => (account ??= deps.tenants.requireLive(tx, c.tenant_id)),
+      defaultRoleIds: () => (defaults ??= deps.roles.defaultRoleIds(tx, c.tenant_id)),
+    };
+  }
+  type AccountFacts = ReturnType<typeof accountFacts>;
+
+  /**
+   * The Gatehouse user of a directory user with this email: a new user owned by the connection, or the existing user
+   * of that email (linked: only its membership is managed). Joins it to the account (default roles for a new
+   * membership) and gives the membership the directory's active state.
+   */
+  async function link(tx: Queryable, c: ConnectionRow, u: { email: string; name: string | undefined; externalId: string | null; active: boolean }, facts = accountFacts(tx, c)): Promise<{ userId: string; owns: boolean }> {
+    const account = await facts.account();
     let userId: string;
     let owns = false;
-    const existing = await users.findByEmail(tx, email);
+    const existing = await users.findByEmail(tx, u.email);
     if (existing) {
       userId = existing.id;
     } else {
@@ -49,9 +62,9 @@ export function createSync(deps: SyncDeps) {
       owns = true;
       await users.insertUser(tx, {
         id: userId,
-        email,
-        name: displayOf(row.data),
-        external_id: row.external_id,
+        email: u.email,
+        name: u.name,
+        external_id: u.externalId,
         verified: true,
         provider: 'scim2',
         managed_by: 'scim2',
@@ -59,13 +72,31 @@ export function createSync(deps: SyncDeps) {
       });
     }
     const joined = await users.addMembership(tx, c.tenant_id, userId, { subAccess: account.sub_account_access_type !== 'defaultOff', expiresAt: null });
-    if (joined) await users.addRoles(tx, c.tenant_id, userId, await deps.roles.defaultRoleIds(tx, c.tenant_id));
+    if (joined) await users.addRoles(tx, c.tenant_id, userId, await facts.defaultRoleIds());
+    // A new membership starts enabled; an existing one (or an inactive user) gets the directory's state.
+    if (!joined || !u.active) await setActive(tx, c, userId, u.active);
+    return { userId, owns };
+  }
+
+  function emailFor(data: Record<string, unknown>, strict: boolean): string | undefined {
+    const email = emailOf(data);
+    if (!email && strict) throw new AppError('SCIM_INVALID_VALUE', 'With syncToUserManagement on, a user needs an email (emails, or an email-shaped userName)');
+    return email;
+  }
+
+  /**
+   * Makes (or links) the Gatehouse user of a stored directory user and records the link. `strict`: a user without an
+   * email is a 400 (otherwise it stays directory-only). `recompute: false` leaves the mapped roles to the caller
+   * (the sync job recomputes a whole chunk at once).
+   */
+  async function materialise(tx: Queryable, c: ConnectionRow, row: store.ScimUserRow, strict: boolean, opts: { facts?: AccountFacts; recompute?: boolean } = {}): Promise<void> {
+    const email = emailFor(row.data, strict);
+    if (!email) return;
+    const { userId, owns } = await link(tx, c, { email, name: displayOf(row.data), externalId: row.external_id, active: row.active }, opts.facts);
     await store.linkUser(tx, scopeOf(c), row.id, userId, owns);
     row.user_id = userId;
     row.owns_user = owns;
-    // A new membership starts enabled; an existing one (or an inactive user) gets the directory's state.
-    if (!joined || !row.active) await setActive(tx, c, userId, row.active);
-    await recomputeRoles(tx, c, [row]);
+    if (opts.recompute !== false) await recomputeRoles(tx, c, [row]);
   }
 
   /** Keeps the roles the group-to-role mapping gives in step with the user's groups. */
@@ -91,9 +122,20 @@ export function createSync(deps: SyncDeps) {
   return {
     materialise,
     recomputeRoles,
+    accountFacts,
 
+    /**
+     * Before a create's insert (sync on): the Gatehouse user the new directory user will be linked to, so the insert
+     * stores the link at once. A new directory user is in no group yet, so the mapping gives it no role.
+     */
+    async beforeCreate(tx: Queryable, c: ConnectionRow, data: Record<string, unknown>, columns: { external_id: string | null; active: boolean }): Promise<{ userId: string; owns: boolean } | undefined> {
+      if (!c.sync_to_user_management) return undefined;
+      const email = emailFor(data, true)!;
+      return link(tx, c, { email, name: displayOf(data), externalId: columns.external_id, active: columns.active });
+    },
+
+    /** After a create's insert: the events (the Gatehouse user, if any, was made by beforeCreate). */
     async created(tx: Queryable, c: ConnectionRow, row: store.ScimUserRow): Promise<void> {
-      if (c.sync_to_user_management) await materialise(tx, c, row, true);
       await deps.events.emit(tx, {
         eventKey: 'scim.user_provisioned', tenantId: c.tenant_id, entity: { type: 'user', id: row.user_id ?? row.id },
         data: { connectionId: c.id, scimUserId: row.id, userName: row.user_name, userId: row.user_id, active: row.active },
