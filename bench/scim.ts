@@ -140,10 +140,6 @@ export async function run(o: BenchOptions): Promise<AreaResult> {
         rows: results.map((r) => [r.label, ms(r.statements, 1), ms(r.transactions, 1), ms(r.roundTrips, 1), ms(r.audit, 1)]),
         notes: results.flatMap((r) => [`${r.label}:`, ...r.list.map((l) => `  ${l.perCall.toFixed(1)} × ${l.sql}`)]),
       });
-      for (const r of results) {
-        o.log(`[${o.store}] ${r.label}: ${r.statements.toFixed(1)} statements, ${r.transactions.toFixed(1)} transactions, ${r.roundTrips.toFixed(1)} round trips`);
-        for (const l of r.list) o.log(`    ${l.perCall.toFixed(1)} × ${l.sql}`);
-      }
     }
 
     if (want('provision')) {

@@ -37,7 +37,8 @@ describe('SCIM connections: management with a vendor token', () => {
     assert.equal(c.connectionName, 'Okta prod');
     const r = await t.call('GET', `${C}/${c.id}`, { token: vendor, headers: hdr('sc-acme') });
     assert.equal(r.status, 200);
-    assert.deepEqual(Object.keys(r.body).sort(), ['connectionName', 'createdAt', 'id', 'lastSync', 'metadata', 'source', 'syncToUserManagement', 'tenantId']);
+    assert.deepEqual(Object.keys(r.body).sort(), ['connectionName', 'createdAt', 'id', 'lastSync', 'metadata', 'source', 'syncStatus', 'syncToUserManagement', 'tenantId']);
+    assert.deepEqual(r.body.syncStatus, { state: 'idle', processed: 0 });
     assert.equal(r.body.tenantId, 'sc-acme');
     assert.equal(r.body.source, 'okta');
     assert.equal(r.body.syncToUserManagement, false);
@@ -92,18 +93,30 @@ describe('SCIM connections: management with a vendor token', () => {
     assert.equal((await scimCall('GET', `${S}/${c.id}/Users`, r.body.token)).status, 200);
   });
 
-  test('lastSync moves with provisioning calls', async () => {
+  test('lastSync moves with provisioning calls, at a granularity of one second', async () => {
     const c = await createConn('sc-acme', { source: 'okta', syncToUserManagement: false });
-    const before = (await t.call('GET', `${C}/${c.id}`, { token: vendor, headers: hdr('sc-acme') })).body.lastSync;
+    const lastSync = async () => (await t.call('GET', `${C}/${c.id}`, { token: vendor, headers: hdr('sc-acme') })).body.lastSync as string;
+    const before = await lastSync();
     await new Promise((r) => setTimeout(r, 15));
     const p = await scimCall('POST', `${S}/${c.id}/Users`, c.token, { schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName: 'sync@acme.test' });
     assert.equal(p.status, 201);
-    const afterPost = (await t.call('GET', `${C}/${c.id}`, { token: vendor, headers: hdr('sc-acme') })).body.lastSync;
+    const afterPost = await lastSync();
     assert.ok(afterPost > before, `${afterPost} > ${before}`);
-    await new Promise((r) => setTimeout(r, 15));
+    // Within the second: lastSync may stay, but is never more than a second older than the latest call.
+    const patchedAt = Date.now();
     assert.equal((await scimCall('PATCH', `${S}/${c.id}/Users/${p.body.id}`, c.token, { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'replace', path: 'title', value: 'CTO' }] })).status, 200);
-    const afterPatch = (await t.call('GET', `${C}/${c.id}`, { token: vendor, headers: hdr('sc-acme') })).body.lastSync;
-    assert.ok(afterPatch > afterPost);
+    const afterPatch = await lastSync();
+    assert.ok(afterPatch >= afterPost);
+    assert.ok(Date.parse(afterPatch) >= patchedAt - 1000, `${afterPatch} within a second of the PATCH at ${new Date(patchedAt).toISOString()}`);
+    // The next call after the second has passed moves it again (a read counts too).
+    await new Promise((r) => setTimeout(r, 1100));
+    assert.equal((await scimCall('GET', `${S}/${c.id}/Users`, c.token)).status, 200);
+    assert.ok((await lastSync()) > afterPatch);
+    // Calls that fail authentication do not move it.
+    const now = await lastSync();
+    await new Promise((r) => setTimeout(r, 1100));
+    assert.equal((await scimCall('GET', `${S}/${c.id}/Users`, 'ghscim_wrong')).status, 401);
+    assert.equal(await lastSync(), now);
   });
 
   test('delete without deleteAll keeps provisioned users (no longer scim-managed); with deleteAll removes them', async () => {

@@ -250,6 +250,15 @@ describe('syncToUserManagement false', () => {
     assert.equal(await ghUser('oe-okta', 'dironly@corp.test'), undefined);
     const on = await t.call('PATCH', `${C}/${conn.id}`, { token: vendor, headers: { 'gatehouse-tenant-id': 'oe-okta' }, body: { syncToUserManagement: true } });
     assert.equal(on.status, 204);
+    // The switch starts a sync job; the connection shows its progress.
+    let status: any;
+    for (const deadline = Date.now() + 20_000; ; ) {
+      status = (await t.call('GET', `${C}/${conn.id}`, { token: vendor, headers: { 'gatehouse-tenant-id': 'oe-okta' } })).body.syncStatus;
+      if (status.state === 'completed' || status.state === 'failed' || Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    assert.equal(status.state, 'completed');
+    assert.equal(status.processed, 1, 'the user without an email stays in the directory only');
     const u = await ghUser('oe-okta', 'dironly@corp.test');
     assert.equal(u.managedBy, 'scim2');
     // With sync on, a user without any email cannot be created.

@@ -80,6 +80,8 @@ export function createDispatcher(opts: DispatcherOptions) {
         let body: string | undefined;
         for (const h of hooks) {
           if (h.tenant_id !== null && h.tenant_id !== e.tenant_id) continue;
+          // An endpoint receives the events that happened after it was created (not older ones fanned out late).
+          if (e.created_at < h.created_at) continue;
           if (!h.event_keys.includes(e.event_key) && !h.event_keys.includes('*')) continue;
           body ??= deliveryBody(e);
           rows.push({

@@ -81,8 +81,8 @@ export async function deleteWebhook(q: Queryable, id: string): Promise<boolean> 
   return (await q.query('DELETE FROM webhooks WHERE id = $1', [id])).rowCount > 0;
 }
 
-export async function activeWebhooks(q: Queryable): Promise<Pick<WebhookRow, 'id' | 'tenant_id' | 'event_keys'>[]> {
-  return (await q.query<Pick<WebhookRow, 'id' | 'tenant_id' | 'event_keys'>>('SELECT id, tenant_id, event_keys FROM webhooks WHERE is_active')).rows;
+export async function activeWebhooks(q: Queryable): Promise<Pick<WebhookRow, 'id' | 'tenant_id' | 'event_keys' | 'created_at'>[]> {
+  return (await q.query<Pick<WebhookRow, 'id' | 'tenant_id' | 'event_keys' | 'created_at'>>('SELECT id, tenant_id, event_keys, created_at FROM webhooks WHERE is_active')).rows;
 }
 
 /** Takes the fan-out lock (one row), so fan-outs run one at a time and keep the events' order. */

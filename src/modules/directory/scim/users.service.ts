@@ -132,7 +132,14 @@ export function createScimUsers(deps: { db: Db; sync: Sync; maxResults: number; 
       for (let attempt = 0; ; attempt++) {
         try {
           return await db.transaction(async (tx) => {
-            const link = await sync.beforeCreate(tx, c, data, columns);
+            const link = await sync.beforeCreate(tx, c, data, columns).catch(async (err) => {
+              // Refused for settings the call may hold from the auth cache (no email while sync is on): confirm them.
+              if (err instanceof AppError && attempt === 0) {
+                const now = await connectionNow(tx, call, deps.forget);
+                if (!now.sync_to_user_management) throw new StaleConnection(now);
+              }
+              throw err;
+            });
             const r = await store.insertUserChecked(tx, s, newId(), columns, link, { tokenHash: call.tokenHash, sync: c.sync_to_user_management, groupRoles: c.group_roles });
             if (r.kind === 'revoked') {
               deps.forget(c.id);
