@@ -63,7 +63,9 @@ const requestsOverride = Number(process.env.BENCH_MIGRATION_REQUESTS) || undefin
 // The app (as startBenchApp, with the sign-in limits raised: every sign-in comes from 127.0.0.1)
 
 async function startApp(bdb: BenchDb, db: ClosableDb) {
-  const app = await startBenchApp(bdb, db, { jobs: true, env: RAISED_SIGNIN_LIMITS });
+  // BENCH_JOB_CHUNK_SIZE tries another chunk size (users per job transaction) than the default.
+  const chunk: Record<string, string> = process.env.BENCH_JOB_CHUNK_SIZE ? { JOB_CHUNK_SIZE: process.env.BENCH_JOB_CHUNK_SIZE } : {};
+  const app = await startBenchApp(bdb, db, { jobs: true, env: { ...RAISED_SIGNIN_LIMITS, ...chunk } });
   return { ...app, login: app.newClient() };
 }
 type App = Awaited<ReturnType<typeof startApp>>;

@@ -34,13 +34,17 @@ export async function openPostgres(opts: { url: string; schema?: string; max?: n
     async transaction(fn) {
       outsideTransaction('BEGIN');
       const client = await pool.connect();
+      let tail: Promise<unknown> = Promise.resolve();
       try {
         await client.query('BEGIN');
         const result = await markTransaction(() => fn(
           joinedTransaction({
-            async query<T>(sql: string, params?: unknown[]) {
-              const r = await client.query(statement(sql, params));
-              return { rows: r.rows as T[], rowCount: r.rowCount ?? 0 };
+            // One connection runs one statement at a time: statements sent together (Promise.all inside a
+            // transaction) are chained here rather than handed to pg while it is busy (deprecated, an error in pg 9).
+            query<T>(sql: string, params?: unknown[]) {
+              const run = tail.then(() => client.query(statement(sql, params)));
+              tail = run.then(() => undefined, () => undefined);
+              return run.then((r) => ({ rows: r.rows as T[], rowCount: r.rowCount ?? 0 }));
             },
           }),
         ));
