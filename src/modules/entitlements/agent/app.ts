@@ -14,6 +14,8 @@ export async function createAgentApp(opts: { engine: () => Engine | undefined; o
   const app = Fastify({
     // Per-request logs at info would cost more than the decisions: the HTTP layer logs warnings and errors only.
     ...(opts.logger ? { loggerInstance: opts.logger.child({}, { level: opts.logger.isLevelEnabled('warn') ? 'warn' : opts.logger.level }) as FastifyBaseLogger } : { logger: false }),
+    // No per-request child logger (a pino child per decision costs more than the decision): request logs are off.
+    childLoggerFactory: (logger) => logger,
     bodyLimit: opts.bodyLimit,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
