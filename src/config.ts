@@ -30,7 +30,7 @@ export interface Config {
   /** Events, webhooks and audit (issue 10; docs/events.md). `enabled` switches off the outbox / audit log (a benchmark aid). */
   events: { enabled: boolean };
   webhooks: { pollMs: number; timeoutMs: number; retryForSeconds: number; backoffBaseMs: number; backoffMaxMs: number; concurrency: number; allowPrivateNetworks: boolean; eventsRetentionDays: number };
-  audit: { enabled: boolean; retentionDays: number };
+  audit: { enabled: boolean; retentionDays: number; chainBatch: number };
   /** Messaging (issue 7): the development outbox (default on unless production) and delivery attempts per message. */
   messaging: { devOutbox: boolean; maxAttempts: number };
   /** One-time code and link requests (passwordless, activation, invitation resends) per window, per client IP and per identifier. */
@@ -137,7 +137,7 @@ export function loadConfig(env: Env = process.env): Config {
       // Outbox and delivery-log retention (days; 0 keeps forever); runs with the audit retention job.
       eventsRetentionDays: int('EVENTS_RETENTION_DAYS', 30, 0, 36_500),
     },
-    audit: { enabled: bool('AUDIT_ENABLED', true), retentionDays: int('AUDIT_RETENTION_DAYS', 365, 0, 36_500) },
+    audit: { enabled: bool('AUDIT_ENABLED', true), retentionDays: int('AUDIT_RETENTION_DAYS', 365, 0, 36_500), chainBatch: int('AUDIT_CHAIN_BATCH', 1000, 1, 10_000) },
     codeRateLimit: {
       perIp: int('CODE_RATE_LIMIT_PER_IP', 30, 1, 1000000),
       perIdentifier: int('CODE_RATE_LIMIT_PER_IDENTIFIER', 5, 1, 1000000),

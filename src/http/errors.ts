@@ -184,6 +184,7 @@ export const catalogue = {
   DELIVERY_NOT_FOUND: { status: 404, errorCode: 'GH-67002', message: 'Webhook delivery not found' },
   WEBHOOK_URL_REFUSED: { status: 400, errorCode: 'GH-67003', message: 'The webhook URL points at a private, loopback, link-local or metadata address' },
   CURRENT_PASSWORD_INVALID: { status: 400, errorCode: 'GH-67004', message: 'The current password is wrong' },
+  AUDIT_UNAVAILABLE: { status: 503, errorCode: 'GH-67005', message: 'The audit entry of this request could not be stored; the change may have been applied: check its state before retrying' },
   // -- hierarchy (GH-301xx) --
   HIERARCHY_TOO_DEEP: { status: 409, errorCode: 'GH-30101', message: 'The account hierarchy would be deeper than the limit' },
   // -- account settings (GH-302xx) --

@@ -17,7 +17,7 @@ declare module 'fastify' {
 }
 
 const WRITE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-const PAYLOAD = Symbol('auditPayload');
+const STAGED = Symbol('auditStaged');
 
 /** Readable action names for the sign-in routes (every other write is `METHOD /route/path`). */
 export const NAMED_ACTIONS: Record<string, string> = {
@@ -66,30 +66,34 @@ function str(v: unknown): string | undefined {
 }
 
 /**
- * Audits every write route (POST/PUT/PATCH/DELETE) of the instance, whatever plugin registered it: after the
- * response, with the caller, the account, IP, user agent, the route as action, the target and the outcome. Request
- * bodies are never stored (only the sign-in identifier of a sign-in route). Must be installed on the root instance
- * before the modules' routes are registered.
+ * Audits every write route (POST/PUT/PATCH/DELETE) of the instance, whatever plugin registered it, with the caller,
+ * the account, IP, user agent, the route as action, the target and the outcome. Request bodies are never stored
+ * (only the sign-in identifier of a sign-in route). Must be installed on the root instance before the modules'
+ * routes are registered.
+ *
+ * Durability: the entry is staged (one INSERT, awaited) in `onSend`, the last hook before Fastify writes the status
+ * line and body, and the first that sees the final status code and the serialised answer (success or error alike;
+ * `preSerialization` runs only for object payloads, before error handling is final; `onResponse` runs after the
+ * bytes are out). So a
+ * client never holds an answer whose entry is not stored. Root hooks run before encapsulated plugins' `onSend`
+ * hooks; none of those may change the status code. If the entry cannot be stored, the answer becomes 503
+ * AUDIT_UNAVAILABLE (the change itself may have been applied: the message says so).
  */
 export function installAudit(app: FastifyInstance, audit: AuditService): void {
   if (!audit.enabled) return;
   app.addHook('onSend', async (req, reply, payload) => {
-    if (WRITE.has(req.method) && typeof payload === 'string' && payload.length < 65536 && payload.startsWith('{')) {
-      (req as unknown as Record<symbol, string>)[PAYLOAD] = payload;
-    }
-    return payload;
-  });
-  app.addHook('onResponse', async (req, reply) => {
-    if (!WRITE.has(req.method)) return;
+    if (!WRITE.has(req.method)) return payload;
     const url = req.routeOptions.url;
     const config = req.routeOptions.config;
-    if (!url || config?.audit === false) return;
+    if (!url || config?.audit === false) return payload;
+    const self = req as unknown as Record<symbol, boolean>;
+    if (self[STAGED]) return payload; // the AUDIT_UNAVAILABLE answer of a failed staging is not recorded again
+    self[STAGED] = true;
     let body: Record<string, unknown> | undefined;
-    const raw = (req as unknown as Record<symbol, string | undefined>)[PAYLOAD];
     let errorCode: string | undefined;
-    if (raw) {
+    if (typeof payload === 'string' && payload.length < 65536 && payload.startsWith('{')) {
       try {
-        body = JSON.parse(raw);
+        body = JSON.parse(payload);
         if (reply.statusCode >= 400) {
           errorCode = str(body?.errorCode);
           body = undefined;
@@ -98,39 +102,46 @@ export function installAudit(app: FastifyInstance, audit: AuditService): void {
         /* not JSON */
       }
     }
-    const key = `${req.method} ${url}`;
-    const action = (typeof config?.audit === 'string' ? config.audit : undefined) ?? NAMED_ACTIONS[key] ?? key;
-    const params = (req.params ?? {}) as Record<string, string>;
-    const reqBody = (req.body && typeof req.body === 'object' ? req.body : {}) as Record<string, unknown>;
-    const status = reply.statusCode;
-    const actor = actorOf(req, body);
-    let target = req.auditTarget ?? targetOf(url, params);
-    if (!target && body && req.method === 'POST') target = targetFromBody(url, body);
-    if (!target && req.auth?.kind === 'user' && /\/me(\/|$)/.test(url)) target = { type: 'user', id: req.auth.userId };
-    if (!target && actor.type === 'user' && action.startsWith('user.')) target = { type: 'user', id: actor.id ?? '' };
-    const tenantId = (req.auth?.kind === 'user' ? req.auth.tenantId : undefined) ?? req.auditTenantId
-      ?? str(req.headers['gatehouse-tenant-id']) ?? str(req.headers['frontegg-tenant-id'])
-      ?? str(params.tenantId) ?? str(reqBody.tenantId) ?? str(body?.tenantId) ?? null;
-    const data: Record<string, unknown> = { method: req.method, path: url, statusCode: status };
-    if (errorCode) data.errorCode = errorCode;
-    if (action === 'user.sign_in') {
-      data.identifier = str(reqBody.email) ?? str(reqBody.username) ?? null;
-      if (body?.mfaRequired === true) data.mfaRequired = true;
+    try {
+      await audit.record(entryOf(req, reply.statusCode, url, config?.audit, body, errorCode));
+    } catch (err) {
+      // A streamed answer that will not be sent is closed here.
+      if (payload && typeof (payload as { destroy?: unknown }).destroy === 'function') (payload as { destroy(): void }).destroy();
+      throw err;
     }
-    const outcome = status < 400 ? 'success' : 'failure';
-    audit.record({
-      tenantId,
-      actor,
-      action,
-      target,
-      outcome,
-      ip: req.ip ?? null,
-      userAgent: str(req.headers['user-agent']) ?? null,
-      severity: status >= 500 ? 'Error' : outcome === 'failure' ? 'Medium' : 'Info',
-      data,
-    });
+    return payload;
   });
-  app.addHook('onClose', async () => {
-    await audit.flush();
-  });
+}
+
+function entryOf(req: FastifyRequest, status: number, url: string, configured: string | false | undefined, body: Record<string, unknown> | undefined, errorCode: string | undefined): AuditInput {
+  const key = `${req.method} ${url}`;
+  const action = (typeof configured === 'string' ? configured : undefined) ?? NAMED_ACTIONS[key] ?? key;
+  const params = (req.params ?? {}) as Record<string, string>;
+  const reqBody = (req.body && typeof req.body === 'object' ? req.body : {}) as Record<string, unknown>;
+  const actor = actorOf(req, body);
+  let target = req.auditTarget ?? targetOf(url, params);
+  if (!target && body && req.method === 'POST') target = targetFromBody(url, body);
+  if (!target && req.auth?.kind === 'user' && /\/me(\/|$)/.test(url)) target = { type: 'user', id: req.auth.userId };
+  if (!target && actor.type === 'user' && action.startsWith('user.')) target = { type: 'user', id: actor.id ?? '' };
+  const tenantId = (req.auth?.kind === 'user' ? req.auth.tenantId : undefined) ?? req.auditTenantId
+    ?? str(req.headers['gatehouse-tenant-id']) ?? str(req.headers['frontegg-tenant-id'])
+    ?? str(params.tenantId) ?? str(reqBody.tenantId) ?? str(body?.tenantId) ?? null;
+  const data: Record<string, unknown> = { method: req.method, path: url, statusCode: status };
+  if (errorCode) data.errorCode = errorCode;
+  if (action === 'user.sign_in') {
+    data.identifier = str(reqBody.email) ?? str(reqBody.username) ?? null;
+    if (body?.mfaRequired === true) data.mfaRequired = true;
+  }
+  const outcome = status < 400 ? 'success' : 'failure';
+  return {
+    tenantId,
+    actor,
+    action,
+    target,
+    outcome,
+    ip: req.ip ?? null,
+    userAgent: str(req.headers['user-agent']) ?? null,
+    severity: status >= 500 ? 'Error' : outcome === 'failure' ? 'Medium' : 'Info',
+    data,
+  };
 }

@@ -4,6 +4,8 @@ import { newId } from '../../lib/crypto.ts';
 import { iso } from '../../lib/time.ts';
 import type { Db } from '../../storage/db.ts';
 import { entryHash, GENESIS, type AuditEntryRow } from './chain.ts';
+import { AppError } from '../../http/errors.ts';
+import { createChainer, type ChainerOptions } from './chainer.ts';
 import * as store from './store.ts';
 
 export interface AuditInput {
@@ -25,6 +27,8 @@ export interface AuditDeps {
   enabled: boolean;
   /** Days entries are kept; 0 keeps them forever. */
   retentionDays: number;
+  /** Staged entries chained per transaction (AUDIT_CHAIN_BATCH). */
+  chainBatch?: number;
 }
 
 /** Keys whose values never enter an entry, at any depth (passwords, tokens, codes, secrets, hashes). */
@@ -73,63 +77,22 @@ export interface QueryInput extends store.AuditFilter {
 
 export type AuditService = ReturnType<typeof createAuditService>;
 
-const LINGER_MS = 3;
+/** How long a read waits for staged entries to be chained before it answers what is chained. */
+const READ_WAIT_MS = 2000;
 
 /**
- * The audit log. `record` queues an entry and returns at once; a writer appends queued entries in batches (group
- * commit: one transaction, one chain-head lock per batch), so many requests share one write. Reads (`query`,
- * `export`, `verify`, `stats`) first wait for the queue to drain, so a caller sees its own writes.
+ * The audit log. `record` stages an entry with one plain INSERT (no lock) and resolves when it is stored: the hook
+ * awaits it before the response goes out, so an answered write always has its entry. The chainer (chainer.ts, run
+ * with the job runner) moves staged entries into the hash chain in batches, off the request path. Reads (`query`,
+ * `export`, `verify`, `stats`, `metrics`) first chain what was staged before them (bounded wait), so a caller sees
+ * its own writes, whether or not the chainer runs in this process.
  */
-export function createAuditService(deps: AuditDeps) {
+export function createAuditService(deps: AuditDeps & { chainer?: ChainerOptions }) {
   const { db, log } = deps;
-  const queue: Array<Omit<AuditEntryRow, 'hash' | 'prev_hash'>> = [];
-  let writing: Promise<void> | undefined;
-  let retryTimer: NodeJS.Timeout | undefined;
+  const chainer = createChainer(db, log, { batch: deps.chainBatch, ...deps.chainer });
 
-  async function writeBatch(batch: Array<Omit<AuditEntryRow, 'hash' | 'prev_hash'>>): Promise<void> {
-    await db.transaction(async (tx) => {
-      let prev = (await store.lockHead(tx)).head_hash;
-      const rows: AuditEntryRow[] = batch.map((e) => {
-        const hash = entryHash(e, prev);
-        const row = { ...e, prev_hash: prev, hash };
-        prev = hash;
-        return row;
-      });
-      await store.insertEntries(tx, rows, prev);
-    });
-  }
-
-  async function drain(): Promise<void> {
-    while (queue.length) {
-      const batch = queue.slice(0, 1000);
-      try {
-        await writeBatch(batch);
-        queue.splice(0, batch.length);
-      } catch (err) {
-        // Kept in the queue and tried again shortly (the database may be restarting); logged without the entries.
-        log.error({ err: String(err), queued: queue.length }, 'audit write failed; retrying');
-        retryTimer ??= setTimeout(() => {
-          retryTimer = undefined;
-          kick();
-        }, 1000);
-        retryTimer.unref();
-        return;
-      }
-    }
-  }
-
-  function kick(): void {
-    if (writing || retryTimer) return;
-    // A short linger gathers the entries of concurrent requests into one batch (one transaction for all).
-    writing = new Promise((r) => setTimeout(r, LINGER_MS)).then(drain).finally(() => {
-      writing = undefined;
-      if (queue.length) kick();
-    });
-  }
-
-  function record(e: AuditInput): void {
-    if (!deps.enabled) return;
-    queue.push({
+  function entryOf(e: AuditInput): store.StagedRow {
+    return {
       id: newId(),
       created_at: new Date(),
       tenant_id: e.tenantId ?? null,
@@ -143,13 +106,43 @@ export function createAuditService(deps: AuditDeps) {
       user_agent: e.userAgent ? e.userAgent.slice(0, 512) : null,
       severity: e.severity ?? (e.outcome === 'success' ? 'Info' : 'Medium'),
       data: (redact(e.data ?? {}) ?? {}) as Record<string, unknown>,
-    });
-    kick();
+    };
   }
 
-  /** Resolves when every entry recorded before the call is written (or the write has failed and is being retried). */
-  async function flush(): Promise<void> {
-    while (writing) await writing;
+  /**
+   * Stages the entry; resolves once it is stored (createdAt = now, the time of the request). A failed INSERT is
+   * tried once more; if that fails too, the entry is logged (it holds no secrets: `redact` ran) and AUDIT_UNAVAILABLE
+   * is thrown, so the caller is not told "done" for a change whose entry is not stored.
+   */
+  async function record(e: AuditInput): Promise<void> {
+    if (!deps.enabled) return;
+    const entry = entryOf(e);
+    try {
+      await store.stage(db, entry);
+    } catch (first) {
+      try {
+        await store.stage(db, entry);
+      } catch (err) {
+        log.error({ err: String(err), firstErr: String(first), entry }, 'audit entry could not be stored');
+        throw new AppError('AUDIT_UNAVAILABLE');
+      }
+    }
+    chainer.kick();
+  }
+
+  /**
+   * Chains every entry staged before the call (by any process), waiting at most `maxWaitMs`; past that (a large
+   * backlog) the caller goes on with what is chained. A failure is logged, not thrown: a read then answers what is
+   * chained (the entries stay staged).
+   */
+  async function flush(maxWaitMs = READ_WAIT_MS): Promise<void> {
+    if (!deps.enabled) return;
+    try {
+      const upTo = await store.lastStagedSeq(db);
+      if (upTo) await chainer.chainUpTo(upTo, Date.now() + maxWaitMs);
+    } catch (err) {
+      log.warn({ err: String(err) }, 'audit: chaining staged entries before a read failed');
+    }
   }
 
   async function verify(): Promise<{ intact: boolean; checked: number; firstBrokenId?: string }> {
@@ -165,13 +158,15 @@ export function createAuditService(deps: AuditDeps) {
         if (r.prev_hash !== prev || entryHash(r, r.prev_hash) !== r.hash) return { intact: false, checked, firstBrokenId: r.id };
         prev = r.hash;
       }
-      if (rows.length < 1000) break;
-      after = Number(rows[rows.length - 1].seq);
+      if (rows.length) after = Number(rows[rows.length - 1].seq);
+      if (rows.length === 1000) continue;
+      // The head must be the last entry's hash: entries cut off the end of the chain are detected too. The head
+      // moves in the same statement as an append, so a head ahead of `prev` with no newer rows is a cut, while a
+      // chainer appending meanwhile just gives more rows to check.
+      const head = (await db.query<{ head_hash: string }>('SELECT head_hash FROM audit_chain WHERE id = 1')).rows[0].head_hash;
+      if (head === prev) return { intact: true, checked };
+      if (rows.length === 0 || (await store.page(db, {}, after, 1)).length === 0) return { intact: false, checked, firstBrokenId: 'head' };
     }
-    const head = (await db.query<{ head_hash: string }>('SELECT head_hash FROM audit_chain WHERE id = 1')).rows[0].head_hash;
-    // The head must be the last entry's hash: entries cut off the end of the chain are detected too.
-    if (head !== prev) return { intact: false, checked, firstBrokenId: 'head' };
-    return { intact: true, checked };
   }
 
   return {
@@ -179,11 +174,12 @@ export function createAuditService(deps: AuditDeps) {
     record,
     flush,
     verify,
+    /** The chaining loop: attach to the job runner (`jobs.attach(audit.chainer)`). */
+    chainer,
 
-    /** Records and waits until written (explicit entries: POST /audits/). */
+    /** Records an explicit entry (POST /audits/); resolves once it is stored. */
     async add(e: AuditInput): Promise<void> {
-      record(e);
-      await flush();
+      await record(e);
     },
 
     async query(q: QueryInput) {

@@ -38,6 +38,36 @@ export async function insertEntries(q: Queryable, rows: AuditEntryRow[], head: s
   }
 }
 
+/** A staged entry: everything but the chain fields, plus the staging sequence (the chain order). */
+export type StagedRow = Omit<AuditEntryRow, 'hash' | 'prev_hash' | 'seq'> & { seq?: number | string };
+
+const STAGED = COLS.filter((c) => c !== 'hash' && c !== 'prev_hash');
+const STAGE_SQL = `INSERT INTO audit_staging (${STAGED.join(', ')}) VALUES (${STAGED.map((_, i) => `$${i + 1}`).join(', ')})`;
+
+/** One plain INSERT (no lock, no transaction): the entry is durable when it returns. */
+export async function stage(q: Queryable, e: StagedRow): Promise<void> {
+  await q.query(STAGE_SQL, STAGED.map((c) => (c === 'data' ? JSON.stringify(e.data) : e[c])));
+}
+
+/**
+ * Takes (deletes and answers) the oldest `limit` staged rows, in seq order. Call under the chain-head lock
+ * (`lockHead`): that lock, not row locks, gives the one total order across processes.
+ */
+export async function takeStaged(q: Queryable, limit: number): Promise<StagedRow[]> {
+  const { rows } = await q.query<StagedRow>(
+    'DELETE FROM audit_staging WHERE seq IN (SELECT seq FROM audit_staging ORDER BY seq LIMIT $1) RETURNING *',
+    [limit],
+  );
+  // RETURNING has no order of its own.
+  return rows.sort((a, b) => Number(a.seq) - Number(b.seq));
+}
+
+/** The newest staged seq (0 when nothing is staged): a read chains up to here to see every write answered before it. */
+export async function lastStagedSeq(q: Queryable): Promise<number> {
+  const { rows } = await q.query<{ seq: number | string | null }>('SELECT max(seq) AS seq FROM audit_staging');
+  return Number(rows[0]?.seq ?? 0);
+}
+
 export interface AuditFilter {
   tenantId?: string;
   actor?: string;
