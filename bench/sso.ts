@@ -11,7 +11,8 @@ import { ms, openBenchDb, RAISED_SIGNIN_LIMITS, REPO_ROOT, startBenchApp, stats,
  *  - saml:  ACS post-logins per second (signature verification, replay store, JIT provisioning, session, tokens);
  *           the IdP's signed responses and the pre-logins are made before the clock starts;
  *  - oidc:  OIDC post-logins per second (code exchange with a local oidc-provider in the same process, ID token
- *           signature and claims, provisioning, session); the authorization round trips are made beforehand;
+ *           signature and claims, provisioning, session); the authorization round trips are made untimed, in
+ *           batches right before each batch is timed (the provider's authorization codes expire after 60 s);
  *  - pwd:   password sign-ins per second (argon2id) for reference.
  */
 samlify.setSchemaValidator({ validate: async () => 'skipped' });
@@ -30,6 +31,24 @@ async function timed(n: number, fn: (i: number) => Promise<void>) {
   const s = stats(samples);
   return { perSecond: (n * 1000) / (performance.now() - start), p50: s.p50, p99: s.p99 };
 }
+
+/** Like `timed`, but prepares the inputs `batch` at a time right before timing them; the rate counts the timed calls only. */
+async function timedInBatches<T>(n: number, batch: number, prepare: (from: number, to: number) => Promise<T[]>, fn: (input: T) => Promise<void>) {
+  const samples: number[] = [];
+  for (let from = 0; from < n; from += batch) {
+    const inputs = await prepare(from, Math.min(n, from + batch));
+    for (const input of inputs) {
+      const t0 = performance.now();
+      await fn(input);
+      samples.push(performance.now() - t0);
+    }
+  }
+  const s = stats(samples);
+  return { perSecond: (n * 1000) / samples.reduce((a, b) => a + b, 0), p50: s.p50, p99: s.p99 };
+}
+
+/** OIDC round trips prepared per batch: well inside the provider's 60 s code lifetime even on a loaded machine. */
+const OIDC_BATCH = 25;
 
 export async function run(opts: BenchOptions): Promise<AreaResult> {
   const n = opts.quick ? 20 : 300;
@@ -73,18 +92,24 @@ export async function run(opts: BenchOptions): Promise<AreaResult> {
       saml.push({ SAMLResponse: res.context, RelayState: relayState });
     }
 
-    // OIDC: configuration and n authorization round trips made before timing.
+    // OIDC: configuration; the authorization round trips are made in batches during the timing (untimed).
     const oidcCfg = await c.request('POST', '/team/resources/sso/v1/configurations', { body: { type: 'oidc', oidcClientId: 'bench-sso', oidcSecret: 'bench-sso-secret-0123456789', configMetadata: { issuer: idpOidc.issuer } }, headers: { 'gatehouse-tenant-id': 'bench-oidc' } });
     ok(oidcCfg, 201, 'oidc config');
     for (let i = 0; i < 10; i++) idpOidc.accounts.set(`b${i}`, { email: `u${i}@oidc.bench` });
-    const oidc: { code: string; state: string; iss: string }[] = [];
-    for (let i = 0; i < n; i++) {
-      idpOidc.state.nextLogin = `b${i % 10}`;
-      const pre = await c.request('POST', '/identity/resources/auth/v2/user/sso/prelogin', { body: { email: `u${i % 10}@oidc.bench`, tenantId: 'bench-oidc', redirectUri: APP } });
-      ok(pre, 200, 'oidc prelogin');
-      const back = await idpOidc.authorize(pre.body.address, APP);
-      oidc.push({ code: back.searchParams.get('code')!, state: back.searchParams.get('state')!, iss: back.searchParams.get('iss') ?? '' });
-    }
+    // The provider's authorization codes live 60 s (oidc-provider's default, as at real IdPs), so the round trips are
+    // made in batches, each right before its batch is timed (the timed figure excludes them).
+    const authorizeBatch = async (from: number, to: number) => {
+      const out: { code: string; state: string; iss: string }[] = [];
+      for (let i = from; i < to; i++) {
+        idpOidc.state.nextLogin = `b${i % 10}`;
+        const pre = await c.request('POST', '/identity/resources/auth/v2/user/sso/prelogin', { body: { email: `u${i % 10}@oidc.bench`, tenantId: 'bench-oidc', redirectUri: APP } });
+        ok(pre, 200, 'oidc prelogin');
+        const back = await idpOidc.authorize(pre.body.address, APP);
+        out.push({ code: back.searchParams.get('code')!, state: back.searchParams.get('state')!, iss: back.searchParams.get('iss') ?? '' });
+      }
+      return out;
+    };
+    await authorizeBatch(0, 1); // warms discovery and the provider before timing
 
     // Password users for the reference.
     ok(await c.request('POST', '/identity/resources/users/v1', { body: { email: 'pwd@bench.test', password: 'correct horse battery staple', name: 'P' }, headers: { 'gatehouse-tenant-id': 'bench-saml' } }), 201, 'user');
@@ -93,14 +118,14 @@ export async function run(opts: BenchOptions): Promise<AreaResult> {
     opts.log(`[${opts.store}] timing ${n} of each (sequential, one connection)`);
     const pwd = await timed(n, async () => ok(await anon.request('POST', '/identity/resources/auth/v1/user', { body: { email: 'pwd@bench.test', password: 'correct horse battery staple' } }), 200, 'password sign-in'));
     const samlRun = await timed(n, async (i) => ok(await anon.request('POST', '/identity/resources/auth/v1/user/saml/postlogin', { body: saml[i] }), 200, 'saml postlogin'));
-    const oidcRun = await timed(n, async (i) => ok(await anon.request('POST', '/identity/resources/auth/v1/user/oidc/postlogin', { body: oidc[i] }), 200, 'oidc postlogin'));
+    const oidcRun = await timedInBatches(n, OIDC_BATCH, authorizeBatch, async (back) => ok(await anon.request('POST', '/identity/resources/auth/v1/user/oidc/postlogin', { body: back }), 200, 'oidc postlogin'));
 
     const row = (name: string, r: typeof pwd) => [name, Number(r.perSecond.toFixed(1)), ms(r.p50), ms(r.p99), Number((r.perSecond / pwd.perSecond).toFixed(2))];
     const table: Table = {
       title: `SSO sign-in handling, sequential, one connection (${opts.store}, n=${n})`,
       columns: ['flow', 'per second', 'p50 ms', 'p99 ms', 'vs password'],
       rows: [row('password sign-in (argon2id)', pwd), row('SAML ACS post-login', samlRun), row('OIDC post-login (incl. local IdP token endpoint)', oidcRun)],
-      notes: ['IdP responses and authorization round trips are prepared before timing; the OIDC figure includes the in-process oidc-provider answering the token exchange.'],
+      notes: [`IdP responses and authorization round trips are prepared before timing (OIDC in batches of ${OIDC_BATCH}, as the provider's codes live 60 s); the OIDC figure includes the in-process oidc-provider answering the token exchange.`],
     };
     return { area: 'sso', store: opts.store, tables: [table], data: { n, pwd, saml: samlRun, oidc: oidcRun }, targets: [] };
   } finally {

@@ -111,7 +111,8 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   const flowDeps = { db, passwords, login: auth.login, codes, delivery: messaging, events, inviteTokens };
   const passwordless = createPasswordlessService({ ...flowDeps, limits: codeLimits() });
   const signup = createSignupService({ ...flowDeps, environment, tenants, roles, limits: codeLimits(), publicUrl: config.publicUrl });
-  auth.login.addGate('activation', signup.gate, { before: 'mfa' });
+  // Stable: a user is pending only from sign-up until activated, so the MFA verify (resuming the 'mfa' challenge) skips it.
+  auth.login.addGate('activation', signup.gate, { before: 'mfa', stable: true });
   const invitations = createInvitationsService({ ...flowDeps, tenants, roles, users, limits: codeLimits() });
 
   const entitlements = createEntitlementsService({ db, vendorId: () => environment.id, requireAccount: (q, tenantId) => tenants.requireLive(q, tenantId), events });

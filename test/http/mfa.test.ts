@@ -499,3 +499,67 @@ describe('migrated users', () => {
     assert.match(r.body.mfaDevices.phones[0].phoneNumber, /^\+15\*+99$/);
   });
 });
+
+describe('sign-in reads (the cached configuration and the one-statement verify)', () => {
+  test('a policy or configuration change applies to the very next sign-in and verify', async () => {
+    await account('mfa-flip');
+    await user('mfa-flip', 'flip@flip.test');
+    const { app } = await enrolled('flip@flip.test');
+    assert.equal((await login('flip@flip.test')).body.mfaRequired, true);
+    await policy('mfa-flip', { enforceMFAType: 'Off' });
+    const off = await login('flip@flip.test');
+    assert.equal(off.body.mfaRequired, false);
+    assert.ok(off.body.accessToken, JSON.stringify(off.body));
+    await policy('mfa-flip', { enforceMFAType: 'DontForce' });
+    const pending = await login('flip@flip.test');
+    assert.equal(pending.body.mfaRequired, true);
+    const S = '/identity/resources/configurations/v1/mfa/strategies';
+    assert.ok((await t.call('POST', S, { token: vendor, body: { strategy: 'AuthenticatorApp', isActive: false } })).status < 300);
+    try {
+      // The authenticator is no usable factor now: no challenge, and a pending sign-in cannot finish with it.
+      const v = await t.call('POST', `${M}/verify`, { body: { mfaToken: pending.body.mfaToken, value: await app.code() } });
+      assert.equal(v.status, 400);
+      assert.equal(v.body.errorCode, 'GH-63007');
+      const r = await login('flip@flip.test');
+      assert.equal(r.body.mfaRequired, false);
+      assert.ok(r.body.accessToken, JSON.stringify(r.body));
+    } finally {
+      assert.ok((await t.call('POST', S, { token: vendor, body: { strategy: 'AuthenticatorApp', isActive: true } })).status < 300);
+    }
+    assert.equal((await login('flip@flip.test')).body.mfaRequired, true);
+  });
+
+  test('account access is checked again at the code: a membership disabled after the password refuses the verify', async () => {
+    const id = await user('mfa-opt', 'gone@opt.test');
+    const { app } = await enrolled('gone@opt.test');
+    const ok = await login('gone@opt.test');
+    const v = await t.call('POST', `${M}/verify`, { body: { mfaToken: ok.body.mfaToken, value: await app.code() } });
+    assert.equal(v.status, 201, JSON.stringify(v.body));
+    assert.equal(claims(v.body.accessToken).tenantId, 'mfa-opt');
+    assert.deepEqual(claims(v.body.accessToken).tenantIds, ['mfa-opt']);
+    const r = await login('gone@opt.test');
+    assert.equal(r.body.mfaRequired, true);
+    const d = await t.call('POST', `/identity/resources/tenants/users/v1/${id}/disable`, { token: vendor, headers: { 'gatehouse-tenant-id': 'mfa-opt' } });
+    assert.equal(d.status, 200, JSON.stringify(d.body));
+    const refused = await t.call('POST', `${M}/verify`, { body: { mfaToken: r.body.mfaToken, value: await app.code() } });
+    assert.equal(refused.status, 403, JSON.stringify(refused.body));
+    assert.equal(refused.body.errorCode, 'GH-43004');
+  });
+
+  test('the verify runs the request gates again: an address blocked after the password cannot finish the sign-in', async () => {
+    await account('mfa-ip');
+    await user('mfa-ip', 'ip@ip.test');
+    const { app } = await enrolled('ip@ip.test');
+    const r = await t.call('POST', `${A}/user`, { body: { email: 'ip@ip.test', password: PASSWORD }, remoteAddress: '198.51.100.7' });
+    assert.equal(r.body.mfaRequired, true, JSON.stringify(r.body));
+    const IP = '/identity/resources/configurations/v1/restrictions/ip';
+    const h = { 'gatehouse-tenant-id': 'mfa-ip' };
+    assert.equal((await t.call('POST', IP, { token: vendor, body: { ip: '198.51.100.7/32', strategy: 'BLOCK' }, headers: h })).status, 201);
+    assert.equal((await t.call('POST', `${IP}/config`, { token: vendor, body: { strategy: 'BLOCK', isActive: true }, headers: h })).status, 201);
+    const blocked = await t.call('POST', `${M}/verify`, { body: { mfaToken: r.body.mfaToken, value: await app.code() }, remoteAddress: '198.51.100.7' });
+    assert.equal(blocked.status, 403, JSON.stringify(blocked.body));
+    assert.equal(blocked.body.errorCode, 'GH-65005');
+    const elsewhere = await t.call('POST', `${M}/verify`, { body: { mfaToken: r.body.mfaToken, value: await app.code() }, remoteAddress: '203.0.113.5' });
+    assert.equal(elsewhere.status, 201, JSON.stringify(elsewhere.body));
+  });
+});

@@ -3,7 +3,7 @@ import { AppError } from '../../http/errors.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
 import type { EnvironmentService, VendorSettings } from '../environment/index.ts';
 import { hasherFor, type PasswordService } from '../credentials/index.ts';
-import { findByEmail, findByUsername, isLockedNow, updateUser, type UserRow, type UsersService } from '../users/index.ts';
+import { findByEmail, findByUsername, isLockedNow, updateUser, type MembershipRow, type UserRow, type UsersService } from '../users/index.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import type { EventsService } from '../events/index.ts';
 import type { SessionsService } from './sessions.service.ts';
@@ -51,6 +51,14 @@ export interface SignInOptions {
   tenantId?: string;
   /** Names of gates already satisfied by this flow (e.g. 'mfa' after the second factor). */
   satisfied?: string[];
+  /**
+   * The gate whose challenge this sign-in answers (the MFA verify routes: 'mfa'). That challenge was issued only after
+   * every gate before it passed for this user, so gates added as `stable` before it are not run again (gates that
+   * depend on the request, such as IP restrictions, run again). Implies `satisfied` for that gate.
+   */
+  resumes?: string;
+  /** The user's memberships as `membershipsWithStateSql` reads them, when the flow read them in a larger statement (MFA verify). */
+  memberships?: (MembershipRow & { live: boolean })[];
 }
 
 /** Filled in by `login` and `refresh` with the environment settings they read, so the caller need not read them again. */
@@ -61,12 +69,13 @@ export interface UsedSettings {
 /** Password sign-in, refresh-token rotation and logout. */
 export function createLoginService(deps: LoginDeps) {
   const { db, users, passwords } = deps;
-  const gates: Array<{ name: string; gate: SignInGate }> = [];
+  const gates: Array<{ name: string; gate: SignInGate; stable?: boolean }> = [];
   let inviteJoin: ((q: Queryable, user: UserRow, token: string) => Promise<string>) | undefined;
 
-  async function runGates(q: Queryable, a: GateInput, satisfied: string[] = []): Promise<Record<string, unknown> | undefined> {
-    for (const { name, gate } of gates) {
-      if (satisfied.includes(name)) continue;
+  async function runGates(q: Queryable, a: GateInput, satisfied: string[] = [], resumes?: string): Promise<Record<string, unknown> | undefined> {
+    const resumed = resumes ? gates.findIndex((g) => g.name === resumes) : -1;
+    for (const [i, { name, gate, stable }] of gates.entries()) {
+      if (satisfied.includes(name) || name === resumes || (stable && i < resumed)) continue;
       const challenge = await gate(q, a);
       if (challenge && a.stage === 'login') return challenge;
     }
@@ -77,13 +86,13 @@ export function createLoginService(deps: LoginDeps) {
   async function signInUser(tx: Queryable, user: UserRow, client: ClientInfo, amr: string[], opts: SignInOptions = {}, used?: UsedSettings): Promise<LoginResponse | Record<string, unknown>> {
     let picked: Awaited<ReturnType<typeof pickAccount>>;
     if (opts.tenantId) {
-      const view = await users.accessView(tx, user.id);
+      const view = await users.accessView(tx, user.id, opts.memberships);
       const membership = await view.accessTo(opts.tenantId);
       if (!membership) throw new AppError('NO_ACCOUNT_ACCESS', `The user has no access to account ${opts.tenantId}`);
       picked = { tenantId: opts.tenantId, membership, tenantIds: view.tenantIds };
     } else picked = await pickAccount(tx, user);
     const { tenantId, membership, tenantIds } = picked;
-    const challenge = await runGates(tx, { stage: 'login', user, tenantId, client, amr }, opts.satisfied);
+    const challenge = await runGates(tx, { stage: 'login', user, tenantId, client, amr }, opts.satisfied, opts.resumes);
     if (challenge) return challenge;
     // The sign-in is recorded on the user (failed attempts reset, last login, active account) by start's statement.
     return start(tx, { ...user, active_tenant_id: tenantId }, tenantId, membership, client, amr, tenantIds, used);
@@ -217,11 +226,14 @@ export function createLoginService(deps: LoginDeps) {
     /**
      * Adds a gate (see SignInGate); gates run in the order added, or just before the gate named `before` (a gate that
      * refuses, such as activation, runs before one that challenges, such as MFA, so no second factor is asked in vain).
+     * `stable`: once the gate lets a user pass, it always will (it reads no request data and its rule cannot return,
+     * e.g. activation); a sign-in that `resumes` a later gate's challenge does not run it again.
      */
-    addGate(name: string, gate: SignInGate, opts: { before?: string } = {}): void {
+    addGate(name: string, gate: SignInGate, opts: { before?: string; stable?: boolean } = {}): void {
       const at = opts.before ? gates.findIndex((g) => g.name === opts.before) : -1;
-      if (at >= 0) gates.splice(at, 0, { name, gate });
-      else gates.push({ name, gate });
+      const entry = { name, gate, stable: opts.stable };
+      if (at >= 0) gates.splice(at, 0, entry);
+      else gates.push(entry);
     },
 
     /** Sets what a password sign-in with `invitationToken` runs after the password checks (joins the account; answers its id). */

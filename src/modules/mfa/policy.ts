@@ -1,10 +1,18 @@
 import { AppError } from '../../http/errors.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
+import { createReadCache } from '../../storage/read-cache.ts';
 import * as store from './store.ts';
 import type { ConfigRow, PolicyRow } from './store.ts';
 
 /** MFA configuration (environment) and MFA policy (environment or account) — the settings routes. */
 export const DEFAULT_POLICY = { enforce: 'DontForce', allow_remember: false, device_expiration_seconds: 1209600 } as const;
+
+/**
+ * The configuration and policy the sign-in paths read (gate, verify) are cached in process per account: writes
+ * through this process drop the cache at once (after they commit); other instances see a change within this time, as
+ * for the IP restrictions and session policy gates.
+ */
+export const MFA_SIGN_IN_CACHE_MS = 2000;
 
 export type Scope = string | undefined;
 export interface PolicyBody {
@@ -52,6 +60,12 @@ function columns(body: PolicyBody) {
 
 export function createPolicyService(deps: { db: Db; requireAccount: (q: Queryable, tenantId: string) => Promise<unknown> }) {
   const { db } = deps;
+  const signInCache = createReadCache<{ config: ConfigRow; policy: EffectivePolicy }>({ ttlMs: MFA_SIGN_IN_CACHE_MS });
+  /** A write's transaction has committed: every account's entry goes (the environment's policy is inherited). */
+  const changed = <T>(v: T): T => {
+    signInCache.invalidate();
+    return v;
+  };
   /** Serialises writes of one scope and checks that the account is live. */
   async function lockScope(tx: Queryable, scope: Scope) {
     if (scope) await deps.requireAccount(tx, scope);
@@ -59,6 +73,18 @@ export function createPolicyService(deps: { db: Db; requireAccount: (q: Queryabl
   }
 
   return {
+    /**
+     * The configuration and the policy that applies to an account, for the sign-in paths: cached (see
+     * MFA_SIGN_IN_CACHE_MS); one statement on a miss. The answer is shared: do not change it.
+     */
+    signInSettings(q: Queryable, tenantId: string | undefined): Promise<{ config: ConfigRow; policy: EffectivePolicy }> {
+      return signInCache.get(tenantId ?? '', async () => {
+        const v = await store.signInSettings(q, tenantId);
+        const r = v.policy ?? DEFAULT_POLICY;
+        return { config: v.config, policy: { enforce: r.enforce, allowRemember: r.allow_remember, deviceExpirationSeconds: r.device_expiration_seconds } };
+      });
+    },
+
     /** The policy that applies to an account: its own, else the environment's, else the built-in default. */
     async effective(q: Queryable, tenantId: string | undefined): Promise<EffectivePolicy> {
       const p = await store.effectivePolicy(q, tenantId);
@@ -79,36 +105,37 @@ export function createPolicyService(deps: { db: Db; requireAccount: (q: Queryabl
     },
     /** POST: the scope's own policy, 409 when it has one; fields left out come from the inherited policy. */
     async create(scope: Scope, body: PolicyBody) {
-      return db.transaction(async (tx) => {
+      return changed(await db.transaction(async (tx) => {
         await lockScope(tx, scope);
         if (await store.ownPolicy(tx, scope)) throw new AppError('POLICY_EXISTS', 'This scope already has its own MFA policy; change it with PATCH or PUT');
         const base = (await store.effectivePolicy(tx, scope)) ?? DEFAULT_POLICY;
         return policyRecord(await store.insertPolicy(tx, scope, { enforce: base.enforce, allow_remember: base.allow_remember, device_expiration_seconds: base.device_expiration_seconds, ...columns(body) }));
-      });
+      }));
     },
     /** PATCH: 404 when the scope has no policy of its own. */
     async update(scope: Scope, body: PolicyBody) {
       const v = columns(body);
       if (Object.keys(v).length === 0) throw new AppError('EMPTY_UPDATE', 'Set at least one of enforceMFAType, allowRememberMyDevice, mfaDeviceExpiration');
-      return db.transaction(async (tx) => {
+      return changed(await db.transaction(async (tx) => {
         await lockScope(tx, scope);
         const own = await store.ownPolicy(tx, scope);
         if (!own) throw new AppError('POLICY_NOT_FOUND', 'This scope has no MFA policy of its own; create it with POST or PUT');
         return policyRecord(await store.updatePolicy(tx, own.id, v));
-      });
+      }));
     },
     /** PUT: create or update the scope's own policy. */
     async upsert(scope: Scope, body: PolicyBody) {
-      return db.transaction(async (tx) => {
+      return changed(await db.transaction(async (tx) => {
         await lockScope(tx, scope);
         const own = await store.ownPolicy(tx, scope);
         const v = columns(body);
         if (own) return policyRecord(Object.keys(v).length ? await store.updatePolicy(tx, own.id, v) : own);
         const base = (await store.effectivePolicy(tx, scope)) ?? DEFAULT_POLICY;
         return policyRecord(await store.insertPolicy(tx, scope, { enforce: base.enforce, allow_remember: base.allow_remember, device_expiration_seconds: base.device_expiration_seconds, ...v }));
-      });
+      }));
     },
-    forgetAccount: (q: Queryable, tenantId: string) => store.forgetAccount(q, tenantId),
+    /** Inside the account removal's transaction: the removed account cannot be signed in to, so a stale entry is harmless. */
+    forgetAccount: async (q: Queryable, tenantId: string) => changed(await store.forgetAccount(q, tenantId)),
 
     config: (q: Queryable = db) => store.config(q),
     async getConfig() {
@@ -120,7 +147,7 @@ export function createPolicyService(deps: { db: Db; requireAccount: (q: Queryabl
       if (body.sms) Object.assign(v, { sms_active: body.sms.active, sms_ttl_seconds: body.sms.tokenLifetimeSeconds });
       if (body.email) Object.assign(v, { email_active: body.email.active, email_ttl_seconds: body.email.tokenLifetimeSeconds, email_sender: body.email.sender.trim() });
       if (Object.keys(v).length === 0) throw new AppError('EMPTY_UPDATE', 'Set at least one of authenticationApp, sms, email');
-      return configRecord(await store.updateConfig(db, v));
+      return configRecord(changed(await store.updateConfig(db, v)));
     },
     async strategies() {
       const c = await store.config(db);
@@ -132,7 +159,7 @@ export function createPolicyService(deps: { db: Db; requireAccount: (q: Queryabl
         if (body.isActive) throw new AppError('MFA_STRATEGY_UNSUPPORTED', `body.strategy ${body.strategy} is not supported by Gatehouse (WebAuthn MFA is not built); it stays inactive`);
         return {};
       }
-      await store.updateConfig(db, { [col]: body.isActive } as Partial<ConfigRow>);
+      changed(await store.updateConfig(db, { [col]: body.isActive } as Partial<ConfigRow>));
       return {};
     },
   };

@@ -42,7 +42,8 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRouteDeps> = async (app, de
 
   /** Answers a finished sign-in: the refresh cookie as the password sign-in sets it, and the remember-device cookie. */
   async function answer(reply: FastifyReply, f: Finished, status = 201) {
-    const s = await deps.environment.settings();
+    // The cookie settings as the password sign-in reads them (cached in process): not a statement per sign-in.
+    const s = await deps.environment.cachedSettings();
     const sameSite = s.cookieSameSite === 'NONE' ? 'None' : s.cookieSameSite === 'STRICT' ? 'Strict' : 'Lax';
     const secure = deps.secureCookies || sameSite === 'None' ? '; Secure' : '';
     const cookies: string[] = [];

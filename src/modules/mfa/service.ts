@@ -6,9 +6,10 @@ import { createRateLimiter, type ClientInfo, type GateInput, type LoginService, 
 import type { PasswordService } from '../credentials/index.ts';
 import type { EventsService } from '../events/index.ts';
 import { findById, isLockedNow, updateUser, type UserRow } from '../users/index.ts';
-import { DEFAULT_POLICY, type EffectivePolicy, type PolicyService } from './policy.ts';
+import type { PolicyService } from './policy.ts';
 import * as store from './store.ts';
-import type { ConfigRow, DeviceRow, TokenRow } from './store.ts';
+import type { ChallengeDevice, ConfigRow, DeviceRow, TokenRow } from './store.ts';
+import type { MembershipRow } from '../users/index.ts';
 import { matchTotp, newTotpSecret, normalizeRecovery, otpauthUri, qrDataUrl, recoveryCode } from './totp.ts';
 
 /** How long an mfaToken (the pending second step of a sign-in) lives, and how many wrong codes burn it. */
@@ -76,7 +77,7 @@ export function createMfaCore(deps: MfaDeps) {
     return store.devices(q, user.id);
   }
 
-  function devicesRecord(devs: DeviceRow[], cfg: ConfigRow, email?: string) {
+  function devicesRecord(devs: ChallengeDevice[], cfg: ConfigRow, email?: string) {
     return {
       webauthn: [] as { id: string }[],
       phones: devs.filter((d) => d.kind === 'sms' && cfg.sms_active).map((d) => ({ id: d.id, phoneNumber: maskPhone(d.phone_number ?? '') })),
@@ -110,12 +111,18 @@ export function createMfaCore(deps: MfaDeps) {
     return out as Exclude<T, { error: AppError }>;
   }
 
-  /** The pending sign-in behind an mfaToken, locked; the user must exist and not be locked. */
-  async function pendingSignIn(tx: Queryable, mfaToken: string, locked?: TokenRow): Promise<{ t: TokenRow; user: UserRow }> {
-    let t = locked;
+  /**
+   * The pending sign-in behind an mfaToken, locked; the user must exist and not be locked. `locked`: the token (and
+   * its user) the caller already read and locked.
+   */
+  async function pendingSignIn(tx: Queryable, mfaToken: string, locked?: TokenRow | { t: TokenRow; user: UserRow }): Promise<{ t: TokenRow; user: UserRow }> {
+    let t: TokenRow | undefined;
     let user: UserRow | undefined;
-    if (t) user = await findById(tx, t.user_id);
-    else {
+    if (locked && 'user' in locked) ({ t, user } = locked);
+    else if (locked) {
+      t = locked;
+      user = await findById(tx, t.user_id);
+    } else {
       const found = await store.lockTokenWithUser(tx, sha256Hex(mfaToken));
       t = found?.t;
       user = found?.user as UserRow | undefined;
@@ -136,7 +143,7 @@ export function createMfaCore(deps: MfaDeps) {
    * Checks a TOTP code against the user's authenticator devices (or one of them) and spends its step. Answers the
    * device, or an error (wrong code, or a code already used).
    */
-  async function checkTotp(tx: Queryable, devs: DeviceRow[], code: string, spendToken?: string): Promise<DeviceRow | AppError> {
+  async function checkTotp<D extends Pick<DeviceRow, 'id' | 'kind' | 'secret_enc'>>(tx: Queryable, devs: D[], code: string, spendToken?: string): Promise<D | AppError> {
     const now = Date.now();
     for (const d of devs) {
       if (d.kind !== 'authenticator' || !d.secret_enc) continue;
@@ -149,14 +156,17 @@ export function createMfaCore(deps: MfaDeps) {
     return new AppError('MFA_INVALID_CODE', 'body.value: the code is wrong or expired');
   }
 
-  /** Finishes a sign-in after the second factor: tokens with amr + mfa + method, and the remember-device cookie. */
-  async function finish(tx: Queryable, t: TokenRow, user: UserRow, method: string, client: ClientInfo, rememberDevice?: boolean, tokenSpent = false): Promise<Finished> {
+  /**
+   * Finishes a sign-in after the second factor: tokens with amr + mfa + method, and the remember-device cookie.
+   * `memberships`: the user's, when the caller read them with the pending sign-in (see store.verifyView).
+   */
+  async function finish(tx: Queryable, t: TokenRow, user: UserRow, method: string, client: ClientInfo, rememberDevice?: boolean, tokenSpent = false, memberships?: (MembershipRow & { live: boolean })[]): Promise<Finished> {
     if (!tokenSpent) await store.deleteToken(tx, t.token_hash);
     const amr = [...new Set([...t.amr, 'mfa', method])];
-    const response = await deps.login.signIn(tx, user, client, amr, { tenantId: t.tenant_id, satisfied: ['mfa'] });
+    const response = await deps.login.signIn(tx, user, client, amr, { tenantId: t.tenant_id, satisfied: ['mfa'], resumes: 'mfa', memberships });
     let remember: Finished['remember'];
     if (rememberDevice) {
-      const p = await policy.effective(tx, t.tenant_id);
+      const { policy: p } = await policy.signInSettings(tx, t.tenant_id);
       if (p.allowRemember) {
         const value = randomSecret(32);
         await store.remember(tx, user.id, sha256Hex(value), p.deviceExpirationSeconds);
@@ -207,24 +217,32 @@ export function createMfaCore(deps: MfaDeps) {
     await deps.events.emit(tx, { eventKey: key, tenantId: user.active_tenant_id ?? undefined, entity: { type: 'user', id: user.id }, data: { userId: user.id, ...data } });
   }
 
-  /** The sign-in gate: answers the MFA challenge when the policy and the user's factors call for one. */
+  /**
+   * The sign-in gate: answers the MFA challenge when the policy and the user's factors call for one. The
+   * configuration and policy come from the in-process cache; the devices are read and the mfaToken inserted by one
+   * statement (store.challenge), except when a remember-device cookie must be checked first.
+   */
   async function gate(q: Queryable, a: GateInput): Promise<void | Record<string, unknown>> {
     if (a.stage !== 'login') return;
     if (a.user.authenticator_mfa_secret_enc || a.user.phone_number_type === 'mfa') await store.adoptMigrated(q, a.user.id);
-    const view = await store.signInView(q, a.tenantId, a.user.id);
-    const r = view.policy ?? DEFAULT_POLICY;
-    const p: EffectivePolicy = { enforce: r.enforce, allowRemember: r.allow_remember, deviceExpirationSeconds: r.device_expiration_seconds };
+    const { config: cfg, policy: p } = await policy.signInSettings(q, a.tenantId);
     if (p.enforce === 'Off' || a.user.mfa_bypass) return;
-    const cfg = view.config;
-    const devs = view.devices.filter(usable(cfg));
     const forced = p.enforce === 'Force' || (p.enforce === 'ForceExceptSAML' && !a.amr.some((m) => m === 'saml' || m === 'sso'));
-    if (devs.length === 0 && !forced) return;
-    if (p.allowRemember) {
-      const cookie = readCookie(a.client.cookie, rememberCookieName(a.user.id));
-      if (cookie && (await store.isRemembered(q, a.user.id, sha256Hex(cookie), p.deviceExpirationSeconds))) return;
-    }
     const mfaToken = randomSecret(32);
-    await store.insertToken(q, { hash: sha256Hex(mfaToken), userId: a.user.id, tenantId: a.tenantId, amr: a.amr, ttlSeconds: MFA_TOKEN_TTL_SECONDS });
+    const token = { hash: sha256Hex(mfaToken), userId: a.user.id, tenantId: a.tenantId, amr: a.amr, ttlSeconds: MFA_TOKEN_TTL_SECONDS };
+    const cookie = p.allowRemember ? readCookie(a.client.cookie, rememberCookieName(a.user.id)) : undefined;
+    let devs: ChallengeDevice[];
+    if (cookie) {
+      devs = (await store.devices(q, a.user.id)).filter(usable(cfg));
+      if (devs.length === 0 && !forced) return;
+      if (await store.isRemembered(q, a.user.id, sha256Hex(cookie), p.deviceExpirationSeconds)) return;
+      await store.insertToken(q, token);
+    } else {
+      const kinds = [cfg.authenticator_active && ('authenticator' as const), cfg.sms_active && ('sms' as const)].filter((k): k is DeviceRow['kind'] => Boolean(k));
+      const r = await store.challenge(q, { ...token, kinds, forced });
+      if (!r.challenged) return;
+      devs = r.devices;
+    }
     return {
       mfaRequired: true,
       mfaToken,
@@ -259,6 +277,8 @@ export function createMfaCore(deps: MfaDeps) {
     emit,
     usable,
     policyOf: (q: Queryable, tenantId: string | undefined) => policy.effective(q, tenantId),
+    /** The configuration and the account's policy for the sign-in paths (cached in process; see MFA_SIGN_IN_CACHE_MS). */
+    signInSettings: (q: Queryable, tenantId: string | undefined) => policy.signInSettings(q, tenantId),
     /** The `acr` claim of tokens whose session passed a second factor. */
     acr: async (_q: Queryable, a: { amr: string[] }) => (a.amr.includes('mfa') ? { acr: ACR_MFA } : {}),
   };

@@ -15,16 +15,18 @@ export function createSignInFlows(deps: { db: Db; core: MfaCore }) {
     async verifyAuthenticator(body: { mfaToken: string; value: string; rememberDevice?: boolean }, client: ClientInfo, deviceId?: string): Promise<Finished> {
       core.limitIp(client);
       return core.attempt(async (tx) => {
-        const { t, user } = await core.pendingSignIn(tx, body.mfaToken);
+        // One statement: the pending sign-in (locked), its user, the user's authenticators and memberships.
+        const view = await store.verifyView(tx, sha256Hex(body.mfaToken));
+        if (!view) throw new AppError('MFA_TOKEN_INVALID');
+        const { t, user } = await core.pendingSignIn(tx, body.mfaToken, view);
         core.limitUser(user.id);
-        const view = await store.signInView(tx, t.tenant_id, user.id);
-        if (!view.config.authenticator_active) throw new AppError('MFA_STRATEGY_INACTIVE', 'Authenticator-app MFA is not enabled in this environment');
-        let devs = view.devices.filter((d) => d.kind === 'authenticator');
-        if (deviceId !== undefined) devs = devs.filter((d) => d.id === deviceId);
+        const { config } = await core.signInSettings(tx, t.tenant_id);
+        if (!config.authenticator_active) throw new AppError('MFA_STRATEGY_INACTIVE', 'Authenticator-app MFA is not enabled in this environment');
+        const devs = deviceId === undefined ? view.devices : view.devices.filter((d) => d.id === deviceId);
         if (devs.length === 0) throw new AppError('MFA_DEVICE_NOT_FOUND', deviceId ? `No authenticator device ${deviceId} for this user` : 'The user has no authenticator device; enrol one first');
         const r = await core.checkTotp(tx, devs, body.value, t.token_hash);
         if (r instanceof AppError) return core.wrongCode(tx, t, user.id, r);
-        return core.finish(tx, t, user, 'otp', client, body.rememberDevice, true);
+        return core.finish(tx, t, user, 'otp', client, body.rememberDevice, true, view.memberships);
       });
     },
 

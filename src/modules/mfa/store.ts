@@ -1,5 +1,9 @@
 import { newId } from '../../lib/crypto.ts';
 import type { Queryable } from '../../storage/db.ts';
+import { prepared } from '../../storage/prepared.ts';
+
+// The sign-in hot path's statements (gate and TOTP verify) live in signin-store.ts.
+export * from './signin-store.ts';
 
 export interface ConfigRow {
   authenticator_active: boolean;
@@ -98,23 +102,6 @@ export async function forgetAccount(q: Queryable, tenantId: string): Promise<voi
   await q.query('DELETE FROM mfa_policies WHERE tenant_id = $1', [tenantId]);
 }
 
-/**
- * What a sign-in needs in one round trip: the configuration, the policy that applies to the account (undefined: the
- * built-in default) and the user's verified devices.
- */
-export async function signInView(q: Queryable, tenantId: string, userId: string): Promise<{ config: ConfigRow; policy?: Pick<PolicyRow, 'enforce' | 'allow_remember' | 'device_expiration_seconds'>; devices: DeviceRow[] }> {
-  const { rows } = await q.query<{ config: ConfigRow; policy: PolicyRow | null; devices: (Omit<DeviceRow, 'created_at'> & { created_at: string })[] }>(
-    `SELECT row_to_json(c) AS config,
-            (SELECT row_to_json(p) FROM (SELECT enforce, allow_remember, device_expiration_seconds FROM mfa_policies
-               WHERE coalesce(tenant_id, '') IN ('', $1) ORDER BY tenant_id NULLS LAST LIMIT 1) p) AS policy,
-            coalesce((SELECT json_agg(d ORDER BY d.created_at, d.id) FROM (SELECT * FROM mfa_devices WHERE user_id = $2 AND verified_at IS NOT NULL) d), '[]'::json) AS devices
-       FROM mfa_config c WHERE c.id`,
-    [tenantId, userId],
-  );
-  const r = rows[0];
-  return { config: r.config, policy: r.policy ?? undefined, devices: r.devices.map((d) => ({ ...d, last_step: d.last_step === null ? null : String(d.last_step), created_at: new Date(d.created_at) })) };
-}
-
 /** The pending sign-in of an mfaToken (locked) with its user, in one statement. */
 export async function lockTokenWithUser(q: Queryable, hash: string): Promise<{ t: TokenRow; user: Record<string, unknown> } | undefined> {
   const { rows } = await q.query<Record<string, unknown>>(
@@ -128,14 +115,14 @@ export async function lockTokenWithUser(q: Queryable, hash: string): Promise<{ t
   return { t: { token_hash: mfa_t_hash as string, user_id: user.id as string, tenant_id: mfa_t_tenant as string, amr: mfa_t_amr as string[], failures: mfa_t_failures as number, expires_at: mfa_t_expires as Date }, user };
 }
 
+const ACCEPT_STEP_AND_TOKEN = prepared(
+  `WITH a AS (UPDATE mfa_devices SET last_step = $2 WHERE id = $1 AND (last_step IS NULL OR last_step < $2) RETURNING id),
+        d AS (DELETE FROM mfa_tokens WHERE token_hash = $3 AND EXISTS (SELECT 1 FROM a) RETURNING 1)
+   SELECT count(*)::int AS n FROM a`,
+);
 /** Spends a TOTP step of a device and, when it was fresh, the mfaToken too (one statement). False: a replay. */
 export async function acceptStepAndToken(q: Queryable, deviceId: string, step: number, tokenHash: string): Promise<boolean> {
-  const { rows } = await q.query<{ n: number }>(
-    `WITH a AS (UPDATE mfa_devices SET last_step = $2 WHERE id = $1 AND (last_step IS NULL OR last_step < $2) RETURNING id),
-          d AS (DELETE FROM mfa_tokens WHERE token_hash = $3 AND EXISTS (SELECT 1 FROM a) RETURNING 1)
-     SELECT count(*)::int AS n FROM a`,
-    [deviceId, step, tokenHash],
-  );
+  const { rows } = await q.query<{ n: number }>(ACCEPT_STEP_AND_TOKEN, [deviceId, step, tokenHash]);
   return rows[0].n === 1;
 }
 
