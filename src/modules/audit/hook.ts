@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AuditInput, AuditService } from './service.ts';
+import { AppError, errorBody } from '../../http/errors.ts';
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -107,7 +108,10 @@ export function installAudit(app: FastifyInstance, audit: AuditService): void {
     } catch (err) {
       // A streamed answer that will not be sent is closed here.
       if (payload && typeof (payload as { destroy?: unknown }).destroy === 'function') (payload as { destroy(): void }).destroy();
-      throw err;
+      // The answer becomes the wire error body (an error thrown here would bypass the app's error handler).
+      const e = err instanceof AppError ? err : new AppError('AUDIT_UNAVAILABLE');
+      reply.code(e.status).header('content-type', 'application/json; charset=utf-8');
+      return JSON.stringify(errorBody(e));
     }
     return payload;
   });

@@ -37,16 +37,21 @@ const SECRET_KEY = new RegExp([
   'credential', 'private[-_]?key', 'seed', '^code$', '(verification|mfa|recovery|reset|auth|one[-_]?time|sms|email|backup)[-_]?codes?$',
 ].join('|'), 'i');
 
+/** Text PostgreSQL can store: no NUL, no unpaired surrogate (request paths and headers may carry either). */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+export const storable = (s: string, max = Infinity): string => s.replace(/\u0000/g, '').slice(0, max).replace(LONE_SURROGATE, '\uFFFD');
+const text = (s: string | null | undefined, max: number): string | null => (s == null ? null : storable(s, max));
+
 /** Drops secret-looking keys, strips NUL characters (jsonb refuses them) and bounds size; what is left is stored. */
 export function redact(value: unknown, depth = 0): unknown {
-  if (typeof value === 'string') return value.replace(/\u0000/g, '').slice(0, 2048);
+  if (typeof value === 'string') return storable(value, 2048);
   if (value === null || typeof value !== 'object') return value;
   if (depth > 5) return '[depth]';
   if (Array.isArray(value)) return value.slice(0, 100).map((v) => redact(v, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value as Record<string, unknown>).slice(0, 100)) {
     if (SECRET_KEY.test(k)) continue;
-    out[k.replace(/\u0000/g, '')] = redact(v, depth + 1);
+    out[storable(k)] = redact(v, depth + 1);
   }
   return out;
 }
@@ -95,15 +100,15 @@ export function createAuditService(deps: AuditDeps & { chainer?: ChainerOptions 
     return {
       id: newId(),
       created_at: new Date(),
-      tenant_id: e.tenantId ?? null,
+      tenant_id: text(e.tenantId, 255),
       actor_type: e.actor.type,
-      actor_id: e.actor.id ?? null,
-      action: e.action.slice(0, 255),
-      target_type: e.target?.type ?? null,
-      target_id: e.target?.id ?? null,
+      actor_id: text(e.actor.id, 255),
+      action: storable(e.action, 255),
+      target_type: text(e.target?.type, 255),
+      target_id: text(e.target?.id, 1024),
       outcome: e.outcome,
-      ip: e.ip ?? null,
-      user_agent: e.userAgent ? e.userAgent.slice(0, 512) : null,
+      ip: text(e.ip, 64),
+      user_agent: text(e.userAgent, 512),
       severity: e.severity ?? (e.outcome === 'success' ? 'Info' : 'Medium'),
       data: (redact(e.data ?? {}) ?? {}) as Record<string, unknown>,
     };
