@@ -8,7 +8,7 @@ export interface ChainerOptions {
   batch?: number;
   /** Idle poll: rows staged by other processes, or left by a crash, are picked up within this. */
   pollMs?: number;
-  /** After a local write, wait this long (default 25 ms) so the entries of concurrent requests share one chain transaction; they are durable (staged) meanwhile and reads chain for themselves. */
+  /** After a local write, wait this long (default 100 ms) so the entries of concurrent requests share one chain transaction; they are durable (staged) meanwhile and reads chain for themselves. */
   lingerMs?: number;
   /** At stop, chain what is staged for at most this long; the rest waits for the next start. */
   drainMs?: number;
@@ -32,7 +32,7 @@ export type Chainer = ReturnType<typeof createChainer>;
 export function createChainer(db: Db, log: Logger, o: ChainerOptions = {}) {
   const batch = o.batch ?? 1000;
   const pollMs = o.pollMs ?? 1000;
-  const lingerMs = o.lingerMs ?? 25;
+  const lingerMs = o.lingerMs ?? 100;
   const drainMs = o.drainMs ?? 5000;
   let started = false;
   let everStarted = false;
