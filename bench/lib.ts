@@ -507,3 +507,60 @@ export function machineInfo() {
     platform: `${process.platform} ${process.arch}`,
   };
 }
+
+export interface CountedCall {
+  statements: string[];
+  transactions: number;
+  raw: { sql: string; params: unknown[] }[];
+}
+
+/**
+ * The Db wrapped so that the statements of one request (and of the hooks that write after it) can be recorded:
+ * `record` waits for the database to be quiet before and after. Exact counts, independent of the machine's load.
+ */
+export function countingDb(inner: ClosableDb) {
+  let sink: CountedCall | undefined;
+  let busy = 0;
+  let lastActivity = 0;
+  const quiet = async () => {
+    do await new Promise((r) => setTimeout(r, 25));
+    while (busy > 0 || performance.now() - lastActivity < 25);
+  };
+  const wrap = (q: Db): Db => ({
+    async query<T>(sql: string, params?: unknown[]): Promise<QueryResult<T>> {
+      sink?.statements.push(sql.replace(/\s+/g, ' ').trim());
+      sink?.raw.push({ sql, params: params ?? [] });
+      busy++;
+      try {
+        return await q.query<T>(sql, params);
+      } finally {
+        busy--;
+        lastActivity = performance.now();
+      }
+    },
+    transaction: (fn) => {
+      if (sink) sink.transactions++;
+      return q.transaction((tx) => fn(wrap(tx)));
+    },
+  });
+  const db: ClosableDb = { ...wrap(inner), kind: inner.kind, close: () => inner.close() };
+  return {
+    db,
+    async record<T>(fn: () => Promise<T>): Promise<{ result: T; call: CountedCall }> {
+      await quiet();
+      const call: CountedCall = { statements: [], transactions: 0, raw: [] };
+      sink = call;
+      try {
+        const result = await fn();
+        await quiet();
+        return { result, call };
+      } finally {
+        sink = undefined;
+      }
+    },
+  };
+}
+
+
+/** Statements of the audit hook and its chainer. */
+export const isAuditSql = (sql: string) => /\baudit_(chain|log|staging)\b/.test(sql);

@@ -1,5 +1,4 @@
-import type { ClosableDb, Db, QueryResult } from '../src/storage/db.ts';
-import { explainAnalyze, ms, openBenchDb, startBenchApp, measure, stats, type AreaResult, type BenchOptions, type HttpClient, type Table } from './lib.ts';
+import { countingDb, explainAnalyze, isAuditSql, ms, openBenchDb, startBenchApp, measure, stats, type AreaResult, type BenchOptions, type CountedCall as Call, type HttpClient, type Table } from './lib.ts';
 
 /**
  * SCIM service through the real HTTP stack (app in-process on loopback, keep-alive clients):
@@ -12,57 +11,6 @@ import { explainAnalyze, ms, openBenchDb, startBenchApp, measure, stats, type Ar
  *               through a counting proxy over the Db (exact; independent of the machine's load).
  */
 
-interface Call {
-  statements: string[];
-  transactions: number;
-  raw: { sql: string; params: unknown[] }[];
-}
-
-/** The Db wrapped so that the statements of one request (and of its onResponse hooks) can be recorded. */
-function countingDb(inner: ClosableDb) {
-  let sink: Call | undefined;
-  let busy = 0;
-  let lastActivity = 0;
-  const quiet = async () => {
-    do await new Promise((r) => setTimeout(r, 25));
-    while (busy > 0 || performance.now() - lastActivity < 25);
-  };
-  const wrap = (q: Db): Db => ({
-    async query<T>(sql: string, params?: unknown[]): Promise<QueryResult<T>> {
-      sink?.statements.push(sql.replace(/\s+/g, ' ').trim());
-      sink?.raw.push({ sql, params: params ?? [] });
-      busy++;
-      try {
-        return await q.query<T>(sql, params);
-      } finally {
-        busy--;
-        lastActivity = performance.now();
-      }
-    },
-    transaction: (fn) => {
-      if (sink) sink.transactions++;
-      return q.transaction((tx) => fn(wrap(tx)));
-    },
-  });
-  const db: ClosableDb = { ...wrap(inner), kind: inner.kind, close: () => inner.close() };
-  return {
-    db,
-    async record<T>(fn: () => Promise<T>): Promise<{ result: T; call: Call }> {
-      await quiet();
-      const call: Call = { statements: [], transactions: 0, raw: [] };
-      sink = call;
-      try {
-        const result = await fn();
-        await quiet();
-        return { result, call };
-      } finally {
-        sink = undefined;
-      }
-    },
-  };
-}
-
-const isAudit = (sql: string) => /\baudit_(chain|log)\b/.test(sql);
 
 /** Per call: statements, transactions, round trips (BEGIN/COMMIT count), the audit hook's share, and the list. */
 function summarise(label: string, calls: Call[]) {
@@ -71,7 +19,7 @@ function summarise(label: string, calls: Call[]) {
   for (const c of calls) for (const s of c.statements) bySql.set(s, (bySql.get(s) ?? 0) + 1);
   const statements = calls.reduce((a, c) => a + c.statements.length, 0) / n;
   const transactions = calls.reduce((a, c) => a + c.transactions, 0) / n;
-  const audit = calls.reduce((a, c) => a + c.statements.filter(isAudit).length, 0) / n;
+  const audit = calls.reduce((a, c) => a + c.statements.filter(isAuditSql).length, 0) / n;
   return {
     label,
     statements,

@@ -11,62 +11,11 @@
  *  - features on: the account has an active IP allow list admitting 127.0.0.1, the user is in a group with a role,
  *    the account has a session policy (idle timeout, concurrent-session limit) and an MFA policy (DontForce).
  */
-import type { ClosableDb, Db, QueryResult } from '../src/storage/db.ts';
-import { destroyAllBenchDbs, openBenchDb, RAISED_SIGNIN_LIMITS, startBenchApp, type BenchApp, type StoreKind } from './lib.ts';
+import { countingDb, destroyAllBenchDbs, isAuditSql, openBenchDb, RAISED_SIGNIN_LIMITS, startBenchApp, type BenchApp, type CountedCall as Call, type StoreKind } from './lib.ts';
 
 const AUTH = '/identity/resources/auth/v1';
 const PASSWORD = 'Bench-statements-0123!';
 
-interface Call {
-  statements: string[];
-  transactions: number;
-}
-
-function countingDb(inner: ClosableDb) {
-  let sink: Call | undefined;
-  let lastActivity = 0;
-  const quiet = async () => {
-    do await new Promise((r) => setTimeout(r, 25));
-    while (performance.now() - lastActivity < 25);
-  };
-  const wrap = (q: Db): Db => ({
-    async query<T>(sql: string, params?: unknown[]): Promise<QueryResult<T>> {
-      sink?.statements.push(sql.replace(/\s+/g, ' ').trim());
-      lastActivity = performance.now();
-      try {
-        return await q.query<T>(sql, params);
-      } finally {
-        lastActivity = performance.now();
-      }
-    },
-    transaction: (fn) => {
-      if (sink) sink.transactions++;
-      return q.transaction((tx) => fn(wrap(tx)));
-    },
-  });
-  const db: ClosableDb = { ...wrap(inner), kind: inner.kind, close: () => inner.close() };
-  return {
-    db,
-    /**
-     * Records what `fn` (one HTTP request) sends to the database, including the audit hook, which writes after the
-     * response has gone out (onResponse): the recording waits for the database to be quiet before it closes.
-     */
-    async record<T>(fn: () => Promise<T>): Promise<{ result: T; call: Call }> {
-      await quiet();
-      const call: Call = { statements: [], transactions: 0 };
-      sink = call;
-      try {
-        const result = await fn();
-        await quiet();
-        return { result, call };
-      } finally {
-        sink = undefined;
-      }
-    },
-  };
-}
-
-const isAudit = (sql: string) => /\baudit_(chain|log|staging)\b/.test(sql);
 
 function summarise(label: string, calls: Call[]) {
   const n = calls.length;
@@ -76,7 +25,7 @@ function summarise(label: string, calls: Call[]) {
   const transactions = calls.reduce((a, c) => a + c.transactions, 0) / n;
   // The audit hook (src/modules/audit, onSend) stages every audited request's entry with one INSERT before the answer
   // (the chainer, a job-runner loop that is not started here, moves it into the chain later, batched).
-  const audit = calls.reduce((a, c) => a + c.statements.filter(isAudit).length, 0) / n;
+  const audit = calls.reduce((a, c) => a + c.statements.filter(isAuditSql).length, 0) / n;
   // An audit transaction is one that locks the chain head (a staging INSERT is a plain statement, no transaction).
   const auditTx = calls.reduce((a, c) => a + (c.statements.some((s) => /\baudit_chain\b/.test(s)) ? 1 : 0), 0) / n;
   const lines = [

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { periodicWorker } from '../../jobs/periodic.ts';
 import type { AuditService } from './service.ts';
 
 /**
@@ -7,35 +8,15 @@ import type { AuditService } from './service.ts';
  * given (`also`, by name: the event outbox and the webhook delivery log). Started and stopped with the job runner.
  */
 export function auditRetention(audit: AuditService, log: Logger, everyMs = 3_600_000, also: Record<string, () => Promise<number>> = {}) {
-  let timer: NodeJS.Timeout | undefined;
-  let current: Promise<void> | undefined;
   const tasks: Array<[string, () => Promise<number>]> = [['audit', () => audit.applyRetention()], ...Object.entries(also)];
-  const run = () => {
-    current = (async () => {
-      for (const [name, task] of tasks) {
-        try {
-          const n = await task();
-          if (n) log.info({ removed: n, task: name }, 'retention removed old rows');
-        } catch (err) {
-          log.warn({ err: String(err), task: name }, 'retention failed');
-        }
+  return periodicWorker(async () => {
+    for (const [name, task] of tasks) {
+      try {
+        const n = await task();
+        if (n) log.info({ removed: n, task: name }, 'retention removed old rows');
+      } catch (err) {
+        log.warn({ err: String(err), task: name }, 'retention failed');
       }
-    })().finally(() => (current = undefined));
-  };
-  return {
-    start(): void {
-      if (timer) return;
-      timer = setTimeout(function tick() {
-        run();
-        timer = setTimeout(tick, everyMs);
-        timer.unref();
-      }, 60_000);
-      timer.unref();
-    },
-    async stop(): Promise<void> {
-      clearTimeout(timer);
-      timer = undefined;
-      await current;
-    },
-  };
+    }
+  }, everyMs);
 }

@@ -1,3 +1,4 @@
+import { periodicWorker } from '../../jobs/periodic.ts';
 import type { Logger } from 'pino';
 import type { Db } from '../../storage/db.ts';
 
@@ -73,38 +74,18 @@ export function createHousekeeping(opts: HousekeepingOptions) {
     return removed;
   }
 
-  let timer: NodeJS.Timeout | undefined;
-  let current: Promise<void> | undefined;
-  const run = () => {
-    if (current) return;
-    current = purge()
-      .then((n) => {
-        const some = Object.fromEntries(Object.entries(n).filter(([, v]) => v > 0));
-        if (Object.keys(some).length) log.info({ removed: some }, 'housekeeping removed expired sign-in state');
-      })
-      .catch((err) => log.warn({ err: String(err) }, 'housekeeping failed'))
-      .finally(() => (current = undefined));
-  };
-
   return {
     purge,
     /** A background loop for the job runner (`jobs.attach`): starts and stops with it. */
-    worker: {
-      start(): void {
-        if (timer) return;
-        timer = setTimeout(function tick() {
-          run();
-          timer = setTimeout(tick, everyMs);
-          timer.unref();
-        }, 60_000);
-        timer.unref();
-      },
-      async stop(): Promise<void> {
-        clearTimeout(timer);
-        timer = undefined;
-        await current;
-      },
-    },
+    worker: periodicWorker(
+      () => purge()
+        .then((n) => {
+          const some = Object.fromEntries(Object.entries(n).filter(([, v]) => v > 0));
+          if (Object.keys(some).length) log.info({ removed: some }, 'housekeeping removed expired sign-in state');
+        })
+        .catch((err) => log.warn({ err: String(err) }, 'housekeeping failed')),
+      everyMs,
+    ),
   };
 }
 export type Housekeeping = ReturnType<typeof createHousekeeping>;
