@@ -116,7 +116,9 @@ async function startAgent(serverUrl: string, wantOffset: number): Promise<Agent>
   const port = await freePort();
   const dir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-agent-'));
   const started = performance.now();
-  const p = spawnNode(['--import', 'tsx', 'src/agent.ts'], {
+  // BENCH_AGENT_NODE_ARGS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) passes extra node flags to the agent.
+  const extra = (process.env.BENCH_AGENT_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const p = spawnNode([...extra, '--import', 'tsx', 'src/agent.ts'], {
     AGENT_PORT: String(port),
     AGENT_SERVER_URL: serverUrl,
     AGENT_DATA_DIR: dir,

@@ -159,6 +159,31 @@ describe('entitlements agent process fed by a server process', () => {
     assert.deepEqual((await http(p, { method: 'POST', body: { input: { subjectContext: { tenantId: 'ghost' }, requestContext: { featureKey: 'ghost' } } } })).body.metrics, {});
   });
 
+  test('decision routes: any content type is JSON, keep-alive, body limit 413, other methods and paths 404', async () => {
+    const p = agentUrl(DECISION_PATHS.permission);
+    const body = JSON.stringify({ input: { subjectContext: { tenantId: 'ghost', permissions: ['a.b'] }, requestContext: { permissionKey: 'a.b' } } });
+    const plain = await fetch(p, { method: 'POST', headers: { 'content-type': 'text/plain' }, body });
+    assert.equal(plain.status, 200);
+    assert.match(plain.headers.get('content-type') ?? '', /^application\/json/);
+    assert.equal(plain.headers.get('connection'), 'keep-alive');
+    const decided = (await plain.json()) as { result: { result: boolean } };
+    assert.equal(typeof decided.result.result, 'boolean');
+    // Chunked, no content type: the body is still read whole.
+    const chunked = await fetch(p, { method: 'POST', body: new Blob([body]).stream(), duplex: 'half' } as RequestInit);
+    assert.equal(chunked.status, 200);
+    const big = await fetch(p, { method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"pad":"${'x'.repeat(1024 * 1024 + 10)}"}` });
+    assert.equal(big.status, 413);
+    assert.equal(((await big.json()) as { code: string }).code, 'invalid_parameter');
+    const get = await http(p);
+    assert.equal(get.status, 404);
+    assert.equal(get.body.code, 'resource_not_found');
+    const elsewhere = await http(agentUrl('/v1/data/e10s/nothing'), { method: 'POST', body: {} });
+    assert.equal(elsewhere.status, 404);
+    const empty = await http(p, { method: 'POST' });
+    assert.equal(empty.status, 400);
+    assert.match(empty.body.message, /input is required/);
+  });
+
   for (const table of loadTables()) {
     test(`decision table ${table.file} against the agent`, async () => {
       await clearEntitlements(call);
