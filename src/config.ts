@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 
 /** Everything Gatehouse reads from its environment, validated once. The only module that touches process.env. */
@@ -16,6 +17,11 @@ export interface Config {
   encryptionKey?: string;
   logLevel: string;
   bodyLimit: number;
+  /**
+   * Which proxies in front of the API may name the client address (`X-Forwarded-For`): false (the socket's peer is
+   * the client), true (any), a hop count, or addresses/CIDR ranges (proxy-addr names such as `loopback` too).
+   */
+  trustProxy: boolean | number | string[];
   jwtAlgorithm: 'RS256' | 'ES256' | 'EdDSA';
   publicUrl: string;
   vendorTokenTtl: number;
@@ -45,6 +51,30 @@ export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
     super(`invalid configuration:\n- ${problems.join('\n- ')}`);
   }
+}
+
+const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** TRUST_PROXY: unset/false, true, a hop count, or a comma list of proxy addresses, CIDR ranges and proxy-addr names. */
+function parseTrustProxy(raw: string | undefined, problems: string[]): Config['trustProxy'] {
+  const v = (raw ?? '').trim();
+  if (v === '' || /^(false|no|off)$/i.test(v)) return false;
+  if (/^(true|yes|on)$/i.test(v)) return true;
+  if (/^\d+$/.test(v)) {
+    const n = Number(v);
+    if (n < 1 || n > 32) problems.push(`TRUST_PROXY hop count must be from 1 to 32 (got "${raw}")`);
+    return n;
+  }
+  const parts = v.split(',').map((x) => x.trim()).filter(Boolean);
+  for (const part of parts) {
+    const [addr, bits, extra] = part.split('/');
+    const family = isIP(addr ?? '');
+    const okBits = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32));
+    if (!(PROXY_NAMES.has(part) || (family !== 0 && okBits && extra === undefined))) {
+      problems.push(`TRUST_PROXY must be true, false, a hop count, or a comma list of IP addresses, CIDR ranges, loopback, linklocal or uniquelocal (bad entry "${part}")`);
+    }
+  }
+  return parts;
 }
 
 export function loadConfig(env: Env = process.env): Config {
@@ -86,6 +116,8 @@ export function loadConfig(env: Env = process.env): Config {
   const agentApiKey = env.AGENT_API_KEY || apiKey;
   if (Boolean(env.AGENT_CLIENT_ID) !== Boolean(env.AGENT_API_KEY)) problems.push('AGENT_CLIENT_ID and AGENT_API_KEY must be set together');
 
+  const trustProxy = parseTrustProxy(env.TRUST_PROXY, problems);
+
   const config: Config = {
     port,
     host: env.HOST || '0.0.0.0',
@@ -107,6 +139,7 @@ export function loadConfig(env: Env = process.env): Config {
     encryptionKey: env.GATEHOUSE_ENCRYPTION_KEY || undefined,
     logLevel: env.LOG_LEVEL || (env.NODE_ENV === 'test' ? 'silent' : 'info'),
     bodyLimit: int('BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
+    trustProxy,
     jwtAlgorithm,
     publicUrl,
     vendorTokenTtl: int('VENDOR_TOKEN_TTL', 86400, 60, 30 * 86400),

@@ -32,6 +32,7 @@ import { directoryRoutes, scimRoutes, SCIM_PREFIX } from './modules/directory/in
 export async function buildApp(ctx: Context, opts: { logger?: boolean } = {}) {
   const app = await createHttp({
     bodyLimit: ctx.config.bodyLimit,
+    trustProxy: ctx.config.trustProxy,
     publicUrl: ctx.config.publicUrl,
     logger: opts.logger === false ? false : ctx.log,
     authenticate: ctx.authenticate,

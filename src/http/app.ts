@@ -11,12 +11,16 @@ export type App = FastifyInstance;
 
 export interface HttpOptions {
   bodyLimit: number;
+  /** Fastify's `trustProxy`: who may set the client address through X-Forwarded-For (config TRUST_PROXY). */
+  trustProxy: boolean | number | string[];
   publicUrl: string;
   logger: Logger | false;
   authenticate: Authenticate;
   /** Readiness probe behind GET /health (the database answers). */
   ready: () => Promise<boolean>;
 }
+
+const trustHops = (n: number) => (_addr: string, hop: number) => hop < n;
 
 /** Strips the `/frontegg` compatibility prefix so every route answers under it too. */
 export function rewriteCompatPrefix(url: string): string {
@@ -32,6 +36,8 @@ export async function createHttp(opts: HttpOptions) {
   const app = Fastify({
     ...(opts.logger ? { loggerInstance: opts.logger as FastifyBaseLogger } : { logger: false }),
     bodyLimit: opts.bodyLimit,
+    // A hop count trusts that many proxies nearest the server (Fastify's typings take it as a function).
+    trustProxy: typeof opts.trustProxy === 'number' ? trustHops(opts.trustProxy) : opts.trustProxy,
     genReqId: () => randomUUID().replace(/-/g, ''),
     logController: new LogController({ requestIdLogLabel: 'traceId' }),
     rewriteUrl: (req) => rewriteCompatPrefix(req.url ?? '/'),
