@@ -40,6 +40,7 @@ export const catalogue = {
   NOT_A_MEMBER: { status: 404, errorCode: 'GH-42005', message: 'The user is not a member of this account' },
   ALREADY_MEMBER: { status: 409, errorCode: 'GH-42006', message: 'The user is already a member of this account' },
   TEMPORARY_USERS_DISABLED: { status: 400, errorCode: 'GH-42007', message: 'Temporary users are disabled in this environment' },
+  CURRENT_PASSWORD_INVALID: { status: 400, errorCode: 'GH-42008', message: 'The current password is wrong' },
   // -- sign-in and sessions (GH-430xx) --
   INVALID_LOGIN: { status: 401, errorCode: 'GH-43001', message: 'Invalid email or password' },
   INVALID_REFRESH_TOKEN: { status: 401, errorCode: 'GH-43002', message: 'Refresh token is invalid or expired' },
@@ -183,7 +184,6 @@ export const catalogue = {
   WEBHOOK_NOT_FOUND: { status: 404, errorCode: 'GH-67001', message: 'Webhook not found' },
   DELIVERY_NOT_FOUND: { status: 404, errorCode: 'GH-67002', message: 'Webhook delivery not found' },
   WEBHOOK_URL_REFUSED: { status: 400, errorCode: 'GH-67003', message: 'The webhook URL points at a private, loopback, link-local or metadata address' },
-  CURRENT_PASSWORD_INVALID: { status: 400, errorCode: 'GH-67004', message: 'The current password is wrong' },
   AUDIT_UNAVAILABLE: { status: 503, errorCode: 'GH-67005', message: 'The audit entry of this request could not be stored; the change may have been applied: check its state before retrying' },
   // -- hierarchy (GH-301xx) --
   HIERARCHY_TOO_DEEP: { status: 409, errorCode: 'GH-30101', message: 'The account hierarchy would be deeper than the limit' },

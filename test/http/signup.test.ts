@@ -187,4 +187,21 @@ describe('activation by code and resend', () => {
     assert.equal(mailbox.to('vendorlink@su.test').length, 0);
     assert.equal((await t.call('POST', `${U}/${r.body.userId}/links/generate-activation-token`)).status, 401);
   });
+
+  test('a vendor-created user activated through a generated link: user.activated once, when the email is first verified', async () => {
+    const account = await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: 'su-vendor-made', name: 'Vendor made' } });
+    assert.equal(account.status, 201, JSON.stringify(account.body));
+    const u = await t.call('POST', U, { token: vendor, body: { email: 'made@su.test' }, headers: { 'gatehouse-tenant-id': 'su-vendor-made' } });
+    assert.equal(u.status, 201, JSON.stringify(u.body));
+    const activated = async () => (await t.db.query("SELECT 1 FROM events WHERE event_key = 'user.activated' AND entity_id = $1", [u.body.id])).rows.length;
+    const activate = async () => {
+      const g = await t.call('POST', `${U}/${u.body.id}/links/generate-activation-token`, { token: vendor });
+      const a = await t.call('POST', `${U}/activate`, { body: { userId: u.body.id, token: g.body.token, password: PASSWORD } });
+      assert.equal(a.status, 200, JSON.stringify(a.body));
+    };
+    await activate();
+    assert.equal(await activated(), 1);
+    await activate(); // already verified: a new password, no second activation
+    assert.equal(await activated(), 1);
+  });
 });

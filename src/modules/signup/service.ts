@@ -149,7 +149,10 @@ export function createSignupService(deps: SignupDeps) {
         await updateUser(tx, user.id, values);
         if (values.password_hash) await deps.passwords.remember(tx, user.id, values.password_hash as string);
         user = { ...user, ...values } as UserRow;
-        if (await store.clearPending(tx, user.id)) {
+        // Activated: a signed-up user leaves the pending list, or a user made by the vendor or a directory proves the
+        // mailbox for the first time (invitations emit their own on acceptance).
+        const wasPending = await store.clearPending(tx, user.id);
+        if (wasPending || !found.user.verified) {
           await deps.events.emit(tx, { eventKey: 'user.activated', tenantId: user.active_tenant_id, entity: { type: 'user', id: user.id }, data: { userId: user.id, email: user.email } });
         }
         try {
