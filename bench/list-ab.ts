@@ -6,9 +6,12 @@
  *   npx tsx bench/list-ab.ts [--store pglite|postgres] [--n 60]
  *
  * The previous version also ran without migration 0007 (name index without INCLUDE (name)); here both run with it.
+ * Two more columns for the list cache of broad filters (list.cache.ts): `cached`, listAccounts with a warm cache (a
+ * hit: the version and the page's rows by id), and `miss`, with an empty cache each call (reads and keeps every id).
  */
 import type { Queryable } from '../src/storage/db.ts';
 import { listAccounts, type ListParams } from '../src/modules/tenants/list.store.ts';
+import { ListCache } from '../src/modules/tenants/list.cache.ts';
 import type { TenantRow } from '../src/modules/tenants/store.ts';
 import { ms, openBenchDb, stats, type StoreKind } from './lib.ts';
 import { seedAccounts } from './tenants.ts';
@@ -66,24 +69,26 @@ try {
   cases.push(['filter broad middle', { limit: 50, page: 302, sortBy: 'createdAt', order: 'ASC', filter: 'an' }]);
   const phases = store === 'pglite' ? ['never analyzed', 'after VACUUM ANALYZE'] : ['after VACUUM ANALYZE'];
   console.log(`${store}: database time of listAccounts, ${n} alternating calls per version (p50 ms)`);
-  console.log(['phase'.padEnd(22), 'case'.padEnd(24), 'previous'.padStart(9), 'current'.padStart(9)].join(' '));
+  console.log(['phase'.padEnd(22), 'case'.padEnd(24), 'previous'.padStart(9), 'current'.padStart(9), 'cached'.padStart(9), 'miss'.padStart(9)].join(' '));
   for (const phase of phases) {
     if (phase !== 'never analyzed') await b.db.query('VACUUM ANALYZE tenants');
     for (const [label, p] of cases) {
       const a = JSON.stringify(await previous(b.db, p));
       const c = JSON.stringify(await listAccounts(b.db, p));
-      if (a !== c) throw new Error(`${label}: the two versions answer differently`);
-      const ta: number[] = [];
-      const tc: number[] = [];
+      const cache = new ListCache();
+      const cm = JSON.stringify(await listAccounts(b.db, p, cache));
+      const ch = JSON.stringify(await listAccounts(b.db, p, cache));
+      if (a !== c || a !== cm || a !== ch) throw new Error(`${label}: the versions answer differently`);
+      const times: number[][] = [[], [], [], []];
+      const calls = [() => previous(b.db, p), () => listAccounts(b.db, p), () => listAccounts(b.db, p, cache), () => listAccounts(b.db, p, new ListCache())];
       for (let i = 0; i < n; i++) {
-        let s = performance.now();
-        await previous(b.db, p);
-        ta.push(performance.now() - s);
-        s = performance.now();
-        await listAccounts(b.db, p);
-        tc.push(performance.now() - s);
+        for (const [k, call] of calls.entries()) {
+          const s = performance.now();
+          await call();
+          times[k].push(performance.now() - s);
+        }
       }
-      console.log([phase.padEnd(22), label.padEnd(24), String(ms(stats(ta).p50)).padStart(9), String(ms(stats(tc).p50)).padStart(9)].join(' '));
+      console.log([phase.padEnd(22), label.padEnd(24), ...times.map((t) => String(ms(stats(t).p50)).padStart(9))].join(' '));
     }
   }
 } finally {

@@ -3,6 +3,7 @@ import { iso } from '../../lib/time.ts';
 import { AppError } from '../../http/errors.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
 import { listAccounts } from './list.store.ts';
+import { ListCache, type ListCacheLimits } from './list.cache.ts';
 import type { Account, CreateAccount, ListQuery, UpdateAccount } from './schema.ts';
 import * as store from './store.ts';
 import type { EventsService } from '../events/index.ts';
@@ -11,6 +12,8 @@ export interface TenantsDeps {
   db: Db;
   /** The outbox (issue 10): account.created, account.updated, account.deleted. */
   events?: EventsService;
+  /** Bounds of the in-process cache of broad-filter lists (list.cache.ts); false turns it off. */
+  listCache?: ListCacheLimits | false;
 }
 
 /** Runs inside the removal transaction of an account (the identity module removes the account's users here). */
@@ -77,6 +80,7 @@ export function createTenantsService(deps: TenantsDeps) {
   const { db } = deps;
   const removalHooks: AccountRemovalHook[] = [];
   const creationHooks: AccountCreationHook[] = [];
+  const listCache = deps.listCache === false ? undefined : new ListCache(deps.listCache);
 
   /** The one path that writes accounts (create, sub-accounts, migration): inserts, then runs the creation hooks for the ids written. */
   async function insertAccounts(tx: Db, rows: store.NewTenant[]): Promise<Set<string>> {
@@ -188,7 +192,7 @@ export function createTenantsService(deps: TenantsDeps) {
         sortBy: q._sortBy ?? 'createdAt',
         order: q._order ?? 'ASC',
         tenantIds: tenantIds && tenantIds.length ? tenantIds : undefined,
-      });
+      }, listCache);
       return { items: rows.map(toAccount), total, limit, page };
     },
   };
