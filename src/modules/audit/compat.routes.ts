@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { guard, tenantHeader } from '../../http/auth.ts';
 import { AppError } from '../../http/errors.ts';
-import { AuditPage, CsvProperties, TenantHeaders, V1ExportQuery, V2Query } from './schema.ts';
+import { AuditPage, CsvFile, CsvProperties, TenantHeaders, V1ExportQuery, V2Query } from './schema.ts';
 import type { AuditService } from './service.ts';
 import type { AuditFilter } from './store.ts';
 
@@ -62,7 +62,7 @@ export const auditCompatRoutes: FastifyPluginAsyncTypebox<{ audit: AuditService 
       config: { ...guard.any(READ), audit: 'audit.export' },
       schema: {
         tags, summary: 'Export the matching entries (same filters as GET /audits) as CSV with the given columns (properties: displayName = header, name = entry field), streamed in chain order',
-        headers: TenantHeaders, querystring: V1ExportQuery, body: CsvProperties,
+        headers: TenantHeaders, querystring: V1ExportQuery, body: CsvProperties, response: { 201: CsvFile },
       },
     }, async (req, reply) => sendCsv(reply, 201, audit.exportCsv(req.body.properties, v1Filter(req, req.query))));
   }
@@ -82,6 +82,6 @@ export const auditCompatRoutes: FastifyPluginAsyncTypebox<{ audit: AuditService 
 
   app.post('/audits/resources/audits/v2/export/csv', {
     config: { ...guard.any(READ), audit: 'audit.export' },
-    schema: { tags, summary: 'Export the entries matching the v2 filters as CSV with the given columns, streamed in chain order', headers: TenantHeaders, querystring: V2Query, body: CsvProperties },
+    schema: { tags, summary: 'Export the entries matching the v2 filters as CSV with the given columns, streamed in chain order', headers: TenantHeaders, querystring: V2Query, body: CsvProperties, response: { 200: CsvFile } },
   }, async (req, reply) => sendCsv(reply, 200, audit.exportCsv(req.body.properties, v2Filter(req, req.query))));
 };

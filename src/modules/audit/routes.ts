@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { guard, tenantHeader } from '../../http/auth.ts';
 import { AppError } from '../../http/errors.ts';
-import { AddAudit, AuditPage, AuditQuery, ExportQuery, MetricsQuery, TenantHeaders, Verify } from './schema.ts';
+import { AddAudit, AuditPage, AuditQuery, ExportFile, ExportQuery, Metrics, MetricsQuery, Stats, TenantHeaders, Verify } from './schema.ts';
 import type { AuditService } from './service.ts';
 import { auditCompatRoutes } from './compat.routes.ts';
 
@@ -64,12 +64,12 @@ export const auditRoutes: FastifyPluginAsyncTypebox<{ audit: AuditService }> = a
 
   app.get('/audits/stats', {
     config: guard.any(READ),
-    schema: { tags, summary: 'Audit statistics of the account (tenant header) or the environment', headers: TenantHeaders },
+    schema: { tags, summary: 'Audit statistics of the account (tenant header) or the environment', headers: TenantHeaders, response: { 200: Stats } },
   }, async (req) => audit.stats(scope(req)));
 
   app.get('/audits/export', {
     config: guard.any(READ),
-    schema: { tags, summary: 'Export matching entries, streamed, in chain order: CSV (default) or JSON lines', headers: TenantHeaders, querystring: ExportQuery },
+    schema: { tags, summary: 'Export matching entries, streamed, in chain order: CSV (default) or JSON lines', headers: TenantHeaders, querystring: ExportQuery, response: { 200: ExportFile } },
   }, async (req, reply) => {
     const format = req.query.format ?? 'csv';
     const stream = audit.export(format, filters(req, req.query));
@@ -85,7 +85,7 @@ export const auditRoutes: FastifyPluginAsyncTypebox<{ audit: AuditService }> = a
 
   app.get('/audits/resources/metrics/v1', {
     config: guard.vendor,
-    schema: { tags, summary: 'Audit metrics: top resources, top accounts, entries per time bucket', querystring: MetricsQuery },
+    schema: { tags, summary: 'Audit metrics: top resources, top accounts, entries per time bucket', querystring: MetricsQuery, response: { 200: Metrics } },
   }, async (req) => {
     const to = new Date(req.query.to ?? Date.now());
     const from = new Date(req.query.from ?? to.getTime() - 86_400_000);

@@ -105,3 +105,24 @@ export const V2Query = Type.Object({
   count: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
 });
 export type V2Query = Static<typeof V2Query>;
+
+// -- responses of the statistics and export routes --
+export const Stats = Type.Object({
+  total: Type.Integer(),
+  totalToday: Type.Integer(),
+  totalLast7Days: Type.Integer(),
+  failures: Type.Integer({ description: 'entries with outcome failure' }),
+  severeThisWeek: Type.Integer({ description: 'High, Critical and Error entries of the last 7 days' }),
+  bySeverity: Type.Record(Type.String(), Type.Integer(), { description: 'entries per severity' }),
+  topActions: Type.Array(Type.Object({ action: Type.String(), count: Type.Integer() }), { description: 'the 10 most frequent actions' }),
+});
+export const Metrics = Type.Object({
+  topResources: Type.Object({ data: Type.Array(Type.Object({ name: Type.String({ description: 'target type, else action' }), count: Type.Integer() })) }),
+  topTenants: Type.Object({ data: Type.Array(Type.Object({ tenantId: Type.String(), count: Type.Integer() })) }),
+  auditsCounterByTime: Type.Record(Type.String(), Type.Integer(), { description: 'entries per bucket, keyed by the bucket start (ISO-8601)' }),
+});
+/** Streamed files (never through the JSON serializer). */
+const Streamed = Type.Unsafe<NodeJS.ReadableStream>({ type: 'string' });
+const file = (description: string, types: string[]) => ({ description, content: Object.fromEntries(types.map((t) => [t, { schema: Streamed }])) });
+export const CsvFile = file('CSV file (attachment), header row first, entries in chain order', ['text/csv']);
+export const ExportFile = file('CSV (format=csv, header row first) or JSON lines (format=jsonl), entries in chain order', ['text/csv', 'application/x-ndjson']);

@@ -1,7 +1,7 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { accountOf, guard, tenantHeader } from '../../http/auth.ts';
-import { Connection, ConnectionParams, CreateConnection, CreatedConnection, DeleteConnection, GroupMappings, ListConnectionsQuery, UpdateConnection } from './schema.ts';
+import { Connection, ConnectionParams, CreateConnection, CreatedConnection, DeleteConnection, GroupMappings, ListConnectionsQuery, NoContent, UpdateConnection } from './schema.ts';
 import type { DirectoryService } from './service.ts';
 
 const tags = ['directory'];
@@ -34,18 +34,18 @@ export const directoryRoutes: FastifyPluginAsyncTypebox<{ directory: DirectorySe
 
   app.patch(`${C}/:id`, {
     config: guard.any('fe.secure.write.scim'),
-    schema: { tags, summary: 'Update a SCIM connection (switching syncToUserManagement on puts its users into user management)', params: ConnectionParams, body: UpdateConnection },
+    schema: { tags, summary: 'Update a SCIM connection (switching syncToUserManagement on puts its users into user management)', params: ConnectionParams, body: UpdateConnection, response: { 204: NoContent } },
   }, async (req, reply) => {
     await directory.update(accountOf(req), req.params.id, req.body);
-    return reply.status(204).send();
+    return reply.status(204).send(null);
   });
 
   app.delete(`${C}/:id`, {
     config: guard.any('fe.secure.delete.scim'),
-    schema: { tags, summary: 'Delete a SCIM connection and its directory (deleteAll: also remove the users it provisioned)', params: ConnectionParams, body: DeleteConnection },
+    schema: { tags, summary: 'Delete a SCIM connection and its directory (deleteAll: also remove the users it provisioned)', params: ConnectionParams, body: DeleteConnection, response: { 204: NoContent } },
   }, async (req, reply) => {
     await directory.remove(accountOf(req), req.params.id, req.body?.deleteAll === true);
-    return reply.status(204).send();
+    return reply.status(204).send(null);
   });
 
   app.post(`${C}/:id/token`, {

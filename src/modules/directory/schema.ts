@@ -62,3 +62,5 @@ export const GroupMappings = Type.Object({
   ),
 });
 export type GroupMappings = Static<typeof GroupMappings>;
+
+export const NoContent = Type.Null({ description: 'no content' });

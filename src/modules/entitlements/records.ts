@@ -3,7 +3,8 @@ import type { EventsService } from '../events/index.ts';
 import { iso } from '../../lib/time.ts';
 import { isUniqueViolation } from '../../lib/pg-errors.ts';
 import type { Db } from '../../storage/db.ts';
-import { rulesProblem, type Rule } from './engine/index.ts';
+import { rulesProblem, type PolicyType, type Rule, type RouteMethod, type RouteRuleType } from './engine/index.ts';
+import type { RuleDto } from './schema.ts';
 import * as store from './store.ts';
 
 /** Shared by the entitlements services: dependencies, the write wrapper, rule normalisation and DTO mappers. */
@@ -64,7 +65,7 @@ export function featureDto(r: store.FeatureRow, vendorId: string, flag?: store.F
 
 export function planDto(r: store.PlanRow, vendorId: string, features: Map<string, store.FeatureRow>) {
   return {
-    id: r.id, vendorId, name: r.name, defaultTreatment: r.default_treatment, rules: r.rules, description: r.description,
+    id: r.id, vendorId, name: r.name, defaultTreatment: r.default_treatment, rules: r.rules as RuleDto[], description: r.description,
     metadata: r.metadata, defaultTimeLimitation: r.default_time_limitation, assignOnSignup: r.assign_on_signup,
     createdAt: iso(r.created_at)!, updatedAt: iso(r.updated_at)!,
     features: r.feature_ids.map((id) => features.get(id)).filter((f): f is store.FeatureRow => !!f).map((f) => ({ id: f.id, name: f.name, key: f.key, permissions: f.permissions })),
@@ -83,13 +84,13 @@ export function flagDto(r: store.FlagRow) {
   return {
     id: r.id, name: r.name, on: r.on, offTreatment: r.off_treatment, defaultTreatment: r.default_treatment,
     feature: { id: r.feature_id, key: r.feature_key, name: r.feature_name }, description: r.description, metadata: r.metadata,
-    rules: r.rules, createdAt: iso(r.created_at)!, updatedAt: iso(r.updated_at)!,
+    rules: r.rules as RuleDto[], createdAt: iso(r.created_at)!, updatedAt: iso(r.updated_at)!,
   };
 }
 
 export function routeDto(r: store.RouteRow) {
   return {
-    id: r.id, method: r.method, path: r.path, priority: r.priority, description: r.description, policyType: r.policy_type,
-    rules: r.rules.map((x) => ({ id: x.id, routeId: r.id, type: x.type, value: x.value })),
+    id: r.id, method: r.method as RouteMethod, path: r.path, priority: r.priority, description: r.description, policyType: r.policy_type as PolicyType,
+    rules: r.rules.map((x) => ({ id: x.id, routeId: r.id, type: x.type as RouteRuleType, value: x.value })),
   };
 }

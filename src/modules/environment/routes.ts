@@ -22,10 +22,10 @@ export const environmentRoutes: FastifyPluginAsyncTypebox<{ environment: Environ
 
   app.delete('/auth/vendor/credentials/:id', {
     config: guard.vendor,
-    schema: { tags: ['environment'], summary: 'Revoke an environment API credential', params: Type.Object({ id: Type.String({ format: 'uuid' }) }) },
+    schema: { tags: ['environment'], summary: 'Revoke an environment API credential', params: Type.Object({ id: Type.String({ format: 'uuid' }) }), response: { 204: Type.Null({ description: 'no content' }) } },
   }, async (req, reply) => {
     await environment.revokeCredential(req.params.id);
-    return reply.status(204).send();
+    return reply.status(204).send(null);
   });
 
   app.get('/identity/resources/configurations/v1', {

@@ -5,11 +5,13 @@ import { pageEnvelope } from '../../http/paging.ts';
 import {
   BulkGetBody,
   CreateGroup,
+  Empty,
   Group,
   GroupIdParams,
   GroupParams,
   GroupsConfig,
   GroupsConfigBody,
+  GroupsPage,
   GroupsPageQuery,
   GroupsResponse,
   RelationsQuery,
@@ -46,7 +48,7 @@ export const groupsRoutes: FastifyPluginAsyncTypebox<{ groups: GroupsService }> 
 
   app.get(`${G}/v2`, {
     config: read,
-    schema: { tags, summary: 'Get the groups of the account, one page (wire.md section 5)', headers, querystring: GroupsPageQuery },
+    schema: { tags, summary: 'Get the groups of the account, one page (wire.md section 5)', headers, querystring: GroupsPageQuery, response: { 200: GroupsPage } },
   }, async (req) => {
     const r = await groups.page(accountOf(req), req.query);
     return pageEnvelope(r.items, { total: r.total, limit: r.limit, page: r.page, path: `${G}/v2`, query: req.query });
@@ -74,7 +76,7 @@ export const groupsRoutes: FastifyPluginAsyncTypebox<{ groups: GroupsService }> 
 
   app.delete(`${G}/v1/:id`, {
     config: write,
-    schema: { tags, summary: 'Delete a group (its members keep their own roles)', headers, params: GroupParams },
+    schema: { tags, summary: 'Delete a group (its members keep their own roles)', headers, params: GroupParams, response: { 200: Empty } },
   }, async (req) => {
     await groups.remove(accountOf(req), req.params.id);
     return {};

@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { PageEnvelopeOf } from '../../http/paging.ts';
 import { Role } from '../roles/index.ts';
 
 const DateTime = Type.String({ format: 'date-time' });
@@ -85,3 +86,6 @@ export const UserIdsBody = Type.Object({ userIds: Type.Array(Id, { minItems: 1, 
 export const GroupsResponse = Type.Object({ groups: Type.Array(Group) });
 export const GroupsConfig = Type.Object({ enabled: Type.Boolean(), rolesEnabled: Type.Boolean() });
 export const GroupsConfigBody = Type.Object({ enabled: Type.Optional(Type.Boolean()), rolesEnabled: Type.Optional(Type.Boolean()) });
+
+export const GroupsPage = PageEnvelopeOf(Group);
+export const Empty = Type.Object({}, { description: 'empty object' });

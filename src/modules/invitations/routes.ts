@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { accountOf, guard } from '../../http/auth.ts';
 import type { EnvironmentService } from '../environment/index.ts';
 import { clientOf, LoginAnswer, sendLogin } from '../passwordless/index.ts';
-import { AcceptBody, AcceptCodeBody, InvitationConfiguration, InviteBody, ResetBody } from './schema.ts';
+import { AcceptBody, AcceptCodeBody, InvitationConfiguration, InvitedUser, InviteBody, ResetBody } from './schema.ts';
 import type { InvitationsService } from './service.ts';
 
 const tags = ['invitations'];
@@ -19,7 +19,7 @@ export const invitationsRoutes: FastifyPluginAsyncTypebox<{ invitations: Invitat
 
   app.post(`${U}/v2`, {
     config: guard.any('fe.secure.write.users'),
-    schema: { tags, summary: 'Invite a user to the account (tenant header, or the admin\'s own account); emails the invitation', body: InviteBody },
+    schema: { tags, summary: 'Invite a user to the account (tenant header, or the admin\'s own account); emails the invitation', body: InviteBody, response: { 201: InvitedUser } },
   }, async (req, reply) => {
     const by = req.auth?.kind === 'user' ? { kind: 'user' as const, userId: req.auth.userId } : { kind: 'vendor' as const };
     return reply.status(201).send(await invitations.invite(accountOf(req), req.body, by));

@@ -74,11 +74,11 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRouteDeps> = async (app, de
   }, async (req, reply) => answer(reply, await mfa.signin.enrollAuthenticatorVerify(req.body, client(req))));
   app.post(`${A}/recover`, {
     config: guard.public,
-    schema: { tags, summary: 'Spend a recovery code: removes the user\'s MFA factors', body: S.RecoverBody },
+    schema: { tags, summary: 'Spend a recovery code: removes the user\'s MFA factors', body: S.RecoverBody, response: { 200: S.Empty } },
   }, async (req) => mfa.signin.recover(req.body, client(req)));
   app.get(`${C}/mfa-policy/allow-remember-device`, {
     config: guard.public,
-    schema: { tags, summary: 'Whether the pending sign-in may remember this device', querystring: Type.Object({ mfaToken: Type.String({ minLength: 1, maxLength: 512 }) }) },
+    schema: { tags, summary: 'Whether the pending sign-in may remember this device', querystring: Type.Object({ mfaToken: Type.String({ minLength: 1, maxLength: 512 }) }), response: { 200: S.AllowRemember } },
   }, async (req) => mfa.signin.allowRemember(req.query.mfaToken));
 
   // -- sign-in: SMS and email codes --
@@ -126,11 +126,11 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRouteDeps> = async (app, de
   }, async (req) => mfa.devices.list(actorOf(req)));
   app.post(`${U}/disable`, {
     config: guard.any(),
-    schema: { tags, summary: 'Remove the authenticator app whose current code is given', body: S.OptionalTokenBody },
+    schema: { tags, summary: 'Remove the authenticator app whose current code is given', body: S.OptionalTokenBody, response: { 200: S.Empty } },
   }, async (req) => mfa.devices.disableAuthenticator(actorOf(req), req.body?.token));
   app.post(`${U}/authenticator/:deviceId/disable/verify`, {
     config: guard.any(),
-    schema: { tags, summary: 'Remove one authenticator device (a user gives its current code)', params: DeviceParams, body: S.OptionalTokenBody },
+    schema: { tags, summary: 'Remove one authenticator device (a user gives its current code)', params: DeviceParams, body: S.OptionalTokenBody, response: { 200: S.Empty } },
   }, async (req) => mfa.devices.disableAuthenticator(actorOf(req), req.body?.token, req.params.deviceId));
   app.post(`${U}/sms/enroll`, {
     config: guard.any(),
@@ -146,11 +146,11 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRouteDeps> = async (app, de
   }, async (req) => mfa.codes.disableSms(actorOf(req), req.params.deviceId));
   app.post(`${U}/sms/:deviceId/disable/verify`, {
     config: guard.any(),
-    schema: { tags, summary: 'Remove the SMS device with the code sent to it', params: DeviceParams, body: S.OtcBody },
+    schema: { tags, summary: 'Remove the SMS device with the code sent to it', params: DeviceParams, body: S.OtcBody, response: { 200: S.Empty } },
   }, async (req) => mfa.codes.disableSmsVerify(actorOf(req), req.params.deviceId, req.body));
   app.post('/identity/resources/vendor-only/users/v1/:userId/mfa/unenroll', {
     config: guard.vendor,
-    schema: { tags, summary: 'Remove every MFA factor of a user', params: Type.Object({ userId: Type.String({ format: 'uuid' }) }) },
+    schema: { tags, summary: 'Remove every MFA factor of a user', params: Type.Object({ userId: Type.String({ format: 'uuid' }) }), response: { 200: S.Empty } },
   }, async (req) => mfa.devices.unenroll(req.params.userId));
 
   // -- configuration (environment) and policy (environment or account) --
@@ -162,7 +162,7 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRouteDeps> = async (app, de
   app.get(`${C}/mfa/strategies`, { config: guard.vendor, schema: { tags, summary: 'MFA strategies', response: { 200: S.Strategies } } }, async () => mfa.policy.strategies());
   app.post(`${C}/mfa/strategies`, {
     config: guard.vendor,
-    schema: { tags, summary: 'Turn an MFA strategy on or off', body: S.StrategyBody },
+    schema: { tags, summary: 'Turn an MFA strategy on or off', body: S.StrategyBody, response: { 201: S.Empty } },
   }, async (req, reply) => reply.status(201).send(await mfa.policy.setStrategy(req.body)));
 
   const P = `${C}/mfa-policy`;

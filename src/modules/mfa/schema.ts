@@ -59,3 +59,11 @@ export const RecoveryCodes = Type.Object({ recoveryCode: Type.String(), recovery
 export const SmsEnrollBody = Type.Object({ phoneNumber: Phone });
 export const OtcBody = Type.Object({ otcToken: OtcToken, code: Code('the code that was sent') });
 export const SmsEnrolled = Type.Object({ deviceId: Type.String(), recoveryCode: Type.Optional(Type.String()), recoveryCodes: Type.Optional(Type.Array(Type.String())) });
+
+// -- answers without a record --
+export const Empty = Type.Object({}, { description: 'empty object' });
+export const AllowRemember = Type.Object({
+  allowRememberDevice: Type.Boolean(),
+  allowRememberMyDevice: Type.Boolean({ description: 'same as allowRememberDevice (older clients read this name)' }),
+  mfaDeviceExpiration: Type.Integer({ description: 'seconds a remembered device skips MFA' }),
+});

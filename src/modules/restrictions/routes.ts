@@ -12,11 +12,13 @@ import {
   DomainConfigBody,
   DomainListQuery,
   DomainRule,
+  DomainRulePage,
   IdParams,
   IpConfig,
   IpConfigBody,
   IpListQuery,
   IpRule,
+  IpRulePage,
   IpVerify,
   ReplaceDomains,
   TenantHeader,
@@ -47,7 +49,7 @@ export const restrictionsRoutes: FastifyPluginAsyncTypebox<{ ip: IpRestrictionsS
 
   app.get(IP, {
     config: read,
-    schema: { tags, summary: 'Get the IP restrictions of the account, one page', headers, querystring: IpListQuery },
+    schema: { tags, summary: 'Get the IP restrictions of the account, one page', headers, querystring: IpListQuery, response: { 200: IpRulePage } },
   }, async (req) => {
     const r = await ip.list(accountOf(req), req.query);
     return pageEnvelope(r.items, { total: r.total, limit: r.limit, page: r.page, path: IP, query: req.query });
@@ -86,7 +88,7 @@ export const restrictionsRoutes: FastifyPluginAsyncTypebox<{ ip: IpRestrictionsS
 
   app.get(DOMAIN, {
     config: read,
-    schema: { tags: dtags, summary: 'Get the email-domain restrictions (both lists), one page', headers, querystring: DomainListQuery },
+    schema: { tags: dtags, summary: 'Get the email-domain restrictions (both lists), one page', headers, querystring: DomainListQuery, response: { 200: DomainRulePage } },
   }, async (req) => {
     const limit = req.query._limit ?? 200;
     const r = await domains.list(domainScope(req), limit, req.query._offset ?? 0);

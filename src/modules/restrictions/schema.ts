@@ -1,4 +1,5 @@
 import { Type, type Static } from 'typebox';
+import { PageEnvelopeOf } from '../../http/paging.ts';
 
 const DateTime = Type.String({ format: 'date-time' });
 const StrategyT = Type.Union([Type.Literal('ALLOW'), Type.Literal('BLOCK')]);
@@ -67,3 +68,6 @@ export const DomainListQuery = Type.Object({
 export const TenantHeader = Type.Object({
   'gatehouse-tenant-id': Type.Optional(Type.String({ description: 'the account (alias: frontegg-tenant-id); a user token acts on its own account' })),
 });
+
+export const IpRulePage = PageEnvelopeOf(IpRule);
+export const DomainRulePage = PageEnvelopeOf(DomainRule);

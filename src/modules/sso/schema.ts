@@ -87,3 +87,24 @@ export const OidcPostLoginBody = Type.Object({
   iss: Type.Optional(Type.String({ maxLength: 2000 })),
   redirectUri: Type.Optional(Url),
 });
+
+// -- responses of the routes above (config.service.ts); the serializer drops what a schema leaves out --
+export const Empty = Type.Object({}, { description: 'empty object' });
+export const RoleIdsAnswer = Type.Object({ roleIds: Type.Array(Type.String()) });
+export const ExcludedEmail = Type.Object({ email: Type.String({ description: 'lower-cased' }) });
+export const ExcludedEmails = Type.Object({ emails: Type.Array(Type.String()) });
+export const SamlConfigurationAnswer = Type.Union([Configuration, Empty], { description: 'the SAML configuration, or {} when the account has none' });
+export const SpCertificate = Type.Object({ certificate: Type.String({ description: 'base64 DER body, no PEM armour' }), pem: Type.String() });
+export const VendorSamlConfig = Type.Object({
+  acsUrl: Type.String(),
+  spEntityIdPattern: Type.String({ description: 'the SP entity id with {tenantId} for the account' }),
+  spCertificate: Type.String({ description: 'base64 DER body, no PEM armour' }),
+  signatureAlgorithms: Type.Array(Type.String()),
+});
+/** XML answered as is (never through the JSON serializer). */
+export const SpMetadataXml = {
+  description: 'SAML 2.0 service-provider metadata (EntityDescriptor)',
+  content: { 'application/samlmetadata+xml': { schema: Type.String() } },
+};
+/** A browser post that named an allow-listed app URL is answered with a redirect instead of the JSON sign-in answer. */
+export const RedirectToApp = Type.Null({ description: 'redirect (Location header) to the app URL; an MFA challenge travels in the fragment' });

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { guard } from '../../http/auth.ts';
 import { pageEnvelope } from '../../http/paging.ts';
-import { AssignBody, CreatedSource, createBody, SourceParams, SourceUsersQuery, updateBody, UserSource, type SourceBody } from './schema.ts';
+import { AssignBody, CreatedSource, createBody, Empty, SourceParams, SourceUsersPage, SourceUsersQuery, updateBody, UserSource, type SourceBody } from './schema.ts';
 import type { UserPoolsService } from './service.ts';
 
 const tags = ['user pools'];
@@ -29,7 +29,7 @@ export const userPoolsRoutes: FastifyPluginAsyncTypebox<{ userPools: UserPoolsSe
 
   app.delete(`${S}/:id`, {
     config: guard.vendor,
-    schema: { tags, summary: 'Delete an external user source (its applications return to the built-in pool)', params: SourceParams },
+    schema: { tags, summary: 'Delete an external user source (its applications return to the built-in pool)', params: SourceParams, response: { 200: Empty } },
   }, async (req) => {
     await userPools.remove(req.params.id);
     return {};
@@ -59,7 +59,7 @@ export const userPoolsRoutes: FastifyPluginAsyncTypebox<{ userPools: UserPoolsSe
 
   app.get(`${S}/:id/users`, {
     config: guard.vendor,
-    schema: { tags, summary: 'Get the users of a source, one page (built-in: every user; external: users of its applications)', params: SourceParams, querystring: SourceUsersQuery },
+    schema: { tags, summary: 'Get the users of a source, one page (built-in: every user; external: users of its applications)', params: SourceParams, querystring: SourceUsersQuery, response: { 200: SourceUsersPage } },
   }, async (req) => {
     const r = await userPools.users(req.params.id, req.query._limit ?? 50, req.query._offset ?? 0);
     return pageEnvelope(r.items, { total: r.total, limit: r.limit, page: r.page, path: `${S}/${req.params.id}/users`, query: req.query });

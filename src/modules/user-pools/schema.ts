@@ -1,4 +1,5 @@
 import { Type, type Static, type TSchema } from 'typebox';
+import { PageEnvelopeOf } from '../../http/paging.ts';
 
 export const BUILT_IN_ID = '00000000-0000-4000-8000-00000000b001';
 /** Placeholder answered for a stored secret; sending it back in an update keeps the stored secret. */
@@ -95,3 +96,8 @@ export const SourceUsersQuery = Type.Object({
   _limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
   _offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000, default: 0, description: 'page index' })),
 });
+
+export const Empty = Type.Object({}, { description: 'empty object' });
+/** A user of a source as its users page lists it. */
+export const SourceUser = Type.Object({ email: Type.String(), lastLogin: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]) });
+export const SourceUsersPage = PageEnvelopeOf(SourceUser);

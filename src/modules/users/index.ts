@@ -9,4 +9,5 @@ export { membershipsWithStateSql } from './store.ts';
 export { insertUser, findByPhone, addPhone, addMembership, addRoles } from './store.ts';
 // For the SCIM directory (issue 6), which keeps provisioned users' memberships and roles in step.
 export { updateMembership, removeMembership, removeRoles, settleAfterLeaving } from './store.ts';
-export type { User } from './schema.ts';
+// The user record schema (value and type), for routes of other modules that answer a user record.
+export { User } from './schema.ts';
