@@ -2,7 +2,6 @@ import { verify as argon2Verify } from '@node-rs/argon2';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { Session } from 'node:inspector/promises';
 import { loadavg } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
@@ -33,6 +32,8 @@ import {
   startBenchApp,
   type BenchApp,
 } from './lib.ts';
+import { productionLikeLogger, startLoadGenerator, type LoadGenerator, type LoadOp, type LoadResult } from './loadgen.ts';
+import { cpuProfile, profileTable } from './profile.ts';
 
 /**
  * Identity hot paths through the real HTTP stack (app in-process on loopback, keep-alive clients):
@@ -124,9 +125,9 @@ const QUICK: Sizes = {
 
 type IdentityApp = BenchApp;
 
-async function startIdentityApp(bdb: BenchDb, db: ClosableDb, env: Record<string, string>): Promise<IdentityApp> {
+async function startIdentityApp(bdb: BenchDb, db: ClosableDb, env: Record<string, string>, logger?: pino.Logger): Promise<IdentityApp> {
   // BENCH_IDENTITY_LOG=1: the server's warnings and errors on stderr (to see why a request failed); else /dev/null.
-  const log = process.env.BENCH_IDENTITY_LOG ? pino({ level: 'warn', redact: { paths: LOG_REDACT, censor: '[redacted]' } }, pino.destination(2)) : undefined;
+  const log = process.env.BENCH_IDENTITY_LOG ? pino({ level: 'warn', redact: { paths: LOG_REDACT, censor: '[redacted]' } }, pino.destination(2)) : logger;
   return startBenchApp(bdb, db, { env: { ...RAISED_SIGNIN_LIMITS, ...env }, log });
 }
 
@@ -301,98 +302,6 @@ async function onCpus<T>(cpus: string, fn: () => Promise<T>): Promise<{ result: 
 }
 
 // ---------------------------------------------------------------------------------------------------------------
-// CPU profile of the main thread (node:inspector), summarised by where the code lives.
-
-interface ProfileSummary {
-  totalMs: number;
-  /** Main-thread time not idle. */
-  busyMs: number;
-  byArea: { area: string; ms: number; pct: number }[];
-  topFunctions: { fn: string; ms: number; pct: number }[];
-}
-
-function areaOf(fn: string, url: string): string {
-  if (fn === '(idle)') return 'idle (waiting for the database server, the thread pool or the network)';
-  if (fn === '(garbage collector)') return 'garbage collector';
-  if (fn === '(program)') return 'V8/native (program)';
-  if (url.startsWith('wasm://')) return '@electric-sql/pglite (PostgreSQL in WASM)';
-  const nm = url.lastIndexOf('/node_modules/');
-  if (nm >= 0) {
-    const parts = url.slice(nm + '/node_modules/'.length).split('/');
-    return parts[0].startsWith('@') ? `${parts[0]}/${parts[1]}` : parts[0];
-  }
-  if (url.startsWith('node:')) {
-    const m = /^node:(?:internal\/)?([a-z_]+)/.exec(url);
-    const seg = (m?.[1] ?? 'core').replace(/^_/, '').replace(/_.*$/, '');
-    return `node:${seg}`;
-  }
-  if (url.includes(`${REPO_ROOT}/src/`) || url.includes('/src/')) return 'gatehouse src/';
-  if (url.includes('/bench/')) return 'bench harness';
-  if (!url) return `native: ${fn || '(anonymous)'}`;
-  return url;
-}
-
-async function cpuProfile<T>(fn: () => Promise<T>): Promise<{ result: T; profile: ProfileSummary }> {
-  const session = new Session();
-  session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.setSamplingInterval', { interval: 250 });
-  await session.post('Profiler.start');
-  let result: T;
-  let profile: any;
-  try {
-    result = await fn();
-  } finally {
-    profile = (await session.post('Profiler.stop')).profile;
-    await session.post('Profiler.disable');
-    session.disconnect();
-  }
-  const nodes = new Map<number, { callFrame: { functionName: string; url: string; lineNumber: number } }>();
-  for (const n of profile.nodes) nodes.set(n.id, n);
-  const selfUs = new Map<number, number>();
-  const samples: number[] = profile.samples ?? [];
-  const deltas: number[] = profile.timeDeltas ?? [];
-  // As DevTools does: sample i stands for the time until the next sample.
-  for (let i = 0; i < samples.length - 1; i++) selfUs.set(samples[i], (selfUs.get(samples[i]) ?? 0) + (deltas[i + 1] ?? 0));
-  const byArea = new Map<string, number>();
-  const byFn = new Map<string, number>();
-  let total = 0;
-  for (const [id, us] of selfUs) {
-    const cf = nodes.get(id)!.callFrame;
-    total += us;
-    const area = areaOf(cf.functionName, cf.url);
-    byArea.set(area, (byArea.get(area) ?? 0) + us);
-    const short = cf.url.replace(/^.*\/node_modules\//, '').replace(`file://${REPO_ROOT}/`, '').replace(/^wasm:\/\/wasm\//, 'wasm:');
-    const key = `${cf.functionName || '(anonymous)'}${short ? ` ${short}:${cf.lineNumber + 1}` : ''}`;
-    byFn.set(key, (byFn.get(key) ?? 0) + us);
-  }
-  const pct = (us: number) => Number(((us / (total || 1)) * 100).toFixed(1));
-  const idle = [...byArea.entries()].filter(([a]) => a.startsWith('idle')).reduce((a, [, us]) => a + us, 0);
-  return {
-    result: result!,
-    profile: {
-      totalMs: total / 1000,
-      busyMs: (total - idle) / 1000,
-      byArea: [...byArea.entries()].sort((a, b) => b[1] - a[1]).map(([area, us]) => ({ area, ms: us / 1000, pct: pct(us) })),
-      topFunctions: [...byFn.entries()].sort((a, b) => b[1] - a[1]).slice(0, 15).map(([f, us]) => ({ fn: f, ms: us / 1000, pct: pct(us) })),
-    },
-  };
-}
-
-function profileTable(title: string, p: ProfileSummary, ops: number, notes: string[] = []): Table {
-  return {
-    title,
-    columns: ['where (main thread, self time)', '% of samples', 'ms per operation'],
-    rows: p.byArea.filter((a) => a.pct >= 0.5).map((a) => [a.area, a.pct, ms(a.ms / (ops || 1), 3)]),
-    notes: [
-      `Main thread busy ${((p.busyMs / (p.totalMs || 1)) * 100).toFixed(0)} % of ${(p.totalMs / 1000).toFixed(1)} s over ${ops} operations: ${(p.busyMs / (ops || 1)).toFixed(2)} ms of main-thread CPU per operation.`,
-      ...notes,
-      `Top functions: ${p.topFunctions.slice(0, 6).map((f) => `${f.fn} ${f.pct}%`).join('; ')}.`,
-    ],
-  };
-}
-
-// ---------------------------------------------------------------------------------------------------------------
 // Seeding (not measured)
 
 const uuidOf = (seed: string) => {
@@ -523,76 +432,88 @@ interface RefreshRun {
   pinned: boolean;
   sessions: number;
   loop: LoopResult;
+  /** The load generator's view: server CPU share, client CPU, database CPU per refresh. */
+  extra?: LoadResult;
 }
 
-/** Signs in once per session, then each worker rotates its own refresh token chain as fast as it can. */
-async function refreshChains(app: IdentityApp, emails: string[], sessions: number) {
-  const clients = Array.from({ length: sessions }, () => app.newClient());
-  const tokens: string[] = [];
-  let lastAccess = '';
+/** Signs in once per session; each session becomes a load-generator op that rotates its own refresh-token chain. */
+async function refreshChains(app: IdentityApp, emails: string[], sessions: number): Promise<LoadOp[]> {
+  const ops: LoadOp[] = [];
   for (let w = 0; w < sessions; w++) {
-    const r = await clients[w].request('POST', SIGNIN, { body: { email: emails[w % emails.length], password: PASSWORD } });
+    const r = await app.client.request('POST', SIGNIN, { body: { email: emails[w % emails.length], password: PASSWORD } });
     if (r.status !== 200) throw new Error(`sign-in: HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
-    tokens.push(r.body.refreshToken);
+    ops.push({ method: 'POST', path: REFRESH, body: { refreshToken: r.body.refreshToken }, expect: 201, chain: { from: 'refreshToken', to: 'refreshToken' } });
   }
-  let lastBody: unknown;
-  const op = async (w: number) => {
-    const r = await clients[w].request('POST', REFRESH, { body: { refreshToken: tokens[w] } });
-    if (r.status !== 201 || !r.body.refreshToken) throw new Error(`refresh: HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
-    tokens[w] = r.body.refreshToken;
-    lastAccess = r.body.accessToken;
-    lastBody = r.body;
-  };
-  return { op, clients, last: () => lastAccess, lastBody: () => lastBody, tokens };
+  return ops;
 }
 
-async function measureRefresh(app: IdentityApp, timing: ReturnType<typeof timingDb>, emails: string[], alg: string, sizes: Sizes, log: BenchOptions['log'], alsoUnpinned: boolean) {
+/** The PostgreSQL backends serving the app's database (their CPU is reported per refresh); none on PGlite. */
+async function databasePids(app: IdentityApp, store: string): Promise<number[]> {
+  if (store !== 'postgres') return [];
+  const { rows } = await app.ctx.db.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database()');
+  return rows.map((r) => Number(r.pid));
+}
+
+const loopOf = (r: LoadResult): LoopResult => ({
+  workers: r.workers,
+  ops: r.ops,
+  seconds: r.seconds,
+  perSecond: r.perSecond,
+  latency: r.latency,
+  cpuMsPerOp: r.cpuMsPerOp,
+  mainCpuMsPerOp: r.mainCpuMsPerOp,
+  otherCpuMsPerOp: r.otherCpuMsPerOp,
+});
+
+/**
+ * Refreshes driven by the load generator (another process, on CPU 1) against the app in this process, pinned to CPU 0
+ * while a window runs: the server's CPU per refresh is the server's alone.
+ */
+async function measureRefresh(app: IdentityApp, gen: LoadGenerator, store: string, timing: ReturnType<typeof timingDb>, emails: string[], alg: string, sizes: Sizes, log: BenchOptions['log'], alsoUnpinned: boolean) {
   const runs: RefreshRun[] = [];
-  const chains = await refreshChains(app, emails, sizes.refreshSessions);
-  const pinned = await onCpus('0', () => closedLoop(sizes.refreshSessions, sizes.refreshWarmupMs, sizes.refreshMs, chains.op));
-  runs.push({ alg, cpus: pinned.pinned ? '1 (taskset -c 0)' : '2 (taskset unavailable)', pinned: pinned.pinned, sessions: sizes.refreshSessions, loop: pinned.result });
-  log(`    ${alg} on one CPU: ${pinned.result.perSecond.toFixed(0)} refreshes/s, p50 ${pinned.result.latency.p50.toFixed(2)} ms, p99 ${pinned.result.latency.p99.toFixed(2)} ms, ${pinned.result.cpuMsPerOp.toFixed(3)} ms process CPU per refresh`);
+  const ops = await refreshChains(app, emails, sizes.refreshSessions);
+  const window = async (serverCpus: string | undefined, warmupMs: number, durationMs: number) =>
+    gen.run({ baseUrl: app.baseUrl, warmupMs, durationMs, ops, serverCpus, watchPids: await databasePids(app, store) });
+  const pinned = await window('0', sizes.refreshWarmupMs, sizes.refreshMs);
+  const isPinned = pinned.serverCpus === '0' && gen.pinned;
+  runs.push({ alg, cpus: isPinned ? `1 (taskset -c 0; clients on CPU ${gen.clientCpus})` : '2 (taskset unavailable)', pinned: isPinned, sessions: sizes.refreshSessions, loop: loopOf(pinned), extra: pinned });
+  log(`    ${alg} on one CPU: ${pinned.perSecond.toFixed(0)} refreshes/s (server ${(pinned.serverCpuShare * 100).toFixed(0)} % busy), p50 ${pinned.latency.p50.toFixed(2)} ms, p99 ${pinned.latency.p99.toFixed(2)} ms, ${pinned.cpuMsPerOp.toFixed(3)} ms server CPU per refresh (main ${pinned.mainCpuMsPerOp.toFixed(3)}), clients ${pinned.clientCpuMsPerOp.toFixed(3)} ms${store === 'postgres' ? `, PostgreSQL ${pinned.watchedCpuMsPerOp.toFixed(3)} ms` : ''}`);
   if (alsoUnpinned) {
-    const both = await closedLoop(sizes.refreshSessions, sizes.refreshWarmupMs, sizes.refreshMs, chains.op);
-    runs.push({ alg, cpus: '2 (not pinned)', pinned: false, sessions: sizes.refreshSessions, loop: both });
+    const both = await window(undefined, sizes.refreshWarmupMs, sizes.refreshMs);
+    runs.push({ alg, cpus: `2 (not pinned; clients on CPU ${gen.clientCpus})`, pinned: false, sessions: sizes.refreshSessions, loop: loopOf(both), extra: both });
     log(`    ${alg} on both CPUs: ${both.perSecond.toFixed(0)} refreshes/s, p50 ${both.latency.p50.toFixed(2)} ms`);
   }
-  // Where the time goes: statements per refresh (sequential, timed), and a CPU profile of the pinned loop.
+  // Where the time goes: statements per refresh (sequential, in-process client, timed), and a CPU profile of the app
+  // process over a pinned window.
+  const client = app.newClient();
+  let reply!: HttpReply;
   const breakdown = await timing.breakdown(sizes.breakdownRequests, async () => {
-    let reply!: HttpReply;
-    const c = chains.clients[0];
-    reply = await c.request('POST', REFRESH, { body: { refreshToken: chains.tokens[0] } });
+    reply = await client.request('POST', REFRESH, { body: { refreshToken: ops[0].body!.refreshToken } });
     if (reply.status !== 201) throw new Error(`refresh: HTTP ${reply.status}`);
-    chains.tokens[0] = reply.body.refreshToken;
+    ops[0].body = { refreshToken: reply.body.refreshToken };
     return reply;
   });
-  const { result: profiled } = await onCpus('0', () => cpuProfile(() => closedLoop(sizes.refreshSessions, 0, sizes.profileMs, chains.op)));
+  const profiled = await cpuProfile(() => window('0', 300, sizes.profileMs));
   log(`    ${alg}: ${breakdown.statementsPerCall.toFixed(1)} statements per refresh, ${breakdown.dbMsPerCall.toFixed(2)} ms in them of ${breakdown.httpMsPerCall.toFixed(2)} ms (sequential)`);
-  return { runs, breakdown, profile: profiled.profile, profileOps: profiled.result.ops, lastAccessToken: chains.last(), lastBody: chains.lastBody() };
+  return { runs, breakdown, profile: profiled.profile, profileOps: profiled.result.ops, lastAccessToken: reply.body.accessToken as string, lastBody: reply.body as unknown };
 }
 
 /**
- * The floor under any refresh figure: a bare Fastify route (same pino logger to /dev/null) that answers a canned body
- * of the refresh reply's size, driven by the same clients, pinned the same way. What is left of a refresh's time
- * above this is the refresh itself (SQL, token signing, the service code).
+ * The floor under any refresh figure: a bare Fastify route (the same logger) that answers a canned body of the refresh
+ * reply's size, driven by the same load generator, pinned the same way. What is left of a refresh's server CPU above
+ * this is the refresh itself (SQL, token signing, the service code).
  */
-async function httpFloor(sample: unknown, sessions: number, sizes: Sizes) {
-  const log = pino({ level: 'info', redact: { paths: LOG_REDACT, censor: '[redacted]' } }, pino.destination({ dest: '/dev/null', sync: false }));
-  const app = Fastify({ loggerInstance: log });
+async function httpFloor(gen: LoadGenerator, sample: unknown, sessions: number, sizes: Sizes) {
+  const app = Fastify({ loggerInstance: productionLikeLogger() });
   const body = JSON.stringify(sample);
   app.post('/floor', async (_req, reply) => reply.status(201).header('content-type', 'application/json; charset=utf-8').send(body));
   await app.listen({ port: 0, host: '127.0.0.1' });
   const baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
-  const clients = Array.from({ length: sessions }, () => httpClient(baseUrl));
   try {
-    const op = async (w: number) => {
-      const r = await clients[w].request('POST', '/floor', { body: { refreshToken: 'x'.repeat(43) } });
-      if (r.status !== 201) throw new Error(`floor: HTTP ${r.status}`);
-    };
-    const { result } = await onCpus('0', () => closedLoop(sessions, sizes.refreshWarmupMs, Math.min(sizes.refreshMs, 5000), op));
-    return { bytes: body.length, loop: result };
+    const ops: LoadOp[] = Array.from({ length: sessions }, () => ({ method: 'POST', path: '/floor', body: { refreshToken: 'x'.repeat(43) }, expect: 201 }));
+    const result = await gen.run({ baseUrl, warmupMs: sizes.refreshWarmupMs, durationMs: Math.min(sizes.refreshMs, 5000), ops, serverCpus: '0' });
+    return { bytes: body.length, loop: loopOf(result), extra: result };
   } finally {
-    for (const c of clients) c.close();
     await app.close();
   }
 }
@@ -611,7 +532,7 @@ async function measureSigning(app: IdentityApp, accessToken: string, sizes: Size
     const res: typeof out = [];
     for (const [path, fn] of [
       ['jose SignJWT, key imported once', direct],
-      ['app keys.sign (SignJWT + cached key)', () => app.ctx.keys.sign(claims, 300)],
+      ['app keys.sign (node:crypto, key imported once)', () => app.ctx.keys.sign(claims, 300)],
     ] as const) {
       for (const inFlight of [1, 8]) {
         const r = await closedLoop(inFlight, 300, sizes.signMs, async () => void (await fn()));
@@ -748,17 +669,18 @@ export async function run(opts: BenchOptions): Promise<AreaResult> {
 
     // ---- 2. refresh: RS256 on the running app, then ES256 on a context started with JWT_ALGORITHM=ES256
     if (want('refresh')) {
-      section('refresh', `2. token refresh, ${sizes.refreshSessions} sessions each chaining its own tokens, process pinned to one CPU`);
+      section('refresh', `2. token refresh, ${sizes.refreshSessions} sessions each chaining its own tokens, server pinned to CPU 0, clients in a load-generator process on CPU 1`);
       const refresh: Record<string, unknown> = {};
       const runs: RefreshRun[] = [];
       const signing: Awaited<ReturnType<typeof measureSigning>>[] = [];
       let lastBody: unknown;
+      const gen = await startLoadGenerator({ clientCpus: '1' });
+      cleanups.unshift(() => gen.close());
       for (const alg of ['RS256', 'ES256']) {
-        if (alg !== 'RS256') {
-          await app.close();
-          app = await startIdentityApp(bdb, timing.db, { JWT_ALGORITHM: alg });
-        }
-        const r = await measureRefresh(app, timing, signinUsers.emails, alg, sizes, log, alg === 'RS256');
+        // A fresh app per algorithm, with the server's own logger settings (synchronous writes, here to /dev/null).
+        await app.close();
+        app = await startIdentityApp(bdb, timing.db, alg === 'RS256' ? {} : { JWT_ALGORITHM: alg }, productionLikeLogger());
+        const r = await measureRefresh(app, gen, store, timing, signinUsers.emails, alg, sizes, log, alg === 'RS256');
         runs.push(...r.runs);
         lastBody = r.lastBody;
         const s = await measureSigning(app, r.lastAccessToken, sizes);
@@ -766,26 +688,26 @@ export async function run(opts: BenchOptions): Promise<AreaResult> {
         log(`    raw ${alg} signing on one CPU: ${s.results.map((x) => `${x.path} ×${x.inFlight}: ${x.perSecond.toFixed(0)}/s`).join('; ')}`);
         refresh[alg] = { runs: r.runs, breakdown: r.breakdown, profile: r.profile, signing: s };
         tables.push(statementsTable(`[${store}] statements of one ${alg} refresh`, r.breakdown));
-        tables.push(profileTable(`[${store}] where a pinned ${alg} refresh loop spends the main thread`, r.profile, r.profileOps, [
-          'node:inspector CPU profile of the main thread (server, in-process HTTP client and, for PGlite, the database), taken on a separate pass; thread-pool work (WebCrypto signing) shows as idle.',
+        tables.push(profileTable(`[${store}] where a pinned ${alg} refresh loop spends the server's main thread`, r.profile, r.profileOps, [
+          'node:inspector CPU profile of the app process\'s main thread (server and, for PGlite, the database; the clients are in another process), taken on a separate window. On one CPU, thread-pool work (signing) that preempts the main thread is charged to the frame the main thread was in (often a native `run`).',
         ]));
       }
-      if (app.ctx.config.jwtAlgorithm !== 'RS256') {
-        await app.close();
-        app = await startIdentityApp(bdb, timing.db, {});
-      }
-      const floor = await httpFloor(lastBody, sizes.refreshSessions, sizes);
-      log(`    HTTP floor (bare Fastify route, canned ${floor.bytes}-byte reply) on one CPU: ${floor.loop.perSecond.toFixed(0)} requests/s, ${floor.loop.cpuMsPerOp.toFixed(3)} ms process CPU each`);
+      await app.close();
+      app = await startIdentityApp(bdb, timing.db, {});
+      const floor = await httpFloor(gen, lastBody, sizes.refreshSessions, sizes);
+      log(`    HTTP floor (bare Fastify route, canned ${floor.bytes}-byte reply) on one CPU: ${floor.loop.perSecond.toFixed(0)} requests/s, ${floor.loop.cpuMsPerOp.toFixed(3)} ms server CPU each`);
       refresh.httpFloor = floor;
-      runs.push({ alg: 'none: HTTP floor', cpus: '1 (taskset -c 0)', pinned: false, sessions: sizes.refreshSessions, loop: floor.loop });
+      runs.push({ alg: 'none: HTTP floor', cpus: `1 (taskset -c 0; clients on CPU ${gen.clientCpus})`, pinned: false, sessions: sizes.refreshSessions, loop: floor.loop, extra: floor.extra });
       data.refresh = refresh;
       tables.push({
         title: `[${store}] POST ${REFRESH} with {refreshToken}: ${sizes.refreshSessions} sessions in parallel, each chaining its rotated tokens (${sizes.refreshMs / 1000} s window)`,
-        columns: ['algorithm', 'CPUs for the process', 'refreshes/s', 'p50 ms', 'p99 ms', 'process CPU ms/op', 'main thread', 'other threads', `target ${REFRESH_TARGET[store]}/s (one CPU)`],
-        rows: runs.map((r) => [r.alg, r.cpus, ms(r.loop.perSecond, 0), ms(r.loop.latency.p50), ms(r.loop.latency.p99), ms(r.loop.cpuMsPerOp, 3), ms(r.loop.mainCpuMsPerOp, 2), ms(r.loop.otherCpuMsPerOp, 2), r.pinned && r.alg === 'RS256' ? (r.loop.perSecond >= REFRESH_TARGET[store] ? 'met' : 'MISSED') : '–']),
+        columns: ['algorithm', 'CPUs for the server', 'refreshes/s', 'p50 ms', 'p99 ms', 'server CPU ms/op', 'main thread', 'other threads', 'server CPU busy', 'client CPU ms/op', ...(store === 'postgres' ? ['PostgreSQL CPU ms/op'] : []), `target ${REFRESH_TARGET[store]}/s (one CPU)`],
+        rows: runs.map((r) => [r.alg, r.cpus, ms(r.loop.perSecond, 0), ms(r.loop.latency.p50), ms(r.loop.latency.p99), ms(r.loop.cpuMsPerOp, 3), ms(r.loop.mainCpuMsPerOp, 2), ms(r.loop.otherCpuMsPerOp, 2), r.extra ? `${(r.extra.serverCpuShare * 100).toFixed(0)} %` : null, r.extra ? ms(r.extra.clientCpuMsPerOp, 3) : null, ...(store === 'postgres' ? [r.extra ? ms(r.extra.watchedCpuMsPerOp, 3) : null] : []), r.pinned && r.alg === 'RS256' ? (r.loop.perSecond >= REFRESH_TARGET[store] ? 'met' : 'MISSED') : '–']),
         notes: [
-          'HTTP floor: a bare Fastify POST route with the same logger answering a canned body of the refresh reply\'s size, same clients and pinning: the cost of HTTP (server and in-process client) alone.',
-          'One CPU: taskset -a pins every thread of the bench process (server, thread pool, in-process HTTP client' + (store === 'pglite' ? ', PGlite' : '') + ') to CPU 0' + (store === 'postgres' ? '; the PostgreSQL server runs unpinned.' : '.'),
+          'The HTTP clients run in a separate load-generator process (bench/loadgen-child.ts) pinned to CPU 1, each session on its own keep-alive connection; the server (this process: every thread, ' + (store === 'pglite' ? 'PGlite included' : 'the pg client included') + ') is pinned to CPU 0 with taskset -a for the "1" rows. Server CPU is this process\'s CPU in the window, per refresh.',
+          store === 'postgres' ? 'The PostgreSQL server runs unpinned on the same machine; the CPU of its backends for the app\'s connections is reported per refresh.' : 'PGlite runs inside the server process, so its CPU is the server\'s.',
+          'HTTP floor: a bare Fastify POST route with the same logger answering a canned body of the refresh reply\'s size, same load generator and pinning: the cost of HTTP in the server alone.',
+          '"server CPU busy": the server process\'s CPU time over the window; under 100 % on one CPU the rate is limited elsewhere (clients, database, other processes on the machine).',
           `Database ${dbState}.`,
         ],
       });
@@ -793,7 +715,7 @@ export async function run(opts: BenchOptions): Promise<AreaResult> {
         title: `[${store}] raw cost of signing one access token (the claims of a real refresh answer), process pinned to one CPU`,
         columns: ['algorithm', 'path', 'in flight', 'signs/s', 'µs per sign'],
         rows: signing.flatMap((s) => s.results.map((x) => [s.alg, x.path, x.inFlight, ms(x.perSecond, 0), ms(x.usPerSign, 0)])),
-        notes: [`Token of ${signing[0]?.tokenBytes ?? 0} bytes (claims ${signing[0]?.claimsBytes ?? 0} bytes). jose signs through WebCrypto, which runs on the libuv thread pool (same CPU here).`],
+        notes: [`Token of ${signing[0]?.tokenBytes ?? 0} bytes (claims ${signing[0]?.claimsBytes ?? 0} bytes). jose signs through WebCrypto, the app through node:crypto's sign with a callback; both run the signature on the libuv thread pool (same CPU here).`],
       });
       const rs = runs.find((r) => r.alg === 'RS256' && r.pinned);
       if (rs) targets.push({ name: `RS256 refreshes/s on one CPU (${store})`, target: `≥ ${REFRESH_TARGET[store]}/s`, measured: `${rs.loop.perSecond.toFixed(0)}/s`, met: rs.loop.perSecond >= REFRESH_TARGET[store] });

@@ -1,10 +1,12 @@
-import { execFileSync } from 'node:child_process';
 import { loadavg } from 'node:os';
-import { openBenchDb, RAISED_SIGNIN_LIMITS, startBenchApp, stats, ms, type AreaResult, type BenchApp, type BenchOptions, type HttpClient, type Table } from './lib.ts';
+import { openBenchDb, RAISED_SIGNIN_LIMITS, startBenchApp, ms, type AreaResult, type BenchApp, type BenchOptions, type Table } from './lib.ts';
+import { productionLikeLogger, startLoadGenerator, type LoadGenerator, type LoadOp, type LoadResult } from './loadgen.ts';
+import { cpuProfile, profileTable, type ProfileSummary } from './profile.ts';
 
 /**
- * Machine access hot paths through the real HTTP stack (app in-process on loopback, keep-alive clients), the process
- * pinned to one CPU (taskset -c 0):
+ * Machine access hot paths through the real HTTP stack: the app in this process, pinned to one CPU (taskset -a -c 0)
+ * while a window is measured; the HTTP clients in a separate load-generator process on the other CPU (as autocannon
+ * or wrk would be), so the server's core carries the server's work only:
  *  - exchange:      POST /identity/resources/auth/v2/api-token (client credentials → access + refresh token), each
  *                   worker with its own API token;
  *  - api-refresh:   POST .../api-token/token/refresh, each worker rotating its own refresh-token chain;
@@ -18,67 +20,21 @@ interface Sizes {
   warmupMs: number;
   durationMs: number;
   rounds: number;
+  profileMs: number;
 }
-const FULL: Sizes = { workers: 8, warmupMs: 2000, durationMs: 10_000, rounds: 2 };
-const QUICK: Sizes = { workers: 4, warmupMs: 300, durationMs: 1500, rounds: 1 };
+const FULL: Sizes = { workers: 8, warmupMs: 2000, durationMs: 10_000, rounds: 2, profileMs: 3000 };
+const QUICK: Sizes = { workers: 4, warmupMs: 300, durationMs: 1500, rounds: 1, profileMs: 1000 };
 const TARGET = 960;
 const PASSWORD = 'bench password for token refresh 0123';
+const SERVER_CPUS = '0';
+const CLIENT_CPUS = '1';
 
-interface LoopResult {
-  ops: number;
-  perSecond: number;
-  p50: number;
-  p99: number;
-  cpuMsPerOp: number;
-}
-
-async function closedLoop(workers: number, warmupMs: number, durationMs: number, op: (w: number) => Promise<void>): Promise<LoopResult> {
-  const start = performance.now() + warmupMs;
-  const end = start + durationMs;
-  const latencies: number[] = [];
-  let cpuStart: NodeJS.CpuUsage | undefined;
-  let cpu: NodeJS.CpuUsage | undefined;
-  const marks = [
-    setTimeout(() => (cpuStart = process.cpuUsage()), Math.max(0, start - performance.now())),
-    setTimeout(() => (cpu = process.cpuUsage(cpuStart)), Math.max(0, end - performance.now())),
-  ];
-  await Promise.all(
-    Array.from({ length: workers }, async (_, w) => {
-      while (performance.now() < end) {
-        const s = performance.now();
-        await op(w);
-        const e = performance.now();
-        if (e >= start && e <= end) latencies.push(e - s);
-      }
-    }),
-  );
-  for (const m of marks) clearTimeout(m);
-  const st = stats(latencies);
-  const cpuMs = cpu ? (cpu.user + cpu.system) / 1000 : NaN;
-  return { ops: latencies.length, perSecond: latencies.length / (durationMs / 1000), p50: st.p50, p99: st.p99, cpuMsPerOp: cpuMs / Math.max(1, latencies.length) };
-}
-
-/** Runs `fn` with the whole process (all threads) pinned to the given CPUs, when taskset exists. */
-async function onCpus<T>(cpus: string, fn: () => Promise<T>): Promise<{ result: T; pinned: boolean }> {
-  let previous: string | undefined;
-  try {
-    previous = /list:\s*(\S+)/.exec(execFileSync('taskset', ['-p', '-c', String(process.pid)], { encoding: 'utf8' }))?.[1];
-    execFileSync('taskset', ['-a', '-p', '-c', cpus, String(process.pid)], { stdio: 'ignore' });
-  } catch {
-    return { result: await fn(), pinned: false };
-  }
-  try {
-    return { result: await fn(), pinned: true };
-  } finally {
-    if (previous) execFileSync('taskset', ['-a', '-p', '-c', previous, String(process.pid)], { stdio: 'ignore' });
-  }
-}
 
 function check(r: { status: number; body: any }, want: number, what: string) {
   if (r.status !== want) throw new Error(`${what}: HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
 }
 
-async function prepare(app: BenchApp, workers: number) {
+export async function prepareTokenOps(app: BenchApp, workers: number) {
   const H = { 'gatehouse-tenant-id': 'bench-tokens' };
   check(await app.client.request('POST', '/tenants/resources/tenants/v1', { body: { tenantId: 'bench-tokens', name: 'bench tokens' } }), 201, 'create account');
   const roles = await app.client.request('GET', '/identity/resources/roles/v1');
@@ -91,32 +47,32 @@ async function prepare(app: BenchApp, workers: number) {
     check(r, 201, 'create API token');
     creds.push({ clientId: r.body.clientId, secret: r.body.secret });
   }
-  const clients: HttpClient[] = Array.from({ length: workers }, () => app.newClient());
   const apiRefresh: string[] = [];
   const userRefresh: string[] = [];
   for (let i = 0; i < workers; i++) {
-    const x = await clients[i].request('POST', '/identity/resources/auth/v2/api-token', { body: creds[workers + i] });
+    const x = await app.client.request('POST', '/identity/resources/auth/v2/api-token', { body: creds[workers + i] });
     check(x, 200, 'exchange');
     apiRefresh.push(x.body.refresh_token);
     const email = `bench-refresh-${i}@tokens.test`;
     check(await app.client.request('POST', '/identity/resources/users/v1', { body: { email, password: PASSWORD }, headers: H }), 201, 'create user');
-    const l = await clients[i].request('POST', '/identity/resources/auth/v1/user', { body: { email, password: PASSWORD } });
+    const l = await app.client.request('POST', '/identity/resources/auth/v1/user', { body: { email, password: PASSWORD } });
     check(l, 200, 'sign in');
     userRefresh.push(l.body.refreshToken);
   }
-  return {
-    exchange: async (w: number) => check(await clients[w].request('POST', '/identity/resources/auth/v2/api-token', { body: creds[w] }), 200, 'exchange'),
-    apiRefresh: async (w: number) => {
-      const r = await clients[w].request('POST', '/identity/resources/auth/v2/api-token/token/refresh', { body: { refreshToken: apiRefresh[w] } });
-      check(r, 200, 'api-token refresh');
-      apiRefresh[w] = r.body.refresh_token;
-    },
-    userRefresh: async (w: number) => {
-      const r = await clients[w].request('POST', '/identity/resources/auth/v1/user/token/refresh', { body: { refreshToken: userRefresh[w] } });
-      check(r, 201, 'user refresh');
-      userRefresh[w] = r.body.refreshToken;
-    },
+  // One op per worker, run by the load generator; the refresh chains continue from one window to the next.
+  const ops: Record<'exchange' | 'api-refresh' | 'user-refresh', LoadOp[]> = {
+    exchange: creds.slice(0, workers).map((c) => ({ method: 'POST', path: '/identity/resources/auth/v2/api-token', body: { ...c }, expect: 200 })),
+    'api-refresh': apiRefresh.map((t) => ({ method: 'POST', path: '/identity/resources/auth/v2/api-token/token/refresh', body: { refreshToken: t }, expect: 200, chain: { from: 'refresh_token', to: 'refreshToken' } })),
+    'user-refresh': userRefresh.map((t) => ({ method: 'POST', path: '/identity/resources/auth/v1/user/token/refresh', body: { refreshToken: t }, expect: 201, chain: { from: 'refreshToken', to: 'refreshToken' } })),
   };
+  return ops;
+}
+
+/** The PostgreSQL backends serving the app's database (their CPU is reported per request); none on PGlite. */
+async function databasePids(app: BenchApp, store: string): Promise<number[]> {
+  if (store !== 'postgres') return [];
+  const { rows } = await app.ctx.db.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database()');
+  return rows.map((r) => Number(r.pid));
 }
 
 export async function run(opts: BenchOptions): Promise<AreaResult> {
@@ -124,41 +80,58 @@ export async function run(opts: BenchOptions): Promise<AreaResult> {
   const { store, log } = opts;
   const bdb = await openBenchDb(store, 'tokens');
   let app: BenchApp | undefined;
+  let gen: LoadGenerator | undefined;
   try {
-    app = await startBenchApp(bdb, bdb.db, { env: RAISED_SIGNIN_LIMITS });
-    const ops = await prepare(app, sizes.workers);
+    app = await startBenchApp(bdb, bdb.db, { env: RAISED_SIGNIN_LIMITS, log: productionLikeLogger() });
+    const ops = await prepareTokenOps(app, sizes.workers);
+    gen = await startLoadGenerator({ clientCpus: CLIENT_CPUS });
     const kinds = [
-      ['exchange', 'client-credentials exchange', ops.exchange],
-      ['api-refresh', 'API-token refresh (rotation)', ops.apiRefresh],
-      ['user-refresh', 'user session refresh (rotation)', ops.userRefresh],
+      ['exchange', 'client-credentials exchange'],
+      ['api-refresh', 'API-token refresh (rotation)'],
+      ['user-refresh', 'user session refresh (rotation)'],
     ] as const;
-    const results: Record<string, LoopResult[]> = { exchange: [], 'api-refresh': [], 'user-refresh': [] };
-    let pinnedAll = true;
+    const results: Record<string, LoadResult[]> = { exchange: [], 'api-refresh': [], 'user-refresh': [] };
+    const profiles: Record<string, { profile: ProfileSummary; ops: number }> = {};
     for (let round = 1; round <= sizes.rounds; round++) {
-      for (const [key, label, op] of kinds) {
+      for (const [key, label] of kinds) {
         if (opts.only && !opts.only.includes(key)) continue;
-        const { result, pinned } = await onCpus('0', () => closedLoop(sizes.workers, sizes.warmupMs, sizes.durationMs, op));
-        pinnedAll &&= pinned;
+        const result = await gen.run({ baseUrl: app.baseUrl, warmupMs: sizes.warmupMs, durationMs: sizes.durationMs, ops: ops[key], serverCpus: SERVER_CPUS, watchPids: await databasePids(app, store) });
         results[key].push(result);
-        log(`    [${store}] round ${round} ${label}: ${result.perSecond.toFixed(0)}/s on ${pinned ? 'one CPU' : 'all CPUs (taskset unavailable)'}, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms, ${result.cpuMsPerOp.toFixed(3)} ms CPU each (load ${loadavg()[0].toFixed(2)})`);
+        log(`    [${store}] round ${round} ${label}: ${result.perSecond.toFixed(0)}/s, server on CPU ${result.serverCpus} (${(result.serverCpuShare * 100).toFixed(0)} % busy, ${result.cpuMsPerOp.toFixed(3)} ms CPU each), clients on CPU ${result.clientCpus} (${result.clientCpuMsPerOp.toFixed(3)} ms each)${store === 'postgres' ? `, PostgreSQL backends ${result.watchedCpuMsPerOp.toFixed(3)} ms each` : ''}, p50 ${result.latency.p50.toFixed(2)} ms, p99 ${result.latency.p99.toFixed(2)} ms (load ${loadavg()[0].toFixed(2)})`);
       }
     }
+    // Where the server's CPU goes: a CPU profile of the app's main thread over a separate window of each operation.
+    for (const [key] of kinds) {
+      if (opts.only && !opts.only.includes(key)) continue;
+      const { result, profile } = await cpuProfile(() => gen!.run({ baseUrl: app!.baseUrl, warmupMs: 300, durationMs: sizes.profileMs, ops: ops[key], serverCpus: SERVER_CPUS }));
+      profiles[key] = { profile, ops: result.ops };
+    }
     const best = (k: string) => (results[k].length ? Math.max(...results[k].map((r) => r.perSecond)) : NaN);
-    const table: Table = {
-      title: `machine tokens on ${pinnedAll ? 'one CPU' : 'all CPUs'} (${store}), ${sizes.workers} workers, ${sizes.rounds} round(s) of ${sizes.durationMs / 1000} s`,
-      columns: ['operation', 'best per second', 'p50 ms', 'p99 ms', 'CPU ms per op'],
+    const pinned = gen.pinned && Object.values(results).flat().every((r) => r.serverCpus === SERVER_CPUS);
+    const tables: Table[] = [{
+      title: `machine tokens, server process on ${pinned ? `CPU ${SERVER_CPUS}` : 'any CPU (taskset unavailable)'}, load generator on CPU ${gen.clientCpus} (${store}), ${sizes.workers} workers, ${sizes.rounds} round(s) of ${sizes.durationMs / 1000} s`,
+      columns: ['operation', 'best per second', 'p50 ms', 'p99 ms', 'server CPU ms per op', 'server main thread', 'server CPU busy', 'client CPU ms per op', ...(store === 'postgres' ? ['PostgreSQL CPU ms per op'] : [])],
       rows: kinds.filter(([k]) => results[k].length).map(([k, label]) => {
         const r = results[k].reduce((a, b) => (b.perSecond > a.perSecond ? b : a));
-        return [label, Math.round(r.perSecond), ms(r.p50), ms(r.p99), ms(r.cpuMsPerOp, 3)];
+        return [label, Math.round(r.perSecond), ms(r.latency.p50), ms(r.latency.p99), ms(r.cpuMsPerOp, 3), ms(r.mainCpuMsPerOp, 3), `${(r.serverCpuShare * 100).toFixed(0)} %`, ms(r.clientCpuMsPerOp, 3), ...(store === 'postgres' ? [ms(r.watchedCpuMsPerOp, 3)] : [])];
       }),
-      notes: ['Each worker owns one keep-alive connection and its own API token or session; the server runs in the same process (it is what is pinned).'],
-    };
+      notes: [
+        `The app runs in the benchmark process, every thread pinned to CPU ${SERVER_CPUS} (taskset -a) while a window runs${store === 'pglite' ? ', PGlite included' : ''}; the HTTP clients run in a separate load-generator process (bench/loadgen-child.ts) pinned to CPU ${CLIENT_CPUS}, each worker with one keep-alive connection and its own API token or session.`,
+        store === 'postgres' ? 'The PostgreSQL server runs unpinned (it shares the machine\'s two CPUs with both); its backends\' CPU for the app\'s connections is reported per request.' : 'PGlite runs inside the server process, so its CPU is the server\'s.',
+        '"server CPU busy": the server process\'s CPU time over the window (100 % = its one CPU saturated; below that the figure is limited elsewhere: clients, database, scheduling).',
+      ],
+    }];
+    for (const [k, label] of kinds) {
+      const p = profiles[k];
+      if (p) tables.push(profileTable(`[${store}] where the server's main thread goes: ${label}`, p.profile, p.ops, ['node:inspector CPU profile of the app process (the clients are in another process), separate window.']));
+    }
     const exchange = best('exchange');
     const targets = Number.isFinite(exchange)
-      ? [{ name: 'client-credentials exchanges/s on one core', target: `≥ ${TARGET}`, measured: exchange.toFixed(0), met: exchange >= TARGET }]
+      ? [{ name: 'client-credentials exchanges/s on one core', target: `≥ ${TARGET}`, measured: exchange.toFixed(0), met: pinned && exchange >= TARGET }]
       : [];
-    return { area: 'tokens', store, tables: [table], data: { sizes, results, pinned: pinnedAll }, targets };
+    return { area: 'tokens', store, tables, data: { sizes, results, profiles, pinned, serverCpus: SERVER_CPUS, clientCpus: gen.clientCpus }, targets };
   } finally {
+    await gen?.close();
     await app?.close();
     await bdb.destroy();
   }

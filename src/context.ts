@@ -134,7 +134,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   /** Verifiers for further token types (API tokens, access tokens, ...), by the `type` claim; added by their modules. */
   const tokenTypes = new Map<string, (claims: Record<string, unknown>) => Promise<AuthContext>>();
   // Machine access (issue 9): API tokens, access tokens, delegation, impersonation; their JWT types and removal hook.
-  const machine = createMachineAccess({ db, keys, environment, roles, users, tenants, issue: auth.issue, events, log });
+  const machine = createMachineAccess({ db, keys, environment, roles, users, tenants, issue: auth.issue, events, log, ipAllowed: restrictions.ip.allows });
   for (const [type, verify] of machine.tokenTypes) tokenTypes.set(type, verify);
   tenants.onRemove((tx, tenantId) => machine.forgetAccount(tx, tenantId));
   const authenticate: Authenticate = async (token): Promise<AuthContext> => {

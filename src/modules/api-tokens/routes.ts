@@ -40,12 +40,12 @@ export const apiTokensRoutes: FastifyPluginAsyncTypebox<{ apiTokens: ApiTokensSe
   app.post('/identity/resources/auth/v2/api-token', {
     config: guard.public,
     schema: { tags: TAGS, summary: 'Exchange an API token (client id and secret) for an access and a refresh token', body: S.ApiTokenAuthBody, response: { 200: S.ApiTokenAuthResponse } },
-  }, async (req) => apiTokens.exchange(req.body.clientId, req.body.secret, { ip: req.ip }));
+  }, async (req) => apiTokens.exchange(req.body.clientId, req.body.secret, { ip: req.ip }, req.auditInline?.bind(req)));
 
   app.post('/identity/resources/auth/v2/api-token/token/refresh', {
     config: guard.public,
     schema: { tags: TAGS, summary: 'Refresh an API-token session (the refresh token rotates)', body: S.ApiTokenRefreshBody, response: { 200: S.ApiTokenAuthResponse } },
-  }, async (req) => apiTokens.refresh(req.body.refreshToken, { ip: req.ip }));
+  }, async (req) => apiTokens.refresh(req.body.refreshToken, { ip: req.ip }, req.auditInline?.bind(req)));
 
   // -- account client-credentials tokens --
   for (const version of ['v1', 'v2']) {

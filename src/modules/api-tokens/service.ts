@@ -4,6 +4,7 @@ import { newId, randomSecret, safeEqual, sha256Hex } from '../../lib/crypto.ts';
 import { isUuid } from '../../lib/pg-errors.ts';
 import { iso } from '../../lib/time.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
+import type { InlineAudit } from '../audit/index.ts';
 import type { TokenIssuer } from '../auth/index.ts';
 import type { EnvironmentService } from '../environment/index.ts';
 import type { KeysService } from '../keys/index.ts';
@@ -23,6 +24,11 @@ export interface MachineDeps {
   users: UsersService;
   tenants: TenantsService;
   issue: TokenIssuer;
+  /**
+   * The IP gate's cached check (restrictions' `ip.allows`: this process's changes apply at once, other processes'
+   * within IP_GATE_CACHE_MS); without it every exchange and refresh reads the account's restrictions.
+   */
+  ipAllowed?: (q: Queryable, tenantId: string, ip: string | undefined) => Promise<boolean>;
 }
 
 /** Live refresh tokens kept per API token; a new exchange beyond this drops the oldest. */
@@ -52,6 +58,9 @@ export const expiryOf = (minutes: number | undefined): Date | null => (minutes ?
 
 export type ApiTokensService = ReturnType<typeof createApiTokensService>;
 
+/** The request's audit entry for a success answer (`req.auditInline` of the audit hook), when auditing is on. */
+export type AuditInlineOf = (status: number, body: Record<string, unknown>) => InlineAudit | undefined;
+
 /** Client-credentials API tokens of accounts and users: management, exchange, refresh, and the guard's check. */
 export function createApiTokensService(deps: MachineDeps) {
   const { db } = deps;
@@ -69,15 +78,18 @@ export function createApiTokensService(deps: MachineDeps) {
 
   /** The account's IP restrictions apply to client-credentials sign-ins and refreshes as to user sign-ins. */
   async function checkIp(q: Queryable, tenantId: string, ip: string | undefined): Promise<void> {
-    if (!(await ipAllowed(q, tenantId, ip))) throw new AppError('IP_RESTRICTED', `An API token of account ${tenantId} may not sign in from ${ip ?? 'an unknown address'} (the account's IP restrictions)`);
+    if (!(await (deps.ipAllowed ?? ipAllowed)(q, tenantId, ip))) throw new AppError('IP_RESTRICTED', `An API token of account ${tenantId} may not sign in from ${ip ?? 'an unknown address'} (the account's IP restrictions)`);
   }
 
   function requireEnabledNow(settings: { apiTokensEnabled: boolean }) {
     if (!settings.apiTokensEnabled) throw new AppError('API_TOKENS_DISABLED');
   }
 
-  /** Signs the access token and stores a new refresh token (at most MAX_REFRESH_TOKENS per API token). */
-  async function grant(q: Queryable, row: store.LiveTokenRow): Promise<ApiTokenAuthResponse> {
+  /**
+   * Signs the access token and stores a new refresh token (at most MAX_REFRESH_TOKENS per API token); `audit`, when
+   * given, is the request's success entry, stored by the same statement.
+   */
+  async function grant(q: Queryable, row: store.LiveTokenRow, audit?: InlineAudit): Promise<ApiTokenAuthResponse> {
     const settings = settingsOf(row);
     const { roles, permissions } = await effectiveClaims(q, row, deps.issue);
     const ttl = secondsUntil(row.expires_at, settings.defaultTokenExpiration);
@@ -95,11 +107,17 @@ export function createApiTokensService(deps: MachineDeps) {
       aud: deps.environment.id,
     };
     if (row.user_id) claims.userId = row.user_id;
-    // Signing (CPU) and the insert (database) do not depend on each other.
-    const [accessToken] = await Promise.all([
-      deps.keys.sign(claims, ttl),
-      store.addRefreshToken(q, { tenantId: row.tenant_id, apiTokenId: row.id, tokenHash: sha256Hex(refreshToken), expiresAt: refreshExpires }, MAX_REFRESH_TOKENS),
-    ]);
+    const add = () => store.addRefreshToken(q, { tenantId: row.tenant_id, apiTokenId: row.id, tokenHash: sha256Hex(refreshToken), expiresAt: refreshExpires }, MAX_REFRESH_TOKENS, audit);
+    let accessToken: string;
+    if (audit) {
+      // The statement stores the success entry: sign first, so a signing failure cannot leave a success entry behind
+      // an error answer (outside a transaction the statement commits on its own).
+      accessToken = await deps.keys.sign(claims, ttl);
+      await add();
+    } else {
+      // Signing (CPU) and the insert (database) do not depend on each other.
+      [accessToken] = await Promise.all([deps.keys.sign(claims, ttl), add()]);
+    }
     return { access_token: accessToken, refresh_token: refreshToken, expires_in: ttl, expires: new Date(Date.now() + ttl * 1000).toISOString() };
   }
 
@@ -185,26 +203,35 @@ export function createApiTokensService(deps: MachineDeps) {
      * Client credentials → access and refresh token. One indexed lookup reads the token, its claims and the
      * settings; the secret is compared as SHA-256 in constant time (an unknown id is compared against a decoy).
      */
-    async exchange(clientId: string, secret: string, client: { ip?: string } = {}): Promise<ApiTokenAuthResponse> {
+    async exchange(clientId: string, secret: string, client: { ip?: string } = {}, audit?: AuditInlineOf): Promise<ApiTokenAuthResponse> {
       const row = isUuid(clientId) ? await store.liveToken(db, clientId, 'client') : undefined;
       const matches = safeEqual(sha256Hex(secret), row?.secret_hash ?? DECOY_HASH);
       if (!row || !matches) throw new AppError('BAD_CREDENTIALS', 'Invalid clientId or secret');
       assertUsable(row, settingsOf(row));
       await checkIp(db, row.tenant_id, client.ip);
-      return grant(db, row);
+      // The success entry of the audit log rides in the refresh token's statement (one statement, so committed with it).
+      const entry = audit?.(200, {});
+      const answer = await grant(db, row, entry);
+      entry?.stored();
+      return answer;
     },
 
     /** Rotation: the refresh token is consumed and a new pair issued; a used, unknown or expired one is a 401. */
-    async refresh(refreshToken: string, client: { ip?: string } = {}): Promise<ApiTokenAuthResponse> {
-      return db.transaction(async (tx) => {
+    async refresh(refreshToken: string, client: { ip?: string } = {}, audit?: AuditInlineOf): Promise<ApiTokenAuthResponse> {
+      let entry: InlineAudit | undefined;
+      const answer = await db.transaction(async (tx) => {
         const taken = await store.takeRefreshToken(tx, sha256Hex(refreshToken));
         if (!taken || taken.expires_at.getTime() <= Date.now()) throw new AppError('INVALID_API_TOKEN_REFRESH');
         const row = await store.liveToken(tx, taken.api_token_id, 'client');
         if (!row) throw new AppError('INVALID_API_TOKEN_REFRESH');
         assertUsable(row, settingsOf(row));
         await checkIp(tx, row.tenant_id, client.ip);
-        return grant(tx, row);
+        entry = audit?.(200, {});
+        return grant(tx, row, entry);
       });
+      // Committed: the entry staged in the transaction stands (a rolled-back one is recorded by the hook instead).
+      entry?.stored();
+      return answer;
     },
 
     /**

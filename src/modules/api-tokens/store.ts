@@ -1,4 +1,5 @@
 import type { Queryable } from '../../storage/db.ts';
+import { prepared } from '../../storage/prepared.ts';
 
 export type TokenKind = 'client' | 'access';
 
@@ -49,9 +50,11 @@ const LIVE_SELECT = `
                 ELSE ARRAY(SELECT ur.role_id FROM user_roles ur WHERE ur.tenant_id = t.tenant_id AND ur.user_id = t.user_id) END AS ids
   ) rid`;
 
+const LIVE_TOKEN = prepared(`${LIVE_SELECT} WHERE t.id = $1 AND t.kind = $2`);
+
 /** The token with its claims, by id alone (the exchange knows no account); one indexed lookup. */
 export async function liveToken(q: Queryable, id: string, kind: TokenKind): Promise<LiveTokenRow | undefined> {
-  const { rows } = await q.query<LiveTokenRow>(`${LIVE_SELECT} WHERE t.id = $1 AND t.kind = $2`, [id, kind]);
+  const { rows } = await q.query<LiveTokenRow>(LIVE_TOKEN, [id, kind]);
   return rows[0];
 }
 
@@ -145,22 +148,34 @@ export async function activeAccessTokenIds(q: Queryable, tenantId: string): Prom
  * Stores a new refresh token and drops the API token's oldest beyond `keep` in one statement. The DELETE does not
  * see the row its own statement inserts, so it keeps the newest `keep - 1` existing ones plus the new one.
  */
-export async function addRefreshToken(q: Queryable, r: { tenantId: string; apiTokenId: string; tokenHash: string; expiresAt: Date }, keep: number): Promise<void> {
-  await q.query(
-    `WITH added AS (
-       INSERT INTO api_token_refresh_tokens (token_hash, tenant_id, api_token_id, expires_at) VALUES ($1, $2, $3, $4))
-     DELETE FROM api_token_refresh_tokens WHERE token_hash IN (
-       SELECT token_hash FROM api_token_refresh_tokens WHERE tenant_id = $2 AND api_token_id = $3 ORDER BY seq DESC OFFSET $5)`,
-    [r.tokenHash, r.tenantId, r.apiTokenId, r.expiresAt, keep - 1],
-  );
+export async function addRefreshToken(
+  q: Queryable,
+  r: { tenantId: string; apiTokenId: string; tokenHash: string; expiresAt: Date },
+  keep: number,
+  audit?: { cte: (first: number) => string; values: unknown[] },
+): Promise<void> {
+  await q.query(audit ? addRefreshSql(audit.cte) : ADD_REFRESH, [r.tokenHash, r.tenantId, r.apiTokenId, r.expiresAt, keep - 1, ...(audit?.values ?? [])]);
 }
+
+const addRefreshText = (extra: string) =>
+  `WITH added AS (
+     INSERT INTO api_token_refresh_tokens (token_hash, tenant_id, api_token_id, expires_at) VALUES ($1, $2, $3, $4))${extra}
+   DELETE FROM api_token_refresh_tokens WHERE token_hash IN (
+     SELECT token_hash FROM api_token_refresh_tokens WHERE tenant_id = $2 AND api_token_id = $3 ORDER BY seq DESC OFFSET $5)`;
+const ADD_REFRESH = prepared(addRefreshText(''));
+let withAudit: { cte: (first: number) => string; sql: string } | undefined;
+/** The statement with the request's audit entry staged by a WITH item (parameters from $6); constant per process. */
+function addRefreshSql(cte: (first: number) => string): string {
+  if (withAudit?.cte !== cte) withAudit = { cte, sql: prepared(addRefreshText(`,
+   ${cte(6)}`)) };
+  return withAudit.sql;
+}
+
+const TAKE_REFRESH = prepared('DELETE FROM api_token_refresh_tokens WHERE token_hash = $1 RETURNING tenant_id, api_token_id, expires_at');
 
 /** Consumes a refresh token (rotation): deleted and answered, or undefined when unknown or already used. */
 export async function takeRefreshToken(q: Queryable, tokenHash: string): Promise<{ tenant_id: string; api_token_id: string; expires_at: Date } | undefined> {
-  const { rows } = await q.query<{ tenant_id: string; api_token_id: string; expires_at: Date }>(
-    'DELETE FROM api_token_refresh_tokens WHERE token_hash = $1 RETURNING tenant_id, api_token_id, expires_at',
-    [tokenHash],
-  );
+  const { rows } = await q.query<{ tenant_id: string; api_token_id: string; expires_at: Date }>(TAKE_REFRESH, [tokenHash]);
   return rows[0];
 }
 

@@ -14,7 +14,24 @@ declare module 'fastify' {
     auditTenantId?: string;
     /** Set by a route to name its target when the path and response do not show it. */
     auditTarget?: { type: string; id: string | null };
+    /**
+     * Present when auditing is on: the entry this request's answer `status` with `body` would get, for a hot path that
+     * stores it in its own statement (`InlineAudit`). Only the fields the entry reads from an answer matter (`userId`,
+     * `id`, `tenantId`). Undefined when the route is not audited.
+     */
+    auditInline?: (status: number, body: Record<string, unknown>) => InlineAudit | undefined;
   }
+}
+
+/**
+ * A success entry stored by the route's own statement (a WITH item; one round trip fewer than onSend's INSERT):
+ * `cte(first)` with `values` as its parameters from `first`; `stored()` once that statement has committed, so onSend
+ * does not stage the entry again. Until `stored()` the hook stages as usual (an error answer records the failure).
+ */
+export interface InlineAudit {
+  cte: (first: number) => string;
+  values: unknown[];
+  stored: () => void;
 }
 
 const WRITE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -82,6 +99,21 @@ function str(v: unknown): string | undefined {
  */
 export function installAudit(app: FastifyInstance, audit: AuditService): void {
   if (!audit.enabled) return;
+  app.decorateRequest('auditInline', function (this: FastifyRequest, status: number, body: Record<string, unknown>): InlineAudit | undefined {
+    const url = this.routeOptions.url;
+    const config = this.routeOptions.config;
+    if (!WRITE.has(this.method) || !url || config?.audit === false) return undefined;
+    const entry = audit.inline(entryOf(this, status, url, config?.audit, body, undefined));
+    const self = this as unknown as Record<symbol, boolean>;
+    return {
+      cte: entry.cte,
+      values: entry.values,
+      stored: () => {
+        self[STAGED] = true;
+        entry.staged();
+      },
+    };
+  });
   app.addHook('onSend', async (req, reply, payload) => {
     if (!WRITE.has(req.method)) return payload;
     const url = req.routeOptions.url;

@@ -177,6 +177,13 @@ export function createAuditService(deps: AuditDeps & { chainer?: ChainerOptions 
   return {
     enabled: deps.enabled,
     record,
+    /**
+     * For a caller that stores the entry in its own statement (a WITH item: one round trip fewer on a hot path): the
+     * item's text (`cte`, parameters from `first`) and its values. `staged()` once that statement has committed.
+     */
+    inline(e: AuditInput): { cte: (first: number) => string; values: unknown[]; staged: () => void } {
+      return { cte: store.stageCte, values: store.stageValues(entryOf(e)), staged: () => chainer.kick() };
+    },
     flush,
     verify,
     /** The chaining loop: attach to the job runner (`jobs.attach(audit.chainer)`). */

@@ -46,8 +46,15 @@ const STAGE_SQL = `INSERT INTO audit_staging (${STAGED.join(', ')}) VALUES (${ST
 
 /** One plain INSERT (no lock, no transaction): the entry is durable when it returns. */
 export async function stage(q: Queryable, e: StagedRow): Promise<void> {
-  await q.query(STAGE_SQL, STAGED.map((c) => (c === 'data' ? JSON.stringify(e.data) : e[c])));
+  await q.query(STAGE_SQL, stageValues(e));
 }
+
+/** The staging INSERT's parameter values for an entry, in the order of `stageCte`. */
+export const stageValues = (e: StagedRow): unknown[] => STAGED.map((c) => (c === 'data' ? JSON.stringify(e.data) : e[c]));
+
+/** The staging INSERT as a WITH item `audited`, its parameters numbered from `first` (a caller's own statement stages the entry). */
+export const stageCte = (first: number): string =>
+  `audited AS (INSERT INTO audit_staging (${STAGED.join(', ')}) VALUES (${STAGED.map((_, i) => `$${first + i}`).join(', ')}))`;
 
 /**
  * Takes (deletes and answers) the oldest `limit` staged rows, in seq order. Call under the chain-head lock

@@ -6,6 +6,7 @@ import { hasherFor, type PasswordService } from '../credentials/index.ts';
 import { findByEmail, findByUsername, isLockedNow, updateUser, type MembershipRow, type UserRow, type UsersService } from '../users/index.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import type { EventsService } from '../events/index.ts';
+import type { InlineAudit } from '../audit/index.ts';
 import type { SessionsService } from './sessions.service.ts';
 import * as store from './store.ts';
 import type { LoginResponse, ResetPasswordResponse, RoleClaims, TokenIssuer } from './tokens.ts';
@@ -255,7 +256,9 @@ export function createLoginService(deps: LoginDeps) {
      * Rotates the refresh token. A token already rotated is a replay: the whole session is revoked. `used`, when
      * given, receives the environment settings the refresh read (for the refresh cookie).
      */
-    async refresh(refreshToken: string, used?: UsedSettings, client: ClientInfo = {}): Promise<LoginResponse> {
+    async refresh(refreshToken: string, used?: UsedSettings, client: ClientInfo = {}, audit?: (status: number, body: Record<string, unknown>) => InlineAudit | undefined): Promise<LoginResponse> {
+      // The audit entry of a successful refresh is stored by the rotation's statement (see InlineAudit).
+      let entry: InlineAudit | undefined;
       const hash = sha256Hex(refreshToken);
       const outcome = await db.transaction(async (tx) => {
         // One statement: the session (locked), its idle timeout, its user and the user's memberships.
@@ -285,11 +288,13 @@ export function createLoginService(deps: LoginDeps) {
         const next = randomSecret(32);
         // One statement: the token rotated, the session touched, the new access token's role claims read.
         const claimsSql = await deps.issue.claimsSql(tx, 5, { userId: user.id, tenantId: session.tenant_id, roleIds: membership.role_ids });
-        const claims = await store.rotateWithClaims(tx, { sessionId: session.id, oldHash: hash, newHash: sha256Hex(next), tenantId: session.tenant_id }, claimsSql);
+        entry = audit?.(201, { userId: user.id });
+        const claims = await store.rotateWithClaims(tx, { sessionId: session.id, oldHash: hash, newHash: sha256Hex(next), tenantId: session.tenant_id }, claimsSql, entry);
         const settings = await deps.environment.cachedSettings(tx);
         return { response: await respond(tx, user, session.tenant_id, membership, session.id, next, session.amr, session.created_at, { tenantIds: access.tenantIds, settings, claims }, used) };
       });
       if ('error' in outcome) throw outcome.error;
+      entry?.stored();
       return outcome.response;
     },
 

@@ -63,7 +63,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
     const token = req.body?.refreshToken ?? readCookie(req, REFRESH_COOKIE);
     if (!token) throw new AppError('INVALID_REFRESH_TOKEN', 'No refresh token: send the gh_refresh cookie or {refreshToken}');
     const used: UsedSettings = {};
-    const r = await login.refresh(token, used, client(req));
+    const r = await login.refresh(token, used, client(req), req.auditInline?.bind(req));
     await setRefreshCookie(reply, r.refreshToken, used);
     return reply.status(201).send(r);
   });

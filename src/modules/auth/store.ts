@@ -124,15 +124,25 @@ export async function refreshView(q: Queryable, tokenHash: string): Promise<Refr
   };
 }
 
-/** `rotate`, and the new access token's role claims (`claims`, numbered from $5), in one statement. */
-export async function rotateWithClaims(q: Queryable, r: { sessionId: string; oldHash: string; newHash: string; tenantId: string }, claims: ClaimsSql): Promise<RoleClaims> {
-  const sql = compose(`rotate:${claims.cte}`, () =>
+/**
+ * `rotate`, and the new access token's role claims (`claims`, numbered from $5), in one statement; `audit`, when
+ * given, is the request's audit entry (a WITH item, numbered after the claims), stored by the same statement.
+ */
+export async function rotateWithClaims(
+  q: Queryable,
+  r: { sessionId: string; oldHash: string; newHash: string; tenantId: string },
+  claims: ClaimsSql,
+  audit?: { cte: (first: number) => string; values: unknown[] },
+): Promise<RoleClaims> {
+  const auditAt = 5 + claims.params.length;
+  const sql = compose(`rotate:${claims.cte}:${audit ? auditAt : '-'}`, () =>
     `WITH rotated AS (UPDATE refresh_tokens SET rotated_at = now() WHERE token_hash = $2),
           issued AS (INSERT INTO refresh_tokens (token_hash, session_id) VALUES ($3, $1)),
-          touched AS (UPDATE sessions SET last_used_at = now(), tenant_id = $4 WHERE id = $1),
+          touched AS (UPDATE sessions SET last_used_at = now(), tenant_id = $4 WHERE id = $1),${audit ? `
+          ${audit.cte(auditAt)},` : ''}
           ${claims.cte}
      SELECT ${claims.select}`);
-  const { rows } = await q.query<RoleClaims>(sql, [r.sessionId, r.oldHash, r.newHash, r.tenantId, ...claims.params]);
+  const { rows } = await q.query<RoleClaims>(sql, [r.sessionId, r.oldHash, r.newHash, r.tenantId, ...claims.params, ...(audit?.values ?? [])]);
   return rows[0];
 }
 

@@ -1,5 +1,6 @@
 import { AsyncResource } from 'node:async_hooks';
-import { exportJWK, exportPKCS8, exportSPKI, generateKeyPair, importJWK, importPKCS8, jwtVerify, SignJWT, type JWK, type JWTPayload } from 'jose';
+import { createPrivateKey, sign as cryptoSign, type KeyObject } from 'node:crypto';
+import { exportJWK, exportPKCS8, exportSPKI, generateKeyPair, importJWK, jwtVerify, type JWK, type JWTPayload } from 'jose';
 import { decrypt, encrypt, newId } from '../../lib/crypto.ts';
 import { AppError } from '../../http/errors.ts';
 import type { Db } from '../../storage/db.ts';
@@ -24,12 +25,42 @@ interface LoadedKey {
   publicKey: CryptoKey | Uint8Array;
   publicJwk: JWK;
   publicPem: string;
-  privateKey?: CryptoKey | Uint8Array;
+  /** The active key's signer (private key imported once, protected header encoded once). */
+  signer?: Signer;
   createdAt: Date;
   verifyUntil: Date | null;
 }
 
 export type KeysService = ReturnType<typeof createKeysService>;
+
+/**
+ * A compact JWS signer for one key, on node:crypto: the private key is a KeyObject imported once and the protected
+ * header `{"alg","kid","typ":"JWT"}` is encoded once. The signature runs on libuv's thread pool (crypto.sign with a
+ * callback), as WebCrypto's did, without jose's per-token work (claims builder, structured clone, header checks).
+ * The bytes are those jose's SignJWT produced for the same claims and times: header fields in the order alg, kid, typ;
+ * the claims in their order, then iss, iat, exp; RS256 PKCS#1 v1.5 and EdDSA signatures are deterministic, ES256 is
+ * in the JOSE (IEEE P1363, r||s) form.
+ */
+interface Signer {
+  sign(payload: string): Promise<string>;
+}
+
+const HASH: Record<Algorithm, string | null> = { RS256: 'sha256', ES256: 'sha256', EdDSA: null };
+
+export function createSigner(alg: Algorithm, kid: string, pkcs8Pem: string): Signer {
+  const key: KeyObject = createPrivateKey(pkcs8Pem);
+  const keyInput = alg === 'ES256' ? { key, dsaEncoding: 'ieee-p1363' as const } : key;
+  const prefix = `${Buffer.from(JSON.stringify({ alg, kid, typ: 'JWT' })).toString('base64url')}.`;
+  const hash = HASH[alg];
+  return {
+    sign(payload: string): Promise<string> {
+      const input = prefix + Buffer.from(payload).toString('base64url');
+      return new Promise((resolve, reject) => {
+        cryptoSign(hash, Buffer.from(input), keyInput, (err, signature) => (err ? reject(err) : resolve(`${input}.${signature.toString('base64url')}`)));
+      });
+    },
+  };
+}
 
 /**
  * Signing keys: one active key signs; retired keys verify until their grace period ends. Keys are cached in memory
@@ -72,7 +103,7 @@ export function createKeysService(deps: KeysDeps, reloadMs = 60_000) {
               'is not the one that sealed it. Restore that key; every instance sharing a database must use the same one.',
           );
         }
-        k.privateKey = await importPKCS8(pem, alg);
+        k.signer = createSigner(alg, r.kid, pem);
         nextActive = k;
       }
       next.set(k.kid, k);
@@ -123,14 +154,11 @@ export function createKeysService(deps: KeysDeps, reloadMs = 60_000) {
     },
     rotate,
 
+    /** A JWT of `claims` plus iss, iat (now) and exp (now + ttlSeconds), signed by the active key. */
     async sign(claims: JWTPayload & Record<string, unknown>, ttlSeconds: number): Promise<string> {
       const key = await current();
-      return new SignJWT(claims)
-        .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
-        .setIssuer(deps.issuer)
-        .setIssuedAt()
-        .setExpirationTime(Math.floor(Date.now() / 1000) + ttlSeconds)
-        .sign(key.privateKey!);
+      const now = Math.floor(Date.now() / 1000);
+      return key.signer!.sign(JSON.stringify({ ...claims, iss: deps.issuer, iat: now, exp: now + ttlSeconds }));
     },
 
     /** Verifies signature, issuer and expiry; throws AppError INVALID_TOKEN on any failure. */

@@ -176,6 +176,11 @@ export function createIpRestrictionsService(deps: { db: Db; tenants: TenantsServ
      * restrictions refuse the client's address are 403 `IP_RESTRICTED`. The enforced state is cached per account
      * (IP_GATE_CACHE_MS; no statement on a hit); rules are parsed once per process.
      */
+    /** Whether the account's enforced restrictions admit `ip`, from the gate's cache (the client-credentials exchange and refresh). */
+    async allows(q: Queryable, tenantId: string, ip: string | undefined): Promise<boolean> {
+      return admits(await gateCache.get(tenantId, () => store.enforced(q, tenantId)), ip);
+    },
+
     async gate(q: Queryable, a: { tenantId: string; client: { ip?: string } }): Promise<void> {
       const state = await gateCache.get(a.tenantId, () => store.enforced(q, a.tenantId));
       if (!admits(state, a.client.ip)) {
