@@ -27,7 +27,11 @@ export interface Config {
   vendorTokenTtl: number;
   /** How old cached signing keys may get before they are re-read (another instance may have rotated). */
   signingKeysReloadMs: number;
-  jobs: { enabled: boolean; pollMs: number; leaseMs: number; chunkSize: number };
+  /**
+   * `userChunkSize`: users per transaction of a bulk user-migration job (USER_MIGRATION_CHUNK_SIZE, else JOB_CHUNK_SIZE
+   * when set); undefined lets the user migration choose per store (src/modules/user-migration/service.ts).
+   */
+  jobs: { enabled: boolean; pollMs: number; leaseMs: number; chunkSize: number; userChunkSize?: number };
   /** Sign-in attempts allowed per window, per client IP and per identifier (email/username). */
   loginRateLimit: { perIp: number; perIdentifier: number; windowSeconds: number };
   production: boolean;
@@ -117,6 +121,7 @@ export function loadConfig(env: Env = process.env): Config {
   if (Boolean(env.AGENT_CLIENT_ID) !== Boolean(env.AGENT_API_KEY)) problems.push('AGENT_CLIENT_ID and AGENT_API_KEY must be set together');
 
   const trustProxy = parseTrustProxy(env.TRUST_PROXY, problems);
+  const jobChunkSize = int('JOB_CHUNK_SIZE', 200, 1, 1000);
 
   const config: Config = {
     port,
@@ -148,7 +153,8 @@ export function loadConfig(env: Env = process.env): Config {
       enabled: bool('JOBS_ENABLED', true),
       pollMs: int('JOB_POLL_MS', 500, 10, 60000),
       leaseMs: int('JOB_LEASE_MS', 30000, 50, 3600000),
-      chunkSize: int('JOB_CHUNK_SIZE', 200, 1, 1000),
+      chunkSize: jobChunkSize,
+      userChunkSize: env.USER_MIGRATION_CHUNK_SIZE ? int('USER_MIGRATION_CHUNK_SIZE', 200, 1, 1000) : env.JOB_CHUNK_SIZE ? jobChunkSize : undefined,
     },
     loginRateLimit: {
       perIp: int('LOGIN_RATE_LIMIT_PER_IP', 60, 1, 100000),

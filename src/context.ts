@@ -94,7 +94,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   Object.assign(handlers, accountMigrationJobs(accountMigration));
   // User migration (issue 4): bulk and identity-provider jobs; MFA secrets and provider secrets sealed with the KEK.
   const applications = createApplicationsService({ db });
-  const userMigration = createUserMigrationService({ db, jobs, tenants, roles, users, kek, chunkSize: config.jobs.chunkSize, events });
+  const userMigration = createUserMigrationService({ db, jobs, tenants, roles, users, kek, chunkSize: config.jobs.userChunkSize, events });
   Object.assign(handlers, userMigrationJobs(userMigration, kek, { extraCa: config.outboundCaFile ? readFileSync(config.outboundCaFile, 'utf8') : undefined }));
   // Messaging (issue 7): email (SMTP) and SMS (Twilio REST) delivery through durable jobs; development outbox when no provider.
   const messaging = createMessagingService({ db, kek, jobs, log, publicUrl: config.publicUrl, devOutbox: config.messaging.devOutbox, maxAttempts: config.messaging.maxAttempts });

@@ -24,6 +24,11 @@ after(async () => t?.close());
 
 const migrate = (body: unknown) => t.call('POST', `${M}/local`, { token: vendor, body });
 const login = (email: string, password: string) => t.call('POST', LOGIN, { body: { email, password } });
+const createdEvents = async (userIds: string[]) =>
+  (await t.db.query<{ entity_id: string; tenant_id: string; data: Record<string, unknown> }>(
+    `SELECT entity_id, tenant_id, data FROM events WHERE event_key = 'user.created' AND entity_type = 'user' AND entity_id = ANY($1::text[]) ORDER BY seq`,
+    [userIds],
+  )).rows;
 const storedHash = async (email: string) => (await t.db.query<{ password_hash: string | null }>('SELECT password_hash FROM users WHERE email = $1', [email])).rows[0]?.password_hash;
 
 
@@ -96,6 +101,8 @@ describe('migrate one user', () => {
     const apps = await t.call('GET', `/identity/resources/applications/v1/${u.id}/apps`, { token: vendor });
     const def = await t.call('GET', '/applications/resources/applications/v1/default', { token: vendor });
     assert.deepEqual(apps.body, [def.body.id]);
+    // The outbox (issue 10): one user.created, without the hash, secret or metadata.
+    assert.deepEqual(await createdEvents([u.id]), [{ entity_id: u.id, tenant_id: 'um-1', data: { userId: u.id, email: 'full@one.test', tenantId: 'um-1', source: 'migration' } }]);
   });
 
   test('defaults: provider local, unverified until the verify-user call; roleIds or default roles', async () => {
@@ -175,23 +182,50 @@ describe('migrate users in bulk', () => {
       /* 5 */ { email: 'b5@bulk.test', tenantId: 'um-2', phoneNumber: '+15550001111' },
       /* 6 */ { email: 'b6@bulk.test', tenantId: 'um-2', passwordHash: 'x', passwordHashType: 'scrypt', passwordHashConfig: '{}' },
       /* 7 */ { email: 'b7@bulk.test', tenantId: 'um-2', metadata: '{"k":"v"}', verifyUser: true },
+      /* 8 */ { email: 'B8@bulk.test', tenantId: 'um-2', username: 'b8.user', phoneNumber: '+15550002222', phoneNumberType: 'auth' },
+      /* 9 */ { email: 'b9@bulk.test', tenantId: 'um-1', username: 'B8.USER' },
+      /* 10 */ { email: 'b10@bulk.test', tenantId: 'um-1', phoneNumber: '+15550002222' },
     ];
     const r = await t.call('POST', `${M}/local/bulk`, { token: vendor, body: { users } });
     assert.equal(r.status, 202, JSON.stringify(r.body));
     assert.match(r.body.migrationId, UUID);
     const s = await waitFor(t, r.body.migrationId, (x) => x.state === 'completed');
-    assert.equal(s.total, 8);
-    assert.equal(s.succeeded, 2);
-    assert.equal(s.failed, 6);
+    assert.equal(s.total, 11);
+    assert.equal(s.succeeded, 3);
+    assert.equal(s.failed, 8);
     assert.deepEqual(s.errors.map((e: any) => [e.index, e.email, e.code]), [
       [1, 'b1@bulk.test', 'GH-30001'], [2, 'b0@bulk.test', 'GH-30301'], [3, 'full@one.test', 'GH-42002'],
       [4, null, 'GH-10001'], [5, 'b5@bulk.test', 'GH-42004'], [6, 'b6@bulk.test', 'GH-44001'],
+      [9, 'b9@bulk.test', 'GH-42003'], [10, 'b10@bulk.test', 'GH-42004'],
     ]);
     for (const e of s.errors) assert.deepEqual(Object.keys(e), ['index', 'email', 'code', 'message']);
     assert.equal((await login('b0@bulk.test', v.password)).status, 200);
     assert.match((await storedHash('b0@bulk.test'))!, ARGON2ID);
     const b7 = (await t.db.query<any>(`SELECT verified, metadata FROM users WHERE email = 'b7@bulk.test'`)).rows[0];
     assert.deepEqual(b7, { verified: true, metadata: { k: 'v' } });
+    // Every row of a bulk-imported user, as the single migration writes it: membership, default roles, phone
+    // (primary), default application; and one user.created per imported user, none for a rejected one.
+    const ids = (await t.db.query<{ id: string; email: string }>(`SELECT id::text, email FROM users WHERE email LIKE 'b%@bulk.test' ORDER BY email`)).rows;
+    assert.deepEqual(ids.map((x) => x.email), ['b0@bulk.test', 'b7@bulk.test', 'b8@bulk.test']);
+    const b8 = (await t.call('GET', `/identity/resources/users/v1/${ids[2].id}`, { token: vendor, headers: { 'gatehouse-tenant-id': 'um-2' } })).body;
+    assert.equal(b8.username, 'b8.user');
+    assert.equal(b8.phoneNumber, '+15550002222');
+    assert.deepEqual(b8.tenantIds, ['um-2']);
+    const defaults = (await t.db.query<{ key: string }>(`SELECT key FROM roles WHERE is_default AND (tenant_id IS NULL OR tenant_id = 'um-2') ORDER BY key`)).rows.map((r) => r.key);
+    assert.ok(defaults.length >= 1, 'the default roles of um-2');
+    assert.deepEqual(b8.roles.map((r: any) => r.key).sort(), defaults);
+    const phone = (await t.db.query<any>(`SELECT is_primary FROM user_phone_numbers WHERE phone_number = '+15550002222'`)).rows;
+    assert.deepEqual(phone, [{ is_primary: true }]);
+    const def = (await t.call('GET', '/applications/resources/applications/v1/default', { token: vendor })).body;
+    for (const { id } of ids) assert.deepEqual((await t.call('GET', `/identity/resources/applications/v1/${id}/apps`, { token: vendor })).body, [def.id]);
+    const events = await createdEvents(ids.map((x) => x.id));
+    assert.deepEqual(events.map((e) => e.data), [
+      { userId: ids[0].id, email: 'b0@bulk.test', tenantId: 'um-1', source: 'migration' },
+      { userId: ids[1].id, email: 'b7@bulk.test', tenantId: 'um-2', source: 'migration' },
+      { userId: ids[2].id, email: 'b8@bulk.test', tenantId: 'um-2', source: 'migration' },
+    ]);
+    const stray = await t.db.query(`SELECT 1 FROM events WHERE event_key = 'user.created' AND data->>'email' IN ('b1@bulk.test', 'b5@bulk.test', 'b9@bulk.test', 'b10@bulk.test')`);
+    assert.equal(stray.rows.length, 0);
   });
 
   test('an empty or oversized request is a 400; an unknown id a 404', async () => {
