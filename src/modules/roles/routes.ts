@@ -65,7 +65,7 @@ export const rolesRoutes: FastifyPluginAsyncTypebox<{ roles: RolesService }> = a
 
     app.delete(`${ROLES}/:roleId`, {
       config: guard.vendor,
-      schema: { tags, summary: 'Delete a role; users holding it lose it', headers: TenantHeaders, params: RoleParams, response: { 204: Type.Null() } },
+      schema: { tags, summary: 'Delete a role; users holding it lose it', headers: TenantHeaders, params: RoleParams, response: { 204: Type.Null({ description: 'role deleted' }) } },
     }, async (req, reply) => {
       await roles.remove(req.params.roleId, tenantHeader(req));
       return reply.status(204).send(null);
@@ -134,7 +134,7 @@ export const rolesRoutes: FastifyPluginAsyncTypebox<{ roles: RolesService }> = a
 
     app.delete(`${PERMISSIONS}/:permissionId`, {
       config: guard.vendor,
-      schema: { tags, summary: 'Delete a permission (roles lose it); built-in ones cannot be deleted', params: PermissionParams, response: { 204: Type.Null() } },
+      schema: { tags, summary: 'Delete a permission (roles lose it); built-in ones cannot be deleted', params: PermissionParams, response: { 204: Type.Null({ description: 'permission deleted' }) } },
     }, async (req, reply) => {
       await roles.deletePermission(req.params.permissionId);
       return reply.status(204).send(null);

@@ -39,7 +39,7 @@ export const meRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = asyn
       tags, summary: 'Change a password, the current one required (a user token: its own; an environment token: the gatehouse-user-id header\'s user)',
       headers: Type.Object({ 'gatehouse-user-id': Type.Optional(Type.String({ maxLength: 64 })) }),
       body: Type.Object({ password: Type.String({ minLength: 1, maxLength: 1024 }), newPassword: Type.String({ minLength: 1, maxLength: 1024 }) }),
-      response: { 201: Type.Null() },
+      response: { 201: { description: 'password changed', content: { 'application/json': { schema: Type.Null({ description: 'the body is JSON null' }) } } } },
     },
   }, async (req, reply) => {
     const userId = req.auth?.kind === 'user' ? req.auth.userId : req.headers['gatehouse-user-id'];

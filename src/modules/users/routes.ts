@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { accountOf, guard, tenantHeader } from '../../http/auth.ts';
 import { pageEnvelope } from '../../http/paging.ts';
-import { CreateUser, ListUsersQuery, RoleIdsBody, TenantBody, UpdateUser, User, UserParams, VendorCreateUser } from './schema.ts';
+import { CreateUser, Empty, ListUsersQuery, RoleIdsBody, TenantBody, UpdateUser, User, UserParams, VendorCreateUser } from './schema.ts';
 import type { UsersService } from './service.ts';
 
 const tags = ['users'];
@@ -50,7 +50,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
 
   app.delete(`${U}/v1/:userId`, {
     config: guard.any('fe.secure.delete.users'),
-    schema: { tags, summary: 'Remove a user from the account (tenant header or token), or delete the user (vendor, no header)', params: UserParams },
+    schema: { tags, summary: 'Remove a user from the account (tenant header or token), or delete the user (vendor, no header)', params: UserParams, response: { 200: Empty } },
   }, async (req, reply) => {
     const tenantId = req.auth?.kind === 'user' ? req.auth.tenantId : tenantHeader(req);
     await users.remove(req.params.userId, tenantId);

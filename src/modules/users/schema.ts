@@ -60,6 +60,7 @@ const RoleSchema = Type.Object({
 const PermissionSchema = Type.Object({
   id: Type.String(), key: Type.String(), name: Type.String(), description: Type.String(), createdAt: Type.String(), updatedAt: Type.String(),
   roleIds: Type.Array(Type.String()), categoryId: Type.Union([Type.String(), Type.Null()]), fePermission: Type.Boolean(),
+  assignmentType: Type.Optional(Type.Union([Type.Literal('NEVER'), Type.Literal('ALWAYS'), Type.Literal('ASSIGNABLE')], { description: 'may account roles hold it (ASSIGNABLE), never (NEVER), or always (ALWAYS)' })),
 });
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(t: T) => Type.Union([t, Type.Null()]);
 
@@ -104,6 +105,9 @@ export const User = Type.Object({
   managedBy: Type.String(),
 });
 export type User = Static<typeof User>;
+
+/** The answer of a delete: an empty object. */
+export const Empty = Type.Object({}, { description: 'empty object' });
 
 export const UserParams = Type.Object({ userId: Type.String({ minLength: 1, maxLength: 64 }) });
 

@@ -30,7 +30,7 @@ export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksServi
 
   app.delete('/webhook/:id', {
     config: guard.vendor,
-    schema: { tags, summary: 'Delete a webhook endpoint and its delivery log', params: WebhookParams, response: { 204: Type.Null() } },
+    schema: { tags, summary: 'Delete a webhook endpoint and its delivery log', params: WebhookParams, response: { 204: Type.Null({ description: 'webhook endpoint deleted' }) } },
   }, async (req, reply) => {
     await webhooks.remove(req.params.id);
     return reply.status(204).send(null);

@@ -5,6 +5,7 @@ import type { ConnectionRow } from '../connections.store.ts';
 import type { DirectoryService } from '../service.ts';
 import { searchBody, type ListQuery } from './list.ts';
 import { resourceTypeDocs, schemaDocs, serviceProviderConfig, URN } from './schemas.ts';
+import { NoContent, ResourceType, ResourceTypeList, SchemaDoc, SchemaList, ScimGroup, ScimGroupList, ScimUser, ScimUserList, scimJson, ServiceProviderConfig } from './openapi.ts';
 import { etagOf, project } from './resource.ts';
 import type { ScimCall } from './users.service.ts';
 
@@ -103,7 +104,8 @@ export async function scimRoutes(app: FastifyInstance, { directory, publicUrl }:
     if (c && isProvisioning && reply.statusCode < 400) await directory.touch(c as ConnectionRow).catch((err) => req.log.warn({ err }, 'lastSync update failed'));
   });
 
-  const opts = (summary: string) => ({ config: guard.public, bodyLimit, schema: { tags: ['scim'], summary: `${summary} (SCIM connection bearer token)` } });
+  // Answers are declared under application/scim+json only (openapi.ts): documented, never serialised by Fastify.
+  const opts = (summary: string, response: Record<number, unknown> = {}) => ({ config: guard.public, bodyLimit, schema: { tags: ['scim'], summary: `${summary} (SCIM connection bearer token)`, response } });
   const call = (req: FastifyRequest) => req.scim!;
   const send = (reply: FastifyReply, status: number, v: { resource: Record<string, unknown>; version: number }, location?: boolean) => {
     reply.header('etag', etagOf(v.version));
@@ -115,21 +117,21 @@ export async function scimRoutes(app: FastifyInstance, { directory, publicUrl }:
     return typeof h === 'string' && h.split(',').some((t) => t.trim() === etagOf(version) || t.trim() === '*');
   };
 
-  app.get('/:configId/ServiceProviderConfig', opts('Service provider configuration'), async (req) => serviceProviderConfig(call(req).base, maxResults, bodyLimit));
-  app.get('/:configId/ResourceTypes', opts('Resource types'), async (req) => {
+  app.get('/:configId/ServiceProviderConfig', opts('Service provider configuration', { 200: scimJson('the service provider configuration (RFC 7643 section 5)', ServiceProviderConfig) }), async (req) => serviceProviderConfig(call(req).base, maxResults, bodyLimit));
+  app.get('/:configId/ResourceTypes', opts('Resource types', { 200: scimJson('ListResponse of the resource types', ResourceTypeList) }), async (req) => {
     const docs = resourceTypeDocs(call(req).base);
     return { schemas: [URN.list], totalResults: docs.length, startIndex: 1, itemsPerPage: docs.length, Resources: docs };
   });
-  app.get('/:configId/ResourceTypes/:name', opts('One resource type'), async (req) => {
+  app.get('/:configId/ResourceTypes/:name', opts('One resource type', { 200: scimJson('the resource type', ResourceType) }), async (req) => {
     const doc = resourceTypeDocs(call(req).base).find((d) => d.id === (req.params as { name: string }).name);
     if (!doc) throw new AppError('SCIM_RESOURCE_NOT_FOUND', 'No such resource type');
     return doc;
   });
-  app.get('/:configId/Schemas', opts('Schemas'), async (req) => {
+  app.get('/:configId/Schemas', opts('Schemas', { 200: scimJson('ListResponse of the schemas', SchemaList) }), async (req) => {
     const docs = schemaDocs(call(req).base);
     return { schemas: [URN.list], totalResults: docs.length, startIndex: 1, itemsPerPage: docs.length, Resources: docs };
   });
-  app.get('/:configId/Schemas/:id', opts('One schema'), async (req) => {
+  app.get('/:configId/Schemas/:id', opts('One schema', { 200: scimJson('the schema', SchemaDoc) }), async (req) => {
     const doc = schemaDocs(call(req).base).find((d) => d.id === (req.params as { id: string }).id);
     if (!doc) throw new AppError('SCIM_RESOURCE_NOT_FOUND', 'No such schema');
     return doc;
@@ -137,22 +139,25 @@ export async function scimRoutes(app: FastifyInstance, { directory, publicUrl }:
 
   for (const [kind, svc] of [['Users', directory.scimUsers], ['Groups', directory.scimGroups]] as const) {
     const one = `/:configId/${kind}/:id`;
-    app.get(`/:configId/${kind}`, opts(`List ${kind} (filter, sortBy, startIndex, count, attributes)`), async (req) => svc.list(call(req), req.query as ListQuery));
-    app.post(`/:configId/${kind}/.search`, opts(`Search ${kind} (POST /.search)`), async (req, reply) => reply.status(200).send(await svc.list(call(req), searchBody(req.body))));
-    app.post(`/:configId/${kind}`, opts(`Create a ${kind.slice(0, -1)}`), async (req, reply) => send(reply, 201, await svc.create(call(req), req.body), true));
-    app.get(one, opts(`Get a ${kind.slice(0, -1)}`), async (req, reply) => {
+    const item = kind === 'Users' ? ScimUser : ScimGroup;
+    const list = { 200: scimJson(`ListResponse of ${kind}`, kind === 'Users' ? ScimUserList : ScimGroupList) };
+    const name = kind.slice(0, -1);
+    app.get(`/:configId/${kind}`, opts(`List ${kind} (filter, sortBy, startIndex, count, attributes)`, list), async (req) => svc.list(call(req), req.query as ListQuery));
+    app.post(`/:configId/${kind}/.search`, opts(`Search ${kind} (POST /.search)`, list), async (req, reply) => reply.status(200).send(await svc.list(call(req), searchBody(req.body))));
+    app.post(`/:configId/${kind}`, opts(`Create a ${name}`, { 201: scimJson(`the created ${name} (Location and ETag headers)`, item) }), async (req, reply) => send(reply, 201, await svc.create(call(req), req.body), true));
+    app.get(one, opts(`Get a ${name}`, { 200: scimJson(`the ${name} (ETag header)`, item), 304: NoContent('not modified: If-None-Match named the current version') }), async (req, reply) => {
       const q = req.query as ListQuery;
       const v = kind === 'Groups' ? await directory.scimGroups.get(call(req), (req.params as { id: string }).id, q) : await directory.scimUsers.get(call(req), (req.params as { id: string }).id);
       if (notModified(req, v.version)) return reply.status(304).send();
       return send(reply, 200, { resource: project(kind === 'Users' ? 'User' : 'Group', v.resource, q.attributes, q.excludedAttributes), version: v.version });
     });
-    app.put(one, opts(`Replace a ${kind.slice(0, -1)}`), async (req, reply) => send(reply, 200, await svc.replace(call(req), (req.params as { id: string }).id, req.body, ifMatch(req))));
-    app.patch(one, opts(`Patch a ${kind.slice(0, -1)}`), async (req, reply) => {
+    app.put(one, opts(`Replace a ${name}`, { 200: scimJson(`the replaced ${name} (ETag header)`, item) }), async (req, reply) => send(reply, 200, await svc.replace(call(req), (req.params as { id: string }).id, req.body, ifMatch(req))));
+    app.patch(one, opts(`Patch a ${name}`, { 200: scimJson(`the patched ${name} (ETag header)`, item) }), async (req, reply) => {
       const id = (req.params as { id: string }).id;
       const v = kind === 'Groups' ? await directory.scimGroups.patch(call(req), id, req.body, ifMatch(req), req.query as ListQuery) : await directory.scimUsers.patch(call(req), id, req.body, ifMatch(req));
       return send(reply, 200, v);
     });
-    app.delete(one, opts(`Delete a ${kind.slice(0, -1)}`), async (req, reply) => {
+    app.delete(one, opts(`Delete a ${name}`, { 204: NoContent(`${name} deleted`) }), async (req, reply) => {
       await svc.remove(call(req), (req.params as { id: string }).id, ifMatch(req));
       return reply.status(204).send();
     });
