@@ -29,6 +29,7 @@ const COVERED_TAGS = [
   'messaging', 'email configuration', 'email templates', 'sms configuration', 'sms templates',
   'keys',
   'scim',
+  'sign-in', 'sessions', 'machine access', 'delegation', 'applications', 'user migration',
 ];
 
 /** Operations of the covered tags allowed without a declared 2xx answer, each with the reason. Keep it short. */

@@ -8,6 +8,9 @@ import type { Caller } from './claims.ts';
 import * as S from './schema.ts';
 import type { ApiTokensService } from './service.ts';
 
+/** A delete answers 200 with an empty body (no JSON): documented, never serialised. */
+const NO_BODY = { description: 'no body' } as const;
+
 const READ = 'fe.secure.read.tenantApiTokens';
 const WRITE = 'fe.secure.write.tenantApiTokens';
 const DELETE = 'fe.secure.delete.tenantApiTokens';
@@ -67,7 +70,7 @@ export const apiTokensRoutes: FastifyPluginAsyncTypebox<{ apiTokens: ApiTokensSe
 
   app.delete('/identity/resources/tenants/api-tokens/v1/:id', {
     config: guard.any(DELETE),
-    schema: { tags: TAGS, summary: 'Delete an account API token (its access tokens stop working at once)', headers: TENANT_HEADER, params: S.IdParams },
+    schema: { tags: TAGS, summary: 'Delete an account API token (its access tokens stop working at once)', headers: TENANT_HEADER, params: S.IdParams, response: { 200: NO_BODY } },
   }, async (req, reply) => {
     await apiTokens.deleteTenantToken(accountOf(req), req.params.id);
     return reply.status(200).send();
@@ -92,7 +95,7 @@ export const apiTokensRoutes: FastifyPluginAsyncTypebox<{ apiTokens: ApiTokensSe
 
   app.delete('/identity/resources/users/api-tokens/v1/:id', {
     config: guard.any(),
-    schema: { tags: TAGS, summary: 'Delete a personal API token', headers: USER_HEADERS, params: S.IdParams },
+    schema: { tags: TAGS, summary: 'Delete a personal API token', headers: USER_HEADERS, params: S.IdParams, response: { 200: NO_BODY } },
   }, async (req, reply) => {
     const p = personOf(req);
     await apiTokens.deleteUserToken(p.tenantId, p.userId, req.params.id);
@@ -112,7 +115,7 @@ export const apiTokensRoutes: FastifyPluginAsyncTypebox<{ apiTokens: ApiTokensSe
 
   app.delete('/identity/resources/tenants/access-tokens/v1/:id', {
     config: guard.any(DELETE),
-    schema: { tags: TAGS, summary: 'Delete an account access token', headers: TENANT_HEADER, params: S.IdParams },
+    schema: { tags: TAGS, summary: 'Delete an account access token', headers: TENANT_HEADER, params: S.IdParams, response: { 200: NO_BODY } },
   }, async (req, reply) => {
     await accessTokens.deleteTenantToken(accountOf(req), req.params.id);
     return reply.status(200).send();
@@ -137,7 +140,7 @@ export const apiTokensRoutes: FastifyPluginAsyncTypebox<{ apiTokens: ApiTokensSe
 
   app.delete('/identity/resources/users/access-tokens/v1/:id', {
     config: guard.any(),
-    schema: { tags: TAGS, summary: 'Delete a personal access token', headers: USER_HEADERS, params: S.IdParams },
+    schema: { tags: TAGS, summary: 'Delete a personal access token', headers: USER_HEADERS, params: S.IdParams, response: { 200: NO_BODY } },
   }, async (req, reply) => {
     const p = personOf(req);
     await accessTokens.deleteUserToken(p.tenantId, p.userId, req.params.id);

@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { guard, tenantHeader, type UserAuth } from '../../http/auth.ts';
 import { AppError } from '../../http/errors.ts';
 import type { EnvironmentService } from '../environment/index.ts';
-import type { UsersService } from '../users/index.ts';
+import { Empty, User, type UsersService } from '../users/index.ts';
 import type { LoginService, UsedSettings } from './login.service.ts';
 import { LoginBody, LoginResponse, RefreshBody, Session, SessionPolicy, SessionPolicyBody } from './schema.ts';
 import type { SessionsService } from './sessions.service.ts';
@@ -70,7 +70,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
 
   app.post(`${A}/logout`, {
     config: guard.optional,
-    schema: { tags, summary: 'End the session (refresh cookie or body, or the access token)', body: RefreshBody },
+    schema: { tags, summary: 'End the session (refresh cookie or body, or the access token)', body: RefreshBody, response: { 201: Empty } },
   }, async (req, reply) => {
     const sessionId = req.auth?.kind === 'user' ? req.auth.sessionId : undefined;
     await login.logout({ refreshToken: req.body?.refreshToken ?? readCookie(req, REFRESH_COOKIE), sessionId });
@@ -80,7 +80,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
 
   app.put('/identity/resources/users/v1/tenant', {
     config: guard.user(),
-    schema: { tags, summary: 'Switch my active account (the next refresh issues tokens for it)', body: Type.Object({ tenantId: Type.String({ minLength: 1, maxLength: 255 }) }) },
+    schema: { tags, summary: 'Switch my active account (the next refresh issues tokens for it)', body: Type.Object({ tenantId: Type.String({ minLength: 1, maxLength: 255 }) }), response: { 200: User } },
   }, async (req) => {
     const me = req.auth as UserAuth;
     await login.switchAccount(me.userId, me.sessionId, req.body.tenantId);
@@ -95,12 +95,12 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
 
   app.delete(`${S}/me/all`, {
     config: guard.user(),
-    schema: { tags: ['sessions'], summary: 'Revoke all my sessions except this one' },
+    schema: { tags: ['sessions'], summary: 'Revoke all my sessions except this one', response: { 200: Type.Object({ revoked: Type.Integer() }) } },
   }, async (req) => sessions.revokeAll((req.auth as UserAuth).userId, (req.auth as UserAuth).sessionId ?? '00000000-0000-0000-0000-000000000000'));
 
   app.delete(`${S}/me/:id`, {
     config: guard.user(),
-    schema: { tags: ['sessions'], summary: 'Revoke one of my sessions', params: Type.Object({ id: Type.String({ maxLength: 64 }) }) },
+    schema: { tags: ['sessions'], summary: 'Revoke one of my sessions', params: Type.Object({ id: Type.String({ maxLength: 64 }) }), response: { 200: Empty } },
   }, async (req) => {
     await sessions.revokeMine((req.auth as UserAuth).userId, req.params.id);
     return {};

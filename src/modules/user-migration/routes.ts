@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { guard } from '../../http/auth.ts';
 import { AppError } from '../../http/errors.ts';
 import { MigrationCreated, MigrationParams } from '../account-migration/index.ts';
-import { User } from '../users/schema.ts';
+import { Empty, User } from '../users/index.ts';
 import type { ApplicationsService } from './applications.ts';
 import { IDP_FETCH_JOB, SUPPORTED_PROVIDERS } from './idp.ts';
 import { Application, AssignUsersBody, BulkBody, CreateApplication, ExtIdpBody, MigrateUserBody, ProviderParams, UserMigrationStatus } from './schema.ts';
@@ -66,7 +66,7 @@ export const userMigrationRoutes: FastifyPluginAsyncTypebox<{ userMigration: Use
   for (const path of [UA, `${UA}/user-apps`]) {
     app.delete(path, {
       config: guard.vendor,
-      schema: { tags: ['applications'], summary: 'Unassign users of an account from an application', body: AssignUsersBody },
+      schema: { tags: ['applications'], summary: 'Unassign users of an account from an application', body: AssignUsersBody, response: { 200: Empty } },
     }, async (req, reply) => {
       await applications.unassign(req.body);
       return reply.status(200).send({});

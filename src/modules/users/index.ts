@@ -10,4 +10,4 @@ export { insertUser, findByPhone, addPhone, addMembership, addRoles } from './st
 // For the SCIM directory (issue 6), which keeps provisioned users' memberships and roles in step.
 export { updateMembership, removeMembership, removeRoles, settleAfterLeaving } from './store.ts';
 // The user record schema (value and type), for routes of other modules that answer a user record.
-export { User } from './schema.ts';
+export { Empty, User } from './schema.ts';
