@@ -206,18 +206,8 @@ const normaliseSql = (sql: string) => sql.replace(/\s+/g, ' ').trim().slice(0, 1
 // ---------------------------------------------------------------------------------------------------------------
 // Load generation and CPU placement
 
-interface LoopResult {
-  workers: number;
-  ops: number;
-  seconds: number;
-  perSecond: number;
-  latency: Stats;
-  /** CPU time of this process (all threads: main, thread pool, PGlite) per operation in the window, user + system. */
-  cpuMsPerOp: number;
-  /** Of which the main thread (Linux /proc; NaN elsewhere) and the other threads (libuv pool: argon2, WebCrypto). */
-  mainCpuMsPerOp: number;
-  otherCpuMsPerOp: number;
-}
+/** A closed loop's result: LoadResult's figures without the load generator's (these loops run in this process). */
+type LoopResult = Pick<LoadResult, 'workers' | 'ops' | 'seconds' | 'perSecond' | 'latency' | 'cpuMsPerOp' | 'mainCpuMsPerOp' | 'otherCpuMsPerOp'>;
 
 /**
  * CPU time (user + system, ms) of the main thread and of all other threads of this process, from /proc/self/task

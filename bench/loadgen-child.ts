@@ -1,4 +1,5 @@
 import http from 'node:http';
+import type { LoadOp } from './loadgen.ts';
 
 /**
  * The load generator's process (see bench/loadgen.ts): closed-loop HTTP workers, each with one keep-alive connection,
@@ -11,15 +12,6 @@ import http from 'node:http';
  * bodies as they stand, so the next run continues the chains.
  */
 
-interface LoadOp {
-  method: string;
-  path: string;
-  body?: Record<string, unknown>;
-  headers?: Record<string, string>;
-  expect: number;
-  /** After each answer, `body[chain.to] = answer[chain.from]` (a rotating refresh token). */
-  chain?: { from: string; to: string };
-}
 
 interface RunMessage {
   type: 'run';
