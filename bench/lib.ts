@@ -564,3 +564,14 @@ export function countingDb(inner: ClosableDb) {
 
 /** Statements of the audit hook and its chainer. */
 export const isAuditSql = (sql: string) => /\baudit_(chain|log|staging)\b/.test(sql);
+
+/** Per recorded call: statements, transactions, round trips (BEGIN/COMMIT count), the audit's share, each text's count. */
+export function callStats(calls: CountedCall[]) {
+  const n = calls.length;
+  const bySql = new Map<string, number>();
+  for (const c of calls) for (const s of c.statements) bySql.set(s, (bySql.get(s) ?? 0) + 1);
+  const statements = calls.reduce((a, c) => a + c.statements.length, 0) / n;
+  const transactions = calls.reduce((a, c) => a + c.transactions, 0) / n;
+  const audit = calls.reduce((a, c) => a + c.statements.filter(isAuditSql).length, 0) / n;
+  return { n, statements, transactions, roundTrips: statements + 2 * transactions, audit, perCall: [...bySql.entries()].map(([sql, k]) => ({ sql, perCall: k / n })) };
+}

@@ -1,4 +1,4 @@
-import { countingDb, explainAnalyze, isAuditSql, ms, openBenchDb, startBenchApp, measure, stats, type AreaResult, type BenchOptions, type CountedCall as Call, type HttpClient, type Table } from './lib.ts';
+import { callStats, countingDb, explainAnalyze, ms, openBenchDb, startBenchApp, measure, stats, type AreaResult, type BenchOptions, type CountedCall as Call, type HttpClient, type Table } from './lib.ts';
 
 /**
  * SCIM service through the real HTTP stack (app in-process on loopback, keep-alive clients):
@@ -14,20 +14,8 @@ import { countingDb, explainAnalyze, isAuditSql, ms, openBenchDb, startBenchApp,
 
 /** Per call: statements, transactions, round trips (BEGIN/COMMIT count), the audit hook's share, and the list. */
 function summarise(label: string, calls: Call[]) {
-  const n = calls.length;
-  const bySql = new Map<string, number>();
-  for (const c of calls) for (const s of c.statements) bySql.set(s, (bySql.get(s) ?? 0) + 1);
-  const statements = calls.reduce((a, c) => a + c.statements.length, 0) / n;
-  const transactions = calls.reduce((a, c) => a + c.transactions, 0) / n;
-  const audit = calls.reduce((a, c) => a + c.statements.filter(isAuditSql).length, 0) / n;
-  return {
-    label,
-    statements,
-    transactions,
-    roundTrips: statements + 2 * transactions,
-    audit,
-    list: [...bySql.entries()].map(([sql, k]) => ({ perCall: k / n, sql: sql.length > 200 ? `${sql.slice(0, 200)}…` : sql })),
-  };
+  const { statements, transactions, roundTrips, audit, perCall } = callStats(calls);
+  return { label, statements, transactions, roundTrips, audit, list: perCall.map(({ sql, perCall: k }) => ({ perCall: k, sql: sql.length > 200 ? `${sql.slice(0, 200)}…` : sql })) };
 }
 
 const C = '/directory/resources/v1/configurations/scim2';

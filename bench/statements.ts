@@ -11,32 +11,27 @@
  *  - features on: the account has an active IP allow list admitting 127.0.0.1, the user is in a group with a role,
  *    the account has a session policy (idle timeout, concurrent-session limit) and an MFA policy (DontForce).
  */
-import { countingDb, destroyAllBenchDbs, isAuditSql, openBenchDb, RAISED_SIGNIN_LIMITS, startBenchApp, type BenchApp, type CountedCall as Call, type StoreKind } from './lib.ts';
+import { callStats, countingDb, destroyAllBenchDbs, openBenchDb, RAISED_SIGNIN_LIMITS, startBenchApp, type BenchApp, type CountedCall as Call, type StoreKind } from './lib.ts';
 
 const AUTH = '/identity/resources/auth/v1';
 const PASSWORD = 'Bench-statements-0123!';
 
 
 function summarise(label: string, calls: Call[]) {
-  const n = calls.length;
-  const bySql = new Map<string, number>();
-  for (const c of calls) for (const s of c.statements) bySql.set(s, (bySql.get(s) ?? 0) + 1);
-  const statements = calls.reduce((a, c) => a + c.statements.length, 0) / n;
-  const transactions = calls.reduce((a, c) => a + c.transactions, 0) / n;
   // The audit hook (src/modules/audit, onSend) stages every audited request's entry with one INSERT before the answer
   // (the chainer, a job-runner loop that is not started here, moves it into the chain later, batched).
-  const audit = calls.reduce((a, c) => a + c.statements.filter(isAuditSql).length, 0) / n;
+  const { n, statements, transactions, roundTrips, audit, perCall } = callStats(calls);
   // An audit transaction is one that locks the chain head (a staging INSERT is a plain statement, no transaction).
   const auditTx = calls.reduce((a, c) => a + (c.statements.some((s) => /\baudit_chain\b/.test(s)) ? 1 : 0), 0) / n;
   const lines = [
-    `### ${label}: ${statements.toFixed(1)} statements, ${transactions.toFixed(1)} transactions, ${(statements + 2 * transactions).toFixed(1)} round trips per call (${n} calls); of which the audit hook ${audit.toFixed(1)} statements in ${auditTx.toFixed(1)} transactions`,
+    `### ${label}: ${statements.toFixed(1)} statements, ${transactions.toFixed(1)} transactions, ${roundTrips.toFixed(1)} round trips per call (${n} calls); of which the audit hook ${audit.toFixed(1)} statements in ${auditTx.toFixed(1)} transactions`,
     '',
     '| per call | statement |',
     '|---:|---|',
-    ...[...bySql.entries()].map(([sql, k]) => `| ${(k / n).toFixed(1)} | \`${sql.slice(0, 160).replace(/\|/g, '\\|')}${sql.length > 160 ? '…' : ''}\` |`),
+    ...perCall.map(({ sql, perCall: k }) => `| ${k.toFixed(1)} | \`${sql.slice(0, 160).replace(/\|/g, '\\|')}${sql.length > 160 ? '…' : ''}\` |`),
     '',
   ];
-  return { statements, transactions, roundTrips: statements + 2 * transactions, audit, auditTx, text: lines.join('\n') };
+  return { statements, transactions, roundTrips, audit, auditTx, text: lines.join('\n') };
 }
 
 async function expect(r: Promise<{ status: number; body: any }>, status: number, what: string) {

@@ -4,11 +4,10 @@ import { newId, randomSecret, safeEqual, sha256Hex } from '../../lib/crypto.ts';
 import { isUuid } from '../../lib/pg-errors.ts';
 import { iso } from '../../lib/time.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
-import type { InlineAudit } from '../audit/index.ts';
+import type { AuditInlineOf, InlineAudit } from '../audit/index.ts';
 import type { TokenIssuer } from '../auth/index.ts';
 import type { EnvironmentService } from '../environment/index.ts';
 import type { KeysService } from '../keys/index.ts';
-import { ipAllowed } from '../restrictions/index.ts';
 import type { RolesService } from '../roles/index.ts';
 import type { TenantsService } from '../tenants/index.ts';
 import type { UsersService } from '../users/index.ts';
@@ -26,9 +25,9 @@ export interface MachineDeps {
   issue: TokenIssuer;
   /**
    * The IP gate's cached check (restrictions' `ip.allows`: this process's changes apply at once, other processes'
-   * within IP_GATE_CACHE_MS); without it every exchange and refresh reads the account's restrictions.
+   * within IP_GATE_CACHE_MS).
    */
-  ipAllowed?: (q: Queryable, tenantId: string, ip: string | undefined) => Promise<boolean>;
+  ipAllowed: (q: Queryable, tenantId: string, ip: string | undefined) => Promise<boolean>;
 }
 
 /** Live refresh tokens kept per API token; a new exchange beyond this drops the oldest. */
@@ -58,9 +57,6 @@ export const expiryOf = (minutes: number | undefined): Date | null => (minutes ?
 
 export type ApiTokensService = ReturnType<typeof createApiTokensService>;
 
-/** The request's audit entry for a success answer (`req.auditInline` of the audit hook), when auditing is on. */
-export type AuditInlineOf = (status: number, body: Record<string, unknown>) => InlineAudit | undefined;
-
 /** Client-credentials API tokens of accounts and users: management, exchange, refresh, and the guard's check. */
 export function createApiTokensService(deps: MachineDeps) {
   const { db } = deps;
@@ -78,7 +74,7 @@ export function createApiTokensService(deps: MachineDeps) {
 
   /** The account's IP restrictions apply to client-credentials sign-ins and refreshes as to user sign-ins. */
   async function checkIp(q: Queryable, tenantId: string, ip: string | undefined): Promise<void> {
-    if (!(await (deps.ipAllowed ?? ipAllowed)(q, tenantId, ip))) throw new AppError('IP_RESTRICTED', `An API token of account ${tenantId} may not sign in from ${ip ?? 'an unknown address'} (the account's IP restrictions)`);
+    if (!(await deps.ipAllowed(q, tenantId, ip))) throw new AppError('IP_RESTRICTED', `An API token of account ${tenantId} may not sign in from ${ip ?? 'an unknown address'} (the account's IP restrictions)`);
   }
 
   function requireEnabledNow(settings: { apiTokensEnabled: boolean }) {

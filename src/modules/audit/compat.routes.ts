@@ -3,18 +3,12 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { guard, tenantHeader } from '../../http/auth.ts';
 import { AppError } from '../../http/errors.ts';
 import { AuditPage, CsvFile, CsvProperties, TenantHeaders, V1ExportQuery, V2Query } from './schema.ts';
+import { queryTime } from './query.ts';
 import type { AuditService } from './service.ts';
 import type { AuditFilter } from './store.ts';
 
 const tags = ['audits'];
 const READ = 'fe.secure.read.audits';
-
-function time(v: string | undefined, field: string): Date | undefined {
-  if (v === undefined || v === '') return undefined;
-  const d = /^\d+$/.test(v) ? new Date(Number(v)) : new Date(v);
-  if (Number.isNaN(d.getTime())) throw new AppError('VALIDATION', `querystring.${field} must be an ISO-8601 time or epoch milliseconds`);
-  return d;
-}
 
 /** `a,b` and repeated parameters alike. */
 const list = (v: string[] | undefined) => v?.flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean);
@@ -39,7 +33,7 @@ function v2Filter(req: FastifyRequest, q: V2Query): AuditFilter {
     emails: list(q.email),
     action: actions?.length === 1 ? actions[0] : undefined,
     filter: q.filter, outcome: q.outcome, severity: q.severity,
-    from: time(q.created_from, 'created_from'), to: time(q.created_to, 'created_to'),
+    from: queryTime(q.created_from, 'created_from'), to: queryTime(q.created_to, 'created_to'),
   };
 }
 
@@ -54,7 +48,7 @@ export const auditCompatRoutes: FastifyPluginAsyncTypebox<{ audit: AuditService 
     const named = q.tenantId ? [q.tenantId] : undefined;
     return {
       tenantIds: accounts(req, named), actor: q.actor, action: q.action, filter: q.filter, outcome: q.outcome, severity: q.severity,
-      from: time(q.from, 'from'), to: time(q.to, 'to'),
+      from: queryTime(q.from, 'from'), to: queryTime(q.to, 'to'),
     };
   };
   for (const path of ['/audits/export/csv', '/audits/export/csv/v2']) {

@@ -19,7 +19,7 @@ declare module 'fastify' {
      * stores it in its own statement (`InlineAudit`). Only the fields the entry reads from an answer matter (`userId`,
      * `id`, `tenantId`). Undefined when the route is not audited.
      */
-    auditInline?: (status: number, body: Record<string, unknown>) => InlineAudit | undefined;
+    auditInline?: AuditInlineOf;
   }
 }
 
@@ -33,6 +33,9 @@ export interface InlineAudit {
   values: unknown[];
   stored: () => void;
 }
+
+/** `req.auditInline`: the request's entry for a success answer, or undefined when the route is not audited. */
+export type AuditInlineOf = (status: number, body: Record<string, unknown>) => InlineAudit | undefined;
 
 const WRITE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const STAGED = Symbol('auditStaged');

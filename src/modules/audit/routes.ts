@@ -4,18 +4,12 @@ import { Type } from 'typebox';
 import { guard, tenantHeader } from '../../http/auth.ts';
 import { AppError } from '../../http/errors.ts';
 import { AddAudit, AuditPage, AuditQuery, ExportFile, ExportQuery, Metrics, MetricsQuery, Stats, TenantHeaders, Verify } from './schema.ts';
+import { queryTime } from './query.ts';
 import type { AuditService } from './service.ts';
 import { auditCompatRoutes } from './compat.routes.ts';
 
 const tags = ['audits'];
 const READ = 'fe.secure.read.audits';
-
-function time(v: string | undefined, field: string): Date | undefined {
-  if (v === undefined || v === '') return undefined;
-  const d = /^\d+$/.test(v) ? new Date(Number(v)) : new Date(v);
-  if (Number.isNaN(d.getTime())) throw new AppError('VALIDATION', `querystring.${field} must be an ISO-8601 time or epoch milliseconds`);
-  return d;
-}
 
 /** The account a read covers: a user token sees its own account only; a vendor the query's, else the header's, else all. */
 function scope(req: FastifyRequest, queried?: string): string | undefined {
@@ -30,7 +24,7 @@ function filters(req: FastifyRequest, q: { tenantId?: string; actor?: string; ac
   return {
     tenantId: scope(req, q.tenantId),
     actor: q.actor, action: q.action, filter: q.filter, outcome: q.outcome, severity: q.severity,
-    from: time(q.from, 'from'), to: time(q.to, 'to'),
+    from: queryTime(q.from, 'from'), to: queryTime(q.to, 'to'),
   };
 }
 

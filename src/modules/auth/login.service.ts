@@ -6,7 +6,7 @@ import { hasherFor, type PasswordService } from '../credentials/index.ts';
 import { findByEmail, findByUsername, isLockedNow, updateUser, type MembershipRow, type UserRow, type UsersService } from '../users/index.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import type { EventsService } from '../events/index.ts';
-import type { InlineAudit } from '../audit/index.ts';
+import type { AuditInlineOf, InlineAudit } from '../audit/index.ts';
 import type { SessionsService } from './sessions.service.ts';
 import * as store from './store.ts';
 import type { LoginResponse, ResetPasswordResponse, RoleClaims, TokenIssuer } from './tokens.ts';
@@ -256,7 +256,7 @@ export function createLoginService(deps: LoginDeps) {
      * Rotates the refresh token. A token already rotated is a replay: the whole session is revoked. `used`, when
      * given, receives the environment settings the refresh read (for the refresh cookie).
      */
-    async refresh(refreshToken: string, used?: UsedSettings, client: ClientInfo = {}, audit?: (status: number, body: Record<string, unknown>) => InlineAudit | undefined): Promise<LoginResponse> {
+    async refresh(refreshToken: string, used?: UsedSettings, client: ClientInfo = {}, audit?: AuditInlineOf): Promise<LoginResponse> {
       // The audit entry of a successful refresh is stored by the rotation's statement (see InlineAudit).
       let entry: InlineAudit | undefined;
       const hash = sha256Hex(refreshToken);

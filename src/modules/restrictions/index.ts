@@ -6,7 +6,7 @@ import { forgetAccount } from './store.ts';
 
 export { restrictionsRoutes } from './routes.ts';
 export { domainAllowed, assertEmailDomainAllowed, domainVerdict, normalizeDomain, type DomainRestrictionsService } from './domain.service.ts';
-export { ipAllowed, type IpRestrictionsService } from './ip.service.ts';
+export type { IpRestrictionsService } from './ip.service.ts';
 
 /** IP restrictions (per account) and email-domain restrictions (environment and per account). */
 export function createRestrictions(deps: { db: Db; tenants: TenantsService }) {

@@ -49,11 +49,6 @@ export function admits(state: Enforced | undefined, ip: string | undefined): boo
   return state.strategy === 'ALLOW' ? hit : !hit;
 }
 
-/** For every sign-in path (password, SSO, API tokens, ...): true when `ip` may authenticate into the account now. */
-export async function ipAllowed(q: Queryable, tenantId: string, ip: string | undefined): Promise<boolean> {
-  return admits(await store.enforced(q, tenantId), ip);
-}
-
 export type IpRestrictionsService = ReturnType<typeof createIpRestrictionsService>;
 
 /** IP restrictions of an account: rules (addresses and CIDR ranges) on an allow and a block list, one list enforced. */
@@ -172,15 +167,18 @@ export function createIpRestrictionsService(deps: { db: Db; tenants: TenantsServ
     forget: (tenantId: string) => gateCache.invalidate(tenantId),
 
     /**
-     * The sign-in gate (`auth.login.addGate('ip-restrictions', ...)`): sign-in and refresh into an account whose
-     * restrictions refuse the client's address are 403 `IP_RESTRICTED`. The enforced state is cached per account
-     * (IP_GATE_CACHE_MS; no statement on a hit); rules are parsed once per process.
+     * For sign-in paths outside `auth.login` (API-token exchange and refresh): whether the account's enforced
+     * restrictions admit `ip`, from the gate's cache.
      */
-    /** Whether the account's enforced restrictions admit `ip`, from the gate's cache (the client-credentials exchange and refresh). */
     async allows(q: Queryable, tenantId: string, ip: string | undefined): Promise<boolean> {
       return admits(await gateCache.get(tenantId, () => store.enforced(q, tenantId)), ip);
     },
 
+    /**
+     * The sign-in gate (`auth.login.addGate('ip-restrictions', ...)`): sign-in and refresh into an account whose
+     * restrictions refuse the client's address are 403 `IP_RESTRICTED`. The enforced state is cached per account
+     * (IP_GATE_CACHE_MS; no statement on a hit); rules are parsed once per process.
+     */
     async gate(q: Queryable, a: { tenantId: string; client: { ip?: string } }): Promise<void> {
       const state = await gateCache.get(a.tenantId, () => store.enforced(q, a.tenantId));
       if (!admits(state, a.client.ip)) {

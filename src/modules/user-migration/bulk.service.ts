@@ -1,6 +1,4 @@
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { EventsService } from '../events/index.ts';
-import type { JobHandler } from '../../jobs/runner.ts';
 import { AppError } from '../../http/errors.ts';
 import { newId } from '../../lib/crypto.ts';
 import { isUniqueViolation } from '../../lib/pg-errors.ts';
@@ -167,33 +165,5 @@ export function createBulkImport(deps: BulkImportDeps) {
     await tx.query('RELEASE SAVEPOINT migrate_chunk');
     await deps.events?.emitMany(tx, rows.map((u) => createdEvent(u.id, u.email, u.active_tenant_id)));
     return { succeeded: rows.length, errors };
-  };
-}
-
-/** Event-loop turns a bulk job gives away before each chunk: see `yieldingBetweenChunks`. */
-export const TURNS_BETWEEN_CHUNKS = 8;
-
-/**
- * The job handler with `turns` event-loop turns given away before each chunk's transaction (the engine gives one).
- * Embedded PGlite answers without real I/O, so a running job holds the event loop except where it yields, and a
- * request needs several turns to be read, answered and written (a 1,000-user body arrives in pieces); with one turn
- * per chunk a request waited several chunks (p50 176 ms behind a 200-user import). Between chunks the session is free,
- * so a request that got its turns runs at once. A turn with nothing to do costs microseconds; on PostgreSQL the
- * job's own I/O turns the loop anyway. Atomicity is untouched: each chunk is still one transaction of the engine.
- */
-export function yieldingBetweenChunks(handler: JobHandler, turns = TURNS_BETWEEN_CHUNKS): JobHandler {
-  return {
-    ...handler,
-    run: (ctx) =>
-      handler.run({
-        ...ctx,
-        db: {
-          query: (sql, params) => ctx.db.query(sql, params),
-          async transaction(fn) {
-            for (let i = 0; i < turns; i++) await nextTurn();
-            return ctx.db.transaction(fn);
-          },
-        },
-      }),
   };
 }

@@ -8,7 +8,7 @@ import type { RolesService } from '../roles/index.ts';
 import type { TenantsService } from '../tenants/index.ts';
 import { addMembership, addPhone, addRoles, findByEmail, findById, findByPhone, findByUsername, insertUser, type UsersService } from '../users/index.ts';
 import type { User } from '../users/index.ts';
-import { createBulkImport, noApplication, yieldingBetweenChunks } from './bulk.service.ts';
+import { createBulkImport, noApplication } from './bulk.service.ts';
 import { createdEvent, prepare, userColumns, type Prepared } from './prepare.ts';
 import type { MigrateUserBody } from './schema.ts';
 import * as store from './store.ts';
@@ -129,7 +129,7 @@ export function createUserMigrationService(deps: UserMigrationDeps) {
     },
 
     failMigration: (q: Queryable, migrationId: string, reason: string) => store.failMigration(q, migrationId, reason),
-    jobHandler: yieldingBetweenChunks(engine.handler as JobHandler),
+    jobHandler: engine.handler as JobHandler,
     findUser: (q: Queryable, id: string) => findById(q, id),
   };
 }
