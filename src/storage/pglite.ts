@@ -1,38 +1,60 @@
-import { PGlite } from '@electric-sql/pglite';
+import { PGlite, TransactionAbortedError, type Results } from '@electric-sql/pglite';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { mkdirSync } from 'node:fs';
-import type { Transaction } from '@electric-sql/pglite';
 import { joinedTransaction, markTransaction, outsideTransaction, type ClosableDb, type QueryResult } from './db.ts';
+import { protocolRunner } from './pglite-protocol.ts';
+
+const result = <T>(r: Results | undefined): QueryResult<T> => ({ rows: (r?.rows ?? []) as T[], rowCount: r?.affectedRows ?? r?.rows.length ?? 0 });
 
 /**
- * A statement without parameters goes through the simple protocol (`exec`), so a migration file with several
- * statements runs as one call, as it does on `pg`; with parameters, the extended protocol (`query`).
+ * Embedded PostgreSQL. `dataDir` undefined keeps it in memory; `loadDataDir` clones a dumped template.
+ *
+ * Statements go through the wire protocol directly (pglite-protocol.ts: one call into WebAssembly per statement, named
+ * prepared statements for texts marked `prepared()`), under PGlite's own locks: its transaction lock for a statement
+ * outside a transaction and for the whole of a transaction, its query lock around every call. A statement without
+ * parameters uses the simple protocol, so a migration file with several statements runs as one call, as on `pg`.
  */
-async function run<T>(q: PGlite | Transaction, sql: string, params?: unknown[]): Promise<QueryResult<T>> {
-  if (!params || params.length === 0) {
-    const results = await q.exec(sql);
-    const last = results[results.length - 1];
-    return { rows: (last?.rows ?? []) as T[], rowCount: last?.affectedRows ?? last?.rows.length ?? 0 };
-  }
-  const r = await q.query<T>(sql, params);
-  return { rows: r.rows, rowCount: r.affectedRows ?? r.rows.length };
-}
-
-/** Embedded PostgreSQL. `dataDir` undefined keeps it in memory; `loadDataDir` clones a dumped template. */
 export async function openPglite(opts: { dataDir?: string; loadDataDir?: Blob | File }): Promise<ClosableDb & { pg: PGlite }> {
   if (opts.dataDir) mkdirSync(opts.dataDir, { recursive: true });
   // pg_trgm: the account list's filter index (migration 0025); the extension's files must be loaded at every open.
   const pg = await PGlite.create({ dataDir: opts.dataDir, loadDataDir: opts.loadDataDir, extensions: { pg_trgm } });
+  const runner = protocolRunner(pg);
+  const run = (sql: string, params: unknown[] | undefined, inTransaction: boolean) =>
+    pg.runExclusive(() => (params && params.length > 0 ? runner.statement(sql, params, inTransaction) : runner.simple(sql, inTransaction)));
   return {
     kind: 'pglite',
     pg,
-    async query(sql, params) {
+    async query<T>(sql: string, params?: unknown[]) {
       outsideTransaction(sql);
-      return run(pg, sql, params);
+      await pg._checkReady();
+      return result<T>(await pg._runExclusiveTransaction(() => run(sql, params, false)));
     },
     async transaction(fn) {
       outsideTransaction('BEGIN');
-      return pg.transaction((tx) => markTransaction(() => fn(joinedTransaction({ query: (sql, params) => run(tx, sql, params) }))));
+      await pg._checkReady();
+      return pg._runExclusiveTransaction(async () => {
+        await run('BEGIN', undefined, true);
+        let open = true;
+        const tx = joinedTransaction({
+          async query<T>(sql: string, params?: unknown[]) {
+            if (!open) throw new Error(`query on a finished transaction: ${sql.slice(0, 80)}`);
+            return result<T>(await run(sql, params, true));
+          },
+        });
+        try {
+          const value = await markTransaction(() => fn(tx));
+          open = false;
+          // COMMIT of a transaction a failed statement aborted answers ROLLBACK: an error, as PGlite's own API makes it.
+          if ((await run('COMMIT', undefined, true))?.command === 'ROLLBACK') throw new TransactionAbortedError();
+          return value;
+        } catch (err) {
+          if (open) {
+            open = false;
+            await run('ROLLBACK', undefined, true).catch(() => {});
+          }
+          throw err;
+        }
+      });
     },
     async close() {
       if (!pg.closed) await pg.close();
