@@ -32,10 +32,13 @@ function concat(parts: Uint8Array[]): Uint8Array {
 }
 
 export interface ProtocolRunner {
-  /** One statement with parameters (extended protocol). */
-  statement(sql: string, params: unknown[], inTransaction: boolean): Promise<Results>;
+  /**
+   * One statement with parameters (extended protocol). `first`, when given, is a simple-protocol text sent in the same
+   * call just before it (a transaction's BEGIN); the answer is the statement's.
+   */
+  statement(sql: string, params: unknown[], inTransaction: boolean, first?: string): Promise<Results>;
   /** Statements without parameters (simple protocol; several separated by `;` allowed): the last result. */
-  simple(sql: string, inTransaction: boolean): Promise<Results>;
+  simple(sql: string, inTransaction: boolean, first?: string): Promise<Results>;
 }
 
 export function protocolRunner(pg: PGlite): ProtocolRunner {
@@ -52,9 +55,10 @@ export function protocolRunner(pg: PGlite): ProtocolRunner {
     });
   }
 
-  async function send(message: Uint8Array, inTransaction: boolean): Promise<Results[]> {
-    const { messages } = await pg.execProtocol(message, { syncToFs: !inTransaction });
-    return parse.parseResults(messages, pg.parsers);
+  async function send(parts: Uint8Array[], inTransaction: boolean, first: string | undefined): Promise<Results> {
+    const { messages } = await pg.execProtocol(concat(first ? [S.query(first), ...parts] : parts), { syncToFs: !inTransaction });
+    const results = parse.parseResults(messages, pg.parsers);
+    return results[results.length - 1];
   }
 
   /** Parses `sql` as statement `name` ('' = unnamed) and answers the parameter types PostgreSQL inferred. */
@@ -64,7 +68,7 @@ export function protocolRunner(pg: PGlite): ProtocolRunner {
   }
 
   return {
-    async statement(sql, params, inTransaction) {
+    async statement(sql, params, inTransaction, first) {
       const name = preparedName(sql);
       const tail = (oids: number[], statement: string) => [S.bind({ statement, values: values(params, oids) }), S.describe({ type: 'P' }), S.execute({}), S.sync()];
       if (name) {
@@ -73,7 +77,7 @@ export function protocolRunner(pg: PGlite): ProtocolRunner {
           oids = await describe(sql, name);
           named.set(name, oids);
         }
-        return (await send(concat(tail(oids, name)), inTransaction))[0];
+        return send(tail(oids, name), inTransaction, first);
       }
       let oids = typesOf.get(sql);
       if (!oids) {
@@ -81,12 +85,11 @@ export function protocolRunner(pg: PGlite): ProtocolRunner {
         if (typesOf.size >= MAX_CACHED_TEXTS) typesOf.delete(typesOf.keys().next().value as string);
         typesOf.set(sql, oids);
       }
-      return (await send(concat([S.parse({ text: sql, types: oids }), ...tail(oids, '')]), inTransaction))[0];
+      return send([S.parse({ text: sql, types: oids }), ...tail(oids, '')], inTransaction, first);
     },
 
-    async simple(sql, inTransaction) {
-      const results = await send(S.query(sql), inTransaction);
-      return results[results.length - 1];
+    async simple(sql, inTransaction, first) {
+      return send([S.query(sql)], inTransaction, first);
     },
   };
 }

@@ -19,8 +19,8 @@ export async function openPglite(opts: { dataDir?: string; loadDataDir?: Blob | 
   // pg_trgm: the account list's filter index (migration 0025); the extension's files must be loaded at every open.
   const pg = await PGlite.create({ dataDir: opts.dataDir, loadDataDir: opts.loadDataDir, extensions: { pg_trgm } });
   const runner = protocolRunner(pg);
-  const run = (sql: string, params: unknown[] | undefined, inTransaction: boolean) =>
-    pg.runExclusive(() => (params && params.length > 0 ? runner.statement(sql, params, inTransaction) : runner.simple(sql, inTransaction)));
+  const run = (sql: string, params: unknown[] | undefined, inTransaction: boolean, first?: string) =>
+    pg.runExclusive(() => (params && params.length > 0 ? runner.statement(sql, params, inTransaction, first) : runner.simple(sql, inTransaction, first)));
   return {
     kind: 'pglite',
     pg,
@@ -33,24 +33,28 @@ export async function openPglite(opts: { dataDir?: string; loadDataDir?: Blob | 
       outsideTransaction('BEGIN');
       await pg._checkReady();
       return pg._runExclusiveTransaction(async () => {
-        await run('BEGIN', undefined, true);
+        // BEGIN travels in the same call as the transaction's first statement (a transaction without statements sends
+        // nothing); the lock held meanwhile keeps every other statement out.
+        let begun = false;
         let open = true;
         const tx = joinedTransaction({
           async query<T>(sql: string, params?: unknown[]) {
             if (!open) throw new Error(`query on a finished transaction: ${sql.slice(0, 80)}`);
-            return result<T>(await run(sql, params, true));
+            const first = begun ? undefined : 'BEGIN';
+            begun = true;
+            return result<T>(await run(sql, params, true, first));
           },
         });
         try {
           const value = await markTransaction(() => fn(tx));
           open = false;
           // COMMIT of a transaction a failed statement aborted answers ROLLBACK: an error, as PGlite's own API makes it.
-          if ((await run('COMMIT', undefined, true))?.command === 'ROLLBACK') throw new TransactionAbortedError();
+          if (begun && (await run('COMMIT', undefined, true))?.command === 'ROLLBACK') throw new TransactionAbortedError();
           return value;
         } catch (err) {
           if (open) {
             open = false;
-            await run('ROLLBACK', undefined, true).catch(() => {});
+            if (begun) await run('ROLLBACK', undefined, true).catch(() => {});
           }
           throw err;
         }
