@@ -1,7 +1,7 @@
 /**
  * `npx tsx bench/pglite-protocol.ts`: what one small statement costs on PGlite through its `query()` API against the
  * same statement sent through the raw extended protocol in one buffer (unnamed, and as a named prepared statement
- * bound again each time). Evidence for the next PGlite lever named in docs/performance.md section 5 (not built).
+ * bound again each time). The evidence behind src/storage/pglite-protocol.ts, which the PGlite store now uses.
  */
 import { PGlite, protocol } from '@electric-sql/pglite';
 const pg = await PGlite.create();
