@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { ms, REPO_ROOT, type Table } from './lib.ts';
 
@@ -47,6 +48,8 @@ export async function cpuProfile<T>(fn: () => Promise<T>): Promise<{ result: T; 
     await session.post('Profiler.disable');
     session.disconnect();
   }
+  // BENCH_CPUPROFILE_DIR: also keep the raw profile (open in DevTools, or summarise with a script).
+  if (process.env.BENCH_CPUPROFILE_DIR) writeFileSync(`${process.env.BENCH_CPUPROFILE_DIR}/bench-${Date.now()}.cpuprofile`, JSON.stringify(profile));
   const nodes = new Map<number, { callFrame: { functionName: string; url: string; lineNumber: number } }>();
   for (const n of profile.nodes) nodes.set(n.id, n);
   const selfUs = new Map<number, number>();

@@ -1,4 +1,8 @@
+import { spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { loadavg } from 'node:os';
+import { join } from 'node:path';
 import type { ClosableDb, Db, QueryResult } from '../src/storage/db.ts';
 import { encrypt, keyFromString } from '../src/lib/crypto.ts';
 import { newTotpSecret, stepAt, totpCode } from '../src/modules/mfa/totp.ts';
@@ -7,6 +11,7 @@ import {
   ms,
   openBenchDb,
   RAISED_SIGNIN_LIMITS,
+  REPO_ROOT,
   startBenchApp,
   stats,
   type AreaResult,
@@ -15,6 +20,7 @@ import {
   type HttpClient,
   type Table,
 } from './lib.ts';
+import { productionLikeLogger, threadCpuMs } from './loadgen.ts';
 
 /**
  * TOTP MFA sign-in against plain password sign-in, in the same run, through the real HTTP stack:
@@ -22,7 +28,8 @@ import {
  *  - mfa:   the same POST → {mfaRequired, mfaToken}, then POST .../user/mfa/verify with a TOTP code → tokens.
  * `concurrency` workers (one keep-alive connection each) run flows back to back for a fixed time; the two kinds
  * alternate in rounds so load drift hits both. A TOTP step is accepted once per device, so every worker has its own
- * pool of enrolled users and takes the next one whose next step is still inside the ±1 window.
+ * pool of enrolled users and takes the next one whose next step is still inside the ±1 window. The workers run in a
+ * separate client process (bench/signin-mfa-client.ts; MFA_BENCH_CLIENT=inprocess: in this process, as before).
  * Export: `runSigninMfa(opts)` (section `mfa`), registered by the lead under the area `signin`.
  */
 
@@ -72,7 +79,86 @@ async function drive(clients: HttpClient[], flow: Flow, seconds: number) {
   return { flows: samples.length, perSecond: samples.length / elapsed, ...stats(samples) };
 }
 
-type Round = Awaited<ReturnType<typeof drive>> & { statements: number; transactions: number; dbMs: number };
+/**
+ * The clients in a process of their own (bench/signin-mfa-client.ts), running the same two flows: the default, so the
+ * server's process does the server's work only (in-process clients would charge the server's event loop with the
+ * clients' work, twice as much for the two-request MFA flow). MFA_BENCH_CLIENT=inprocess keeps them in this process.
+ */
+async function remoteClients(setup: Record<string, unknown>) {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'bench', 'signin-mfa-client.ts')], { cwd: REPO_ROOT, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const next = (id?: number) =>
+    new Promise<any>((resolve, reject) => {
+      const onExit = (code: number | null) => reject(new Error(`bench client process exited with ${code}`));
+      const onMessage = (m: any) => {
+        if (id !== undefined && m.id !== id) return;
+        child.off('message', onMessage);
+        child.off('exit', onExit);
+        resolve(m);
+      };
+      child.on('message', onMessage);
+      child.once('exit', onExit);
+    });
+  const ready = next();
+  child.send({ type: 'setup', ...setup });
+  await ready;
+  let ids = 0;
+  return {
+    async drive(kind: Flow['kind'], seconds: number) {
+      const id = ++ids;
+      const done = next(id);
+      child.send({ type: 'drive', id, kind, seconds });
+      const m = await done;
+      if (m.error) throw new Error(m.error);
+      return { flows: m.flows as number, perSecond: m.perSecond as number, clientCpuMs: m.cpuMs as number, ...stats(m.samples as number[]) };
+    },
+    close() {
+      if (child.exitCode === null && child.connected) child.send({ type: 'close' });
+    },
+  };
+}
+
+type Round = Awaited<ReturnType<typeof drive>> & { statements: number; transactions: number; dbMs: number; cpu: CpuPerFlow; clientCpuMs?: number };
+
+/** CPU time (ms, user + system) of processes from /proc; processes gone count 0. */
+function procCpuMs(pids: number[]): number {
+  let total = 0;
+  for (const pid of pids) {
+    try {
+      const st = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
+      total += (Number(f[11]) + Number(f[12])) * 10;
+    } catch {
+      /* gone */
+    }
+  }
+  return total;
+}
+
+/**
+ * CPU per flow in a round: the server process (all threads: event loop, argon2 on the thread pool, PGlite), of which
+ * its main thread, and the PostgreSQL backends of the bench database (0 on PGlite). Other processes' load does not
+ * enter these, so they compare the two flows' cost more steadily than flows/s on a shared machine.
+ */
+interface CpuPerFlow {
+  server: number;
+  main: number;
+  database: number;
+  /** The client process (separate-process clients only; NaN otherwise). */
+  client: number;
+}
+async function cpuMeter(db: Db, store: string) {
+  const pids = store === 'postgres' ? (await db.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database()')).rows.map((r) => Number(r.pid)) : [];
+  const read = () => ({ proc: process.cpuUsage(), threads: threadCpuMs(), database: procCpuMs(pids) });
+  return {
+    start: read,
+    perFlow(start: ReturnType<typeof read>, flows: number, clientCpuMs = NaN): CpuPerFlow {
+      const end = read();
+      const proc = (end.proc.user - start.proc.user + end.proc.system - start.proc.system) / 1000;
+      const main = start.threads && end.threads ? end.threads.main - start.threads.main : NaN;
+      return { server: proc / flows, main: main / flows, database: (end.database - start.database) / flows, client: clientCpuMs / flows };
+    },
+  };
+}
 
 /**
  * Counts statements, transactions (each adds a BEGIN and a COMMIT round trip, not counted as statements) and the
@@ -80,32 +166,76 @@ type Round = Awaited<ReturnType<typeof drive>> & { statements: number; transacti
  */
 function countingDb(inner: ClosableDb) {
   const counter = { statements: 0, transactions: 0, ms: 0 };
+  // MFA_BENCH_STATEMENTS=1: wall time per statement text (its first words), printed per round (a diagnostic).
+  const bySql = process.env.MFA_BENCH_STATEMENTS ? new Map<string, { n: number; ms: number }>() : undefined;
   const wrap = (q: Db): Db => ({
     async query<T>(sql: string, params?: unknown[]): Promise<QueryResult<T>> {
       const start = performance.now();
       try {
         return await q.query<T>(sql, params);
       } finally {
+        const took = performance.now() - start;
         counter.statements++;
-        counter.ms += performance.now() - start;
+        counter.ms += took;
+        if (bySql) {
+          const key = sql.replace(/\s+/g, ' ').slice(0, 70);
+          const e = bySql.get(key) ?? { n: 0, ms: 0 };
+          e.n++;
+          e.ms += took;
+          bySql.set(key, e);
+        }
       }
     },
     transaction: (fn) => {
       counter.transactions++;
-      return q.transaction((tx) => fn(wrap(tx)));
+      if (!bySql) return q.transaction((tx) => fn(wrap(tx)));
+      const start = performance.now();
+      return q.transaction((tx) => fn(wrap(tx))).finally(() => {
+        const e = bySql.get('(transaction, whole)') ?? { n: 0, ms: 0 };
+        e.n++;
+        e.ms += performance.now() - start;
+        bySql.set('(transaction, whole)', e);
+      });
     },
   });
-  return { db: { ...wrap(inner), kind: inner.kind, close: () => inner.close() } as ClosableDb, counter };
+  return { db: { ...wrap(inner), kind: inner.kind, close: () => inner.close() } as ClosableDb, counter, bySql };
+}
+
+/**
+ * With MFA_BENCH_PROFILE_DIR set, each round's main-thread CPU profile is written there as
+ * `<store>-<kind>-<round>.cpuprofile` (for finding where the time goes; the figures of a profiled run are not quoted).
+ */
+async function profiled<T>(name: string, fn: () => Promise<T>): Promise<T> {
+  const dir = process.env.MFA_BENCH_PROFILE_DIR;
+  if (!dir) return fn();
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.setSamplingInterval', { interval: 250 });
+  await session.post('Profiler.start');
+  try {
+    return await fn();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    writeFileSync(join(dir, `${name}.cpuprofile`), JSON.stringify(profile));
+    session.disconnect();
+  }
 }
 
 export async function runSigninMfa(opts: BenchOptions): Promise<AreaResult> {
-  const sizes = opts.quick ? QUICK : FULL;
+  // MFA_BENCH_SIZES=concurrency,usersPerWorker,roundSeconds,rounds overrides the sizes (diagnostics).
+  const custom = process.env.MFA_BENCH_SIZES?.split(',').map(Number);
+  const sizes: Sizes = custom?.length === 4 ? { concurrency: custom[0], usersPerWorker: custom[1], roundSeconds: custom[2], rounds: custom[3] } : opts.quick ? QUICK : FULL;
   const { store, log } = opts;
   const bdb = await openBenchDb(store, 'signin-mfa');
   let app: BenchApp | undefined;
+  let closeClients: (() => void) | undefined;
   try {
     const counting = countingDb(bdb.db);
-    app = await startBenchApp(bdb, counting.db, { env: RAISED_SIGNIN_LIMITS });
+    // The server's logger as in production (synchronous writes, here to /dev/null), as the identity and tokens benches
+    // use: startBenchApp's default asynchronous destination hands every log line to the thread pool, work the server
+    // does not do (and twice as much for the two-request MFA flow).
+    app = await startBenchApp(bdb, counting.db, { env: RAISED_SIGNIN_LIMITS, log: productionLikeLogger() });
     const v = app.client;
     const acc = await v.request('POST', '/tenants/resources/tenants/v1', { body: { tenantId: ACCOUNT, name: ACCOUNT } });
     if (acc.status !== 201) throw new Error(`account: ${acc.status} ${JSON.stringify(acc.body)}`);
@@ -164,17 +294,30 @@ export async function runSigninMfa(opts: BenchOptions): Promise<AreaResult> {
       },
     };
 
-    const clients = Array.from({ length: sizes.concurrency }, () => app!.newClient());
+    const inProcess = process.env.MFA_BENCH_CLIENT === 'inprocess';
+    const remote = inProcess ? undefined : await remoteClients({ baseUrl: app.baseUrl, password: PASSWORD, secret, plainEmails, mfaEmails, concurrency: sizes.concurrency, usersPerWorker: sizes.usersPerWorker });
+    closeClients = () => remote?.close();
+    const clients = inProcess ? Array.from({ length: sizes.concurrency }, () => app!.newClient()) : [];
+    const run = (flow: Flow, seconds: number) => (remote ? remote.drive(flow.kind, seconds) : drive(clients, flow, seconds));
     // Warm-up: a few flows of each kind (JIT, pools, first-use caches).
-    await drive(clients, plain, 0.5);
-    await drive(clients, mfa, 0.5);
+    await run(plain, 0.5);
+    await run(mfa, 0.5);
+    counting.bySql?.clear();
+    // After the warm-up: the pool's connections are open (their backends are the ones measured).
+    const meter = await cpuMeter(app.ctx.db, store);
     const results = { plain: [] as Round[], mfa: [] as Round[] };
     for (let round = 0; round < sizes.rounds; round++) {
       for (const flow of round % 2 === 0 ? [plain, mfa] : [mfa, plain]) {
         log(`    round ${round + 1}: ${flow.kind} for ${sizes.roundSeconds} s at ${sizes.concurrency} concurrent users  (load average ${loadavg().map((x) => x.toFixed(2)).join(' ')})`);
         const before = { ...counting.counter };
-        const r = await drive(clients, flow, sizes.roundSeconds);
-        results[flow.kind].push({ ...r, statements: (counting.counter.statements - before.statements) / r.flows, transactions: (counting.counter.transactions - before.transactions) / r.flows, dbMs: (counting.counter.ms - before.ms) / r.flows });
+        const cpuStart = meter.start();
+        const r = await profiled(`${store}-${flow.kind}-${round + 1}`, () => run(flow, sizes.roundSeconds));
+        if (counting.bySql) {
+          for (const [k, e] of [...counting.bySql].sort((a, b) => b[1].ms - a[1].ms)) log(`      ${(e.ms / r.flows).toFixed(2).padStart(7)} ms/flow ${(e.n / r.flows).toFixed(2).padStart(5)}/flow ${(e.ms / e.n).toFixed(2).padStart(6)} ms each  ${k}`);
+          counting.bySql.clear();
+        }
+        const cpu = meter.perFlow(cpuStart, r.flows, 'clientCpuMs' in r ? (r.clientCpuMs as number) : undefined);
+        results[flow.kind].push({ ...r, cpu, statements: (counting.counter.statements - before.statements) / r.flows, transactions: (counting.counter.transactions - before.transactions) / r.flows, dbMs: (counting.counter.ms - before.ms) / r.flows });
       }
     }
     const sum = (k: 'plain' | 'mfa') => {
@@ -186,32 +329,40 @@ export async function runSigninMfa(opts: BenchOptions): Promise<AreaResult> {
       const statements = rs.reduce((a, r) => a + r.statements, 0) / rs.length;
       const transactions = rs.reduce((a, r) => a + r.transactions, 0) / rs.length;
       const dbMs = rs.reduce((a, r) => a + r.dbMs, 0) / rs.length;
-      return { flows, perSecond, p50, p90, statements, transactions, dbMs };
+      // CPU per flow over all rounds (each round weighted by its flows).
+      const cpuOf = (f: keyof CpuPerFlow) => rs.reduce((a, r) => a + r.cpu[f] * r.flows, 0) / flows;
+      return { flows, perSecond, p50, p90, statements, transactions, dbMs, cpu: { server: cpuOf('server'), main: cpuOf('main'), database: cpuOf('database'), client: cpuOf('client') } };
     };
     const p = sum('plain');
     const m = sum('mfa');
     const overhead = p.perSecond / m.perSecond - 1;
+    const cpuOverhead = (m.cpu.server + m.cpu.database) / (p.cpu.server + p.cpu.database) - 1;
     const table: Table = {
       title: `Sign-in flows at ${sizes.concurrency} concurrent users (${store}; ${sizes.rounds} round(s) of ${sizes.roundSeconds} s each)`,
-      columns: ['flow', 'flows', 'flows/s', 'p50 ms', 'p90 ms', 'statements/flow', 'transactions/flow', 'db ms/flow'],
+      columns: ['flow', 'flows', 'flows/s', 'p50 ms', 'p90 ms', 'statements/flow', 'transactions/flow', 'db ms/flow', 'server CPU ms/flow', 'of which main thread', 'PostgreSQL CPU ms/flow', 'client CPU ms/flow'],
       rows: [
-        ['password', p.flows, ms(p.perSecond, 1), ms(p.p50), ms(p.p90), ms(p.statements, 1), ms(p.transactions, 1), ms(p.dbMs, 1)],
-        ['password + TOTP', m.flows, ms(m.perSecond, 1), ms(m.p50), ms(m.p90), ms(m.statements, 1), ms(m.transactions, 1), ms(m.dbMs, 1)],
+        ['password', p.flows, ms(p.perSecond, 1), ms(p.p50), ms(p.p90), ms(p.statements, 1), ms(p.transactions, 1), ms(p.dbMs, 1), ms(p.cpu.server, 2), ms(p.cpu.main, 2), ms(p.cpu.database, 2), ms(p.cpu.client, 2)],
+        ['password + TOTP', m.flows, ms(m.perSecond, 1), ms(m.p50), ms(m.p90), ms(m.statements, 1), ms(m.transactions, 1), ms(m.dbMs, 1), ms(m.cpu.server, 2), ms(m.cpu.main, 2), ms(m.cpu.database, 2), ms(m.cpu.client, 2)],
       ],
       notes: [
         `second factor costs ${(overhead * 100).toFixed(1)}% more time per flow (password flows/s ÷ MFA flows/s − 1)`,
+        `per rounds: password ${results.plain.map((r) => r.perSecond.toFixed(1)).join(' / ')} flows/s, MFA ${results.mfa.map((r) => r.perSecond.toFixed(1)).join(' / ')}`,
+        `by CPU (server process + PostgreSQL backends per flow): the second factor costs ${(cpuOverhead * 100).toFixed(1)}% more (a steadier comparison on a shared machine; the target is read on flows/s)${Number.isNaN(m.cpu.client) ? '' : `; with the client process's CPU added (it shares this machine's 2 CPUs): ${(((m.cpu.server + m.cpu.database + m.cpu.client) / (p.cpu.server + p.cpu.database + p.cpu.client) - 1) * 100).toFixed(1)}%`}`,
         'MFA flow = password sign-in answering {mfaRequired, mfaToken} + POST .../user/mfa/verify; latency is the sum of both requests',
+        'server CPU = the whole server process (event loop, argon2 threads, PGlite); PostgreSQL CPU = the bench database\'s backends',
         'statements include the audit entry each request stages; a transaction adds BEGIN and COMMIT round trips; db ms = wall time of the statements (queueing included)',
+        inProcess ? 'HTTP clients in the server\'s process (MFA_BENCH_CLIENT=inprocess): their work is charged to the server\'s event loop' : 'HTTP clients in a separate process (bench/signin-mfa-client.ts), one keep-alive connection per worker; server and clients unpinned',
       ],
     };
     return {
       area: 'signin',
       store,
       tables: [table],
-      data: { sizes, plain: results.plain, mfa: results.mfa, overhead },
+      data: { sizes, clients: inProcess ? 'in-process' : 'separate process', plain: results.plain, mfa: results.mfa, overhead, cpuOverhead },
       targets: [{ name: 'TOTP MFA sign-in overhead vs password sign-in', target: `< ${TARGET_OVERHEAD * 100}%`, measured: `${(overhead * 100).toFixed(1)}%`, met: overhead < TARGET_OVERHEAD }],
     };
   } finally {
+    closeClients?.();
     await app?.close();
     await bdb.destroy();
   }

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { AsyncResource } from 'node:async_hooks';
+import { createHash } from 'node:crypto';
 import * as argon2 from '@node-rs/argon2';
 import { after, before, describe, test } from 'node:test';
 import * as OTPAuth from 'otpauth';
@@ -561,5 +563,109 @@ describe('sign-in reads (the cached configuration and the one-statement verify)'
     assert.equal(blocked.body.errorCode, 'GH-65005');
     const elsewhere = await t.call('POST', `${M}/verify`, { body: { mfaToken: r.body.mfaToken, value: await app.code() }, remoteAddress: '203.0.113.5' });
     assert.equal(elsewhere.status, 201, JSON.stringify(elsewhere.body));
+  });
+});
+
+describe('sign-in statements (audit entries stored with the challenge and the session; the spend in the session start)', () => {
+  test('the challenge answer and the verify answers are audited once each, with the user as actor', async () => {
+    const id = await user('mfa-opt', 'audited@opt.test');
+    const { app } = await enrolled('audited@opt.test');
+    const since = new Date().toISOString();
+    const r = await login('audited@opt.test');
+    assert.equal(r.body.mfaRequired, true);
+    const code = await app.code();
+    const wrong = await t.call('POST', `${M}/verify`, { body: { mfaToken: r.body.mfaToken, value: code === '123456' ? '654321' : '123456' } });
+    assert.equal(wrong.status, 400);
+    const v = await t.call('POST', `${M}/verify`, { body: { mfaToken: r.body.mfaToken, value: code } });
+    assert.equal(v.status, 201, JSON.stringify(v.body));
+    const plain = await user('mfa-opt', 'audited-plain@opt.test');
+    assert.ok((await login('audited-plain@opt.test')).body.accessToken);
+    const a = await t.call('GET', `/audits?from=${encodeURIComponent(since)}&sortDirection=asc&count=1000`, { token: vendor });
+    assert.equal(a.status, 200, JSON.stringify(a.body));
+    const mine = a.body.data.filter((e: any) => e.action === 'user.sign_in' || e.action.includes('/mfa/verify'));
+    assert.deepEqual(mine.map((e: any) => [e.action, e.outcome, `${e.actor.type}:${e.actor.id}`, e.data.statusCode, e.data.mfaRequired ?? null]), [
+      ['user.sign_in', 'success', `user:${id}`, 200, true],
+      [`POST ${M}/verify`, 'failure', 'anonymous:null', 400, null],
+      [`POST ${M}/verify`, 'success', `user:${id}`, 201, null],
+      ['user.sign_in', 'success', `user:${plain}`, 200, null],
+    ]);
+    assert.equal(mine[0].data.identifier, 'audited@opt.test');
+    assert.equal(mine[0].ip, '127.0.0.1');
+  });
+
+  test('the same mfaToken and code sent twice at once: one sign-in, the other is 401 and counts nothing', async () => {
+    const id = await user('mfa-opt', 'twice@opt.test');
+    const { app } = await enrolled('twice@opt.test');
+    const r = await login('twice@opt.test');
+    const code = await app.code();
+    const both = await Promise.all([0, 1].map(() => t.call('POST', `${M}/verify`, { body: { mfaToken: r.body.mfaToken, value: code } })));
+    assert.deepEqual(both.map((v) => v.status).sort(), [201, 401], JSON.stringify(both.map((v) => v.body)));
+    assert.equal(both.find((v) => v.status === 401)!.body.errorCode, 'GH-63001');
+    const { rows: s } = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM sessions WHERE user_id = $1 AND amr @> ARRAY[\'otp\']', [id]);
+    assert.equal(s[0].n, 1, 'one session');
+    const { rows: u } = await t.db.query<{ failed_attempts: number }>('SELECT failed_attempts FROM users WHERE id = $1', [id]);
+    assert.equal(u[0].failed_attempts, 0);
+  });
+
+  test('codes sent at once against one mfaToken: at most 5 are judged, the rest find it burnt', async () => {
+    await account('mfa-burst');
+    const lp = await t.call('POST', '/identity/resources/configurations/v1/lockout-policy', { token: vendor, headers: { 'gatehouse-tenant-id': 'mfa-burst' }, body: { enabled: false, maxAttempts: 5 } });
+    assert.equal(lp.status, 201, JSON.stringify(lp.body));
+    await user('mfa-burst', 'burst@burst.test');
+    const { app } = await enrolled('burst@burst.test');
+    const r = await login('burst@burst.test');
+    const good = await app.code();
+    const bad = good === '000000' ? '111111' : '000000';
+    const all = await Promise.all(Array.from({ length: 8 }, () => t.call('POST', `${M}/verify`, { body: { mfaToken: r.body.mfaToken, value: bad } })));
+    assert.deepEqual(all.map((v) => v.status).sort(), [400, 400, 400, 400, 400, 401, 401, 401], JSON.stringify(all.map((v) => v.body)));
+    const after = await t.call('POST', `${M}/verify`, { body: { mfaToken: r.body.mfaToken, value: await app.code() } });
+    assert.equal(after.status, 401, 'burnt');
+  });
+
+  test('a verify refused for another reason than the code does not use up an attempt', async () => {
+    await account('mfa-refund');
+    await user('mfa-refund', 'refund@refund.test');
+    const { app } = await enrolled('refund@refund.test');
+    const r = await login('refund@refund.test');
+    for (let i = 0; i < 6; i++) {
+      const v = await t.call('POST', `${M}/authenticator/00000000-0000-4000-8000-000000000000/verify`, { body: { mfaToken: r.body.mfaToken, value: '123456' } });
+      assert.equal(v.status, 404, JSON.stringify(v.body));
+    }
+    const { rows } = await t.db.query<{ failures: number }>('SELECT failures FROM mfa_tokens WHERE token_hash = $1', [createHash('sha256').update(r.body.mfaToken).digest('hex')]);
+    assert.deepEqual(rows.map((x) => x.failures), [0]);
+    const ok = await t.call('POST', `${M}/verify`, { body: { mfaToken: r.body.mfaToken, value: await app.code() } });
+    assert.equal(ok.status, 201, JSON.stringify(ok.body));
+  });
+
+  test('a step spent by another sign-in after the verify read the device is refused as reused, counted, and rolls the session back', async () => {
+    const id = await user('mfa-opt', 'race@opt.test');
+    const { app, deviceId } = await enrolled('race@opt.test');
+    const r = await login('race@opt.test');
+    assert.equal(r.body.mfaRequired, true);
+    const code = await app.code();
+    const { rows: before } = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM sessions WHERE user_id = $1', [id]);
+    // A concurrent sign-in spends the same step: its change is held uncommitted while this verify runs (on PostgreSQL
+    // the verify reads the old step and its spend waits for the row, then finds it spent; PGlite serialises both).
+    let verify: Promise<any> | undefined;
+    // The request is started in this test's async context, not the transaction's (bound outside it).
+    const send = AsyncResource.bind(() => t.call('POST', `${M}/verify`, { body: { mfaToken: r.body.mfaToken, value: code } }));
+    await t.db.transaction(async (tx) => {
+      await tx.query('UPDATE mfa_devices SET last_step = $2 WHERE id = $1', [deviceId, app.used]);
+      verify = send();
+      await sleep(300);
+    });
+    const v = await verify!;
+    assert.equal(v.status, 400, JSON.stringify(v.body));
+    assert.equal(v.body.errorCode, 'GH-63003');
+    const { rows: after } = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM sessions WHERE user_id = $1', [id]);
+    assert.equal(after[0].n, before[0].n, 'no session started');
+    const { rows: u } = await t.db.query<{ failed_attempts: number }>('SELECT failed_attempts FROM users WHERE id = $1', [id]);
+    assert.equal(u[0].failed_attempts, 1, 'the reused code counts toward lockout');
+    const { rows: tok } = await t.db.query<{ failures: number }>('SELECT failures FROM mfa_tokens WHERE user_id = $1', [id]);
+    assert.deepEqual(tok.map((x) => x.failures), [1], 'the mfaToken stays, with one failure');
+    const ok = await t.call('POST', `${M}/verify`, { body: { mfaToken: r.body.mfaToken, value: await app.code() } });
+    assert.equal(ok.status, 201, JSON.stringify(ok.body));
+    const { rows: done } = await t.db.query<{ failed_attempts: number }>('SELECT failed_attempts FROM users WHERE id = $1', [id]);
+    assert.equal(done[0].failed_attempts, 0);
   });
 });

@@ -90,6 +90,25 @@ describe('token hot paths: audit entries stored with the change', () => {
     // The rotated token of the success still works (the statement that stored the entry also rotated).
     assert.equal((await t.call('POST', USER_REFRESH, { body: { refreshToken: r1.body.refreshToken } })).status, 401, 'the replay revoked the session');
   });
+
+  test('user refresh: concurrent uses of one token give one success entry; the uses that lost are failures only', async () => {
+    // The refresh runs without a transaction: on PostgreSQL the uses read the token unrotated together, and only the
+    // rotation's condition tells them apart; the entry is stored by the rotation's statement only when it rotates.
+    // (PGlite happens to finish one use's lookup before the next starts, so only PostgreSQL exercises the race.)
+    const u = await t.call('POST', '/identity/resources/users/v1', { token: vendor, headers: H, body: { email: 'race@a.test', password: PASSWORD } });
+    assert.equal(u.status, 201);
+    for (let round = 0; round < 3; round++) {
+      const login = await t.call('POST', '/identity/resources/auth/v1/user', { body: { email: 'race@a.test', password: PASSWORD } });
+      assert.equal(login.status, 200);
+      const since = new Date().toISOString();
+      const answers = await Promise.all([1, 2, 3].map(() => t.call('POST', USER_REFRESH, { body: { refreshToken: login.body.refreshToken }, headers: UA })));
+      const winners = answers.filter((a) => a.status === 201);
+      assert.equal(winners.length, 1, `round ${round}: ${answers.map((a) => a.status).join(',')}`);
+      const got = await entries(since, 'user.token_refresh');
+      assert.deepEqual(got.map((e) => e.outcome).sort(), ['failure', 'failure', 'success'], `round ${round}`);
+      assert.equal((await t.call('POST', USER_REFRESH, { body: { refreshToken: winners[0].body.refreshToken } })).status, 401, 'the losing uses revoked the session');
+    }
+  });
 });
 
 describe('token hot paths: token format', () => {

@@ -29,7 +29,8 @@ declare module 'fastify' {
  * does not stage the entry again. Until `stored()` the hook stages as usual (an error answer records the failure).
  */
 export interface InlineAudit {
-  cte: (first: number) => string;
+  /** `onlyIf`: the name of an earlier WITH item; the entry is staged only when that item returns a row. */
+  cte: (first: number, onlyIf?: string) => string;
   values: unknown[];
   stored: () => void;
 }

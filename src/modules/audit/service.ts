@@ -181,7 +181,7 @@ export function createAuditService(deps: AuditDeps & { chainer?: ChainerOptions 
      * For a caller that stores the entry in its own statement (a WITH item: one round trip fewer on a hot path): the
      * item's text (`cte`, parameters from `first`) and its values. `staged()` once that statement has committed.
      */
-    inline(e: AuditInput): { cte: (first: number) => string; values: unknown[]; staged: () => void } {
+    inline(e: AuditInput): { cte: (first: number, onlyIf?: string) => string; values: unknown[]; staged: () => void } {
       return { cte: store.stageCte, values: store.stageValues(entryOf(e)), staged: () => chainer.kick() };
     },
     flush,

@@ -52,9 +52,15 @@ export async function stage(q: Queryable, e: StagedRow): Promise<void> {
 /** The staging INSERT's parameter values for an entry, in the order of `stageCte`. */
 export const stageValues = (e: StagedRow): unknown[] => STAGED.map((c) => (c === 'data' ? JSON.stringify(e.data) : e[c]));
 
-/** The staging INSERT as a WITH item `audited`, its parameters numbered from `first` (a caller's own statement stages the entry). */
-export const stageCte = (first: number): string =>
-  `audited AS (INSERT INTO audit_staging (${STAGED.join(', ')}) VALUES (${STAGED.map((_, i) => `$${first + i}`).join(', ')}))`;
+/**
+ * The staging INSERT as a WITH item `audited`, its parameters numbered from `first` (a caller's own statement stages
+ * the entry). `onlyIf`, the name of an earlier WITH item: the entry is staged only when that item returns a row (e.g.
+ * a refresh token rotated by the same statement).
+ */
+export const stageCte = (first: number, onlyIf?: string): string => {
+  const values = STAGED.map((_, i) => `$${first + i}`).join(', ');
+  return `audited AS (INSERT INTO audit_staging (${STAGED.join(', ')}) ${onlyIf ? `SELECT ${values} WHERE EXISTS (SELECT 1 FROM ${onlyIf})` : `VALUES (${values})`})`;
+};
 
 /**
  * Takes (deletes and answers) the oldest `limit` staged rows, in seq order. Call under the chain-head lock

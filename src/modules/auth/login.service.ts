@@ -28,6 +28,13 @@ export interface ClientInfo {
   userAgent?: string;
   /** The request's Cookie header (gates read their own cookies, e.g. the MFA remember-device cookie). */
   cookie?: string;
+  /**
+   * The request's audit entry for the answer with this body (`req.auditInline` bound to the route's success status),
+   * when the route lets the sign-in's statements store it (the session start, the MFA challenge): one round trip fewer.
+   * Entries so stored are pushed to `inlined`; the flow that owns the transaction calls their `stored()` after COMMIT.
+   */
+  audit?: (body: Record<string, unknown>) => InlineAudit | undefined;
+  inlined?: InlineAudit[];
 }
 
 export type LoginService = ReturnType<typeof createLoginService>;
@@ -60,6 +67,11 @@ export interface SignInOptions {
   resumes?: string;
   /** The user's memberships as `membershipsWithStateSql` reads them, when the flow read them in a larger statement (MFA verify). */
   memberships?: (MembershipRow & { live: boolean })[];
+  /**
+   * The flow's own writes, made by the session-start statement (the MFA verify's TOTP step and mfaToken spent). When
+   * they did not happen, the statement raises (see SessionGuard.check) and nothing of the sign-in is written.
+   */
+  guard?: store.SessionGuard;
 }
 
 /** Filled in by `login` and `refresh` with the environment settings they read, so the caller need not read them again. */
@@ -96,7 +108,7 @@ export function createLoginService(deps: LoginDeps) {
     const challenge = await runGates(tx, { stage: 'login', user, tenantId, client, amr }, opts.satisfied, opts.resumes);
     if (challenge) return challenge;
     // The sign-in is recorded on the user (failed attempts reset, last login, active account) by start's statement.
-    return start(tx, { ...user, active_tenant_id: tenantId }, tenantId, membership, client, amr, tenantIds, used);
+    return start(tx, { ...user, active_tenant_id: tenantId }, tenantId, membership, client, amr, tenantIds, used, opts.guard);
   }
 
   function limit(key: string, limiter: RateLimiter) {
@@ -118,7 +130,7 @@ export function createLoginService(deps: LoginDeps) {
     throw new AppError('NO_ACCOUNT_ACCESS', 'The user has no active account to sign in to (disabled or expired everywhere)');
   }
 
-  async function start(tx: Queryable, user: UserRow, tenantId: string, membership: NonNullable<Awaited<ReturnType<UsersService['accessTo']>>>, client: ClientInfo, amr: string[], tenantIds?: string[], used?: UsedSettings): Promise<LoginResponse> {
+  async function start(tx: Queryable, user: UserRow, tenantId: string, membership: NonNullable<Awaited<ReturnType<UsersService['accessTo']>>>, client: ClientInfo, amr: string[], tenantIds?: string[], used?: UsedSettings, guard?: SignInOptions['guard']): Promise<LoginResponse> {
     const refreshToken = randomSecret(32);
     const sessionId = newId();
     // The settings and the session policy are read once here (both cached in process) and handed to what needs them.
@@ -128,8 +140,13 @@ export function createLoginService(deps: LoginDeps) {
     await deps.sessions.makeRoomFor(tx, user.id, tenantId, policy);
     // One statement: the user's sign-in recorded, the session and its refresh token inserted, the token's role claims read.
     const claimsSql = await deps.issue.claimsSql(tx, 10, { userId: user.id, tenantId, roleIds: membership.role_ids });
-    const claims = await store.startSession(tx, { id: sessionId, tenantId, userId: user.id, amr, ip: client.ip, userAgent: client.userAgent, expiresAt, tokenHash: sha256Hex(refreshToken), lastLogin: new Date() }, claimsSql);
-    await deps.events?.emit(tx, { eventKey: 'user.signed_in', tenantId, entity: { type: 'user', id: user.id }, data: { userId: user.id, email: user.email, tenantId, sessionId, amr } });
+    // The request's audit entry (when the route lets the statement store it) and the user.signed_in event are
+    // written by the session-start statement too: one statement in all.
+    const entry = client.audit?.({ userId: user.id });
+    const event = deps.events?.inline({ eventKey: 'user.signed_in', tenantId, entity: { type: 'user', id: user.id }, data: { userId: user.id, email: user.email, tenantId, sessionId, amr } });
+    const claims = await store.startSession(tx, { id: sessionId, tenantId, userId: user.id, amr, ip: client.ip, userAgent: client.userAgent, expiresAt, tokenHash: sha256Hex(refreshToken), lastLogin: new Date() }, claimsSql, { guard, audit: entry, event });
+    event?.written();
+    if (entry) (client.inlined ??= []).push(entry);
     return respond(tx, user, tenantId, membership, sessionId, refreshToken, amr, new Date(), { tenantIds, settings, claims }, used);
   }
 
@@ -216,12 +233,15 @@ export function createLoginService(deps: LoginDeps) {
       }
       const newHash = needsRehash ? await passwords.hash(body.password) : undefined;
       const signedIn = user;
-      return db.transaction(async (tx) => {
+      const out = await db.transaction(async (tx) => {
         if (newHash) await updateUser(tx, signedIn.id, { password_hash: newHash });
         // An account invite token (invitations module): the user joins that account and signs in to it.
         const opts = body.invitationToken && inviteJoin ? { tenantId: await inviteJoin(tx, signedIn, body.invitationToken) } : {};
         return signInUser(tx, signedIn, client, ['pwd'], opts, used) as Promise<LoginResponse>;
       });
+      // Audit entries the sign-in's statements stored (client.audit) are committed: the hook must not stage them again.
+      for (const e of client.inlined ?? []) e.stored();
+      return out;
     },
 
     /**
@@ -255,47 +275,51 @@ export function createLoginService(deps: LoginDeps) {
     /**
      * Rotates the refresh token. A token already rotated is a replay: the whole session is revoked. `used`, when
      * given, receives the environment settings the refresh read (for the refresh cookie).
+     *
+     * No transaction (docs/decisions.md, "Refresh without a transaction"): one statement reads what the checks need,
+     * one rotates. The rotation is conditional on the token being unrotated and its session live, so of two
+     * concurrent uses of one token exactly one rotates; the other is answered as a replay, as a use after the
+     * rotation is. The revocations (replay, expiry, access removed) are single statements of their own.
      */
     async refresh(refreshToken: string, used?: UsedSettings, client: ClientInfo = {}, audit?: AuditInlineOf): Promise<LoginResponse> {
-      // The audit entry of a successful refresh is stored by the rotation's statement (see InlineAudit).
-      let entry: InlineAudit | undefined;
       const hash = sha256Hex(refreshToken);
-      const outcome = await db.transaction(async (tx) => {
-        // One statement: the session (locked), its idle timeout, its user and the user's memberships.
-        const view = await store.refreshView(tx, hash);
-        if (!view) return { error: new AppError('INVALID_REFRESH_TOKEN') };
-        const { session } = view;
-        if (session.revoked_at) return { error: new AppError('SESSION_REVOKED') };
-        if (session.rotated_at) {
-          await store.revoke(tx, { sessionId: session.id }, 'refresh token reuse');
-          return { error: new AppError('SESSION_REVOKED', 'This refresh token was already used; the session is revoked') };
-        }
-        const expired = await deps.sessions.isExpired(tx, session, { idleTimeoutSeconds: view.idleTimeoutSeconds });
-        if (expired) {
-          await store.revoke(tx, { sessionId: session.id }, expired);
-          return { error: new AppError('INVALID_REFRESH_TOKEN', `The session ended (${expired})`) };
-        }
-        const user = view.user;
-        if (!user) return { error: new AppError('INVALID_REFRESH_TOKEN') };
-        if (isLockedNow(user)) return { error: new AppError('USER_LOCKED') };
-        const access = await users.accessView(tx, user.id, view.memberships);
-        const membership = await access.accessTo(session.tenant_id);
-        if (!membership) {
-          await store.revoke(tx, { sessionId: session.id }, 'account access removed');
-          return { error: new AppError('NO_ACCOUNT_ACCESS', 'The user no longer has access to the account of this session') };
-        }
-        await runGates(tx, { stage: 'refresh', user, tenantId: session.tenant_id, client, amr: session.amr });
-        const next = randomSecret(32);
-        // One statement: the token rotated, the session touched, the new access token's role claims read.
-        const claimsSql = await deps.issue.claimsSql(tx, 5, { userId: user.id, tenantId: session.tenant_id, roleIds: membership.role_ids });
-        entry = audit?.(201, { userId: user.id });
-        const claims = await store.rotateWithClaims(tx, { sessionId: session.id, oldHash: hash, newHash: sha256Hex(next), tenantId: session.tenant_id }, claimsSql, entry);
-        const settings = await deps.environment.cachedSettings(tx);
-        return { response: await respond(tx, user, session.tenant_id, membership, session.id, next, session.amr, session.created_at, { tenantIds: access.tenantIds, settings, claims }, used) };
-      });
-      if ('error' in outcome) throw outcome.error;
+      // One statement: the session, its idle timeout, its user and the user's memberships.
+      const view = await store.refreshView(db, hash);
+      if (!view) throw new AppError('INVALID_REFRESH_TOKEN');
+      const { session } = view;
+      if (session.revoked_at) throw new AppError('SESSION_REVOKED');
+      const replayed = async (): Promise<never> => {
+        await store.revoke(db, { sessionId: session.id }, 'refresh token reuse');
+        throw new AppError('SESSION_REVOKED', 'This refresh token was already used; the session is revoked');
+      };
+      if (session.rotated_at) return replayed();
+      const expired = await deps.sessions.isExpired(db, session, { idleTimeoutSeconds: view.idleTimeoutSeconds });
+      if (expired) {
+        await store.revoke(db, { sessionId: session.id }, expired);
+        throw new AppError('INVALID_REFRESH_TOKEN', `The session ended (${expired})`);
+      }
+      const user = view.user;
+      if (!user) throw new AppError('INVALID_REFRESH_TOKEN');
+      if (isLockedNow(user)) throw new AppError('USER_LOCKED');
+      const access = await users.accessView(db, user.id, view.memberships);
+      const membership = await access.accessTo(session.tenant_id);
+      if (!membership) {
+        await store.revoke(db, { sessionId: session.id }, 'account access removed');
+        throw new AppError('NO_ACCOUNT_ACCESS', 'The user no longer has access to the account of this session');
+      }
+      await runGates(db, { stage: 'refresh', user, tenantId: session.tenant_id, client, amr: session.amr });
+      // Read before the rotation, so that nothing but signing is left once the token has rotated.
+      const settings = await deps.environment.cachedSettings(db);
+      const next = randomSecret(32);
+      // One statement: the token rotated (if still unused), the session touched, the new access token's role claims read.
+      const claimsSql = await deps.issue.claimsSql(db, 4, { userId: user.id, tenantId: session.tenant_id, roleIds: membership.role_ids });
+      const entry = audit?.(201, { userId: user.id });
+      const claims = await store.rotateWithClaims(db, { sessionId: session.id, oldHash: hash, newHash: sha256Hex(next) }, claimsSql, entry);
+      // Not rotated: a concurrent request used this token first (or the session was revoked meanwhile; revoking again changes nothing).
+      if (!claims) return replayed();
+      // The entry is committed with the rotation; the audit hook must not stage it again whatever happens next.
       entry?.stored();
-      return outcome.response;
+      return respond(db, user, session.tenant_id, membership, session.id, next, session.amr, session.created_at, { tenantIds: access.tenantIds, settings, claims }, used);
     },
 
     /** Ends the session of a refresh token or of an access token's `sid`. Unknown tokens are ignored. */

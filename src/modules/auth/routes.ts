@@ -51,7 +51,8 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
     schema: { tags, summary: 'Sign in with email (or username) and password', body: LoginBody, response: { 200: LoginResponse } },
   }, async (req, reply) => {
     const used: UsedSettings = {};
-    const r = await login.login(req.body, client(req), used);
+    // The sign-in's statements store the request's audit entry (session start, or the MFA challenge): ClientInfo.audit.
+    const r = await login.login(req.body, { ...client(req), audit: (body) => req.auditInline?.(200, body) }, used);
     if ('refreshToken' in r) await setRefreshCookie(reply, r.refreshToken, used);
     return r;
   });

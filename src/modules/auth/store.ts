@@ -1,6 +1,6 @@
 import type { Queryable } from '../../storage/db.ts';
 import { prepared } from '../../storage/prepared.ts';
-import { membershipsWithStateSql, type MembershipRow, type UserRow } from '../users/index.ts';
+import { membershipsWithStateSql, userFromJson, type MembershipRow, type UserRow } from '../users/index.ts';
 import type { ClaimsSql, RoleClaims } from './tokens.ts';
 
 export interface SessionRow {
@@ -67,29 +67,26 @@ function compose(key: string, build: () => string): string {
   return text;
 }
 
-const SESSION_COLUMNS = ['id', 'tenant_id', 'user_id', 'amr', 'ip', 'user_agent', 'created_at', 'last_used_at', 'expires_at', 'revoked_at', 'revoke_reason'] as const;
-const MEMBERSHIP_COLUMNS = ['tenant_id', 'is_disabled', 'temporary_expiration_date', 'sub_account_access_allowed', 'created_at', 'sub_account_access_type', 'live', 'role_ids'] as const;
-
 /**
- * What a refresh needs, in one statement: the session behind a refresh token, locked, with whether that token was
- * already rotated and the idle timeout in force for its account (the account's session policy row, else the
- * environment's); the session's user (undefined when gone); and the user's memberships as `membershipsWithState`
- * reads them. The token's row is locked too, so a refresh that waited for a concurrent one with the same token sees
- * that token rotated (a replay) rather than its state before the wait. One row per membership (at least one), session and user columns repeated; session and membership
- * columns carry the prefixes `_s_` and `_m_` (no column of users starts with an underscore).
+ * What a refresh needs, in one statement: the session behind a refresh token, with whether that token was already
+ * rotated and the idle timeout in force for its account (the account's session policy row, else the environment's);
+ * the session's user (null when gone); and the user's memberships as `membershipsWithState` reads them, in its order.
+ * Nothing is locked: the refresh runs without a transaction, and the token's single use is a condition of the
+ * rotation statement (`rotateWithClaims`), so a concurrent use of the same token found unrotated here still cannot
+ * rotate it twice. The answer is one JSON value (one row, one column): the pg client's cost is per column and per
+ * row, and this read is on the refresh hot path (docs/performance.md, section 5).
  */
 const REFRESH_VIEW = prepared(
-  `SELECT ${SESSION_COLUMNS.map((c) => `s.${c} AS _s_${c}`).join(', ')}, rt.rotated_at AS _s_rotated_at,
-          (SELECT p.idle_timeout_seconds FROM session_policies p WHERE p.scope IN (s.tenant_id, '') ORDER BY p.scope = '' LIMIT 1) AS _s_idle_timeout_seconds,
-          ${MEMBERSHIP_COLUMNS.map((c) => `m.${c} AS _m_${c}`).join(', ')},
-          u.*
+  `SELECT json_build_object(
+            'session', to_json(s),
+            'rotated_at', rt.rotated_at,
+            'idle_timeout_seconds', (SELECT p.idle_timeout_seconds FROM session_policies p WHERE p.scope IN (s.tenant_id, '') ORDER BY p.scope = '' LIMIT 1),
+            'user', to_json(u),
+            'memberships', (SELECT coalesce(json_agg(m ORDER BY m.created_at, m.tenant_id), '[]') FROM (${membershipsWithStateSql('s.user_id')}) m)) AS view
      FROM refresh_tokens rt
      JOIN sessions s ON s.id = rt.session_id
      LEFT JOIN users u ON u.id = s.user_id
-     LEFT JOIN LATERAL (${membershipsWithStateSql('s.user_id')}) m ON true
-    WHERE rt.token_hash = $1
-    ORDER BY m.created_at, m.tenant_id
-      FOR UPDATE OF s, rt`,
+    WHERE rt.token_hash = $1`,
 );
 
 export interface RefreshView {
@@ -99,70 +96,102 @@ export interface RefreshView {
   memberships: (MembershipRow & { live: boolean })[];
 }
 
+const date = (v: unknown): Date | null => (typeof v === 'string' ? new Date(v) : null);
+
 export async function refreshView(q: Queryable, tokenHash: string): Promise<RefreshView | undefined> {
-  const { rows } = await q.query<Record<string, unknown>>(REFRESH_VIEW, [tokenHash]);
+  const { rows } = await q.query<{ view: { session: Record<string, unknown>; rotated_at: string | null; idle_timeout_seconds: number | null; user: Record<string, unknown> | null; memberships: Record<string, unknown>[] } }>(REFRESH_VIEW, [tokenHash]);
   if (rows.length === 0) return undefined;
-  const first = rows[0];
-  const session = {} as Record<string, unknown>;
-  const user = {} as Record<string, unknown>;
-  for (const [k, v] of Object.entries(first)) {
-    if (k.startsWith('_s_')) session[k.slice(3)] = v;
-    else if (!k.startsWith('_m_')) user[k] = v;
-  }
-  const idleTimeoutSeconds = session.idle_timeout_seconds as number | null;
-  delete session.idle_timeout_seconds;
-  const memberships = rows.filter((r) => r._m_tenant_id !== null).map((r) => {
-    const m = {} as Record<string, unknown>;
-    for (const c of MEMBERSHIP_COLUMNS) m[c] = r[`_m_${c}`];
-    return m as unknown as MembershipRow & { live: boolean };
-  });
-  return {
-    session: session as unknown as SessionRow & { rotated_at: Date | null },
-    idleTimeoutSeconds,
-    user: user.id === null || user.id === undefined ? undefined : (user as unknown as UserRow),
-    memberships,
-  };
+  const v = rows[0].view;
+  const s = v.session;
+  const session = {
+    ...s,
+    created_at: date(s.created_at),
+    last_used_at: date(s.last_used_at),
+    expires_at: date(s.expires_at),
+    revoked_at: date(s.revoked_at),
+    rotated_at: date(v.rotated_at),
+  } as unknown as SessionRow & { rotated_at: Date | null };
+  const memberships = v.memberships.map((m) => ({ ...m, created_at: date(m.created_at), temporary_expiration_date: date(m.temporary_expiration_date) }) as unknown as MembershipRow & { live: boolean });
+  return { session, idleTimeoutSeconds: v.idle_timeout_seconds, user: v.user ? userFromJson(v.user) : undefined, memberships };
 }
 
 /**
- * `rotate`, and the new access token's role claims (`claims`, numbered from $5), in one statement; `audit`, when
- * given, is the request's audit entry (a WITH item, numbered after the claims), stored by the same statement.
+ * The rotation of a refresh: the token `oldHash` marked rotated on the condition that it is still unrotated and its
+ * session not revoked, the new token `newHash` added, the session touched, and the new access token's role claims
+ * read (`claims`, numbered from $4), in one statement that needs no transaction of its own. `audit`, when given, is
+ * the request's audit entry (a WITH item, numbered after the claims), stored only when the token rotates. Answers
+ * undefined when the token did not rotate (another request used it first, or the session was revoked meanwhile):
+ * nothing was written then. Two concurrent uses of one token cannot both rotate it: the second UPDATE waits for the
+ * first's row lock and, once that commits, re-checks `rotated_at IS NULL` on the new row version (READ COMMITTED).
  */
 export async function rotateWithClaims(
   q: Queryable,
-  r: { sessionId: string; oldHash: string; newHash: string; tenantId: string },
+  r: { sessionId: string; oldHash: string; newHash: string },
   claims: ClaimsSql,
-  audit?: { cte: (first: number) => string; values: unknown[] },
-): Promise<RoleClaims> {
-  const auditAt = 5 + claims.params.length;
+  audit?: { cte: (first: number, onlyIf?: string) => string; values: unknown[] },
+): Promise<RoleClaims | undefined> {
+  const auditAt = 4 + claims.params.length;
   const sql = compose(`rotate:${claims.cte}:${audit ? auditAt : '-'}`, () =>
-    `WITH rotated AS (UPDATE refresh_tokens SET rotated_at = now() WHERE token_hash = $2),
-          issued AS (INSERT INTO refresh_tokens (token_hash, session_id) VALUES ($3, $1)),
-          touched AS (UPDATE sessions SET last_used_at = now(), tenant_id = $4 WHERE id = $1),${audit ? `
-          ${audit.cte(auditAt)},` : ''}
+    `WITH rotated AS (
+            UPDATE refresh_tokens SET rotated_at = now()
+             WHERE token_hash = $2 AND rotated_at IS NULL AND session_id = $1
+               AND EXISTS (SELECT 1 FROM sessions WHERE id = $1 AND revoked_at IS NULL)
+            RETURNING session_id),
+          issued AS (INSERT INTO refresh_tokens (token_hash, session_id) SELECT $3, session_id FROM rotated),
+          touched AS (UPDATE sessions SET last_used_at = now() WHERE id IN (SELECT session_id FROM rotated)),${audit ? `
+          ${audit.cte(auditAt, 'rotated')},` : ''}
           ${claims.cte}
-     SELECT ${claims.select}`);
-  const { rows } = await q.query<RoleClaims>(sql, [r.sessionId, r.oldHash, r.newHash, r.tenantId, ...claims.params, ...(audit?.values ?? [])]);
-  return rows[0];
+     SELECT EXISTS (SELECT 1 FROM rotated) AS rotated, ${claims.select}`);
+  const { rows } = await q.query<RoleClaims & { rotated: boolean }>(sql, [r.sessionId, r.oldHash, r.newHash, ...claims.params, ...(audit?.values ?? [])]);
+  const { rotated, ...roleClaims } = rows[0];
+  return rotated ? roleClaims : undefined;
+}
+
+/**
+ * A flow's own writes made by the session-start statement (e.g. the MFA verify's TOTP step and mfaToken spent):
+ * WITH items `ctes(first)` with `values` numbered from `first`; `key` names the text (constant per key). `check` is a
+ * select expression that raises an error when those writes did not happen (e.g. a cast of a marker text to boolean),
+ * so the whole statement, session included, is undone, with or without a transaction around it.
+ */
+export interface SessionGuard {
+  key: string;
+  ctes: (first: number) => string;
+  values: unknown[];
+  check: string;
+}
+
+/** A WITH item and its parameters, numbered from the `first` given (an audit entry, an outbox event). */
+export interface WithItem {
+  cte: (first: number) => string;
+  values: unknown[];
 }
 
 /**
  * Starts a session, in one statement: the user's sign-in is recorded (failed attempts reset, last login, active
  * account), the session and its first refresh token are inserted, and the access token's role claims (`claims`,
- * numbered from $10) are read.
+ * numbered from $10) are read. `extra.guard` (see SessionGuard), `extra.audit` (the request's audit entry) and
+ * `extra.event` (the sign-in's outbox event) are WITH items of the same statement, numbered after the claims.
  */
 export async function startSession(
   q: Queryable,
   s: { id: string; tenantId: string; userId: string; amr: string[]; ip?: string; userAgent?: string; expiresAt: Date; tokenHash: string; lastLogin: Date },
   claims: ClaimsSql,
+  extra: { guard?: SessionGuard; audit?: WithItem; event?: WithItem } = {},
 ): Promise<RoleClaims> {
-  const sql = compose(`start:${claims.cte}`, () =>
+  const { guard, audit, event } = extra;
+  const guardAt = 10 + claims.params.length;
+  const auditAt = guardAt + (guard?.values.length ?? 0);
+  const eventAt = auditAt + (audit?.values.length ?? 0);
+  const sql = compose(`start:${claims.cte}:${guard ? `${guard.key}@${guardAt}` : '-'}:${audit ? auditAt : '-'}:${event ? eventAt : '-'}`, () =>
     `WITH signed_in AS (UPDATE users SET failed_attempts = 0, last_login = $9, active_tenant_id = $2, updated_at = now() WHERE id = $3),
           session AS (INSERT INTO sessions (id, tenant_id, user_id, amr, ip, user_agent, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id),
-          token AS (INSERT INTO refresh_tokens (token_hash, session_id) SELECT $8, id FROM session),
+          token AS (INSERT INTO refresh_tokens (token_hash, session_id) SELECT $8, id FROM session),${guard ? `
+          ${guard.ctes(guardAt)},` : ''}${audit ? `
+          ${audit.cte(auditAt)},` : ''}${event ? `
+          ${event.cte(eventAt)},` : ''}
           ${claims.cte}
-     SELECT ${claims.select}`);
-  const { rows } = await q.query<RoleClaims>(sql, [s.id, s.tenantId, s.userId, s.amr, s.ip ?? null, s.userAgent?.slice(0, 512) ?? null, s.expiresAt, s.tokenHash, s.lastLogin, ...claims.params]);
+     SELECT ${claims.select}${guard ? `, ${guard.check} AS guard` : ''}`);
+  const { rows } = await q.query<RoleClaims>(sql, [s.id, s.tenantId, s.userId, s.amr, s.ip ?? null, s.userAgent?.slice(0, 512) ?? null, s.expiresAt, s.tokenHash, s.lastLogin, ...claims.params, ...(guard?.values ?? []), ...(audit?.values ?? []), ...(event?.values ?? [])]);
   return rows[0];
 }
 

@@ -25,6 +25,20 @@ export function createEventsService(opts: EventsOptions = {}) {
     },
     /** Several events in one statement (bulk paths: migrations), in the given order. */
     emitMany,
+    /**
+     * One event as a WITH item of the caller's own statement (a hot path saves the INSERT's round trip): `cte(first)`
+     * with `values` numbered from `first`; call `written()` after that statement ran (it nudges the dispatcher).
+     * Undefined when events are off. Same row and checks as `emit`.
+     */
+    inline(e: NewEvent): { cte: (first: number) => string; values: unknown[]; written: () => void } | undefined {
+      if (opts.enabled === false) return undefined;
+      if (!KNOWN.has(e.eventKey)) throw new Error(`unknown event key ${e.eventKey}: add it to src/modules/events/catalog.ts and docs/events.md`);
+      return {
+        cte: (first) => `emitted AS (INSERT INTO events (id, event_key, tenant_id, entity_type, entity_id, data) VALUES (${[0, 1, 2, 3, 4, 5].map((i) => `$${first + i}`).join(', ')}))`,
+        values: [newId(), e.eventKey, e.tenantId ?? null, e.entity?.type ?? null, e.entity?.id ?? null, JSON.stringify(e.data)],
+        written: nudge,
+      };
+    },
     /** Called (debounced) after events were written; the dispatcher uses it to look sooner than its poll. */
     onEmit(listener: () => void): void {
       listeners.push(listener);
@@ -44,8 +58,14 @@ export function createEventsService(opts: EventsOptions = {}) {
       });
       await q.query(`INSERT INTO events (id, event_key, tenant_id, entity_type, entity_id, data) VALUES ${values.join(', ')}`, params);
     }
-    // Nudge the dispatcher shortly after (by then the caller's transaction has usually committed; else it polls).
-    // One nudge per WAKE_MS however many events: under load one fan-out takes the events of many writes.
+    nudge();
+  }
+
+  /**
+   * Nudges the dispatcher shortly after (by then the caller's transaction has usually committed; else it polls).
+   * One nudge per WAKE_MS however many events: under load one fan-out takes the events of many writes.
+   */
+  function nudge(): void {
     if (listeners.length && !wakeTimer) {
       wakeTimer = setTimeout(() => {
         wakeTimer = undefined;

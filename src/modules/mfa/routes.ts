@@ -22,6 +22,8 @@ export interface MfaRouteDeps {
 }
 
 const client = (req: FastifyRequest) => ({ ip: req.ip, userAgent: req.headers['user-agent'], cookie: req.headers.cookie });
+/** As `client`, with the request's audit entry of a 201 answer, stored by the sign-in's session-start statement. */
+const auditedClient = (req: FastifyRequest) => ({ ...client(req), audit: (body: Record<string, unknown>) => req.auditInline?.(201, body) });
 
 /** Self-service routes: a user token acts on itself; an environment token on the user of the gatehouse-user-id header. */
 function actorOf(req: FastifyRequest): Actor {
@@ -59,11 +61,11 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRouteDeps> = async (app, de
   app.post(`${A}/verify`, {
     config: guard.public,
     schema: { tags, summary: 'Finish a sign-in with a code of the authenticator app', body: S.VerifyBody, response: { 201: S.AuthResponse } },
-  }, async (req, reply) => answer(reply, await mfa.signin.verifyAuthenticator(req.body, client(req))));
+  }, async (req, reply) => answer(reply, await mfa.signin.verifyAuthenticator(req.body, auditedClient(req))));
   app.post(`${A}/authenticator/:deviceId/verify`, {
     config: guard.public,
     schema: { tags, summary: 'Finish a sign-in with a code of one authenticator device', params: DeviceParams, body: S.VerifyBody, response: { 201: S.AuthResponse } },
-  }, async (req, reply) => answer(reply, await mfa.signin.verifyAuthenticator(req.body, client(req), req.params.deviceId)));
+  }, async (req, reply) => answer(reply, await mfa.signin.verifyAuthenticator(req.body, auditedClient(req), req.params.deviceId)));
   app.post(`${A}/authenticator/enroll`, {
     config: guard.public,
     schema: { tags, summary: 'During a sign-in that requires MFA, start enrolling an authenticator app', body: S.LoginEnrollBody, response: { 201: S.Qr } },

@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { decrypt, encrypt, randomSecret, sha256Hex } from '../../lib/crypto.ts';
 import { AppError } from '../../http/errors.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
-import { createRateLimiter, type ClientInfo, type GateInput, type LoginService, type TokenIssuer } from '../auth/index.ts';
+import { createRateLimiter, type ClientInfo, type GateInput, type LoginService, type SignInOptions, type TokenIssuer } from '../auth/index.ts';
 import type { PasswordService } from '../credentials/index.ts';
 import type { EventsService } from '../events/index.ts';
 import { findById, isLockedNow, updateUser, type UserRow } from '../users/index.ts';
@@ -132,11 +132,32 @@ export function createMfaCore(deps: MfaDeps) {
     return { t, user };
   }
 
-  /** A wrong code: counted against the mfaToken (burnt after a few) and against the user's lockout. */
-  async function wrongCode(tx: Queryable, t: TokenRow | undefined, userId: string, err: AppError) {
-    if (t) await store.tokenFailure(tx, t.token_hash, MAX_WRONG_CODES_PER_TOKEN);
+  /**
+   * A wrong code: counted against the mfaToken (burnt after a few) and against the user's lockout. `charged`: the
+   * attempt was already counted on the token (store.claimVerify); it is only burnt when out of attempts.
+   */
+  async function wrongCode(tx: Queryable, t: TokenRow | undefined, userId: string, err: AppError, charged = false) {
+    if (t && charged) await store.burnIfSpent(tx, t.token_hash, MAX_WRONG_CODES_PER_TOKEN);
+    else if (t) await store.tokenFailure(tx, t.token_hash, MAX_WRONG_CODES_PER_TOKEN);
     await registerFailure(tx, userId);
     return { error: err };
+  }
+
+  /**
+   * Finds the device and step a TOTP code matches among the user's authenticator devices, without spending it (the
+   * sign-in spends it in its session-start statement, see store.spendGuard). A step at or below the device's
+   * `last_step` as read is answered MFA_CODE_REUSED here; the spend's own condition catches a concurrent use.
+   */
+  function matchDevice<D extends Pick<DeviceRow, 'id' | 'kind' | 'secret_enc' | 'last_step'>>(devs: D[], code: string): { device: D; step: number } | AppError {
+    const now = Date.now();
+    for (const d of devs) {
+      if (d.kind !== 'authenticator' || !d.secret_enc) continue;
+      const step = matchTotp(decrypt(kek, d.secret_enc), code.trim(), now);
+      if (step === undefined) continue;
+      if (d.last_step !== null && step <= Number(d.last_step)) return new AppError('MFA_CODE_REUSED');
+      return { device: d, step };
+    }
+    return new AppError('MFA_INVALID_CODE', 'body.value: the code is wrong or expired');
   }
 
   /**
@@ -158,11 +179,28 @@ export function createMfaCore(deps: MfaDeps) {
 
   /**
    * Finishes a sign-in after the second factor: tokens with amr + mfa + method, and the remember-device cookie.
-   * `memberships`: the user's, when the caller read them with the pending sign-in (see store.verifyView).
+   * `memberships`: the user's, when the caller read them with the pending sign-in (see store.claimVerify). `guard`:
+   * the flow's writes made by the session-start statement (store.spendGuard), given the remember-device row to insert
+   * with them (when asked and allowed); the token is spent there, and `q` need not be a transaction.
    */
-  async function finish(tx: Queryable, t: TokenRow, user: UserRow, method: string, client: ClientInfo, rememberDevice?: boolean, tokenSpent = false, memberships?: (MembershipRow & { live: boolean })[]): Promise<Finished> {
-    if (!tokenSpent) await store.deleteToken(tx, t.token_hash);
+  async function finish(q: Queryable, t: TokenRow, user: UserRow, method: string, client: ClientInfo, rememberDevice?: boolean, tokenSpent = false, memberships?: (MembershipRow & { live: boolean })[], guard?: (remember?: { userId: string; hash: string; ttlSeconds: number }) => NonNullable<SignInOptions['guard']>): Promise<Finished> {
     const amr = [...new Set([...t.amr, 'mfa', method])];
+    if (guard) {
+      let remember: Finished['remember'];
+      let row: { userId: string; hash: string; ttlSeconds: number } | undefined;
+      if (rememberDevice) {
+        const { policy: p } = await policy.signInSettings(q, t.tenant_id);
+        if (p.allowRemember) {
+          const value = randomSecret(32);
+          row = { userId: user.id, hash: sha256Hex(value), ttlSeconds: p.deviceExpirationSeconds };
+          remember = { name: rememberCookieName(user.id), value, maxAge: p.deviceExpirationSeconds };
+        }
+      }
+      const response = await deps.login.signIn(q, user, client, amr, { tenantId: t.tenant_id, satisfied: ['mfa'], resumes: 'mfa', memberships, guard: guard(row) });
+      return { response: response as Record<string, unknown>, remember };
+    }
+    const tx = q;
+    if (!tokenSpent) await store.deleteToken(tx, t.token_hash);
     const response = await deps.login.signIn(tx, user, client, amr, { tenantId: t.tenant_id, satisfied: ['mfa'], resumes: 'mfa', memberships });
     let remember: Finished['remember'];
     if (rememberDevice) {
@@ -232,6 +270,17 @@ export function createMfaCore(deps: MfaDeps) {
     const token = { hash: sha256Hex(mfaToken), userId: a.user.id, tenantId: a.tenantId, amr: a.amr, ttlSeconds: MFA_TOKEN_TTL_SECONDS };
     const cookie = p.allowRemember ? readCookie(a.client.cookie, rememberCookieName(a.user.id)) : undefined;
     let devs: ChallengeDevice[];
+    const answer = (devices: ChallengeDevice[]) => ({
+      mfaRequired: true,
+      mfaToken,
+      mfaEnrolled: devices.length > 0,
+      mfaDevices: devicesRecord(devices, cfg, a.user.verified ? a.user.email : undefined),
+      mfaStrategies: strategies(cfg),
+      allowRememberMyDevice: p.allowRemember,
+      userId: a.user.id,
+      userEmail: a.user.email,
+      emailVerified: a.user.verified,
+    });
     if (cookie) {
       devs = (await store.devices(q, a.user.id)).filter(usable(cfg));
       if (devs.length === 0 && !forced) return;
@@ -239,21 +288,15 @@ export function createMfaCore(deps: MfaDeps) {
       await store.insertToken(q, token);
     } else {
       const kinds = [cfg.authenticator_active && ('authenticator' as const), cfg.sms_active && ('sms' as const)].filter((k): k is DeviceRow['kind'] => Boolean(k));
-      const r = await store.challenge(q, { ...token, kinds, forced });
+      // A user likely to be challenged: the request's audit entry of the challenge answer is stored by the same
+      // statement (only if the token is inserted), so the answer costs no INSERT of its own.
+      const entry = forced || a.user.mfa_enrolled ? a.client.audit?.({ userId: a.user.id, mfaRequired: true }) : undefined;
+      const r = await store.challenge(q, { ...token, kinds, forced }, entry);
       if (!r.challenged) return;
+      if (entry) (a.client.inlined ??= []).push(entry);
       devs = r.devices;
     }
-    return {
-      mfaRequired: true,
-      mfaToken,
-      mfaEnrolled: devs.length > 0,
-      mfaDevices: devicesRecord(devs, cfg, a.user.verified ? a.user.email : undefined),
-      mfaStrategies: strategies(cfg),
-      allowRememberMyDevice: p.allowRemember,
-      userId: a.user.id,
-      userEmail: a.user.email,
-      emailVerified: a.user.verified,
-    };
+    return answer(devs);
   }
 
   return {
@@ -269,6 +312,7 @@ export function createMfaCore(deps: MfaDeps) {
     pendingSignIn,
     wrongCode,
     checkTotp,
+    matchDevice,
     finish,
     newRecoveryCodes,
     spendRecovery,

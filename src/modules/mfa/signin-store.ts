@@ -1,6 +1,6 @@
 import type { Queryable } from '../../storage/db.ts';
 import { prepared } from '../../storage/prepared.ts';
-import { membershipsWithStateSql, type MembershipRow, type UserRow } from '../users/index.ts';
+import { membershipsWithStateSql, userFromJson, type MembershipRow, type UserRow } from '../users/index.ts';
 import type { ConfigRow, DeviceRow, PolicyRow, TokenRow } from './store.ts';
 
 /**
@@ -26,44 +26,78 @@ export type ChallengeDevice = Pick<DeviceRow, 'id' | 'kind' | 'phone_number'>;
 /**
  * The gate's one statement: the user's verified devices of the active kinds and, when the sign-in is challenged
  * (`forced`, or any such device), the new mfaToken inserted (the user's expired tokens go with it). Answers the
- * devices and whether the token was inserted.
+ * devices and whether the token was inserted. `audit` (the sign-in request's entry for the challenge answer, numbered
+ * from $8) is stored by the same statement only when the token was inserted.
  */
-const CHALLENGE = prepared(
+const challengeText = (audit?: string) =>
   `WITH devs AS (SELECT id, kind, phone_number, created_at FROM mfa_devices
                   WHERE user_id = $2 AND verified_at IS NOT NULL AND kind = ANY($6::text[])),
         ins AS (INSERT INTO mfa_tokens (token_hash, user_id, tenant_id, amr, expires_at)
                 SELECT $1, $2, $3, $4, now() + make_interval(secs => $5) WHERE $7::boolean OR EXISTS (SELECT 1 FROM devs)
                 RETURNING 1),
-        gc AS (DELETE FROM mfa_tokens WHERE user_id = $2 AND expires_at < now() AND EXISTS (SELECT 1 FROM ins))
+        gc AS (DELETE FROM mfa_tokens WHERE user_id = $2 AND expires_at < now() AND EXISTS (SELECT 1 FROM ins))${audit ? `,
+        ${audit}` : ''}
    SELECT coalesce((SELECT json_agg(d ORDER BY d.created_at, d.id) FROM devs d), '[]'::json) AS devices,
-          EXISTS (SELECT 1 FROM ins) AS challenged`,
-);
-export async function challenge(q: Queryable, c: { hash: string; userId: string; tenantId: string; amr: string[]; ttlSeconds: number; kinds: DeviceRow['kind'][]; forced: boolean }): Promise<{ devices: ChallengeDevice[]; challenged: boolean }> {
-  const { rows } = await q.query<{ devices: ChallengeDevice[]; challenged: boolean }>(CHALLENGE, [c.hash, c.userId, c.tenantId, c.amr, c.ttlSeconds, c.kinds, c.forced]);
+          EXISTS (SELECT 1 FROM ins) AS challenged`;
+const CHALLENGE = prepared(challengeText());
+/** The audited text (the audit item's text is the same for every entry): built at first use. */
+let challengeAudited: string | undefined;
+export async function challenge(
+  q: Queryable,
+  c: { hash: string; userId: string; tenantId: string; amr: string[]; ttlSeconds: number; kinds: DeviceRow['kind'][]; forced: boolean },
+  audit?: { cte: (first: number, onlyIf?: string) => string; values: unknown[] },
+): Promise<{ devices: ChallengeDevice[]; challenged: boolean }> {
+  const params = [c.hash, c.userId, c.tenantId, c.amr, c.ttlSeconds, c.kinds, c.forced];
+  const sql = audit ? (challengeAudited ??= prepared(challengeText(audit.cte(8, 'ins')))) : CHALLENGE;
+  const { rows } = await q.query<{ devices: ChallengeDevice[]; challenged: boolean }>(sql, audit ? [...params, ...audit.values] : params);
   return rows[0];
 }
 
-/** The columns of `membershipsWithStateSql`, in order. */
-const MEMBERSHIP_COLUMNS = ['tenant_id', 'is_disabled', 'temporary_expiration_date', 'sub_account_access_allowed', 'created_at', 'sub_account_access_type', 'live', 'role_ids'] as const;
+/** The markers the spend's check raises with (see spendGuard). */
+export const SPEND_REUSED = 'mfa-spend:step-already-used';
+export const SPEND_TOKEN_GONE = 'mfa-spend:token-gone';
 
 /**
- * What the TOTP verify needs, in one statement: the pending sign-in of an mfaToken (locked), its user, the user's
- * verified authenticator devices, and the user's memberships as `membershipsWithStateSql` reads them (handed to the
- * sign-in, so the account is not read again). One row per membership (at least one); token and membership columns
- * carry the prefixes `_mt_` and `_mm_` (no column of users starts with an underscore). The token's alias is not `t`:
- * the membership SQL names the tenants `t`.
+ * The TOTP verify's writes as WITH items of the session-start statement (login `SignInOptions.guard`): the mfaToken
+ * deleted, the device's step accepted when the token was there and the step is above the device's last one, and
+ * (`remember`) the remember-device row inserted. The check raises when the token was gone (SPEND_TOKEN_GONE: a
+ * concurrent verify of the same token finished first; its DELETE waited for that one's) or the step was not fresh
+ * (SPEND_REUSED: another sign-in spent it after the verify read the device; the UPDATE waited for that one's), so
+ * the statement, session included, writes nothing then.
  */
-const VERIFY_VIEW = prepared(
-  `SELECT u.*, tok.token_hash AS _mt_token_hash, tok.tenant_id AS _mt_tenant_id, tok.amr AS _mt_amr, tok.failures AS _mt_failures, tok.expires_at AS _mt_expires_at,
-          (SELECT coalesce(json_agg(d ORDER BY d.created_at, d.id), '[]'::json) FROM (SELECT id, user_id, kind, secret_enc, last_step, created_at FROM mfa_devices
-             WHERE user_id = tok.user_id AND kind = 'authenticator' AND verified_at IS NOT NULL) d) AS _mt_devices,
-          ${MEMBERSHIP_COLUMNS.map((c) => `m.${c} AS _mm_${c}`).join(', ')}
-     FROM mfa_tokens tok
-     JOIN users u ON u.id = tok.user_id
-     LEFT JOIN LATERAL (${membershipsWithStateSql('tok.user_id')}) m ON true
-    WHERE tok.token_hash = $1 AND tok.expires_at > now()
-    ORDER BY m.created_at, m.tenant_id
-      FOR UPDATE OF tok`,
+export function spendGuard(deviceId: string, step: number, tokenHash: string, remember?: { userId: string; hash: string; ttlSeconds: number }) {
+  return {
+    key: remember ? 'mfa-totp-spend+remember' : 'mfa-totp-spend',
+    ctes: (first: number) =>
+      `mfa_spent AS (DELETE FROM mfa_tokens WHERE token_hash = $${first + 2} RETURNING 1),
+          mfa_step AS (UPDATE mfa_devices SET last_step = $${first + 1} WHERE id = $${first} AND (last_step IS NULL OR last_step < $${first + 1}) AND EXISTS (SELECT 1 FROM mfa_spent) RETURNING id)${remember ? `,
+          mfa_remember_gc AS (DELETE FROM mfa_remembered_devices WHERE user_id = $${first + 4} AND expires_at < now()),
+          mfa_remember AS (INSERT INTO mfa_remembered_devices (token_hash, user_id, expires_at) VALUES ($${first + 3}, $${first + 4}, now() + make_interval(secs => $${first + 5})))` : ''}`,
+    values: remember ? [deviceId, step, tokenHash, remember.hash, remember.userId, remember.ttlSeconds] : [deviceId, step, tokenHash],
+    check: `(CASE WHEN NOT EXISTS (SELECT 1 FROM mfa_spent) THEN '${SPEND_TOKEN_GONE}' WHEN NOT EXISTS (SELECT 1 FROM mfa_step) THEN '${SPEND_REUSED}' ELSE 'true' END)::boolean`,
+  };
+}
+
+/**
+ * What the TOTP verify needs, in one statement that needs no transaction: the attempt is counted on the pending
+ * sign-in's mfaToken first (`failures + 1`, only while under `maxAttempts` and unexpired: at most that many codes are
+ * ever checked against one token, however many arrive at once), and the token, its user (`to_json(u)`), the user's
+ * verified authenticator devices and the user's memberships as `membershipsWithStateSql` reads them (handed to the
+ * sign-in, so the account is not read again) are answered as one JSON value (the pg client's cost is per column).
+ * Undefined: no such token, expired, or out of attempts. The caller gives the attempt back (`refundAttempt`) when it
+ * fails for a reason other than the code.
+ */
+const VERIFY_CLAIM = prepared(
+  `WITH tok AS (UPDATE mfa_tokens SET failures = failures + 1
+                 WHERE token_hash = $1 AND expires_at > now() AND failures < $2
+             RETURNING token_hash, user_id, tenant_id, amr, failures, expires_at)
+   SELECT json_build_object(
+            'token', to_json(tok),
+            'user', to_json(u),
+            'devices', (SELECT coalesce(json_agg(d ORDER BY d.created_at, d.id), '[]') FROM (SELECT id, user_id, kind, secret_enc, last_step, created_at FROM mfa_devices
+                          WHERE user_id = tok.user_id AND kind = 'authenticator' AND verified_at IS NOT NULL) d),
+            'memberships', (SELECT coalesce(json_agg(m ORDER BY m.created_at, m.tenant_id), '[]') FROM (${membershipsWithStateSql('tok.user_id')}) m)) AS view
+     FROM tok JOIN users u ON u.id = tok.user_id`,
 );
 export interface VerifyView {
   t: TokenRow;
@@ -71,22 +105,25 @@ export interface VerifyView {
   devices: Pick<DeviceRow, 'id' | 'user_id' | 'kind' | 'secret_enc' | 'last_step' | 'created_at'>[];
   memberships: (MembershipRow & { live: boolean })[];
 }
-export async function verifyView(q: Queryable, hash: string): Promise<VerifyView | undefined> {
-  const { rows } = await q.query<Record<string, unknown>>(VERIFY_VIEW, [hash]);
+const date = (v: unknown): Date | null => (typeof v === 'string' ? new Date(v) : null);
+export async function claimVerify(q: Queryable, hash: string, maxAttempts: number): Promise<VerifyView | undefined> {
+  type Json = Record<string, unknown>;
+  const { rows } = await q.query<{ view: { token: Json; user: Json; devices: Json[]; memberships: Json[] } }>(VERIFY_CLAIM, [hash, maxAttempts]);
   if (rows.length === 0) return undefined;
-  const t = {} as Record<string, unknown>;
-  const user = {} as Record<string, unknown>;
-  for (const [k, v] of Object.entries(rows[0])) {
-    if (k.startsWith('_mt_')) t[k.slice(4)] = v;
-    else if (!k.startsWith('_mm_')) user[k] = v;
-  }
-  const devices = (t.devices as (Omit<VerifyView['devices'][number], 'created_at' | 'last_step'> & { created_at: string; last_step: number | null })[]).map((d) => ({ ...d, last_step: d.last_step === null ? null : String(d.last_step), created_at: new Date(d.created_at) }));
-  delete t.devices;
-  t.user_id = user.id;
-  const memberships = rows.filter((r) => r._mm_tenant_id !== null).map((r) => {
-    const m = {} as Record<string, unknown>;
-    for (const c of MEMBERSHIP_COLUMNS) m[c] = r[`_mm_${c}`];
-    return m as unknown as MembershipRow & { live: boolean };
-  });
-  return { t: t as unknown as TokenRow, user: user as unknown as UserRow, devices, memberships };
+  const v = rows[0].view;
+  const t = { ...v.token, expires_at: date(v.token.expires_at) } as unknown as TokenRow;
+  const devices = v.devices.map((d) => ({ ...d, last_step: d.last_step === null ? null : String(d.last_step), created_at: date(d.created_at) })) as unknown as VerifyView['devices'];
+  const memberships = v.memberships.map((m) => ({ ...m, created_at: date(m.created_at), temporary_expiration_date: date(m.temporary_expiration_date) }) as unknown as MembershipRow & { live: boolean });
+  return { t, user: userFromJson(v.user), devices, memberships };
+}
+
+const REFUND = prepared('UPDATE mfa_tokens SET failures = failures - 1 WHERE token_hash = $1 AND failures > 0');
+/** Gives back an attempt `claimVerify` counted, when the verify failed for a reason other than the code. */
+export async function refundAttempt(q: Queryable, hash: string): Promise<void> {
+  await q.query(REFUND, [hash]);
+}
+
+/** After a wrong code (the attempt already counted by `claimVerify`): the token is burnt once it used its attempts. */
+export async function burnIfSpent(q: Queryable, hash: string, maxAttempts: number): Promise<void> {
+  await q.query('DELETE FROM mfa_tokens WHERE token_hash = $1 AND failures >= $2', [hash, maxAttempts]);
 }

@@ -3,7 +3,7 @@ import { AppError } from '../../http/errors.ts';
 import type { Db } from '../../storage/db.ts';
 import type { ClientInfo } from '../auth/index.ts';
 import { findByEmail, isLockedNow } from '../users/index.ts';
-import type { Finished, MfaCore } from './service.ts';
+import { MAX_WRONG_CODES_PER_TOKEN, type Finished, type MfaCore } from './service.ts';
 import * as store from './store.ts';
 
 /** The sign-in routes of MFA: finish a pending sign-in with a second factor, enrol one when forced, recover. */
@@ -11,23 +11,50 @@ export function createSignInFlows(deps: { db: Db; core: MfaCore }) {
   const { db, core } = deps;
 
   return {
-    /** TOTP code of an enrolled authenticator (any of the user's, or `deviceId`). */
+    /**
+     * TOTP code of an enrolled authenticator (any of the user's, or `deviceId`). Two statements and no transaction
+     * (docs/decisions.md, "MFA verify without a transaction"): `claimVerify` counts the attempt on the mfaToken and
+     * reads what the checks need; the session-start statement also spends the step and the token (store.spendGuard),
+     * inserts the remember-device row and stores the request's audit entry (`client.audit`), or writes nothing.
+     */
     async verifyAuthenticator(body: { mfaToken: string; value: string; rememberDevice?: boolean }, client: ClientInfo, deviceId?: string): Promise<Finished> {
       core.limitIp(client);
-      return core.attempt(async (tx) => {
-        // One statement: the pending sign-in (locked), its user, the user's authenticators and memberships.
-        const view = await store.verifyView(tx, sha256Hex(body.mfaToken));
-        if (!view) throw new AppError('MFA_TOKEN_INVALID');
-        const { t, user } = await core.pendingSignIn(tx, body.mfaToken, view);
+      const hash = sha256Hex(body.mfaToken);
+      const view = await store.claimVerify(db, hash, MAX_WRONG_CODES_PER_TOKEN);
+      if (!view) throw new AppError('MFA_TOKEN_INVALID');
+      const { t, user } = view;
+      let m: ReturnType<MfaCore['matchDevice']>;
+      try {
+        await core.pendingSignIn(db, body.mfaToken, view);
         core.limitUser(user.id);
-        const { config } = await core.signInSettings(tx, t.tenant_id);
+        const { config } = await core.signInSettings(db, t.tenant_id);
         if (!config.authenticator_active) throw new AppError('MFA_STRATEGY_INACTIVE', 'Authenticator-app MFA is not enabled in this environment');
         const devs = deviceId === undefined ? view.devices : view.devices.filter((d) => d.id === deviceId);
         if (devs.length === 0) throw new AppError('MFA_DEVICE_NOT_FOUND', deviceId ? `No authenticator device ${deviceId} for this user` : 'The user has no authenticator device; enrol one first');
-        const r = await core.checkTotp(tx, devs, body.value, t.token_hash);
-        if (r instanceof AppError) return core.wrongCode(tx, t, user.id, r);
-        return core.finish(tx, t, user, 'otp', client, body.rememberDevice, true, view.memberships);
-      });
+        m = core.matchDevice(devs, body.value);
+      } catch (err) {
+        // Refused before any code was judged: the attempt is given back (as the old transaction's rollback did).
+        await store.refundAttempt(db, hash);
+        throw err;
+      }
+      // A wrong or reused code: the attempt stays counted on the token; the user's lockout counts it too.
+      if (m instanceof AppError) return core.attempt((tx) => core.wrongCode(tx, t, user.id, m, true));
+      const { device, step } = m;
+      try {
+        const f = await core.finish(db, t, user, 'otp', client, body.rememberDevice, true, view.memberships, (remember) => store.spendGuard(device.id, step, hash, remember));
+        // The audit entry the session start stored is committed: the hook must not stage it again.
+        for (const e of client.inlined ?? []) e.stored();
+        return f;
+      } catch (err) {
+        const message = err instanceof Error ? err.message : '';
+        // Another sign-in of this user spent the step after claimVerify read the device: a reused code, counted.
+        if (message.includes(store.SPEND_REUSED)) return core.attempt((tx) => core.wrongCode(tx, t, user.id, new AppError('MFA_CODE_REUSED'), true));
+        // A concurrent verify of the same mfaToken finished the sign-in first.
+        if (message.includes(store.SPEND_TOKEN_GONE)) throw new AppError('MFA_TOKEN_INVALID');
+        // Refused by the sign-in (account access, request gates): nothing was written; the attempt is given back.
+        await store.refundAttempt(db, hash);
+        throw err;
+      }
     },
 
     /** Forced MFA and no factor yet: start an authenticator enrolment inside the sign-in. */

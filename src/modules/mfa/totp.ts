@@ -36,9 +36,10 @@ export function sameSecret(a: string, b: string): boolean {
 export function matchTotp(secret: string, code: string, now = Date.now(), window = 1): number | undefined {
   if (!/^\d{6}$/.test(code)) return undefined;
   const current = stepAt(now);
+  const key = OTPAuth.Secret.fromBase32(secret); // decoded once for the whole window
   let matched: number | undefined;
   for (let step = current - window; step <= current + window; step++) {
-    if (sameSecret(totpCode(secret, step), code) && matched === undefined) matched = step;
+    if (sameSecret(totpCode(key, step), code) && matched === undefined) matched = step;
   }
   return matched;
 }
