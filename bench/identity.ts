@@ -593,7 +593,7 @@ function statementsTable(title: string, b: Awaited<ReturnType<ReturnType<typeof 
 // ---------------------------------------------------------------------------------------------------------------
 
 export async function run(opts: BenchOptions): Promise<AreaResult> {
-  // BENCH_REFRESH_SESSIONS: refresh sessions in flight (default 8; 4 with --quick), to see whether more saturate the server.
+  // BENCH_REFRESH_SESSIONS: refresh sessions in flight (default 32; 4 with --quick), to see how many saturate the server.
   const sizes = { ...(opts.quick ? QUICK : FULL) };
   if (process.env.BENCH_REFRESH_SESSIONS) sizes.refreshSessions = Number(process.env.BENCH_REFRESH_SESSIONS);
   const { store, log } = opts;
