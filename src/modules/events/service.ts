@@ -8,6 +8,16 @@ export interface EventsOptions {
 }
 
 const KNOWN = new Set<string>(EVENT_KEYS);
+const INSERT_EVENTS = 'INSERT INTO events (id, event_key, tenant_id, entity_type, entity_id, data) VALUES';
+
+/** An event's row values, in INSERT_EVENTS's column order (its key checked against the catalogue). */
+function rowOf(e: NewEvent): unknown[] {
+  if (!KNOWN.has(e.eventKey)) throw new Error(`unknown event key ${e.eventKey}: add it to src/modules/events/catalog.ts and docs/events.md`);
+  return [newId(), e.eventKey, e.tenantId ?? null, e.entity?.type ?? null, e.entity?.id ?? null, JSON.stringify(e.data)];
+}
+
+/** Placeholders `($first, …)` for one row of `n` values. */
+const placeholders = (first: number, n: number): string => `(${Array.from({ length: n }, (_, i) => `$${first + i}`).join(', ')})`;
 /** Debounce of the dispatcher's wake-up after emits (delivery latency vs fan-out transactions per second). */
 const WAKE_MS = 25;
 
@@ -32,10 +42,10 @@ export function createEventsService(opts: EventsOptions = {}) {
      */
     inline(e: NewEvent): { cte: (first: number) => string; values: unknown[]; written: () => void } | undefined {
       if (opts.enabled === false) return undefined;
-      if (!KNOWN.has(e.eventKey)) throw new Error(`unknown event key ${e.eventKey}: add it to src/modules/events/catalog.ts and docs/events.md`);
+      const values = rowOf(e);
       return {
-        cte: (first) => `emitted AS (INSERT INTO events (id, event_key, tenant_id, entity_type, entity_id, data) VALUES (${[0, 1, 2, 3, 4, 5].map((i) => `$${first + i}`).join(', ')}))`,
-        values: [newId(), e.eventKey, e.tenantId ?? null, e.entity?.type ?? null, e.entity?.id ?? null, JSON.stringify(e.data)],
+        cte: (first) => `emitted AS (${INSERT_EVENTS} ${placeholders(first, values.length)})`,
+        values,
         written: nudge,
       };
     },
@@ -51,12 +61,11 @@ export function createEventsService(opts: EventsOptions = {}) {
     for (let i = 0; i < list.length; i += 1000) {
       const params: unknown[] = [];
       const values = list.slice(i, i + 1000).map((e) => {
-        if (!KNOWN.has(e.eventKey)) throw new Error(`unknown event key ${e.eventKey}: add it to src/modules/events/catalog.ts and docs/events.md`);
-        params.push(newId(), e.eventKey, e.tenantId ?? null, e.entity?.type ?? null, e.entity?.id ?? null, JSON.stringify(e.data));
-        const b = params.length - 6;
-        return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $${b + 6})`;
+        const row = rowOf(e);
+        params.push(...row);
+        return placeholders(params.length - row.length + 1, row.length);
       });
-      await q.query(`INSERT INTO events (id, event_key, tenant_id, entity_type, entity_id, data) VALUES ${values.join(', ')}`, params);
+      await q.query(`${INSERT_EVENTS} ${values.join(', ')}`, params);
     }
     nudge();
   }

@@ -183,35 +183,30 @@ export function createMfaCore(deps: MfaDeps) {
    * the flow's writes made by the session-start statement (store.spendGuard), given the remember-device row to insert
    * with them (when asked and allowed); the token is spent there, and `q` need not be a transaction.
    */
-  async function finish(q: Queryable, t: TokenRow, user: UserRow, method: string, client: ClientInfo, rememberDevice?: boolean, tokenSpent = false, memberships?: (MembershipRow & { live: boolean })[], guard?: (remember?: { userId: string; hash: string; ttlSeconds: number }) => NonNullable<SignInOptions['guard']>): Promise<Finished> {
+  async function finish(q: Queryable, t: TokenRow, user: UserRow, method: string, client: ClientInfo, rememberDevice?: boolean, memberships?: (MembershipRow & { live: boolean })[], guard?: (remember?: store.RememberRow) => NonNullable<SignInOptions['guard']>): Promise<Finished> {
     const amr = [...new Set([...t.amr, 'mfa', method])];
+    const offer = rememberDevice ? await rememberOffer(q, t.tenant_id, user.id) : undefined;
+    const opts = { tenantId: t.tenant_id, satisfied: ['mfa'], resumes: 'mfa', memberships };
     if (guard) {
-      let remember: Finished['remember'];
-      let row: { userId: string; hash: string; ttlSeconds: number } | undefined;
-      if (rememberDevice) {
-        const { policy: p } = await policy.signInSettings(q, t.tenant_id);
-        if (p.allowRemember) {
-          const value = randomSecret(32);
-          row = { userId: user.id, hash: sha256Hex(value), ttlSeconds: p.deviceExpirationSeconds };
-          remember = { name: rememberCookieName(user.id), value, maxAge: p.deviceExpirationSeconds };
-        }
-      }
-      const response = await deps.login.signIn(q, user, client, amr, { tenantId: t.tenant_id, satisfied: ['mfa'], resumes: 'mfa', memberships, guard: guard(row) });
-      return { response: response as Record<string, unknown>, remember };
+      // The token, the step and the remember-device row are written by the session-start statement.
+      const response = await deps.login.signIn(q, user, client, amr, { ...opts, guard: guard(offer?.row) });
+      return { response: response as Record<string, unknown>, remember: offer?.cookie };
     }
-    const tx = q;
-    if (!tokenSpent) await store.deleteToken(tx, t.token_hash);
-    const response = await deps.login.signIn(tx, user, client, amr, { tenantId: t.tenant_id, satisfied: ['mfa'], resumes: 'mfa', memberships });
-    let remember: Finished['remember'];
-    if (rememberDevice) {
-      const { policy: p } = await policy.signInSettings(tx, t.tenant_id);
-      if (p.allowRemember) {
-        const value = randomSecret(32);
-        await store.remember(tx, user.id, sha256Hex(value), p.deviceExpirationSeconds);
-        remember = { name: rememberCookieName(user.id), value, maxAge: p.deviceExpirationSeconds };
-      }
-    }
-    return { response: response as Record<string, unknown>, remember };
+    await store.deleteToken(q, t.token_hash);
+    const response = await deps.login.signIn(q, user, client, amr, opts);
+    if (offer) await store.remember(q, offer.row.userId, offer.row.hash, offer.row.ttlSeconds);
+    return { response: response as Record<string, unknown>, remember: offer?.cookie };
+  }
+
+  /** The remember-device row and cookie of a sign-in that asked for it, when the account's policy allows remembering. */
+  async function rememberOffer(q: Queryable, tenantId: string, userId: string): Promise<{ row: store.RememberRow; cookie: NonNullable<Finished['remember']> } | undefined> {
+    const { policy: p } = await policy.signInSettings(q, tenantId);
+    if (!p.allowRemember) return undefined;
+    const value = randomSecret(32);
+    return {
+      row: { userId, hash: sha256Hex(value), ttlSeconds: p.deviceExpirationSeconds },
+      cookie: { name: rememberCookieName(userId), value, maxAge: p.deviceExpirationSeconds },
+    };
   }
 
   /** New recovery codes (replacing any), answered once in clear and stored as SHA-256. */

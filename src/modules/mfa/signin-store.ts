@@ -57,6 +57,13 @@ export async function challenge(
 export const SPEND_REUSED = 'mfa-spend:step-already-used';
 export const SPEND_TOKEN_GONE = 'mfa-spend:token-gone';
 
+/** A remember-device row to insert: the cookie value's hash, for `ttlSeconds`. */
+export interface RememberRow {
+  userId: string;
+  hash: string;
+  ttlSeconds: number;
+}
+
 /**
  * The TOTP verify's writes as WITH items of the session-start statement (login `SignInOptions.guard`): the mfaToken
  * deleted, the device's step accepted when the token was there and the step is above the device's last one, and
@@ -65,7 +72,7 @@ export const SPEND_TOKEN_GONE = 'mfa-spend:token-gone';
  * (SPEND_REUSED: another sign-in spent it after the verify read the device; the UPDATE waited for that one's), so
  * the statement, session included, writes nothing then.
  */
-export function spendGuard(deviceId: string, step: number, tokenHash: string, remember?: { userId: string; hash: string; ttlSeconds: number }) {
+export function spendGuard(deviceId: string, step: number, tokenHash: string, remember?: RememberRow) {
   return {
     key: remember ? 'mfa-totp-spend+remember' : 'mfa-totp-spend',
     ctes: (first: number) =>

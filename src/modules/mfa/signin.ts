@@ -41,7 +41,7 @@ export function createSignInFlows(deps: { db: Db; core: MfaCore }) {
       if (m instanceof AppError) return core.attempt((tx) => core.wrongCode(tx, t, user.id, m, true));
       const { device, step } = m;
       try {
-        const f = await core.finish(db, t, user, 'otp', client, body.rememberDevice, true, view.memberships, (remember) => store.spendGuard(device.id, step, hash, remember));
+        const f = await core.finish(db, t, user, 'otp', client, body.rememberDevice, view.memberships, (remember) => store.spendGuard(device.id, step, hash, remember));
         // The audit entry the session start stored is committed: the hook must not stage it again.
         for (const e of client.inlined ?? []) e.stored();
         return f;
