@@ -93,15 +93,15 @@ export async function scimRoutes(app: FastifyInstance, { directory, publicUrl }:
     req.auditActor = { type: 'scim', id: call.connection.id };
     req.auditTenantId = (call.connection as { tenant_id?: string }).tenant_id;
   });
+  // lastSync is written before the answer leaves (after the call's own transaction committed), so a client that
+  // has the answer reads a lastSync that counts the call; at most one UPDATE a second per connection (service.touch).
   app.addHook('onSend', async (req, reply, payload) => {
     const ct = reply.getHeader('content-type');
     if (typeof ct === 'string' && ct.startsWith('application/json')) reply.header('content-type', 'application/scim+json; charset=utf-8');
-    return payload;
-  });
-  app.addHook('onResponse', async (req, reply) => {
     const c = req.scim?.connection;
     const isProvisioning = /\/(Users|Groups)(\/|$|\?)/.test(req.url);
     if (c && isProvisioning && reply.statusCode < 400) await directory.touch(c as ConnectionRow).catch((err) => req.log.warn({ err }, 'lastSync update failed'));
+    return payload;
   });
 
   // Answers are declared under application/scim+json only (openapi.ts): documented, never serialised by Fastify.
