@@ -112,7 +112,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   const passwordless = createPasswordlessService({ ...flowDeps, limits: codeLimits() });
   const signup = createSignupService({ ...flowDeps, environment, tenants, roles, limits: codeLimits(), publicUrl: config.publicUrl });
   // Stable: a user is pending only from sign-up until activated, so the MFA verify (resuming the 'mfa' challenge) skips it.
-  auth.login.addGate('activation', signup.gate, { before: 'mfa', stable: true });
+  auth.login.addGate('activation', signup.gate, { before: 'mfa', stable: true, prefetch: signup.gatePrefetch });
   const invitations = createInvitationsService({ ...flowDeps, tenants, roles, users, limits: codeLimits() });
 
   const entitlements = createEntitlementsService({ db, vendorId: () => environment.id, requireAccount: (q, tenantId) => tenants.requireLive(q, tenantId), events });

@@ -52,6 +52,11 @@ export interface GateInput {
   client: ClientInfo;
   /** Methods used so far, e.g. ['pwd'], ['otp'], ['sso']. */
   amr: string[];
+  /**
+   * The value of the gate's `prefetch` (addGate), when the flow read it with the user (password sign-in); undefined
+   * when it did not, and the gate reads what it needs itself.
+   */
+  prefetched?: unknown;
 }
 export type SignInGate = (q: Queryable, a: GateInput) => Promise<void | Record<string, unknown>>;
 export interface SignInOptions {
@@ -67,6 +72,8 @@ export interface SignInOptions {
   resumes?: string;
   /** The user's memberships as `membershipsWithStateSql` reads them, when the flow read them in a larger statement (MFA verify). */
   memberships?: (MembershipRow & { live: boolean })[];
+  /** The gates' prefetched values by gate name (store.signInView), when the flow read them with the user. */
+  prefetched?: Record<string, unknown>;
   /**
    * The flow's own writes, made by the session-start statement (the MFA verify's TOTP step and mfaToken spent). When
    * they did not happen, the statement raises (see SessionGuard.check) and nothing of the sign-in is written.
@@ -83,13 +90,14 @@ export interface UsedSettings {
 export function createLoginService(deps: LoginDeps) {
   const { db, users, passwords } = deps;
   const gates: Array<{ name: string; gate: SignInGate; stable?: boolean }> = [];
+  let prefetches: store.GatePrefetch[] = [];
   let inviteJoin: ((q: Queryable, user: UserRow, token: string) => Promise<string>) | undefined;
 
-  async function runGates(q: Queryable, a: GateInput, satisfied: string[] = [], resumes?: string): Promise<Record<string, unknown> | undefined> {
+  async function runGates(q: Queryable, a: GateInput, satisfied: string[] = [], resumes?: string, prefetched?: Record<string, unknown>): Promise<Record<string, unknown> | undefined> {
     const resumed = resumes ? gates.findIndex((g) => g.name === resumes) : -1;
     for (const [i, { name, gate, stable }] of gates.entries()) {
       if (satisfied.includes(name) || name === resumes || (stable && i < resumed)) continue;
-      const challenge = await gate(q, a);
+      const challenge = await gate(q, prefetched && name in prefetched ? { ...a, prefetched: prefetched[name] } : a);
       if (challenge && a.stage === 'login') return challenge;
     }
     return undefined;
@@ -103,9 +111,9 @@ export function createLoginService(deps: LoginDeps) {
       const membership = await view.accessTo(opts.tenantId);
       if (!membership) throw new AppError('NO_ACCOUNT_ACCESS', `The user has no access to account ${opts.tenantId}`);
       picked = { tenantId: opts.tenantId, membership, tenantIds: view.tenantIds };
-    } else picked = await pickAccount(tx, user);
+    } else picked = await pickAccount(tx, user, opts.memberships);
     const { tenantId, membership, tenantIds } = picked;
-    const challenge = await runGates(tx, { stage: 'login', user, tenantId, client, amr }, opts.satisfied, opts.resumes);
+    const challenge = await runGates(tx, { stage: 'login', user, tenantId, client, amr }, opts.satisfied, opts.resumes, opts.prefetched);
     if (challenge) return challenge;
     // The sign-in is recorded on the user (failed attempts reset, last login, active account) by start's statement.
     return start(tx, { ...user, active_tenant_id: tenantId }, tenantId, membership, client, amr, tenantIds, used, opts.guard);
@@ -120,8 +128,8 @@ export function createLoginService(deps: LoginDeps) {
    * The account to sign in to: the active one when the user may act there, else the first membership that works.
    * Also answers the user's accounts (the token's tenantIds), so they are read once per sign-in.
    */
-  async function pickAccount(q: Queryable, user: UserRow) {
-    const view = await users.accessView(q, user.id);
+  async function pickAccount(q: Queryable, user: UserRow, memberships?: SignInOptions['memberships']) {
+    const view = await users.accessView(q, user.id, memberships);
     const candidates = [user.active_tenant_id, ...view.tenantIds].filter((t): t is string => Boolean(t));
     for (const tenantId of new Set(candidates)) {
       const membership = await view.accessTo(tenantId);
@@ -204,8 +212,10 @@ export function createLoginService(deps: LoginDeps) {
       limit(`ip:${client.ip ?? 'unknown'}`, deps.limits.perIp);
       limit(`id:${identifier}`, deps.limits.perIdentifier);
 
-      let user = body.email ? await findByEmail(db, identifier) : await findByUsername(db, identifier);
-      if (!user) {
+      // One statement: the user, the memberships and what the gates prefetch (store.signInView).
+      const view = await store.signInView(db, body.email ? 'email' : 'username', identifier, prefetches);
+      let user = view?.user;
+      if (!view || !user) {
         await passwords.decoy(body.password);
         throw new AppError('INVALID_LOGIN');
       }
@@ -231,17 +241,20 @@ export function createLoginService(deps: LoginDeps) {
         await registerFailure(user);
         throw new AppError('INVALID_LOGIN');
       }
-      const newHash = needsRehash ? await passwords.hash(body.password) : undefined;
+      // An imported hash of another format is replaced by our own (the password was right; kept even if a gate refuses).
+      if (needsRehash) await updateUser(db, user.id, { password_hash: await passwords.hash(body.password) });
       const signedIn = user;
-      const out = await db.transaction(async (tx) => {
-        if (newHash) await updateUser(tx, signedIn.id, { password_hash: newHash });
-        // An account invite token (invitations module): the user joins that account and signs in to it.
-        const opts = body.invitationToken && inviteJoin ? { tenantId: await inviteJoin(tx, signedIn, body.invitationToken) } : {};
-        return signInUser(tx, signedIn, client, ['pwd'], opts, used) as Promise<LoginResponse>;
-      });
+      const { invitationToken } = body;
+      const join = inviteJoin;
+      // An account invite token (invitations module): the user joins that account and signs in to it, in one transaction.
+      // Otherwise no transaction (docs/decisions.md, "Sign-in without a transaction"): the reads were made with the
+      // user, the gates need no statement unless they challenge, and the session starts with one statement.
+      const out = invitationToken && join
+        ? await db.transaction(async (tx) => signInUser(tx, signedIn, client, ['pwd'], { tenantId: await join(tx, signedIn, invitationToken) }, used))
+        : await signInUser(db, signedIn, client, ['pwd'], { memberships: view.memberships, prefetched: view.gates }, used);
       // Audit entries the sign-in's statements stored (client.audit) are committed: the hook must not stage them again.
       for (const e of client.inlined ?? []) e.stored();
-      return out;
+      return out as LoginResponse;
     },
 
     /**
@@ -249,12 +262,15 @@ export function createLoginService(deps: LoginDeps) {
      * refuses, such as activation, runs before one that challenges, such as MFA, so no second factor is asked in vain).
      * `stable`: once the gate lets a user pass, it always will (it reads no request data and its rule cannot return,
      * e.g. activation); a sign-in that `resumes` a later gate's challenge does not run it again.
+     * `prefetch`: a SQL expression over the user's id that the password sign-in reads with the user (store.signInView);
+     * its value reaches the gate as `GateInput.prefetched`.
      */
-    addGate(name: string, gate: SignInGate, opts: { before?: string; stable?: boolean } = {}): void {
+    addGate(name: string, gate: SignInGate, opts: { before?: string; stable?: boolean; prefetch?: (userExpr: string) => string } = {}): void {
       const at = opts.before ? gates.findIndex((g) => g.name === opts.before) : -1;
       const entry = { name, gate, stable: opts.stable };
       if (at >= 0) gates.splice(at, 0, entry);
       else gates.push(entry);
+      if (opts.prefetch) prefetches = [...prefetches, { name, sql: opts.prefetch }];
     },
 
     /** Sets what a password sign-in with `invitationToken` runs after the password checks (joins the account; answers its id). */

@@ -1,6 +1,5 @@
 import type { Queryable } from '../../storage/db.ts';
 import { prepared } from '../../storage/prepared.ts';
-import { membershipsWithStateSql, userFromJson, type MembershipRow, type UserRow } from '../users/index.ts';
 import type { ClaimsSql, RoleClaims } from './tokens.ts';
 
 export interface SessionRow {
@@ -54,6 +53,9 @@ export async function rotate(q: Queryable, sessionId: string, oldHash: string, n
   );
 }
 
+// The hot-path reads of sign-in and refresh (one JSON value each) live in views-store.ts.
+export * from './views-store.ts';
+
 // ---- The statements of sign-in and refresh (see docs/performance.md, "Identity": as few round trips as possible) ----
 
 /** Statement texts composed with the token issuer's claims part: constant per process once the role sources are registered. */
@@ -65,54 +67,6 @@ function compose(key: string, build: () => string): string {
     composed.set(key, text);
   }
   return text;
-}
-
-/**
- * What a refresh needs, in one statement: the session behind a refresh token, with whether that token was already
- * rotated and the idle timeout in force for its account (the account's session policy row, else the environment's);
- * the session's user (null when gone); and the user's memberships as `membershipsWithState` reads them, in its order.
- * Nothing is locked: the refresh runs without a transaction, and the token's single use is a condition of the
- * rotation statement (`rotateWithClaims`), so a concurrent use of the same token found unrotated here still cannot
- * rotate it twice. The answer is one JSON value (one row, one column): the pg client's cost is per column and per
- * row, and this read is on the refresh hot path (docs/performance.md, section 5).
- */
-const REFRESH_VIEW = prepared(
-  `SELECT json_build_object(
-            'session', to_json(s),
-            'rotated_at', rt.rotated_at,
-            'idle_timeout_seconds', (SELECT p.idle_timeout_seconds FROM session_policies p WHERE p.scope IN (s.tenant_id, '') ORDER BY p.scope = '' LIMIT 1),
-            'user', to_json(u),
-            'memberships', (SELECT coalesce(json_agg(m ORDER BY m.created_at, m.tenant_id), '[]') FROM (${membershipsWithStateSql('s.user_id')}) m)) AS view
-     FROM refresh_tokens rt
-     JOIN sessions s ON s.id = rt.session_id
-     LEFT JOIN users u ON u.id = s.user_id
-    WHERE rt.token_hash = $1`,
-);
-
-export interface RefreshView {
-  session: SessionRow & { rotated_at: Date | null };
-  idleTimeoutSeconds: number | null;
-  user: UserRow | undefined;
-  memberships: (MembershipRow & { live: boolean })[];
-}
-
-const date = (v: unknown): Date | null => (typeof v === 'string' ? new Date(v) : null);
-
-export async function refreshView(q: Queryable, tokenHash: string): Promise<RefreshView | undefined> {
-  const { rows } = await q.query<{ view: { session: Record<string, unknown>; rotated_at: string | null; idle_timeout_seconds: number | null; user: Record<string, unknown> | null; memberships: Record<string, unknown>[] } }>(REFRESH_VIEW, [tokenHash]);
-  if (rows.length === 0) return undefined;
-  const v = rows[0].view;
-  const s = v.session;
-  const session = {
-    ...s,
-    created_at: date(s.created_at),
-    last_used_at: date(s.last_used_at),
-    expires_at: date(s.expires_at),
-    revoked_at: date(s.revoked_at),
-    rotated_at: date(v.rotated_at),
-  } as unknown as SessionRow & { rotated_at: Date | null };
-  const memberships = v.memberships.map((m) => ({ ...m, created_at: date(m.created_at), temporary_expiration_date: date(m.temporary_expiration_date) }) as unknown as MembershipRow & { live: boolean });
-  return { session, idleTimeoutSeconds: v.idle_timeout_seconds, user: v.user ? userFromJson(v.user) : undefined, memberships };
 }
 
 /**

@@ -31,7 +31,7 @@ export function createMfaService(deps: {
 }) {
   const policy = createPolicyService({ db: deps.db, requireAccount: deps.requireAccount });
   const core = createMfaCore({ ...deps, policy });
-  deps.login.addGate('mfa', core.gate);
+  deps.login.addGate('mfa', core.gate, { prefetch: core.gatePrefetch });
   deps.issue.addClaimSource(core.acr);
   const devices = createDeviceFlows({ db: deps.db, core });
   return {

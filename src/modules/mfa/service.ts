@@ -69,7 +69,7 @@ export function createMfaCore(deps: MfaDeps) {
     if (r.limited) throw new AppError('RATE_LIMITED', `Too many ${what}; retry in ${r.retryAfter} s`, undefined, { 'retry-after': String(r.retryAfter) });
   }
 
-  const usable = (cfg: ConfigRow) => (d: DeviceRow) => (d.kind === 'authenticator' ? cfg.authenticator_active : cfg.sms_active);
+  const usable = (cfg: ConfigRow) => (d: Pick<DeviceRow, 'kind'>) => (d.kind === 'authenticator' ? cfg.authenticator_active : cfg.sms_active);
 
   /** Verified devices of a user, migrated factors adopted first. */
   async function devicesOf(q: Queryable, user: Pick<UserRow, 'id' | 'authenticator_mfa_secret_enc' | 'phone_number_type'>): Promise<DeviceRow[]> {
@@ -257,10 +257,18 @@ export function createMfaCore(deps: MfaDeps) {
    */
   async function gate(q: Queryable, a: GateInput): Promise<void | Record<string, unknown>> {
     if (a.stage !== 'login') return;
-    if (a.user.authenticator_mfa_secret_enc || a.user.phone_number_type === 'mfa') await store.adoptMigrated(q, a.user.id);
+    // The kinds of the user's verified devices, when the sign-in read them with the user (store.heldKindsSql).
+    let held = Array.isArray(a.prefetched) ? (a.prefetched as string[]) : undefined;
+    if (a.user.authenticator_mfa_secret_enc || a.user.phone_number_type === 'mfa') {
+      // Adoption locks the user row: in a transaction of its own when the sign-in runs without one.
+      await ('transaction' in q ? (q as Db).transaction((tx) => store.adoptMigrated(tx, a.user.id)) : store.adoptMigrated(q, a.user.id));
+      held = undefined;
+    }
     const { config: cfg, policy: p } = await policy.signInSettings(q, a.tenantId);
     if (p.enforce === 'Off' || a.user.mfa_bypass) return;
     const forced = p.enforce === 'Force' || (p.enforce === 'ForceExceptSAML' && !a.amr.some((m) => m === 'saml' || m === 'sso'));
+    // Not forced and no device of an active kind: no challenge, and (prefetched) no statement.
+    if (held && !forced && !held.some((kind) => usable(cfg)({ kind: kind as DeviceRow['kind'] }))) return;
     const mfaToken = randomSecret(32);
     const token = { hash: sha256Hex(mfaToken), userId: a.user.id, tenantId: a.tenantId, amr: a.amr, ttlSeconds: MFA_TOKEN_TTL_SECONDS };
     const cookie = p.allowRemember ? readCookie(a.client.cookie, rememberCookieName(a.user.id)) : undefined;
@@ -296,6 +304,8 @@ export function createMfaCore(deps: MfaDeps) {
 
   return {
     gate,
+    /** The gate's prefetch (login addGate): the kinds of the user's verified devices. */
+    gatePrefetch: store.heldKindsSql,
     /** Rate limits (429): code attempts per IP and per user, code sends per user. */
     limitIp: (client: ClientInfo) => limit(ipLimiter, client.ip ?? 'unknown', 'MFA attempts from this address'),
     limitUser: (userId: string) => limit(userLimiter, userId, 'MFA code attempts for this user'),

@@ -20,6 +20,10 @@ export async function signInSettings(q: Queryable, tenantId: string | undefined)
   return { config: rows[0].config, policy: rows[0].policy ?? undefined };
 }
 
+/** The kinds of the verified devices of the user `userExpr` (SQL), as a JSON array: the gate's prefetch. */
+export const heldKindsSql = (userExpr: string) =>
+  `(SELECT coalesce(json_agg(DISTINCT kind), '[]') FROM mfa_devices WHERE user_id = ${userExpr} AND verified_at IS NOT NULL)`;
+
 /** A device as the sign-in challenge lists it (no secret). */
 export type ChallengeDevice = Pick<DeviceRow, 'id' | 'kind' | 'phone_number'>;
 

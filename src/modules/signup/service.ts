@@ -73,11 +73,17 @@ export function createSignupService(deps: SignupDeps) {
   }
 
   return {
-    /** A sign-in gate: a user who signed up and has not activated cannot sign in (refresh is not affected). */
-    gate: async (q: Queryable, a: { stage: 'login' | 'refresh'; user: UserRow }) => {
+    /**
+     * A sign-in gate: a user who signed up and has not activated cannot sign in (refresh is not affected). `prefetched`:
+     * the value of `gatePrefetch` when the sign-in read it with the user.
+     */
+    gate: async (q: Queryable, a: { stage: 'login' | 'refresh'; user: UserRow; prefetched?: unknown }) => {
       if (a.stage === 'refresh') return;
-      if (await store.isPending(q, a.user.id)) throw new AppError('USER_NOT_ACTIVATED', 'Activate the account first with the link or code we emailed (resend: POST /identity/resources/users/v1/activate/reset)');
+      const pending = typeof a.prefetched === 'boolean' ? a.prefetched : await store.isPending(q, a.user.id);
+      if (pending) throw new AppError('USER_NOT_ACTIVATED', 'Activate the account first with the link or code we emailed (resend: POST /identity/resources/users/v1/activate/reset)');
     },
+
+    gatePrefetch: store.pendingSql,
 
     async signUp(body: SignUpBody, client: Client) {
       if (!(await deps.environment.settings()).allowSignups) throw new AppError('SIGNUP_DISABLED', 'Sign-up is disabled in this environment (allowSignups of POST /identity/resources/configurations/v1)');

@@ -5,6 +5,9 @@ export async function markPending(q: Queryable, userId: string): Promise<void> {
   await q.query('INSERT INTO pending_activations (user_id) VALUES ($1) ON CONFLICT DO NOTHING', [userId]);
 }
 
+/** Whether the user `userExpr` (SQL) awaits activation, as a SQL expression (the sign-in gate's prefetch). */
+export const pendingSql = (userExpr: string) => `EXISTS (SELECT 1 FROM pending_activations WHERE user_id = ${userExpr})`;
+
 export async function isPending(q: Queryable, userId: string): Promise<boolean> {
   const { rows } = await q.query('SELECT 1 FROM pending_activations WHERE user_id = $1', [userId]);
   return rows.length > 0;

@@ -1,0 +1,103 @@
+import type { Queryable } from '../../storage/db.ts';
+import { prepared } from '../../storage/prepared.ts';
+import { membershipsWithStateSql, userFromJson, type MembershipRow, type UserRow } from '../users/index.ts';
+import type { SessionRow } from './store.ts';
+
+/**
+ * The reads of the sign-in and refresh hot paths. Each answers one JSON value (one row, one column): the pg client's
+ * cost is per column and per row, and these run at every sign-in and refresh (docs/performance.md, section 5).
+ * Re-exported by store.ts.
+ */
+
+const date = (v: unknown): Date | null => (typeof v === 'string' ? new Date(v) : null);
+type Membership = MembershipRow & { live: boolean };
+const memberships = (rows: Record<string, unknown>[]): Membership[] =>
+  rows.map((m) => ({ ...m, created_at: date(m.created_at), temporary_expiration_date: date(m.temporary_expiration_date) }) as unknown as Membership);
+const MEMBERSHIPS_JSON = (userExpr: string) => `(SELECT coalesce(json_agg(m ORDER BY m.created_at, m.tenant_id), '[]') FROM (${membershipsWithStateSql(userExpr)}) m)`;
+
+/**
+ * What a refresh needs, in one statement: the session behind a refresh token, with whether that token was already
+ * rotated and the idle timeout in force for its account (the account's session policy row, else the environment's);
+ * the session's user (null when gone); and the user's memberships as `membershipsWithState` reads them, in its order.
+ * Nothing is locked: the refresh runs without a transaction, and the token's single use is a condition of the
+ * rotation statement (`rotateWithClaims`), so a concurrent use of the same token found unrotated here still cannot
+ * rotate it twice.
+ */
+const REFRESH_VIEW = prepared(
+  `SELECT json_build_object(
+            'session', to_json(s),
+            'rotated_at', rt.rotated_at,
+            'idle_timeout_seconds', (SELECT p.idle_timeout_seconds FROM session_policies p WHERE p.scope IN (s.tenant_id, '') ORDER BY p.scope = '' LIMIT 1),
+            'user', to_json(u),
+            'memberships', ${MEMBERSHIPS_JSON('s.user_id')}) AS view
+     FROM refresh_tokens rt
+     JOIN sessions s ON s.id = rt.session_id
+     LEFT JOIN users u ON u.id = s.user_id
+    WHERE rt.token_hash = $1`,
+);
+
+export interface RefreshView {
+  session: SessionRow & { rotated_at: Date | null };
+  idleTimeoutSeconds: number | null;
+  user: UserRow | undefined;
+  memberships: Membership[];
+}
+
+export async function refreshView(q: Queryable, tokenHash: string): Promise<RefreshView | undefined> {
+  const { rows } = await q.query<{ view: { session: Record<string, unknown>; rotated_at: string | null; idle_timeout_seconds: number | null; user: Record<string, unknown> | null; memberships: Record<string, unknown>[] } }>(REFRESH_VIEW, [tokenHash]);
+  if (rows.length === 0) return undefined;
+  const v = rows[0].view;
+  const s = v.session;
+  const session = {
+    ...s,
+    created_at: date(s.created_at),
+    last_used_at: date(s.last_used_at),
+    expires_at: date(s.expires_at),
+    revoked_at: date(s.revoked_at),
+    rotated_at: date(v.rotated_at),
+  } as unknown as SessionRow & { rotated_at: Date | null };
+  return { session, idleTimeoutSeconds: v.idle_timeout_seconds, user: v.user ? userFromJson(v.user) : undefined, memberships: memberships(v.memberships) };
+}
+
+
+/**
+ * A value a sign-in gate reads about the user (a SQL expression over the user's id, `userExpr`, answering a JSON-able
+ * value), read by the sign-in's first statement so the gate needs no statement of its own at most sign-ins.
+ */
+export interface GatePrefetch {
+  name: string;
+  sql: (userExpr: string) => string;
+}
+
+export interface SignInView {
+  user: UserRow;
+  memberships: Membership[];
+  /** Each prefetch's value by its name. */
+  gates: Record<string, unknown>;
+}
+
+const signInViews = new Map<string, string>();
+/**
+ * What a password sign-in reads before the password is checked, in one statement: the user by email (lower-cased by
+ * the caller) or username, the user's memberships as `membershipsWithState` reads them, in its order, and the gates'
+ * prefetched values. Answers undefined for an unknown identifier.
+ */
+export async function signInView(q: Queryable, by: 'email' | 'username', identifier: string, prefetch: readonly GatePrefetch[]): Promise<SignInView | undefined> {
+  const key = `${by}:${prefetch.map((p) => p.name).join(',')}`;
+  let sql = signInViews.get(key);
+  if (sql === undefined) {
+    sql = prepared(
+      `SELECT json_build_object(
+                'user', to_json(u),
+                'memberships', ${MEMBERSHIPS_JSON('u.id')},
+                'gates', json_build_object(${prefetch.map((p) => `'${p.name}', ${p.sql('u.id')}`).join(', ')})) AS view
+         FROM users u
+        WHERE ${by === 'email' ? 'u.email = $1' : 'lower(u.username) = lower($1)'}`,
+    );
+    signInViews.set(key, sql);
+  }
+  const { rows } = await q.query<{ view: { user: Record<string, unknown>; memberships: Record<string, unknown>[]; gates: Record<string, unknown> } }>(sql, [identifier]);
+  if (rows.length === 0) return undefined;
+  const v = rows[0].view;
+  return { user: userFromJson(v.user), memberships: memberships(v.memberships), gates: v.gates };
+}
