@@ -613,7 +613,9 @@ export async function run(opts: BenchOptions): Promise<AreaResult> {
     const bdb = await openBenchDb(store, 'identity');
     cleanups.push(() => bdb.destroy());
     const timing = timingDb(bdb.db);
-    let app = await startIdentityApp(bdb, timing.db, {});
+    // The server's logger as in production (synchronous writes; loadgen.ts productionLikeLogger): the default async
+    // destination would hand every log line to libuv's thread pool, where the sign-in's argon2 jobs run.
+    let app = await startIdentityApp(bdb, timing.db, {}, productionLikeLogger());
     cleanups.unshift(() => app.close());
     const signinUsers = await createSignInUsers(app, Math.max(...sizes.signinConcurrency, sizes.refreshSessions));
     const seed = await seedUsers(bdb.db, sizes.users, sizes.accounts, signinUsers.hash);
@@ -689,7 +691,7 @@ export async function run(opts: BenchOptions): Promise<AreaResult> {
         ]));
       }
       await app.close();
-      app = await startIdentityApp(bdb, timing.db, {});
+      app = await startIdentityApp(bdb, timing.db, {}, productionLikeLogger());
       const floor = await httpFloor(gen, lastBody, sizes.refreshSessions, sizes);
       log(`    HTTP floor (bare Fastify route, canned ${floor.bytes}-byte reply) on one CPU: ${floor.loop.perSecond.toFixed(0)} requests/s, ${floor.loop.cpuMsPerOp.toFixed(3)} ms server CPU each`);
       refresh.httpFloor = floor;

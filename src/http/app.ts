@@ -1,4 +1,5 @@
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { AccessLog } from './access-log.ts';
 import type { Logger } from 'pino';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { randomUUID } from 'node:crypto';
@@ -39,7 +40,7 @@ export async function createHttp(opts: HttpOptions) {
     // A hop count trusts that many proxies nearest the server (Fastify's typings take it as a function).
     trustProxy: typeof opts.trustProxy === 'number' ? trustHops(opts.trustProxy) : opts.trustProxy,
     genReqId: () => randomUUID().replace(/-/g, ''),
-    logController: new LogController({ requestIdLogLabel: 'traceId' }),
+    logController: new AccessLog(),
     rewriteUrl: (req) => rewriteCompatPrefix(req.url ?? '/'),
     return503OnClosing: true,
     forceCloseConnections: 'idle',

@@ -106,7 +106,8 @@ describe('npm start runtime contract', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-server-'));
     dirs.push(dataDir);
     // The issuer is PUBLIC_URL; it must not change between runs for old tokens to stay valid.
-    const env = { DATA_DIR: dataDir, PUBLIC_URL: 'http://gatehouse.test', ...(await freshDatabase()) };
+    // At info level, so the secrets check below also covers the access log.
+    const env = { DATA_DIR: dataDir, PUBLIC_URL: 'http://gatehouse.test', LOG_LEVEL: 'info', ...(await freshDatabase()) };
 
     const first = await start(env);
     const creds = credentialsFrom(first.stdout());
@@ -117,6 +118,15 @@ describe('npm start runtime contract', () => {
     assert.equal(created.status, 201);
     assert.equal(await stop(first), 0);
     assert.ok(!/"(secret|apiKey)"/.test(first.stdout()), 'no secret in the logs');
+    // One access-log line per request, on completion: the request, the status and the response time, under its trace id.
+    const lines = first.stdout().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+    const vendorLines = lines.filter((l) => l.req?.url === '/auth/vendor');
+    assert.equal(vendorLines.length, 1, JSON.stringify(vendorLines));
+    assert.equal(vendorLines[0].msg, 'request completed');
+    assert.equal(vendorLines[0].req.method, 'POST');
+    assert.equal(vendorLines[0].res.statusCode, 200);
+    assert.equal(typeof vendorLines[0].responseTime, 'number');
+    assert.match(vendorLines[0].traceId, /^[0-9a-f]{32}$/);
 
     const second = await start(env);
     assert.equal(credentialsFrom(second.stdout()), undefined, 'credentials are printed only once');
