@@ -3,7 +3,7 @@ import { AppError } from '../../http/errors.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
 import type { EnvironmentService, VendorSettings } from '../environment/index.ts';
 import { hasherFor, type PasswordService } from '../credentials/index.ts';
-import { findByEmail, findByUsername, isLockedNow, updateUser, type MembershipRow, type UserRow, type UsersService } from '../users/index.ts';
+import { isLockedNow, updateUser, type MembershipRow, type UserRow, type UsersService } from '../users/index.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import type { EventsService } from '../events/index.ts';
 import type { AuditInlineOf, InlineAudit } from '../audit/index.ts';
