@@ -1,6 +1,6 @@
 import type { Queryable } from '../../storage/db.ts';
 import { prepared } from '../../storage/prepared.ts';
-import { membershipsWithStateSql, userFromJson, type MembershipRow, type UserRow } from '../users/index.ts';
+import { membershipsFromJson, membershipsWithStateSql, userFromJson, type MembershipRow, type UserRow } from '../users/index.ts';
 import type { SessionRow } from './store.ts';
 
 /**
@@ -11,8 +11,6 @@ import type { SessionRow } from './store.ts';
 
 const date = (v: unknown): Date | null => (typeof v === 'string' ? new Date(v) : null);
 type Membership = MembershipRow & { live: boolean };
-const memberships = (rows: Record<string, unknown>[]): Membership[] =>
-  rows.map((m) => ({ ...m, created_at: date(m.created_at), temporary_expiration_date: date(m.temporary_expiration_date) }) as unknown as Membership);
 const MEMBERSHIPS_JSON = (userExpr: string) => `(SELECT coalesce(json_agg(m ORDER BY m.created_at, m.tenant_id), '[]') FROM (${membershipsWithStateSql(userExpr)}) m)`;
 
 /**
@@ -56,9 +54,8 @@ export async function refreshView(q: Queryable, tokenHash: string): Promise<Refr
     revoked_at: date(s.revoked_at),
     rotated_at: date(v.rotated_at),
   } as unknown as SessionRow & { rotated_at: Date | null };
-  return { session, idleTimeoutSeconds: v.idle_timeout_seconds, user: v.user ? userFromJson(v.user) : undefined, memberships: memberships(v.memberships) };
+  return { session, idleTimeoutSeconds: v.idle_timeout_seconds, user: v.user ? userFromJson(v.user) : undefined, memberships: membershipsFromJson(v.memberships) };
 }
-
 
 /**
  * A value a sign-in gate reads about the user (a SQL expression over the user's id, `userExpr`, answering a JSON-able
@@ -99,5 +96,5 @@ export async function signInView(q: Queryable, by: 'email' | 'username', identif
   const { rows } = await q.query<{ view: { user: Record<string, unknown>; memberships: Record<string, unknown>[]; gates: Record<string, unknown> } }>(sql, [identifier]);
   if (rows.length === 0) return undefined;
   const v = rows[0].view;
-  return { user: userFromJson(v.user), memberships: memberships(v.memberships), gates: v.gates };
+  return { user: userFromJson(v.user), memberships: membershipsFromJson(v.memberships), gates: v.gates };
 }

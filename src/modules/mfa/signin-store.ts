@@ -1,6 +1,6 @@
 import type { Queryable } from '../../storage/db.ts';
 import { prepared } from '../../storage/prepared.ts';
-import { membershipsWithStateSql, userFromJson, type MembershipRow, type UserRow } from '../users/index.ts';
+import { membershipsFromJson, membershipsWithStateSql, userFromJson, type MembershipRow, type UserRow } from '../users/index.ts';
 import type { ConfigRow, DeviceRow, PolicyRow, TokenRow } from './store.ts';
 
 /**
@@ -124,8 +124,7 @@ export async function claimVerify(q: Queryable, hash: string, maxAttempts: numbe
   const v = rows[0].view;
   const t = { ...v.token, expires_at: date(v.token.expires_at) } as unknown as TokenRow;
   const devices = v.devices.map((d) => ({ ...d, last_step: d.last_step === null ? null : String(d.last_step), created_at: date(d.created_at) })) as unknown as VerifyView['devices'];
-  const memberships = v.memberships.map((m) => ({ ...m, created_at: date(m.created_at), temporary_expiration_date: date(m.temporary_expiration_date) }) as unknown as MembershipRow & { live: boolean });
-  return { t, user: userFromJson(v.user), devices, memberships };
+  return { t, user: userFromJson(v.user), devices, memberships: membershipsFromJson(v.memberships) };
 }
 
 const REFUND = prepared('UPDATE mfa_tokens SET failures = failures - 1 WHERE token_hash = $1 AND failures > 0');

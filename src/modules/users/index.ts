@@ -4,7 +4,7 @@ export { meRoutes } from './me.routes.ts';
 export { isLockedNow, activeMembership } from './record.ts';
 export { findByEmail, findByUsername, findById, updateUser, removeAccountUsers, phones, type UserRow, type MembershipRow } from './store.ts';
 // For the refresh lookup (src/modules/auth/store.ts), which reads a session, its user and their memberships at once.
-export { membershipsWithStateSql, userFromJson } from './store.ts';
+export { membershipsFromJson, membershipsWithStateSql, userFromJson } from './store.ts';
 // For the user migration, which writes users through the same statements.
 export { insertUser, findByPhone, addPhone, addMembership, addRoles } from './store.ts';
 // For the SCIM directory (issue 6), which keeps provisioned users' memberships and roles in step.

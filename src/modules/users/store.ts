@@ -46,6 +46,15 @@ export function userFromJson(o: Record<string, unknown>): UserRow {
   return o as unknown as UserRow;
 }
 
+/**
+ * Memberships read as JSON (`json_agg` of the `membershipsWithStateSql` rows, inside a hot-path statement that answers
+ * one JSON value) with their dates as Dates, as `membershipsWithState` would give them.
+ */
+export function membershipsFromJson(rows: Record<string, unknown>[]): (MembershipRow & { live: boolean })[] {
+  const date = (v: unknown) => (typeof v === 'string' ? new Date(v) : null);
+  return rows.map((m) => ({ ...m, created_at: date(m.created_at), temporary_expiration_date: date(m.temporary_expiration_date) }) as unknown as MembershipRow & { live: boolean });
+}
+
 export interface MembershipRow {
   tenant_id: string;
   is_disabled: boolean;
