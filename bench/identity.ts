@@ -32,7 +32,7 @@ import {
   startBenchApp,
   type BenchApp,
 } from './lib.ts';
-import { productionLikeLogger, startLoadGenerator, type LoadGenerator, type LoadOp, type LoadResult } from './loadgen.ts';
+import { onCpus, pin, productionLikeLogger, startLoadGenerator, type LoadGenerator, type LoadOp, type LoadResult } from './loadgen.ts';
 import { cpuProfile, profileTable } from './profile.ts';
 
 /**
@@ -276,25 +276,6 @@ async function closedLoop(workers: number, warmupMs: number, durationMs: number,
   };
 }
 
-/**
- * Restricts every thread of this process (main thread, libuv pool, V8 helpers) to `cpus` with taskset, runs `fn`,
- * then restores the previous CPU list. Without taskset (not Linux) it runs unpinned and says so.
- */
-async function onCpus<T>(cpus: string, fn: () => Promise<T>): Promise<{ result: T; pinned: boolean }> {
-  let previous: string | undefined;
-  try {
-    previous = /list:\s*(\S+)/.exec(execFileSync('taskset', ['-p', '-c', String(process.pid)], { encoding: 'utf8' }))?.[1];
-    execFileSync('taskset', ['-a', '-p', '-c', cpus, String(process.pid)], { stdio: 'ignore' });
-  } catch {
-    return { result: await fn(), pinned: false };
-  }
-  try {
-    return { result: await fn(), pinned: true };
-  } finally {
-    if (previous) execFileSync('taskset', ['-a', '-p', '-c', previous, String(process.pid)], { stdio: 'ignore' });
-  }
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 // Seeding (not measured)
 
@@ -415,6 +396,48 @@ async function measureSignin(app: IdentityApp, timing: ReturnType<typeof timingD
   const profiled = await cpuProfile(() => closedLoop(c, 0, sizes.profileMs, (w) => signin(w)()));
   log(`    sign-in: ${breakdown.statementsPerCall.toFixed(1)} statements, ${breakdown.dbMsPerCall.toFixed(2)} ms in them of ${breakdown.httpMsPerCall.toFixed(2)} ms (sequential); main thread ${(profiled.profile.busyMs / profiled.result.ops).toFixed(2)} ms per sign-in at ${c} in flight`);
   return { rounds, sequential, breakdown, profile: profiled.profile, profileOps: profiled.result.ops, profileConcurrency: c };
+}
+
+interface OneCoreRound {
+  concurrency: number;
+  round: number;
+  raw: LoopResult;
+  signin: LoadResult;
+}
+
+/**
+ * The same comparison with the platform on one CPU and its clients on the other: raw verifications with this process
+ * pinned to CPU 0, then sign-ins from the load-generator process (CPU 1) against the app pinned to CPU 0, with the
+ * PostgreSQL backends serving it pinned to CPU 0 too. Every CPU cycle the platform spends (HTTP, SQL client, database,
+ * token, argon2) is on the core the raw verifications had; the clients' work is not.
+ */
+async function measureSigninOneCore(app: IdentityApp, store: string, users: { emails: string[]; hash: string }, sizes: Sizes, log: BenchOptions['log']) {
+  const gen = await startLoadGenerator({ clientCpus: '1' });
+  const rounds: OneCoreRound[] = [];
+  const raw = async () => {
+    if (!(await argon2Verify(users.hash, PASSWORD))) throw new Error('argon2 verify answered false');
+  };
+  try {
+    for (const c of sizes.signinConcurrency) {
+      const ops: LoadOp[] = users.emails.slice(0, c).map((email) => ({ method: 'POST', path: SIGNIN, body: { email, password: PASSWORD }, expect: 200 }));
+      for (let round = 1; round <= sizes.signinRounds; round++) {
+        const r = (await onCpus('0', () => closedLoop(c, sizes.signinWarmupMs, sizes.signinRoundMs, raw))).result;
+        const dbPids = await databasePids(app, store);
+        const previous = dbPids.map((pid) => [pid, pin(pid, '0')] as const);
+        let s: LoadResult;
+        try {
+          s = await gen.run({ baseUrl: app.baseUrl, warmupMs: sizes.signinWarmupMs, durationMs: sizes.signinRoundMs, ops, serverCpus: '0', watchPids: dbPids });
+        } finally {
+          for (const [pid, cpus] of previous) if (cpus) pin(pid, cpus);
+        }
+        rounds.push({ concurrency: c, round, raw: r, signin: s });
+        log(`    one core, concurrency ${c} round ${round}: raw argon2id ${r.perSecond.toFixed(1)}/s (${r.cpuMsPerOp.toFixed(1)} ms CPU each), sign-in ${s.perSecond.toFixed(1)}/s (server ${s.cpuMsPerOp.toFixed(1)} ms CPU each, main ${s.mainCpuMsPerOp.toFixed(2)}, database ${s.watchedCpuMsPerOp.toFixed(2)}, client ${s.clientCpuMsPerOp.toFixed(2)}): ${((s.perSecond / r.perSecond) * 100).toFixed(1)} %, p50 ${s.latency.p50.toFixed(1)} ms`);
+      }
+    }
+  } finally {
+    await gen.close();
+  }
+  return rounds;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -663,6 +686,30 @@ export async function run(opts: BenchOptions): Promise<AreaResult> {
       tables.push(profileTable(`[${store}] where sign-ins at ${signin.profileConcurrency} in flight spend the main thread`, signin.profile, signin.profileOps, [
         'argon2 runs on the thread pool: the main thread is idle while it waits; what is not idle is the sign-in\'s own work (HTTP, validation, SQL, token), which competes with argon2 for the two CPUs.',
       ]));
+    }
+
+    // ---- 1b. sign-in vs raw argon2id, the platform on one CPU and its clients on the other
+    if (want('signin-core')) {
+      section('signinCore', `1b. password sign-in vs raw argon2id verify on one CPU (clients on the other), concurrency ${sizes.signinConcurrency.join(' and ')}`);
+      const rounds = await measureSigninOneCore(app, store, signinUsers, sizes, log);
+      data.signinOneCore = rounds;
+      const rows: Table['rows'] = [];
+      for (const c of sizes.signinConcurrency) {
+        const rs = rounds.filter((r) => r.concurrency === c);
+        for (const r of rs) rows.push([c, `round ${r.round}`, ms(r.raw.perSecond, 1), ms(r.signin.perSecond, 1), `${((r.signin.perSecond / r.raw.perSecond) * 100).toFixed(1)} %`, ms(r.raw.cpuMsPerOp, 1), ms(r.signin.cpuMsPerOp, 1), ms(r.signin.mainCpuMsPerOp, 2), store === 'postgres' ? ms(r.signin.watchedCpuMsPerOp, 2) : null, ms(r.signin.clientCpuMsPerOp, 2), ms(r.signin.latency.p50, 1)]);
+        const raw = rs.reduce((a, r) => a + r.raw.ops, 0) / rs.reduce((a, r) => a + r.raw.seconds, 0);
+        const sig = rs.reduce((a, r) => a + r.signin.ops, 0) / rs.reduce((a, r) => a + r.signin.seconds, 0);
+        rows.push([c, 'all rounds', ms(raw, 1), ms(sig, 1), `${((sig / raw) * 100).toFixed(1)} %`, null, null, null, null, null, null]);
+      }
+      tables.push({
+        title: `[${store}] POST ${SIGNIN} vs raw argon2id verify with the platform on one CPU (CPU 0) and the clients on the other (not the target's setting)`,
+        columns: ['in flight', 'round', 'raw verify/s', 'sign-ins/s', 'sign-in / raw', 'raw CPU ms/op', 'server CPU ms/op', 'main thread', 'PostgreSQL CPU ms/op', 'client CPU ms/op', 'sign-in p50 ms'],
+        rows,
+        notes: [
+          'Raw verifications with this process pinned to CPU 0; sign-ins from the load-generator process (bench/loadgen-child.ts, CPU 1) against the app pinned to CPU 0, ' + (store === 'postgres' ? 'with the PostgreSQL backends serving it pinned to CPU 0 as well.' : 'PGlite inside it.'),
+          'Every cycle the platform spends (HTTP, SQL, database, token, argon2) is on the core the raw verifications had; the clients\' work is not. Section 1 (both CPUs shared with in-process clients) is the target\'s setting.',
+        ],
+      });
     }
 
     // ---- 2. refresh: RS256 on the running app, then ES256 on a context started with JWT_ALGORITHM=ES256

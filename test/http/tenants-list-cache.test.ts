@@ -149,6 +149,31 @@ describe('account list: short filters from the cached id list', () => {
     }
   });
 
+  test('an update of what no list reads keeps the cached lists; an update of a name moves them (migration 0028)', async () => {
+    const version = async () => (await t.db.query<{ v: string }>('SELECT coalesce(sum(changes), 0)::text AS v FROM tenant_live_count')).rows[0].v;
+    const q = '_filter=zq&_sortBy=name&_order=ASC&_limit=200';
+    const before = await page(t, q);
+    const v0 = await version();
+    const edit = await t.call('PUT', `${V2}/lc-02`, { token: vendor, body: { website: 'https://lc-02.example', status: 'suspended', metadata: JSON.stringify({ tier: 'gold' }) } });
+    assert.equal(edit.status, 200, JSON.stringify(edit.body));
+    assert.equal(await version(), v0, 'website, status and metadata decide no list: same data version');
+    const same = await page(t, q);
+    assert.deepEqual(same, before);
+    // The page's rows are read fresh: the edited account shows its new website from the kept list.
+    const row = (await t.call('GET', `${V2}?_filter=zq&_tenantIds=lc-02`, { token: vendor })).body.items[0];
+    assert.equal(row.website, 'https://lc-02.example');
+
+    // The same statement through SQL, and one that sets a name to itself: nothing a list reads changed.
+    await t.db.query(`UPDATE tenants SET metadata = '{"by":"sql"}'::jsonb, name = name WHERE tenant_id LIKE 'lc-%'`);
+    assert.equal(await version(), v0);
+
+    assert.equal((await rename(t, 'lc-02', 'zqx 0000 first')).status, 200);
+    assert.notEqual(await version(), v0, 'a rename moves the version');
+    const now = await page(t, q);
+    assert.equal(now.ids[0], 'lc-02');
+    assert.equal(now.total, before.total);
+  });
+
   test('_tenantIds with a short filter: only the listed accounts that match, whatever was read before', async () => {
     const all = await page(t, '_filter=zq&_limit=200&_sortBy=tenantId');
     assert.ok(all.total > 3);

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { AuditInput, AuditService } from './service.ts';
+import type { AuditInput } from './entry.ts';
+import type { AuditService } from './service.ts';
 import { AppError, errorBody } from '../../http/errors.ts';
 
 declare module 'fastify' {

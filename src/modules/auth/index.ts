@@ -15,7 +15,8 @@ import { createTokenIssuer } from './tokens.ts';
 export { authRoutes, REFRESH_COOKIE } from './routes.ts';
 /** The sign-in answer schema (wire.md section 4, with the MFA challenge fields) for every route that signs in. */
 export { LoginResponse as SignInAnswer, MfaDevices, type SignInAnswerBody } from './schema.ts';
-export type { LoginService, SignInGate, GateInput, SignInOptions, ClientInfo } from './login.service.ts';
+export type { LoginService } from './login.service.ts';
+export type { SignInGate, GateInput, SignInOptions, ClientInfo } from './sign-in.types.ts';
 export type { TokenIssuer, RoleSource, ClaimSource, LoginResponse } from './tokens.ts';
 export type { SessionsService } from './sessions.service.ts';
 export { createRateLimiter, type RateLimiter } from './rate-limit.ts';

@@ -3,11 +3,12 @@ import { AppError } from '../../http/errors.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
 import type { EnvironmentService, VendorSettings } from '../environment/index.ts';
 import { hasherFor, type PasswordService } from '../credentials/index.ts';
-import { isLockedNow, updateUser, type MembershipRow, type UserRow, type UsersService } from '../users/index.ts';
+import { isLockedNow, updateUser, type UserRow, type UsersService } from '../users/index.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import type { EventsService } from '../events/index.ts';
-import type { AuditInlineOf, InlineAudit } from '../audit/index.ts';
+import { createRefresh } from './refresh.service.ts';
 import type { SessionsService } from './sessions.service.ts';
+import type { ClientInfo, GateInput, SignInGate, SignInOptions, UsedSettings } from './sign-in.types.ts';
 import * as store from './store.ts';
 import type { LoginResponse, ResetPasswordResponse, RoleClaims, TokenIssuer } from './tokens.ts';
 
@@ -23,70 +24,9 @@ export interface LoginDeps {
   events?: EventsService;
 }
 
-export interface ClientInfo {
-  ip?: string;
-  userAgent?: string;
-  /** The request's Cookie header (gates read their own cookies, e.g. the MFA remember-device cookie). */
-  cookie?: string;
-  /**
-   * The request's audit entry for the answer with this body (`req.auditInline` bound to the route's success status),
-   * when the route lets the sign-in's statements store it (the session start, the MFA challenge): one round trip fewer.
-   * Entries so stored are pushed to `inlined`; the flow that owns the transaction calls their `stored()` after COMMIT.
-   */
-  audit?: (body: Record<string, unknown>) => InlineAudit | undefined;
-  inlined?: InlineAudit[];
-}
-
 export type LoginService = ReturnType<typeof createLoginService>;
 
-/**
- * A check every sign-in passes before a session starts (and every refresh before rotation). Gates are added by the
- * modules that own the rule (MFA, IP restrictions, ...). A gate throws an AppError to refuse, or (at `login` only)
- * returns a challenge that is answered instead of tokens (e.g. `{mfaRequired: true, mfaToken}`); the flow that
- * answers the challenge later calls `signIn` with the gate's name in `satisfied`.
- */
-export interface GateInput {
-  stage: 'login' | 'refresh';
-  user: UserRow;
-  tenantId: string;
-  client: ClientInfo;
-  /** Methods used so far, e.g. ['pwd'], ['otp'], ['sso']. */
-  amr: string[];
-  /**
-   * The value of the gate's `prefetch` (addGate), when the flow read it with the user (password sign-in); undefined
-   * when it did not, and the gate reads what it needs itself.
-   */
-  prefetched?: unknown;
-}
-export type SignInGate = (q: Queryable, a: GateInput) => Promise<void | Record<string, unknown>>;
-export interface SignInOptions {
-  /** Sign in to this account (must be an active membership); default: the active one or the first that works. */
-  tenantId?: string;
-  /** Names of gates already satisfied by this flow (e.g. 'mfa' after the second factor). */
-  satisfied?: string[];
-  /**
-   * The gate whose challenge this sign-in answers (the MFA verify routes: 'mfa'). That challenge was issued only after
-   * every gate before it passed for this user, so gates added as `stable` before it are not run again (gates that
-   * depend on the request, such as IP restrictions, run again). Implies `satisfied` for that gate.
-   */
-  resumes?: string;
-  /** The user's memberships as `membershipsWithStateSql` reads them, when the flow read them in a larger statement (MFA verify). */
-  memberships?: (MembershipRow & { live: boolean })[];
-  /** The gates' prefetched values by gate name (store.signInView), when the flow read them with the user. */
-  prefetched?: Record<string, unknown>;
-  /**
-   * The flow's own writes, made by the session-start statement (the MFA verify's TOTP step and mfaToken spent). When
-   * they did not happen, the statement raises (see SessionGuard.check) and nothing of the sign-in is written.
-   */
-  guard?: store.SessionGuard;
-}
-
-/** Filled in by `login` and `refresh` with the environment settings they read, so the caller need not read them again. */
-export interface UsedSettings {
-  settings?: VendorSettings;
-}
-
-/** Password sign-in, refresh-token rotation and logout. */
+/** Password sign-in, refresh-token rotation (refresh.service.ts) and logout. */
 export function createLoginService(deps: LoginDeps) {
   const { db, users, passwords } = deps;
   const gates: Array<{ name: string; gate: SignInGate; stable?: boolean }> = [];
@@ -288,55 +228,8 @@ export function createLoginService(deps: LoginDeps) {
       return db.transaction((tx) => signInUser(tx, user, client, amr, opts, used));
     },
 
-    /**
-     * Rotates the refresh token. A token already rotated is a replay: the whole session is revoked. `used`, when
-     * given, receives the environment settings the refresh read (for the refresh cookie).
-     *
-     * No transaction (docs/decisions.md, "Refresh without a transaction"): one statement reads what the checks need,
-     * one rotates. The rotation is conditional on the token being unrotated and its session live, so of two
-     * concurrent uses of one token exactly one rotates; the other is answered as a replay, as a use after the
-     * rotation is. The revocations (replay, expiry, access removed) are single statements of their own.
-     */
-    async refresh(refreshToken: string, used?: UsedSettings, client: ClientInfo = {}, audit?: AuditInlineOf): Promise<LoginResponse> {
-      const hash = sha256Hex(refreshToken);
-      // One statement: the session, its idle timeout, its user and the user's memberships.
-      const view = await store.refreshView(db, hash);
-      if (!view) throw new AppError('INVALID_REFRESH_TOKEN');
-      const { session } = view;
-      if (session.revoked_at) throw new AppError('SESSION_REVOKED');
-      const replayed = async (): Promise<never> => {
-        await store.revoke(db, { sessionId: session.id }, 'refresh token reuse');
-        throw new AppError('SESSION_REVOKED', 'This refresh token was already used; the session is revoked');
-      };
-      if (session.rotated_at) return replayed();
-      const expired = await deps.sessions.isExpired(db, session, { idleTimeoutSeconds: view.idleTimeoutSeconds });
-      if (expired) {
-        await store.revoke(db, { sessionId: session.id }, expired);
-        throw new AppError('INVALID_REFRESH_TOKEN', `The session ended (${expired})`);
-      }
-      const user = view.user;
-      if (!user) throw new AppError('INVALID_REFRESH_TOKEN');
-      if (isLockedNow(user)) throw new AppError('USER_LOCKED');
-      const access = await users.accessView(db, user.id, view.memberships);
-      const membership = await access.accessTo(session.tenant_id);
-      if (!membership) {
-        await store.revoke(db, { sessionId: session.id }, 'account access removed');
-        throw new AppError('NO_ACCOUNT_ACCESS', 'The user no longer has access to the account of this session');
-      }
-      await runGates(db, { stage: 'refresh', user, tenantId: session.tenant_id, client, amr: session.amr });
-      // Read before the rotation, so that nothing but signing is left once the token has rotated.
-      const settings = await deps.environment.cachedSettings(db);
-      const next = randomSecret(32);
-      // One statement: the token rotated (if still unused), the session touched, the new access token's role claims read.
-      const claimsSql = await deps.issue.claimsSql(db, 4, { userId: user.id, tenantId: session.tenant_id, roleIds: membership.role_ids });
-      const entry = audit?.(201, { userId: user.id });
-      const claims = await store.rotateWithClaims(db, { sessionId: session.id, oldHash: hash, newHash: sha256Hex(next) }, claimsSql, entry);
-      // Not rotated: a concurrent request used this token first (or the session was revoked meanwhile; revoking again changes nothing).
-      if (!claims) return replayed();
-      // The entry is committed with the rotation; the audit hook must not stage it again whatever happens next.
-      entry?.stored();
-      return respond(db, user, session.tenant_id, membership, session.id, next, session.amr, session.created_at, { tenantIds: access.tenantIds, settings, claims }, used);
-    },
+    /** Rotates the refresh token (refresh.service.ts); runs the gates at the 'refresh' stage. */
+    refresh: createRefresh({ db, users, environment: deps.environment, sessions: deps.sessions, issue: deps.issue, runGates, respond }),
 
     /** Ends the session of a refresh token or of an access token's `sid`. Unknown tokens are ignored. */
     async logout(by: { refreshToken?: string; sessionId?: string }): Promise<void> {

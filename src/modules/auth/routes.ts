@@ -5,9 +5,10 @@ import { guard, tenantHeader, type UserAuth } from '../../http/auth.ts';
 import { AppError } from '../../http/errors.ts';
 import type { EnvironmentService } from '../environment/index.ts';
 import { Empty, User, type UsersService } from '../users/index.ts';
-import type { LoginService, UsedSettings } from './login.service.ts';
+import type { LoginService } from './login.service.ts';
 import { LoginBody, LoginResponse, RefreshBody, Session, SessionPolicy, SessionPolicyBody } from './schema.ts';
 import type { SessionsService } from './sessions.service.ts';
+import type { UsedSettings } from './sign-in.types.ts';
 
 export const REFRESH_COOKIE = 'gh_refresh';
 const tags = ['sign-in'];

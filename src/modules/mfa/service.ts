@@ -2,18 +2,20 @@ import { timingSafeEqual } from 'node:crypto';
 import { decrypt, encrypt, randomSecret, sha256Hex } from '../../lib/crypto.ts';
 import { AppError } from '../../http/errors.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
-import { createRateLimiter, type ClientInfo, type GateInput, type LoginService, type SignInOptions, type TokenIssuer } from '../auth/index.ts';
+import { createRateLimiter, type ClientInfo, type LoginService, type SignInOptions, type TokenIssuer } from '../auth/index.ts';
 import type { PasswordService } from '../credentials/index.ts';
 import type { EventsService } from '../events/index.ts';
 import { findById, isLockedNow, updateUser, type UserRow } from '../users/index.ts';
 import type { PolicyService } from './policy.ts';
 import * as store from './store.ts';
-import type { ChallengeDevice, ConfigRow, DeviceRow, TokenRow } from './store.ts';
+import type { DeviceRow, TokenRow } from './store.ts';
 import type { MembershipRow } from '../users/index.ts';
 import { matchTotp, newTotpSecret, normalizeRecovery, otpauthUri, qrDataUrl, recoveryCode } from './totp.ts';
+import { createMfaGate, devicesRecord, rememberCookieName, usable } from './gate.ts';
 
-/** How long an mfaToken (the pending second step of a sign-in) lives, and how many wrong codes burn it. */
-export const MFA_TOKEN_TTL_SECONDS = 600;
+export { MFA_TOKEN_TTL_SECONDS, readCookie, rememberCookieName } from './gate.ts';
+
+/** How many wrong codes burn an mfaToken (the pending second step of a sign-in; its lifetime: MFA_TOKEN_TTL_SECONDS). */
 export const MAX_WRONG_CODES_PER_TOKEN = 5;
 /** Recovery codes made at enrolment (one-time, shown once). */
 export const RECOVERY_CODE_COUNT = 10;
@@ -33,22 +35,6 @@ export interface MfaDeps {
   limits?: { perIp?: number; perUser?: number; windowSeconds?: number; sendsPerUser?: number; sendWindowSeconds?: number };
 }
 
-/** The remember-device cookie is per user (several users may share a browser). */
-export const rememberCookieName = (userId: string) => `gh_mfa_${sha256Hex(userId).slice(0, 16)}`;
-
-export function readCookie(header: string | undefined, name: string): string | undefined {
-  for (const part of (header ?? '').split(';')) {
-    const [k, ...v] = part.trim().split('=');
-    if (k === name) return decodeURIComponent(v.join('='));
-  }
-  return undefined;
-}
-
-const maskPhone = (p: string) => `${p.slice(0, 3)}${'*'.repeat(Math.max(0, p.length - 5))}${p.slice(-2)}`;
-const maskEmail = (e: string) => {
-  const [name, domain] = e.split('@');
-  return `${name.slice(0, 1)}${'*'.repeat(Math.max(1, name.length - 1))}@${domain}`;
-};
 const hashEq = (a: string, b: string) => timingSafeEqual(Buffer.from(a, 'hex'), Buffer.from(b, 'hex'));
 
 export interface Finished {
@@ -56,7 +42,10 @@ export interface Finished {
   remember?: { name: string; value: string; maxAge: number };
 }
 
-/** The sign-in side of MFA: the gate, the challenge, second-factor verification, and the shared factor checks. */
+/**
+ * The sign-in side of MFA: the gate and its challenge (gate.ts), second-factor verification, and the shared factor
+ * checks.
+ */
 export function createMfaCore(deps: MfaDeps) {
   const { db, kek, policy } = deps;
   const l = deps.limits ?? {};
@@ -69,23 +58,11 @@ export function createMfaCore(deps: MfaDeps) {
     if (r.limited) throw new AppError('RATE_LIMITED', `Too many ${what}; retry in ${r.retryAfter} s`, undefined, { 'retry-after': String(r.retryAfter) });
   }
 
-  const usable = (cfg: ConfigRow) => (d: Pick<DeviceRow, 'kind'>) => (d.kind === 'authenticator' ? cfg.authenticator_active : cfg.sms_active);
-
   /** Verified devices of a user, migrated factors adopted first. */
   async function devicesOf(q: Queryable, user: Pick<UserRow, 'id' | 'authenticator_mfa_secret_enc' | 'phone_number_type'>): Promise<DeviceRow[]> {
     if (user.authenticator_mfa_secret_enc || user.phone_number_type === 'mfa') await store.adoptMigrated(q, user.id);
     return store.devices(q, user.id);
   }
-
-  function devicesRecord(devs: ChallengeDevice[], cfg: ConfigRow, email?: string) {
-    return {
-      webauthn: [] as { id: string }[],
-      phones: devs.filter((d) => d.kind === 'sms' && cfg.sms_active).map((d) => ({ id: d.id, phoneNumber: maskPhone(d.phone_number ?? '') })),
-      authenticators: devs.filter((d) => d.kind === 'authenticator' && cfg.authenticator_active).map((d) => ({ id: d.id })),
-      emails: email && cfg.email_active ? [{ email: maskEmail(email) }] : [],
-    };
-  }
-  const strategies = (cfg: ConfigRow) => [cfg.authenticator_active && 'AuthenticatorApp', cfg.sms_active && 'SMS', cfg.email_active && 'EmailCode'].filter((s): s is string => Boolean(s));
 
   /** Counts a wrong second factor against the user's lockout policy (as a wrong password is). */
   async function registerFailure(q: Queryable, userId: string): Promise<void> {
@@ -250,60 +227,8 @@ export function createMfaCore(deps: MfaDeps) {
     await deps.events.emit(tx, { eventKey: key, tenantId: user.active_tenant_id ?? undefined, entity: { type: 'user', id: user.id }, data: { userId: user.id, ...data } });
   }
 
-  /**
-   * The sign-in gate: answers the MFA challenge when the policy and the user's factors call for one. The
-   * configuration and policy come from the in-process cache; the devices are read and the mfaToken inserted by one
-   * statement (store.challenge), except when a remember-device cookie must be checked first.
-   */
-  async function gate(q: Queryable, a: GateInput): Promise<void | Record<string, unknown>> {
-    if (a.stage !== 'login') return;
-    // The kinds of the user's verified devices, when the sign-in read them with the user (store.heldKindsSql).
-    let held = Array.isArray(a.prefetched) ? (a.prefetched as string[]) : undefined;
-    if (a.user.authenticator_mfa_secret_enc || a.user.phone_number_type === 'mfa') {
-      // Adoption locks the user row: in a transaction of its own when the sign-in runs without one.
-      await ('transaction' in q ? (q as Db).transaction((tx) => store.adoptMigrated(tx, a.user.id)) : store.adoptMigrated(q, a.user.id));
-      held = undefined;
-    }
-    const { config: cfg, policy: p } = await policy.signInSettings(q, a.tenantId);
-    if (p.enforce === 'Off' || a.user.mfa_bypass) return;
-    const forced = p.enforce === 'Force' || (p.enforce === 'ForceExceptSAML' && !a.amr.some((m) => m === 'saml' || m === 'sso'));
-    // Not forced and no device of an active kind: no challenge, and (prefetched) no statement.
-    if (held && !forced && !held.some((kind) => usable(cfg)({ kind: kind as DeviceRow['kind'] }))) return;
-    const mfaToken = randomSecret(32);
-    const token = { hash: sha256Hex(mfaToken), userId: a.user.id, tenantId: a.tenantId, amr: a.amr, ttlSeconds: MFA_TOKEN_TTL_SECONDS };
-    const cookie = p.allowRemember ? readCookie(a.client.cookie, rememberCookieName(a.user.id)) : undefined;
-    let devs: ChallengeDevice[];
-    const answer = (devices: ChallengeDevice[]) => ({
-      mfaRequired: true,
-      mfaToken,
-      mfaEnrolled: devices.length > 0,
-      mfaDevices: devicesRecord(devices, cfg, a.user.verified ? a.user.email : undefined),
-      mfaStrategies: strategies(cfg),
-      allowRememberMyDevice: p.allowRemember,
-      userId: a.user.id,
-      userEmail: a.user.email,
-      emailVerified: a.user.verified,
-    });
-    if (cookie) {
-      devs = (await store.devices(q, a.user.id)).filter(usable(cfg));
-      if (devs.length === 0 && !forced) return;
-      if (await store.isRemembered(q, a.user.id, sha256Hex(cookie), p.deviceExpirationSeconds)) return;
-      await store.insertToken(q, token);
-    } else {
-      const kinds = [cfg.authenticator_active && ('authenticator' as const), cfg.sms_active && ('sms' as const)].filter((k): k is DeviceRow['kind'] => Boolean(k));
-      // A user likely to be challenged: the request's audit entry of the challenge answer is stored by the same
-      // statement (only if the token is inserted), so the answer costs no INSERT of its own.
-      const entry = forced || a.user.mfa_enrolled ? a.client.audit?.({ userId: a.user.id, mfaRequired: true }) : undefined;
-      const r = await store.challenge(q, { ...token, kinds, forced }, entry);
-      if (!r.challenged) return;
-      if (entry) (a.client.inlined ??= []).push(entry);
-      devs = r.devices;
-    }
-    return answer(devs);
-  }
-
   return {
-    gate,
+    gate: createMfaGate(policy),
     /** The gate's prefetch (login addGate): the kinds of the user's verified devices. */
     gatePrefetch: store.heldKindsSql,
     /** Rate limits (429): code attempts per IP and per user, code sends per user. */

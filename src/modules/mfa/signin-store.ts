@@ -29,17 +29,16 @@ export type ChallengeDevice = Pick<DeviceRow, 'id' | 'kind' | 'phone_number'>;
 
 /**
  * The gate's one statement: the user's verified devices of the active kinds and, when the sign-in is challenged
- * (`forced`, or any such device), the new mfaToken inserted (the user's expired tokens go with it). Answers the
- * devices and whether the token was inserted. `audit` (the sign-in request's entry for the challenge answer, numbered
- * from $8) is stored by the same statement only when the token was inserted.
+ * (`forced`, or any such device), the new mfaToken inserted. Answers the devices and whether the token was inserted. `audit` (the sign-in request's entry for the challenge answer, numbered
+ * from $8) is stored by the same statement only when the token was inserted. Expired tokens are left to the
+ * housekeeping purge (src/modules/housekeeping), not deleted here on every sign-in.
  */
 const challengeText = (audit?: string) =>
   `WITH devs AS (SELECT id, kind, phone_number, created_at FROM mfa_devices
                   WHERE user_id = $2 AND verified_at IS NOT NULL AND kind = ANY($6::text[])),
         ins AS (INSERT INTO mfa_tokens (token_hash, user_id, tenant_id, amr, expires_at)
                 SELECT $1, $2, $3, $4, now() + make_interval(secs => $5) WHERE $7::boolean OR EXISTS (SELECT 1 FROM devs)
-                RETURNING 1),
-        gc AS (DELETE FROM mfa_tokens WHERE user_id = $2 AND expires_at < now() AND EXISTS (SELECT 1 FROM ins))${audit ? `,
+                RETURNING 1)${audit ? `,
         ${audit}` : ''}
    SELECT coalesce((SELECT json_agg(d ORDER BY d.created_at, d.id) FROM devs d), '[]'::json) AS devices,
           EXISTS (SELECT 1 FROM ins) AS challenged`;
@@ -82,7 +81,6 @@ export function spendGuard(deviceId: string, step: number, tokenHash: string, re
     ctes: (first: number) =>
       `mfa_spent AS (DELETE FROM mfa_tokens WHERE token_hash = $${first + 2} RETURNING 1),
           mfa_step AS (UPDATE mfa_devices SET last_step = $${first + 1} WHERE id = $${first} AND (last_step IS NULL OR last_step < $${first + 1}) AND EXISTS (SELECT 1 FROM mfa_spent) RETURNING id)${remember ? `,
-          mfa_remember_gc AS (DELETE FROM mfa_remembered_devices WHERE user_id = $${first + 4} AND expires_at < now()),
           mfa_remember AS (INSERT INTO mfa_remembered_devices (token_hash, user_id, expires_at) VALUES ($${first + 3}, $${first + 4}, now() + make_interval(secs => $${first + 5})))` : ''}`,
     values: remember ? [deviceId, step, tokenHash, remember.hash, remember.userId, remember.ttlSeconds] : [deviceId, step, tokenHash],
     check: `(CASE WHEN NOT EXISTS (SELECT 1 FROM mfa_spent) THEN '${SPEND_TOKEN_GONE}' WHEN NOT EXISTS (SELECT 1 FROM mfa_step) THEN '${SPEND_REUSED}' ELSE 'true' END)::boolean`,

@@ -225,10 +225,9 @@ export async function spendRecovery(q: Queryable, userId: string, hash: string):
 // -- sign-in tokens --
 
 export async function insertToken(q: Queryable, t: { hash: string; userId: string; tenantId: string; amr: string[]; ttlSeconds: number }): Promise<void> {
-  // Expired tokens of the user go in the same statement.
+  // Expired tokens are left to the housekeeping purge.
   await q.query(
-    `WITH gc AS (DELETE FROM mfa_tokens WHERE user_id = $2 AND expires_at < now())
-     INSERT INTO mfa_tokens (token_hash, user_id, tenant_id, amr, expires_at) VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))`,
+    `INSERT INTO mfa_tokens (token_hash, user_id, tenant_id, amr, expires_at) VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5))`,
     [t.hash, t.userId, t.tenantId, t.amr, t.ttlSeconds],
   );
 }
@@ -269,8 +268,8 @@ export async function codeFailure(q: Queryable, hash: string, max: number): Prom
 
 // -- remembered devices --
 
+/** Expired rows are left to the housekeeping purge. */
 export async function remember(q: Queryable, userId: string, hash: string, ttlSeconds: number): Promise<void> {
-  await q.query('DELETE FROM mfa_remembered_devices WHERE user_id = $1 AND expires_at < now()', [userId]);
   await q.query('INSERT INTO mfa_remembered_devices (token_hash, user_id, expires_at) VALUES ($1, $2, now() + make_interval(secs => $3))', [hash, userId, ttlSeconds]);
 }
 /** A remembered device is valid while not expired and not older than the policy's current expiration allows. */

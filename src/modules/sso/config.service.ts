@@ -1,5 +1,4 @@
-import { resolveTxt } from 'node:dns/promises';
-import { decrypt, encrypt, newId, randomSecret } from '../../lib/crypto.ts';
+import { decrypt, encrypt, newId } from '../../lib/crypto.ts';
 import { isUniqueViolation, isUuid } from '../../lib/pg-errors.ts';
 import { AppError } from '../../http/errors.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
@@ -7,11 +6,9 @@ import type { RolesService } from '../roles/index.ts';
 import type { TenantsService } from '../tenants/index.ts';
 import { certBody, normaliseCert, selfSignedCertificate } from './cert.ts';
 import { parseIdpMetadata, spMetadata, type SpSide } from './saml.ts';
+import { createSsoDomains, domainView, type TxtResolver } from './domains.service.ts';
 import type { ConfigBody } from './schema.ts';
 import * as store from './store.ts';
-
-/** Looks up TXT records of a name (node:dns by default; tests and air-gapped sites inject their own). */
-export type TxtResolver = (name: string) => Promise<string[][]>;
 
 export interface SsoConfigDeps {
   db: Db;
@@ -24,15 +21,11 @@ export interface SsoConfigDeps {
   fetch?: typeof fetch;
 }
 
-export const TXT_PREFIX = 'gatehouse-site-verification=';
-const DOMAIN = /^(?=.{3,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/;
-
 export type SsoConfigService = ReturnType<typeof createSsoConfigService>;
 
 /** SSO configurations of accounts: identity providers, domains, default roles, group mappings, SP metadata. */
 export function createSsoConfigService(deps: SsoConfigDeps) {
   const { db, kek } = deps;
-  let txt: TxtResolver = deps.resolveTxt ?? resolveTxt;
   let spKeyCache: { privateKeyPem: string; certificatePem: string } | undefined;
 
   async function spKey(q: Queryable = db): Promise<{ privateKeyPem: string; certificatePem: string }> {
@@ -84,7 +77,6 @@ export function createSsoConfigService(deps: SsoConfigDeps) {
       updatedAt: r.updated_at.toISOString(),
     };
   }
-  const domainView = (d: store.DomainRow) => ({ id: d.id, domain: d.domain, validated: d.validated, txtRecord: d.txt_record, ssoConfigId: d.config_id, createdAt: d.created_at.toISOString() });
   const groupView = (g: store.GroupRow) => ({ id: g.id, group: g.grp, roleIds: g.role_ids, ssoConfigId: g.config_id });
 
   /** Column values from a create/update body; SAML certificates must parse, OIDC needs an issuer and a client id. */
@@ -140,11 +132,9 @@ export function createSsoConfigService(deps: SsoConfigDeps) {
     return { type: 'saml' as const, sso_endpoint: m.ssoUrl, idp_entity_id: m.entityId, idp_certs: m.certs };
   };
 
+  const domains = createSsoDomains(deps, requireConfig);
+
   return {
-    /** Replaces the TXT lookup (a local check for tests or sites without public DNS). */
-    useTxtResolver(fn: TxtResolver) {
-      txt = fn;
-    },
     spSide,
     requireConfig,
     view,
@@ -212,55 +202,8 @@ export function createSsoConfigService(deps: SsoConfigDeps) {
       return { acsUrl: acsUrl(), spEntityIdPattern: defaultEntityId('{tenantId}'), spCertificate: certBody(k.certificatePem), signatureAlgorithms: ['rsa-sha256', 'rsa-sha384', 'rsa-sha512'] };
     },
 
-    // -- domains --
-    async addDomain(tenantId: string, configId: string, domain: string) {
-      const name = domain.trim().toLowerCase().replace(/\.$/, '');
-      if (!DOMAIN.test(name)) throw new AppError('VALIDATION', 'domain must be a DNS name such as example.com');
-      return db.transaction(async (tx) => {
-        await requireConfig(tx, tenantId, configId);
-        if (await store.validatedElsewhere(tx, name, tenantId)) throw new AppError('SSO_DOMAIN_TAKEN', `domain ${name} is verified by another account`);
-        return domainView(await store.insertDomain(tx, { tenantId, id: newId(), configId, domain: name, txt: `${TXT_PREFIX}${randomSecret(18)}` }));
-      });
-    },
-    async removeDomain(tenantId: string, configId: string, domainId: string) {
-      if (!(isUuid(domainId) && isUuid(configId) && (await store.deleteDomain(db, tenantId, configId, domainId)))) throw new AppError('SSO_DOMAIN_NOT_FOUND', `No domain ${domainId} on configuration ${configId}`);
-      return {};
-    },
-    /** DNS validation: the domain's TXT records must hold the record we issued. */
-    async validateDomain(tenantId: string, configId: string, domainId: string) {
-      const d = isUuid(domainId) && isUuid(configId) ? await store.findDomain(db, tenantId, configId, domainId) : undefined;
-      if (!d) throw new AppError('SSO_DOMAIN_NOT_FOUND', `No domain ${domainId} on configuration ${configId}`);
-      if (d.validated) return domainView(d);
-      let records: string[][] = [];
-      try {
-        records = await txt(d.domain);
-      } catch {
-        records = [];
-      }
-      if (!records.some((parts) => parts.join('') === d.txt_record)) {
-        throw new AppError('SSO_DOMAIN_NOT_VERIFIED', `No TXT record "${d.txt_record}" found at ${d.domain}; add it to the domain's DNS and validate again`);
-      }
-      return this.markValidated(tenantId, d);
-    },
-    async markValidated(tenantId: string, d: store.DomainRow) {
-      try {
-        await db.transaction(async (tx) => {
-          if (await store.validatedElsewhere(tx, d.domain, tenantId)) throw new AppError('SSO_DOMAIN_TAKEN', `domain ${d.domain} is verified by another account`);
-          await store.markValidated(tx, tenantId, d.id);
-        });
-      } catch (err) {
-        if (isUniqueViolation(err)) throw new AppError('SSO_DOMAIN_TAKEN', `domain ${d.domain} is verified by another configuration`);
-        throw err;
-      }
-      return domainView({ ...d, validated: true });
-    },
-    /** Vendor-only admin confirmation: marks the domain validated wherever it was claimed (the first claim). */
-    async forceValidate(domain: string) {
-      const name = domain.trim().toLowerCase();
-      const claims = await store.domainByName(db, name);
-      if (!claims.length) throw new AppError('SSO_DOMAIN_NOT_FOUND', `No account claims domain ${name}`);
-      return this.markValidated(claims[0].tenant_id, claims[0]);
-    },
+    // -- domains (domains.service.ts): useTxtResolver, addDomain, removeDomain, validateDomain, markValidated, forceValidate --
+    ...domains,
 
     // -- roles and groups --
     async setDefaultRoles(tenantId: string, configId: string, roleIds: string[]) {

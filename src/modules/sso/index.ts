@@ -4,14 +4,16 @@ import type { EnvironmentService } from '../environment/index.ts';
 import type { EventsService } from '../events/index.ts';
 import type { RolesService } from '../roles/index.ts';
 import type { TenantsService } from '../tenants/index.ts';
-import { createSsoConfigService, type TxtResolver } from './config.service.ts';
+import { createSsoConfigService } from './config.service.ts';
+import type { TxtResolver } from './domains.service.ts';
 import { createSsoLoginService } from './login.service.ts';
 import { forgetAccount, purgeExpired } from './store.ts';
 
 export { ssoRoutes, acceptForms, refreshCookie } from './routes.ts';
 export { assertAllowedRedirect, flowSecrets, saveFlow, takeFlow, pkceChallenge, FLOW_TTL_SECONDS } from './flow.ts';
 export { provisionIntoAccount, type IdpIdentity } from './provision.ts';
-export { TXT_PREFIX, type TxtResolver, type SsoConfigService } from './config.service.ts';
+export type { SsoConfigService } from './config.service.ts';
+export { TXT_PREFIX, type TxtResolver } from './domains.service.ts';
 export type { SsoLoginService } from './login.service.ts';
 
 export interface SsoDeps {

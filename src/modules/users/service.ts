@@ -7,7 +7,8 @@ import type { PasswordService } from '../credentials/index.ts';
 import type { RolesService } from '../roles/index.ts';
 import { parseMetadata, type TenantsService } from '../tenants/index.ts';
 import { listUsers } from './list.store.ts';
-import { buildUserRecord, subAccess } from './record.ts';
+import { accessTo, accessView, accountsOf, joinAccount } from './memberships.ts';
+import { buildUserRecord } from './record.ts';
 import { groupsOfUsers } from '../groups/index.ts';
 import { assertEmailDomainAllowed } from '../restrictions/index.ts';
 import type { CreateUser, ListUsersQuery, UpdateUser, User } from './schema.ts';
@@ -44,34 +45,6 @@ export function createUsersService(deps: UsersDeps) {
   }
 
   const record = (q: Queryable, user: store.UserRow, tenantId?: string, known?: Parameters<typeof buildUserRecord>[4]) => buildUserRecord(q, roles, user, tenantId, known);
-
-  /** A membership found `distance` levels above the account gives access there unless disabled, expired or (above) closed to sub-accounts. */
-  function usable(membership: store.MembershipRow, distance: number): store.MembershipRow | undefined {
-    if (distance > 0 && !subAccess(membership)) return undefined;
-    if (membership.is_disabled) return undefined;
-    if (membership.temporary_expiration_date && membership.temporary_expiration_date <= new Date()) return undefined;
-    return membership;
-  }
-
-  /**
-   * How a user may act in an account: through their own membership, or through the nearest ancestor membership
-   * that has sub-account access. Undefined when neither; disabled or expired memberships give no access.
-   */
-  async function accessTo(q: Queryable, userId: string, tenantId: string): Promise<store.MembershipRow | undefined> {
-    const found = await store.nearestMembership(q, userId, tenantId);
-    return found ? usable(found.membership, found.distance) : undefined;
-  }
-
-  /** Joins a user to an account with the given roles (or the account's default roles). */
-  async function join(tx: Queryable, tenantId: string, userId: string, roleIds: string[] | undefined, expiresAt: Date | null, firstUser = false) {
-    const account = await deps.tenants.requireLive(tx, tenantId);
-    const added = await store.addMembership(tx, tenantId, userId, { subAccess: account.sub_account_access_type !== 'defaultOff', expiresAt });
-    if (!added) throw new AppError('ALREADY_MEMBER', `User ${userId} is already a member of account ${tenantId}`);
-    let ids = roleIds ?? [];
-    if (ids.length) await roles.assertAssignable(tx, tenantId, ids);
-    else ids = firstUser ? await roles.firstUserRoleIds(tx, tenantId) : await roles.defaultRoleIds(tx, tenantId);
-    await store.addRoles(tx, tenantId, userId, ids);
-  }
 
   async function expiryFor(seconds: number | undefined, q: Queryable = db): Promise<Date | null> {
     if (seconds === undefined) return null;
@@ -133,7 +106,7 @@ export function createUsersService(deps: UsersDeps) {
             throw new AppError('PHONE_TAKEN', `Phone number ${body.phoneNumber} belongs to another user`);
           }
           const { rows } = await tx.query('SELECT 1 FROM user_tenants WHERE tenant_id = $1 LIMIT 1', [tenantId]);
-          await join(tx, tenantId, id, body.roleIds, expiresAt, rows.length === 0);
+          await joinAccount(tx, deps, tenantId, id, body.roleIds, expiresAt, rows.length === 0);
           const created = await record(tx, (await store.findById(tx, id))!, tenantId);
           await deps.events?.emit(tx, { eventKey: 'user.created', tenantId, entity: { type: 'user', id }, data: { userId: id, email, name: created.name, tenantId, roles: created.roles.map((r: { key: string }) => r.key) } });
           return created;
@@ -212,7 +185,7 @@ export function createUsersService(deps: UsersDeps) {
       return db.transaction(async (tx) => {
         const joining = await requireUser(tx, userId, true);
         await assertEmailDomainAllowed(tx, tenantId, joining.email, 'email');
-        await join(tx, tenantId, userId, roleIds, null);
+        await joinAccount(tx, deps, tenantId, userId, roleIds, null);
         return record(tx, (await store.findById(tx, userId))!, tenantId);
       });
     },
@@ -295,36 +268,10 @@ export function createUsersService(deps: UsersDeps) {
       return { items, total, limit, page };
     },
 
+    // Membership access (memberships.ts).
     accessTo,
-
-    /**
-     * What sign-in and token refresh need of a user's memberships, read with one statement: the live accounts in
-     * membership order (a token's `tenantIds`, as `accountsOf` lists them) and an `accessTo` that answers from those
-     * rows when the user is a direct member of the (live) account, the usual case, and otherwise walks the ancestors
-     * as `accessTo` does. Same answers as `accountsOf` and `accessTo`, without a statement per question.
-     */
-    async accessView(q: Queryable, userId: string, rows?: (store.MembershipRow & { live: boolean })[]) {
-      // `rows`: the memberships (as membershipsWithState reads them) when the caller read them in a larger statement.
-      const live = (rows ?? (await store.membershipsWithState(q, userId))).filter((m) => m.live);
-      return {
-        tenantIds: live.map((m) => m.tenant_id),
-        accessTo: async (tenantId: string): Promise<store.MembershipRow | undefined> => {
-          const direct = live.find((m) => m.tenant_id === tenantId);
-          if (!direct) return accessTo(q, userId, tenantId);
-          const { live: _live, ...membership } = direct;
-          return usable(membership, 0);
-        },
-      };
-    },
-
+    accessView,
     /** The accounts a user belongs to, with names. */
-    async accountsOf(userId: string, q: Queryable = db): Promise<{ tenantId: string; name: string }[]> {
-      const { rows } = await q.query<{ tenant_id: string; name: string }>(
-        `SELECT t.tenant_id, t.name FROM user_tenants ut JOIN tenants t ON t.tenant_id = ut.tenant_id
-         WHERE ut.user_id = $1 AND t.deleted_at IS NULL ORDER BY ut.created_at, t.tenant_id`,
-        [userId],
-      );
-      return rows.map((r) => ({ tenantId: r.tenant_id, name: r.name }));
-    },
+    accountsOf: (userId: string, q: Queryable = db): Promise<{ tenantId: string; name: string }[]> => accountsOf(userId, q),
   };
 }

@@ -1,0 +1,68 @@
+import type { Queryable } from '../../storage/db.ts';
+import type { VendorSettings } from '../environment/index.ts';
+import type { MembershipRow, UserRow } from '../users/index.ts';
+import type { InlineAudit } from '../audit/index.ts';
+import type * as store from './store.ts';
+
+// The types of sign-in (login.service.ts) and refresh-token rotation (refresh.service.ts); other modules get them from index.ts.
+
+export interface ClientInfo {
+  ip?: string;
+  userAgent?: string;
+  /** The request's Cookie header (gates read their own cookies, e.g. the MFA remember-device cookie). */
+  cookie?: string;
+  /**
+   * The request's audit entry for the answer with this body (`req.auditInline` bound to the route's success status),
+   * when the route lets the sign-in's statements store it (the session start, the MFA challenge): one round trip fewer.
+   * Entries so stored are pushed to `inlined`; the flow that owns the transaction calls their `stored()` after COMMIT.
+   */
+  audit?: (body: Record<string, unknown>) => InlineAudit | undefined;
+  inlined?: InlineAudit[];
+}
+
+/**
+ * A check every sign-in passes before a session starts (and every refresh before rotation). Gates are added by the
+ * modules that own the rule (MFA, IP restrictions, ...). A gate throws an AppError to refuse, or (at `login` only)
+ * returns a challenge that is answered instead of tokens (e.g. `{mfaRequired: true, mfaToken}`); the flow that
+ * answers the challenge later calls `signIn` with the gate's name in `satisfied`.
+ */
+export interface GateInput {
+  stage: 'login' | 'refresh';
+  user: UserRow;
+  tenantId: string;
+  client: ClientInfo;
+  /** Methods used so far, e.g. ['pwd'], ['otp'], ['sso']. */
+  amr: string[];
+  /**
+   * The value of the gate's `prefetch` (addGate), when the flow read it with the user (password sign-in); undefined
+   * when it did not, and the gate reads what it needs itself.
+   */
+  prefetched?: unknown;
+}
+export type SignInGate = (q: Queryable, a: GateInput) => Promise<void | Record<string, unknown>>;
+export interface SignInOptions {
+  /** Sign in to this account (must be an active membership); default: the active one or the first that works. */
+  tenantId?: string;
+  /** Names of gates already satisfied by this flow (e.g. 'mfa' after the second factor). */
+  satisfied?: string[];
+  /**
+   * The gate whose challenge this sign-in answers (the MFA verify routes: 'mfa'). That challenge was issued only after
+   * every gate before it passed for this user, so gates added as `stable` before it are not run again (gates that
+   * depend on the request, such as IP restrictions, run again). Implies `satisfied` for that gate.
+   */
+  resumes?: string;
+  /** The user's memberships as `membershipsWithStateSql` reads them, when the flow read them in a larger statement (MFA verify). */
+  memberships?: (MembershipRow & { live: boolean })[];
+  /** The gates' prefetched values by gate name (store.signInView), when the flow read them with the user. */
+  prefetched?: Record<string, unknown>;
+  /**
+   * The flow's own writes, made by the session-start statement (the MFA verify's TOTP step and mfaToken spent). When
+   * they did not happen, the statement raises (see SessionGuard.check) and nothing of the sign-in is written.
+   */
+  guard?: store.SessionGuard;
+}
+
+/** Filled in by `login` and `refresh` with the environment settings they read, so the caller need not read them again. */
+export interface UsedSettings {
+  settings?: VendorSettings;
+}
