@@ -2,7 +2,7 @@ import { verify as argon2Verify } from '@node-rs/argon2';
 import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { availableParallelism, loadavg } from 'node:os';
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
 import { importPKCS8, SignJWT, type JWTPayload } from 'jose';
@@ -32,7 +32,7 @@ import {
   startBenchApp,
   type BenchApp,
 } from './lib.ts';
-import { onCpus, pin, productionLikeLogger, startLoadGenerator, type LoadGenerator, type LoadOp, type LoadResult } from './loadgen.ts';
+import { onCpus, productionLikeLogger, startLoadGenerator, type LoadGenerator, type LoadOp, type LoadResult } from './loadgen.ts';
 import { cpuProfile, profileTable } from './profile.ts';
 
 /**
@@ -357,8 +357,13 @@ interface SigninRound {
   concurrency: number;
   round: number;
   raw: LoopResult;
+  /** Raw verifications with as many in flight as the machine has CPUs: the hash's best rate here (the floor). */
+  rawAtCpus: LoopResult;
   signin: LoopResult;
 }
+
+/** The raw rate a sign-in rate is compared with: the better of raw at the same concurrency and raw at the CPU count. */
+const bestRaw = (r: Pick<SigninRound, 'raw' | 'rawAtCpus'>) => Math.max(r.raw.perSecond, r.rawAtCpus.perSecond);
 
 async function measureSignin(app: IdentityApp, timing: ReturnType<typeof timingDb>, users: { emails: string[]; hash: string }, sizes: Sizes, log: BenchOptions['log']) {
   const rounds: SigninRound[] = [];
@@ -373,11 +378,16 @@ async function measureSignin(app: IdentityApp, timing: ReturnType<typeof timingD
   };
   for (const c of sizes.signinConcurrency) {
     for (let round = 1; round <= sizes.signinRounds; round++) {
-      // Interleaved: raw, then sign-in, every round, so drift in machine load hits both sides alike.
+      // Interleaved: raw, then sign-in, every round, so drift in machine load hits both sides alike. Raw is measured at
+      // the same concurrency and at the CPU count: the server bounds its own hashing to the CPUs
+      // (PASSWORD_HASH_CONCURRENCY), so the honest floor is the better of the two raw rates.
       const r = await closedLoop(c, sizes.signinWarmupMs, sizes.signinRoundMs, () => raw());
+      const cpus = availableParallelism();
+      const rc = c === cpus ? r : await closedLoop(cpus, sizes.signinWarmupMs, sizes.signinRoundMs, () => raw());
       const s = await closedLoop(c, sizes.signinWarmupMs, sizes.signinRoundMs, (w) => signin(w)());
-      rounds.push({ concurrency: c, round, raw: r, signin: s });
-      log(`    concurrency ${c} round ${round}: raw argon2id ${r.perSecond.toFixed(1)}/s (${r.cpuMsPerOp.toFixed(1)} ms CPU each), sign-in ${s.perSecond.toFixed(1)}/s (${s.cpuMsPerOp.toFixed(1)} ms CPU each): ${((s.perSecond / r.perSecond) * 100).toFixed(1)} %, sign-in p50 ${s.latency.p50.toFixed(1)} ms`);
+      const round_ = { concurrency: c, round, raw: r, rawAtCpus: rc, signin: s };
+      rounds.push(round_);
+      log(`    concurrency ${c} round ${round}: raw argon2id ${r.perSecond.toFixed(1)}/s (${r.cpuMsPerOp.toFixed(1)} ms CPU each; ${rc.perSecond.toFixed(1)}/s at ${cpus} in flight), sign-in ${s.perSecond.toFixed(1)}/s (${s.cpuMsPerOp.toFixed(1)} ms CPU each): ${((s.perSecond / bestRaw(round_)) * 100).toFixed(1)} % of the better raw, sign-in p50 ${s.latency.p50.toFixed(1)} ms`);
     }
   }
   const breakdown = await timing.breakdown(sizes.signinBreakdown, async () => {
@@ -396,48 +406,6 @@ async function measureSignin(app: IdentityApp, timing: ReturnType<typeof timingD
   const profiled = await cpuProfile(() => closedLoop(c, 0, sizes.profileMs, (w) => signin(w)()));
   log(`    sign-in: ${breakdown.statementsPerCall.toFixed(1)} statements, ${breakdown.dbMsPerCall.toFixed(2)} ms in them of ${breakdown.httpMsPerCall.toFixed(2)} ms (sequential); main thread ${(profiled.profile.busyMs / profiled.result.ops).toFixed(2)} ms per sign-in at ${c} in flight`);
   return { rounds, sequential, breakdown, profile: profiled.profile, profileOps: profiled.result.ops, profileConcurrency: c };
-}
-
-interface OneCoreRound {
-  concurrency: number;
-  round: number;
-  raw: LoopResult;
-  signin: LoadResult;
-}
-
-/**
- * The same comparison with the platform on one CPU and its clients on the other: raw verifications with this process
- * pinned to CPU 0, then sign-ins from the load-generator process (CPU 1) against the app pinned to CPU 0, with the
- * PostgreSQL backends serving it pinned to CPU 0 too. Every CPU cycle the platform spends (HTTP, SQL client, database,
- * token, argon2) is on the core the raw verifications had; the clients' work is not.
- */
-async function measureSigninOneCore(app: IdentityApp, store: string, users: { emails: string[]; hash: string }, sizes: Sizes, log: BenchOptions['log']) {
-  const gen = await startLoadGenerator({ clientCpus: '1' });
-  const rounds: OneCoreRound[] = [];
-  const raw = async () => {
-    if (!(await argon2Verify(users.hash, PASSWORD))) throw new Error('argon2 verify answered false');
-  };
-  try {
-    for (const c of sizes.signinConcurrency) {
-      const ops: LoadOp[] = users.emails.slice(0, c).map((email) => ({ method: 'POST', path: SIGNIN, body: { email, password: PASSWORD }, expect: 200 }));
-      for (let round = 1; round <= sizes.signinRounds; round++) {
-        const r = (await onCpus('0', () => closedLoop(c, sizes.signinWarmupMs, sizes.signinRoundMs, raw))).result;
-        const dbPids = await databasePids(app, store);
-        const previous = dbPids.map((pid) => [pid, pin(pid, '0')] as const);
-        let s: LoadResult;
-        try {
-          s = await gen.run({ baseUrl: app.baseUrl, warmupMs: sizes.signinWarmupMs, durationMs: sizes.signinRoundMs, ops, serverCpus: '0', watchPids: dbPids });
-        } finally {
-          for (const [pid, cpus] of previous) if (cpus) pin(pid, cpus);
-        }
-        rounds.push({ concurrency: c, round, raw: r, signin: s });
-        log(`    one core, concurrency ${c} round ${round}: raw argon2id ${r.perSecond.toFixed(1)}/s (${r.cpuMsPerOp.toFixed(1)} ms CPU each), sign-in ${s.perSecond.toFixed(1)}/s (server ${s.cpuMsPerOp.toFixed(1)} ms CPU each, main ${s.mainCpuMsPerOp.toFixed(2)}, database ${s.watchedCpuMsPerOp.toFixed(2)}, client ${s.clientCpuMsPerOp.toFixed(2)}): ${((s.perSecond / r.perSecond) * 100).toFixed(1)} %, p50 ${s.latency.p50.toFixed(1)} ms`);
-      }
-    }
-  } finally {
-    await gen.close();
-  }
-  return rounds;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -663,53 +631,33 @@ export async function run(opts: BenchOptions): Promise<AreaResult> {
       const rows: Table['rows'] = [];
       for (const c of sizes.signinConcurrency) {
         const rs = rounds.filter((r) => r.concurrency === c);
-        for (const r of rs) rows.push([c, `round ${r.round}`, ms(r.raw.perSecond, 1), ms(r.signin.perSecond, 1), `${((r.signin.perSecond / r.raw.perSecond) * 100).toFixed(1)} %`, ms(r.raw.latency.p50, 1), ms(r.signin.latency.p50, 1), ms(r.signin.latency.p99, 1), ms(r.raw.cpuMsPerOp, 1), ms(r.signin.cpuMsPerOp, 1), ms(r.signin.mainCpuMsPerOp, 1), ms(r.signin.otherCpuMsPerOp, 1)]);
-        const raw = rs.reduce((a, r) => a + r.raw.ops, 0) / rs.reduce((a, r) => a + r.raw.seconds, 0);
-        const sig = rs.reduce((a, r) => a + r.signin.ops, 0) / rs.reduce((a, r) => a + r.signin.seconds, 0);
-        rows.push([c, 'all rounds', ms(raw, 1), ms(sig, 1), `${((sig / raw) * 100).toFixed(1)} %`, null, null, null, null, null, null, null]);
-        targets.push({ name: `sign-ins ≥ ${SIGNIN_RATIO_TARGET * 100} % of raw argon2id verifications (concurrency ${c})`, target: `≥ ${SIGNIN_RATIO_TARGET * 100} %`, measured: `${((sig / raw) * 100).toFixed(1)} % (${sig.toFixed(1)} vs ${raw.toFixed(1)} /s)`, met: sig / raw >= SIGNIN_RATIO_TARGET });
+        const pct = (a: number, b: number) => `${((a / b) * 100).toFixed(1)} %`;
+        for (const r of rs) rows.push([c, `round ${r.round}`, ms(r.raw.perSecond, 1), ms(r.rawAtCpus.perSecond, 1), ms(r.signin.perSecond, 1), pct(r.signin.perSecond, r.raw.perSecond), pct(r.signin.perSecond, bestRaw(r)), ms(r.raw.latency.p50, 1), ms(r.signin.latency.p50, 1), ms(r.signin.latency.p99, 1), ms(r.raw.cpuMsPerOp, 1), ms(r.signin.cpuMsPerOp, 1), ms(r.signin.mainCpuMsPerOp, 1), ms(r.signin.otherCpuMsPerOp, 1)]);
+        const rate = (pick: (r: SigninRound) => LoopResult) => rs.reduce((a, r) => a + pick(r).ops, 0) / rs.reduce((a, r) => a + pick(r).seconds, 0);
+        const raw = rate((r) => r.raw);
+        const rawCpus = rate((r) => r.rawAtCpus);
+        const best = Math.max(raw, rawCpus);
+        const sig = rate((r) => r.signin);
+        rows.push([c, 'all rounds', ms(raw, 1), ms(rawCpus, 1), ms(sig, 1), pct(sig, raw), pct(sig, best), null, null, null, null, null, null, null]);
+        targets.push({ name: `sign-ins ≥ ${SIGNIN_RATIO_TARGET * 100} % of raw argon2id verifications (concurrency ${c}; the better raw rate)`, target: `≥ ${SIGNIN_RATIO_TARGET * 100} %`, measured: `${pct(sig, best)} (${sig.toFixed(1)} vs ${best.toFixed(1)} /s; ${pct(sig, raw)} of raw at ${c} in flight)`, met: sig / best >= SIGNIN_RATIO_TARGET });
       }
       tables.push({
         title: `[${store}] POST ${SIGNIN} vs raw @node-rs/argon2 verify, same parameters and concurrency (${sizes.signinRoundMs / 1000} s windows, interleaved)`,
-        columns: ['in flight', 'round', 'raw verify/s', 'sign-ins/s', 'sign-in / raw', 'raw p50 ms', 'sign-in p50 ms', 'sign-in p99 ms', 'raw CPU ms/op', 'sign-in CPU ms/op', 'sign-in main thread', 'sign-in other threads'],
+        columns: ['in flight', 'round', 'raw verify/s', `raw at ${availableParallelism()} in flight`, 'sign-ins/s', 'sign-in / raw', 'sign-in / better raw', 'raw p50 ms', 'sign-in p50 ms', 'sign-in p99 ms', 'raw CPU ms/op', 'sign-in CPU ms/op', 'sign-in main thread', 'sign-in other threads'],
         rows,
         notes: [
-          `Each sign-in worker has its own keep-alive connection and user; argon2 runs on libuv's thread pool (${data.uvThreadpoolSize} threads) over both CPUs, the rest of the sign-in on the main thread.`,
+          `Each sign-in worker has its own keep-alive connection and user; argon2 runs on libuv's thread pool (${data.uvThreadpoolSize} threads) over both CPUs, the rest of the sign-in on the main thread. The server computes at most PASSWORD_HASH_CONCURRENCY hashes at once (default: the CPUs, ${availableParallelism()} here); raw verifications are measured at the same concurrency as the sign-ins and at the CPU count, and the target is read against the better of the two.`,
           `Database ${dbState}; ${sizes.users.toLocaleString('en-US')} seeded users besides the sign-in users. Rate limits raised through LOGIN_RATE_LIMIT_PER_IP / _PER_IDENTIFIER.`,
           'CPU ms/op: this process\'s CPU time (all threads) per operation; main thread = HTTP, validation, SQL client (and PGlite itself), token claims; other threads = libuv pool (argon2, WebCrypto signing) and V8 helpers.',
           'The "one at a time" row (not a target) shows the costs without contention: the sign-in\'s own main-thread work, and argon2 slower between real requests than in a raw loop that keeps its 19 MiB working set in cache.',
         ],
       });
       const sq = signin.sequential;
-      rows.push([1, 'one at a time', ms(sq.raw.perSecond, 1), ms(sq.signin.perSecond, 1), `${((sq.signin.perSecond / sq.raw.perSecond) * 100).toFixed(1)} %`, ms(sq.raw.latency.p50, 1), ms(sq.signin.latency.p50, 1), ms(sq.signin.latency.p99, 1), ms(sq.raw.cpuMsPerOp, 1), ms(sq.signin.cpuMsPerOp, 1), ms(sq.signin.mainCpuMsPerOp, 1), ms(sq.signin.otherCpuMsPerOp, 1)]);
+      rows.push([1, 'one at a time', ms(sq.raw.perSecond, 1), null, ms(sq.signin.perSecond, 1), `${((sq.signin.perSecond / sq.raw.perSecond) * 100).toFixed(1)} %`, null, ms(sq.raw.latency.p50, 1), ms(sq.signin.latency.p50, 1), ms(sq.signin.latency.p99, 1), ms(sq.raw.cpuMsPerOp, 1), ms(sq.signin.cpuMsPerOp, 1), ms(sq.signin.mainCpuMsPerOp, 1), ms(sq.signin.otherCpuMsPerOp, 1)]);
       tables.push(statementsTable(`[${store}] statements of one sign-in`, signin.breakdown));
       tables.push(profileTable(`[${store}] where sign-ins at ${signin.profileConcurrency} in flight spend the main thread`, signin.profile, signin.profileOps, [
         'argon2 runs on the thread pool: the main thread is idle while it waits; what is not idle is the sign-in\'s own work (HTTP, validation, SQL, token), which competes with argon2 for the two CPUs.',
       ]));
-    }
-
-    // ---- 1b. sign-in vs raw argon2id, the platform on one CPU and its clients on the other
-    if (want('signin-core')) {
-      section('signinCore', `1b. password sign-in vs raw argon2id verify on one CPU (clients on the other), concurrency ${sizes.signinConcurrency.join(' and ')}`);
-      const rounds = await measureSigninOneCore(app, store, signinUsers, sizes, log);
-      data.signinOneCore = rounds;
-      const rows: Table['rows'] = [];
-      for (const c of sizes.signinConcurrency) {
-        const rs = rounds.filter((r) => r.concurrency === c);
-        for (const r of rs) rows.push([c, `round ${r.round}`, ms(r.raw.perSecond, 1), ms(r.signin.perSecond, 1), `${((r.signin.perSecond / r.raw.perSecond) * 100).toFixed(1)} %`, ms(r.raw.cpuMsPerOp, 1), ms(r.signin.cpuMsPerOp, 1), ms(r.signin.mainCpuMsPerOp, 2), store === 'postgres' ? ms(r.signin.watchedCpuMsPerOp, 2) : null, ms(r.signin.clientCpuMsPerOp, 2), ms(r.signin.latency.p50, 1)]);
-        const raw = rs.reduce((a, r) => a + r.raw.ops, 0) / rs.reduce((a, r) => a + r.raw.seconds, 0);
-        const sig = rs.reduce((a, r) => a + r.signin.ops, 0) / rs.reduce((a, r) => a + r.signin.seconds, 0);
-        rows.push([c, 'all rounds', ms(raw, 1), ms(sig, 1), `${((sig / raw) * 100).toFixed(1)} %`, null, null, null, null, null, null]);
-      }
-      tables.push({
-        title: `[${store}] POST ${SIGNIN} vs raw argon2id verify with the platform on one CPU (CPU 0) and the clients on the other (not the target's setting)`,
-        columns: ['in flight', 'round', 'raw verify/s', 'sign-ins/s', 'sign-in / raw', 'raw CPU ms/op', 'server CPU ms/op', 'main thread', 'PostgreSQL CPU ms/op', 'client CPU ms/op', 'sign-in p50 ms'],
-        rows,
-        notes: [
-          'Raw verifications with this process pinned to CPU 0; sign-ins from the load-generator process (bench/loadgen-child.ts, CPU 1) against the app pinned to CPU 0, ' + (store === 'postgres' ? 'with the PostgreSQL backends serving it pinned to CPU 0 as well.' : 'PGlite inside it.'),
-          'Every cycle the platform spends (HTTP, SQL, database, token, argon2) is on the core the raw verifications had; the clients\' work is not. Section 1 (both CPUs shared with in-process clients) is the target\'s setting.',
-        ],
-      });
     }
 
     // ---- 2. refresh: RS256 on the running app, then ES256 on a context started with JWT_ALGORITHM=ES256

@@ -29,7 +29,7 @@ const AREAS: Record<string, { describe: string; sections: string[]; load: () => 
   },
   identity: {
     describe: 'sign-in vs raw argon2id, token refresh on one CPU (RS256, ES256), get-user over 100k users',
-    sections: ['signin', 'signin-core', 'refresh', 'get-user'],
+    sections: ['signin', 'refresh', 'get-user'],
     load: () => import('./identity.ts'),
   },
   agent: {

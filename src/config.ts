@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 
 /** Everything Gatehouse reads from its environment, validated once. The only module that touches process.env. */
@@ -34,6 +35,8 @@ export interface Config {
   jobs: { enabled: boolean; pollMs: number; leaseMs: number; chunkSize: number; userChunkSize?: number };
   /** Sign-in attempts allowed per window, per client IP and per identifier (email/username). */
   loginRateLimit: { perIp: number; perIdentifier: number; windowSeconds: number };
+  /** Password hashes computed at once (argon2id and the imported formats; the rest wait in order). Default: the CPUs. */
+  passwordHashConcurrency: number;
   production: boolean;
   /** PEM file of extra CA certificates trusted by outbound HTTPS (identity-provider migration), besides the system ones. */
   outboundCaFile?: string;
@@ -156,6 +159,7 @@ export function loadConfig(env: Env = process.env): Config {
       chunkSize: jobChunkSize,
       userChunkSize: env.USER_MIGRATION_CHUNK_SIZE ? int('USER_MIGRATION_CHUNK_SIZE', 200, 1, 1000) : env.JOB_CHUNK_SIZE ? jobChunkSize : undefined,
     },
+    passwordHashConcurrency: int('PASSWORD_HASH_CONCURRENCY', availableParallelism(), 1, 1024),
     loginRateLimit: {
       perIp: int('LOGIN_RATE_LIMIT_PER_IP', 60, 1, 100000),
       perIdentifier: int('LOGIN_RATE_LIMIT_PER_IDENTIFIER', 20, 1, 100000),

@@ -65,7 +65,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   const tenants = createTenantsService({ db, events });
   const hierarchy = createHierarchyService({ db, tenants, events });
   const accountSettings = createAccountSettingsService({ db, tenants });
-  const passwords = createPasswordService({ db });
+  const passwords = createPasswordService({ db, hashConcurrency: config.passwordHashConcurrency });
   const roles = createRolesService({ db, environment });
   tenants.onRemove(async (tx, tenantId) => void (await roles.removeAccountRoles(tx, tenantId)));
   const users = createUsersService({ db, tenants, roles, passwords, environment, events });

@@ -20,6 +20,22 @@ describe('credentials: hashing', () => {
     assert.notEqual(await passwords.hash('correct horse battery staple'), stored, 'a fresh salt each time');
   });
 
+  test('with hashConcurrency 1, concurrent verifies, decoys and hashes queue and each answers its own result', async () => {
+    const one = createPasswordService({ db: noDb, hashConcurrency: 1 });
+    const stored = await one.hash('queue-Passw0rd');
+    const answers = await Promise.all([
+      one.verify('queue-Passw0rd', stored),
+      one.verify('wrong-Passw0rd', stored),
+      one.verify('queue-Passw0rd', null),
+      one.decoy('anything'),
+      one.hash('another-Passw0rd'),
+      one.verify('queue-Passw0rd', stored),
+    ]);
+    assert.deepEqual(answers.slice(0, 4), [{ ok: true, needsRehash: false }, { ok: false, needsRehash: false }, { ok: false, needsRehash: false }, undefined]);
+    assert.match(answers[4] as string, /^\$argon2id\$/);
+    assert.deepEqual(answers[5], { ok: true, needsRehash: false });
+  });
+
   test('a wrong password is ok:false (and never needsRehash)', async () => {
     const stored = await passwords.hash('s3cret-Passw0rd');
     assert.deepEqual(await passwords.verify('s3cret-passw0rd', stored), { ok: false, needsRehash: false });

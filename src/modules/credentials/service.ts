@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { AppError } from '../../http/errors.ts';
+import { createLimiter } from '../../lib/limiter.ts';
 import { iso } from '../../lib/time.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
 import { isCommonPassword } from './common-passwords.ts';
@@ -11,6 +13,8 @@ import { isUuid } from '../../lib/pg-errors.ts';
 
 export interface PasswordServiceDeps {
   db: Db;
+  /** Hashes computed at once (PASSWORD_HASH_CONCURRENCY, default the CPUs; decision "Password hashing bounded to the CPUs"). */
+  hashConcurrency?: number;
 }
 
 /** The built-in lockout default, used only when the environment row (seeded by the migration) is missing. */
@@ -73,10 +77,13 @@ export type PasswordService = ReturnType<typeof createPasswordService>;
  */
 export function createPasswordService(deps: PasswordServiceDeps) {
   const { db } = deps;
+  // Every hash (verify, decoy, new hash, history) runs on libuv's pool under this bound, callers beyond it in order.
+  const hashing = createLimiter(deps.hashConcurrency ?? availableParallelism());
+  const limited = <T>(fn: () => Promise<T>) => hashing.run(fn);
   let decoyHash: Promise<string> | undefined;
 
   function decoyStored(): Promise<string> {
-    decoyHash ??= hashArgon2id(randomBytes(32).toString('base64url')).catch((err: unknown) => {
+    decoyHash ??= limited(() => hashArgon2id(randomBytes(32).toString('base64url'))).catch((err: unknown) => {
       decoyHash = undefined;
       throw err;
     });
@@ -84,7 +91,8 @@ export function createPasswordService(deps: PasswordServiceDeps) {
   }
 
   async function decoy(password: string): Promise<void> {
-    await argon2.verify(password, await decoyStored());
+    const stored = await decoyStored();
+    await limited(() => argon2.verify(password, stored));
   }
 
   /** Throws 404 unless the scope is the environment or a live account; in a transaction, `lock` holds the account. */
@@ -111,7 +119,7 @@ export function createPasswordService(deps: PasswordServiceDeps) {
     hashers: HASHERS,
 
     /** An argon2id PHC string with the current parameters. */
-    hash: (password: string): Promise<string> => hashArgon2id(password),
+    hash: (password: string): Promise<string> => limited(() => hashArgon2id(password)),
 
     /**
      * Checks a password against a stored hash of any known format. A null or unrecognised hash costs one decoy
@@ -123,7 +131,7 @@ export function createPasswordService(deps: PasswordServiceDeps) {
         await decoy(password);
         return { ok: false, needsRehash: false };
       }
-      const ok = await hasher.verify(password, stored);
+      const ok = await limited(() => hasher.verify(password, stored));
       return { ok, needsRehash: ok && (hasher !== argon2 || argon2NeedsRehash(stored)) };
     },
 
@@ -146,7 +154,10 @@ export function createPasswordService(deps: PasswordServiceDeps) {
         const history = await store.findEffective<store.HistoryPolicyRow>(q, 'password_history_policies', scope);
         if (history?.enabled) {
           const hashes = await store.lastHashes(q, ctx.userId, history.history_size);
-          const matches = await Promise.all(hashes.map((h) => hasherFor(h)?.verify(password, h) ?? false));
+          const matches = await Promise.all(hashes.map((h) => {
+            const hasher = hasherFor(h);
+            return hasher ? limited(() => hasher.verify(password, h)) : false;
+          }));
           if (matches.some(Boolean)) {
             failures.push({ rule: 'history', message: `must not be one of the last ${history.history_size} passwords` });
           }
