@@ -80,6 +80,45 @@ function pidsCpuMs(pids: number[]): number {
   return total;
 }
 
+/**
+ * The CPU of a whole PostgreSQL server on this machine, found from one of its backends (its parent is the postmaster):
+ * `cpuMs()` answers the postmaster's own time, the time of its children that exited (reaped: the postmaster's cutime
+ * and cstime) and of those alive (backends, autovacuum, WAL writer, checkpointer). Unlike summing the backends seen
+ * at the start, it keeps the CPU of connections the pool closes and opens during a window. NaN without /proc.
+ */
+export function postgresServer(backendPid: number): { cpuMs(): number } {
+  const fields = (pid: number | string) => {
+    const st = readFileSync(join('/proc', String(pid), 'stat'), 'utf8');
+    return st.slice(st.lastIndexOf(')') + 2).split(' ');
+  };
+  let postmaster = NaN;
+  try {
+    postmaster = Number(fields(backendPid)[1]);
+  } catch {
+    /* no /proc */
+  }
+  return {
+    cpuMs() {
+      try {
+        const pm = fields(postmaster);
+        let total = (Number(pm[11]) + Number(pm[12]) + Number(pm[13]) + Number(pm[14])) * 10;
+        for (const entry of readdirSync('/proc')) {
+          if (!/^\d+$/.test(entry)) continue;
+          try {
+            const f = fields(entry);
+            if (Number(f[1]) === postmaster) total += (Number(f[11]) + Number(f[12])) * 10;
+          } catch {
+            /* exited meanwhile */
+          }
+        }
+        return total;
+      } catch {
+        return NaN;
+      }
+    },
+  };
+}
+
 /** Pins every thread of a process to `cpus`; answers the previous list, or undefined when taskset is unavailable. */
 export function pin(pid: number, cpus: string): string | undefined {
   try {

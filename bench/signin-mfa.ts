@@ -20,7 +20,7 @@ import {
   type HttpClient,
   type Table,
 } from './lib.ts';
-import { productionLikeLogger, threadCpuMs } from './loadgen.ts';
+import { postgresServer, productionLikeLogger, threadCpuMs } from './loadgen.ts';
 
 /**
  * TOTP MFA sign-in against plain password sign-in, in the same run, through the real HTTP stack:
@@ -119,24 +119,9 @@ async function remoteClients(setup: Record<string, unknown>) {
 
 type Round = Awaited<ReturnType<typeof drive>> & { statements: number; transactions: number; dbMs: number; cpu: CpuPerFlow; clientCpuMs?: number };
 
-/** CPU time (ms, user + system) of processes from /proc; processes gone count 0. */
-function procCpuMs(pids: number[]): number {
-  let total = 0;
-  for (const pid of pids) {
-    try {
-      const st = readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const f = st.slice(st.lastIndexOf(')') + 2).split(' ');
-      total += (Number(f[11]) + Number(f[12])) * 10;
-    } catch {
-      /* gone */
-    }
-  }
-  return total;
-}
-
 /**
  * CPU per flow in a round: the server process (all threads: event loop, argon2 on the thread pool, PGlite), of which
- * its main thread, and the PostgreSQL backends of the bench database (0 on PGlite). Other processes' load does not
+ * its main thread, and the PostgreSQL server (every backend and background process; 0 on PGlite). Other processes' load does not
  * enter these, so they compare the two flows' cost more steadily than flows/s on a shared machine.
  */
 interface CpuPerFlow {
@@ -147,8 +132,10 @@ interface CpuPerFlow {
   client: number;
 }
 async function cpuMeter(db: Db, store: string) {
-  const pids = store === 'postgres' ? (await db.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database()')).rows.map((r) => Number(r.pid)) : [];
-  const read = () => ({ proc: process.cpuUsage(), threads: threadCpuMs(), database: procCpuMs(pids) });
+  // The whole PostgreSQL server's CPU (postgresServer): the pool closes idle connections between rounds, so the
+  // backends alive at the start are not the ones that serve a round.
+  const server = store === 'postgres' ? postgresServer(Number((await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid)) : undefined;
+  const read = () => ({ proc: process.cpuUsage(), threads: threadCpuMs(), database: server ? server.cpuMs() : 0 });
   return {
     start: read,
     perFlow(start: ReturnType<typeof read>, flows: number, clientCpuMs = NaN): CpuPerFlow {
