@@ -255,6 +255,63 @@ describe('webhooks: durability', () => {
   });
 });
 
+describe('webhooks: events nobody subscribes to', () => {
+  test('an event no active webhook would receive is written dispatched; one a webhook wants waits for the fan-out', async () => {
+    const app = await startTestApp(ENV, { jobs: false });
+    const rx = await receiver();
+    try {
+      const v = await app.vendorToken();
+      const create = async (tenantId: string) => assert.equal((await app.call('POST', ACCOUNTS, { token: v, body: { tenantId, name: tenantId } })).status, 201);
+      const written = async (key: string, tenantId: string) =>
+        (await app.db.query<{ dispatched: boolean }>('SELECT dispatched_at IS NOT NULL AS dispatched FROM events WHERE event_key = $1 AND tenant_id = $2', [key, tenantId])).rows.map((r) => r.dispatched);
+      const add = async (body: Record<string, unknown>) => {
+        const r = await app.call('POST', '/webhook/custom', { token: v, body: { displayName: 'n', url: rx.url, secret: SECRET, ...body } });
+        assert.equal(r.status, 201, JSON.stringify(r.body));
+        return r.body.id as string;
+      };
+
+      await create('nobody-1');
+      assert.deepEqual(await written('account.created', 'nobody-1'), [true], 'no webhook at all');
+      await create('other-account');
+      await create('wanted-1');
+      await add({ eventKeys: ['user.created'] });
+      await add({ eventKeys: ['account.created', 'account.updated'], isActive: false });
+      await add({ eventKeys: ['*'], tenantId: 'other-account' });
+      await create('nobody-2');
+      assert.deepEqual(await written('account.created', 'nobody-2'), [true], 'another key, an inactive webhook, another account');
+
+      const wanted = await add({ eventKeys: ['account.updated'], tenantId: 'wanted-1' });
+      const rename = async (tenantId: string) => assert.equal((await app.call('PUT', `${ACCOUNTS}/${tenantId}`, { token: v, body: { name: `${tenantId}!` } })).status, 200);
+      await rename('wanted-1');
+      await rename('nobody-2');
+      assert.deepEqual(await written('account.updated', 'wanted-1'), [false], 'an active webhook of that account and key');
+      assert.deepEqual(await written('account.updated', 'nobody-2'), [true]);
+      assert.equal(await app.ctx.dispatcher.fanOut(), 1);
+      assert.deepEqual(await written('account.updated', 'wanted-1'), [true]);
+      assert.equal(await app.ctx.dispatcher.fanOut(), 0, 'nothing left to fan out');
+      const { rows } = await app.db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1', [wanted]);
+      assert.equal(rows[0].n, 1, 'the fan-out wrote its delivery');
+
+      // session.revoked is written by the sessions' own statement: the same rule, through a '*' webhook.
+      const user = await app.call('POST', '/identity/resources/users/v1', { token: v, headers: { 'gatehouse-tenant-id': 'nobody-1' }, body: { email: 'rev@example.com', password: 'Quiet-Harbor-51!' } });
+      assert.equal(user.status, 201, JSON.stringify(user.body));
+      const login = await app.call('POST', '/identity/resources/auth/v1/user', { body: { email: 'rev@example.com', password: 'Quiet-Harbor-51!' } });
+      assert.equal(login.status, 200, JSON.stringify(login.body));
+      assert.equal((await app.call('POST', '/identity/resources/auth/v1/logout', { token: login.body.accessToken, body: { refreshToken: login.body.refreshToken } })).status < 300, true);
+      const revoked = await app.db.query<{ dispatched: boolean }>(`SELECT dispatched_at IS NOT NULL AS dispatched FROM events WHERE event_key = 'session.revoked'`);
+      assert.ok(revoked.rows.length >= 1 && revoked.rows.every((r) => r.dispatched), 'no webhook wants session.revoked yet');
+      await add({ eventKeys: ['*'] });
+      const again = await app.call('POST', '/identity/resources/auth/v1/user', { body: { email: 'rev@example.com', password: 'Quiet-Harbor-51!' } });
+      await app.call('POST', '/identity/resources/auth/v1/logout', { token: again.body.accessToken, body: { refreshToken: again.body.refreshToken } });
+      const after = await app.db.query<{ dispatched: boolean }>(`SELECT dispatched_at IS NOT NULL AS dispatched FROM events WHERE event_key = 'session.revoked' ORDER BY seq`);
+      assert.equal(after.rows.at(-1)?.dispatched, false, 'with a \'*\' webhook it waits for the fan-out');
+    } finally {
+      await rx.close();
+      await app.close();
+    }
+  });
+});
+
 describe('webhooks: retention of the outbox and the delivery log', () => {
   test('removes old finished deliveries and fanned-out events in bounded batches; keeps what is still to be sent until its retry window ends', async () => {
     const good = await receiver();

@@ -1,5 +1,6 @@
 import type { Queryable } from '../../storage/db.ts';
 import { prepared } from '../../storage/prepared.ts';
+import { dispatchedAtSql } from '../events/index.ts';
 import type { ClaimsSql, RoleClaims } from './tokens.ts';
 
 export interface SessionRow {
@@ -156,14 +157,18 @@ export async function roleClaims(q: Queryable, claims: ClaimsSql): Promise<RoleC
   return rows[0];
 }
 
+/** The `dispatched_at` of a session.revoked event written from a `revoked` row (events module, dispatchedAtSql). */
+const SESSION_REVOKED_DISPATCHED = dispatchedAtSql(`'session.revoked'`, 'revoked.tenant_id');
+
 /** With a concurrent-session limit: revokes the user's live sessions past the newest `keep`, in one statement. */
 export async function revokeBeyond(q: Queryable, userId: string, keep: number, reason: string): Promise<number> {
   const r = await q.query<{ n: number }>(
     `WITH victims AS (SELECT id FROM sessions WHERE user_id = $2 AND revoked_at IS NULL AND expires_at > now() ORDER BY created_at DESC, id OFFSET $3),
           revoked AS (UPDATE sessions SET revoked_at = now(), revoke_reason = $1 WHERE id IN (SELECT id FROM victims) AND revoked_at IS NULL RETURNING id, user_id, tenant_id),
-          emitted AS (INSERT INTO events (id, event_key, tenant_id, entity_type, entity_id, data)
+          emitted AS (INSERT INTO events (id, event_key, tenant_id, entity_type, entity_id, data, dispatched_at)
             SELECT gen_random_uuid(), 'session.revoked', tenant_id, 'session', id::text,
-                   jsonb_build_object('sessionId', id, 'userId', user_id, 'tenantId', tenant_id, 'reason', $1::text) FROM revoked)
+                   jsonb_build_object('sessionId', id, 'userId', user_id, 'tenantId', tenant_id, 'reason', $1::text),
+                   ${SESSION_REVOKED_DISPATCHED} FROM revoked)
      SELECT count(*)::int AS n FROM revoked`,
     [reason, userId, keep],
   );
@@ -180,9 +185,10 @@ export async function revoke(q: Queryable, where: { sessionId?: string; userId?:
   // Each revoked session emits session.revoked into the outbox (issue 10) in the same statement, so in the same transaction.
   const r = await q.query<{ n: number }>(
     `WITH revoked AS (UPDATE sessions SET revoked_at = now(), revoke_reason = $1 WHERE ${conds.join(' AND ')} RETURNING id, user_id, tenant_id),
-          emitted AS (INSERT INTO events (id, event_key, tenant_id, entity_type, entity_id, data)
+          emitted AS (INSERT INTO events (id, event_key, tenant_id, entity_type, entity_id, data, dispatched_at)
             SELECT gen_random_uuid(), 'session.revoked', tenant_id, 'session', id::text,
-                   jsonb_build_object('sessionId', id, 'userId', user_id, 'tenantId', tenant_id, 'reason', $1::text) FROM revoked)
+                   jsonb_build_object('sessionId', id, 'userId', user_id, 'tenantId', tenant_id, 'reason', $1::text),
+                   ${SESSION_REVOKED_DISPATCHED} FROM revoked)
      SELECT count(*)::int AS n FROM revoked`,
     params,
   );

@@ -1,2 +1,2 @@
-export { createEventsService, type EventsService } from './service.ts';
+export { createEventsService, dispatchedAtSql, type EventsService } from './service.ts';
 export { EVENT_KEYS, type EventKey, type NewEvent } from './catalog.ts';

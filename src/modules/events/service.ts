@@ -8,9 +8,24 @@ export interface EventsOptions {
 }
 
 const KNOWN = new Set<string>(EVENT_KEYS);
-const INSERT_EVENTS = 'INSERT INTO events (id, event_key, tenant_id, entity_type, entity_id, data) VALUES';
 
-/** An event's row values, in INSERT_EVENTS's column order (its key checked against the catalogue). */
+/**
+ * A new event's `dispatched_at` (SQL over the row's `key` and `tenant` expressions): NULL, for the webhook dispatcher,
+ * when an active webhook would receive it (the fan-out's own rule: the webhook's account or none, the key or `*`);
+ * otherwise now(), since nothing will ever fan it out: the event needs no later UPDATE and no dispatcher pass. A
+ * webhook receives the events emitted while it is active and visible (docs/decisions.md, "Events nobody subscribes to").
+ */
+export const dispatchedAtSql = (key: string, tenant: string): string =>
+  `CASE WHEN EXISTS (SELECT 1 FROM webhooks w WHERE w.is_active AND (w.tenant_id IS NULL OR w.tenant_id = ${tenant})
+                       AND (${key} = ANY (w.event_keys) OR '*' = ANY (w.event_keys))) THEN NULL ELSE now() END`;
+
+/** INSERT of the rows `values` (`($1, …), …` in rowOf's column order), each with its dispatchedAtSql. */
+const insertEvents = (values: string) =>
+  `INSERT INTO events (id, event_key, tenant_id, entity_type, entity_id, data, dispatched_at)
+   SELECT v.id::uuid, v.event_key, v.tenant_id, v.entity_type, v.entity_id, v.data::jsonb, ${dispatchedAtSql('v.event_key', 'v.tenant_id')}
+     FROM (VALUES ${values}) AS v (id, event_key, tenant_id, entity_type, entity_id, data)`;
+
+/** An event's row values, in insertEvents's column order (its key checked against the catalogue). */
 function rowOf(e: NewEvent): unknown[] {
   if (!KNOWN.has(e.eventKey)) throw new Error(`unknown event key ${e.eventKey}: add it to src/modules/events/catalog.ts and docs/events.md`);
   return [newId(), e.eventKey, e.tenantId ?? null, e.entity?.type ?? null, e.entity?.id ?? null, JSON.stringify(e.data)];
@@ -44,7 +59,7 @@ export function createEventsService(opts: EventsOptions = {}) {
       if (opts.enabled === false) return undefined;
       const values = rowOf(e);
       return {
-        cte: (first) => `emitted AS (${INSERT_EVENTS} ${placeholders(first, values.length)})`,
+        cte: (first) => `emitted AS (${insertEvents(placeholders(first, values.length))})`,
         values,
         written: nudge,
       };
@@ -65,7 +80,7 @@ export function createEventsService(opts: EventsOptions = {}) {
         params.push(...row);
         return placeholders(params.length - row.length + 1, row.length);
       });
-      await q.query(`${INSERT_EVENTS} ${values.join(', ')}`, params);
+      await q.query(insertEvents(values.join(', ')), params);
     }
     nudge();
   }

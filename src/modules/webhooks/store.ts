@@ -1,4 +1,5 @@
 import type { Queryable } from '../../storage/db.ts';
+import { prepared } from '../../storage/prepared.ts';
 
 export interface WebhookRow {
   id: string;
@@ -88,6 +89,12 @@ export async function activeWebhooks(q: Queryable): Promise<Pick<WebhookRow, 'id
 /** Takes the fan-out lock (one row), so fan-outs run one at a time and keep the events' order. */
 export async function lockFanOut(q: Queryable): Promise<void> {
   await q.query('SELECT id FROM event_dispatch WHERE id = 1 FOR UPDATE');
+}
+
+const ANY_UNDISPATCHED = prepared('SELECT EXISTS (SELECT 1 FROM events WHERE dispatched_at IS NULL) AS any');
+/** Whether any event waits for the fan-out (the partial index events_undispatched answers it). */
+export async function anyUndispatched(q: Queryable): Promise<boolean> {
+  return (await q.query<{ any: boolean }>(ANY_UNDISPATCHED)).rows[0].any;
 }
 
 /**
