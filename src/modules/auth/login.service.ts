@@ -1,16 +1,16 @@
 import { newId, randomSecret, sha256Hex } from '../../lib/crypto.ts';
 import { AppError } from '../../http/errors.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
-import type { EnvironmentService, VendorSettings } from '../environment/index.ts';
+import type { EnvironmentService } from '../environment/index.ts';
 import { hasherFor, type PasswordService } from '../credentials/index.ts';
 import { isLockedNow, updateUser, type UserRow, type UsersService } from '../users/index.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import type { EventsService } from '../events/index.ts';
 import { createRefresh } from './refresh.service.ts';
 import type { SessionsService } from './sessions.service.ts';
-import type { ClientInfo, GateInput, SignInGate, SignInOptions, UsedSettings } from './sign-in.types.ts';
+import type { ClientInfo, GateInput, Respond, SignInGate, SignInOptions, UsedSettings } from './sign-in.types.ts';
 import * as store from './store.ts';
-import type { LoginResponse, ResetPasswordResponse, RoleClaims, TokenIssuer } from './tokens.ts';
+import type { LoginResponse, ResetPasswordResponse, TokenIssuer } from './tokens.ts';
 
 export interface LoginDeps {
   db: Db;
@@ -98,18 +98,7 @@ export function createLoginService(deps: LoginDeps) {
     return respond(tx, user, tenantId, membership, sessionId, refreshToken, amr, new Date(), { tenantIds, settings, claims }, used);
   }
 
-  async function respond(
-    q: Queryable,
-    user: UserRow,
-    tenantId: string,
-    membership: NonNullable<Awaited<ReturnType<UsersService['accessTo']>>>,
-    sessionId: string,
-    refreshToken: string,
-    amr: string[],
-    authTime: Date,
-    known: { tenantIds?: string[]; settings?: VendorSettings; claims?: RoleClaims } = {},
-    used?: UsedSettings,
-  ): Promise<LoginResponse> {
+  const respond: Respond = async (q, user, tenantId, membership, sessionId, refreshToken, amr, authTime, known = {}, used) => {
     const tenantIds = known.tenantIds ?? (await users.accountsOf(user.id, q)).map((a) => a.tenantId);
     const settings = known.settings ?? (await deps.environment.cachedSettings(q));
     if (used) used.settings = settings;
@@ -125,7 +114,7 @@ export function createLoginService(deps: LoginDeps) {
       userEmail: user.email,
       emailVerified: user.verified,
     };
-  }
+  };
 
   /** Counts a failed password; the lockout policy of the user's account may lock the user. */
   async function registerFailure(user: UserRow): Promise<void> {

@@ -1,13 +1,13 @@
 import { randomSecret, sha256Hex } from '../../lib/crypto.ts';
 import { AppError } from '../../http/errors.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
-import type { EnvironmentService, VendorSettings } from '../environment/index.ts';
-import { isLockedNow, type UserRow, type UsersService } from '../users/index.ts';
+import type { EnvironmentService } from '../environment/index.ts';
+import { isLockedNow, type UsersService } from '../users/index.ts';
 import type { AuditInlineOf } from '../audit/index.ts';
 import type { SessionsService } from './sessions.service.ts';
-import type { ClientInfo, GateInput, UsedSettings } from './sign-in.types.ts';
+import type { ClientInfo, GateInput, Respond, UsedSettings } from './sign-in.types.ts';
 import * as store from './store.ts';
-import type { LoginResponse, RoleClaims, TokenIssuer } from './tokens.ts';
+import type { LoginResponse, TokenIssuer } from './tokens.ts';
 
 /** What the refresh flow needs; `runGates` and `respond` are the login service's own (login.service.ts). */
 export interface RefreshDeps {
@@ -19,18 +19,7 @@ export interface RefreshDeps {
   /** Runs the sign-in gates (in order; at the 'refresh' stage a gate can only refuse, by throwing). */
   runGates: (q: Queryable, a: GateInput) => Promise<unknown>;
   /** Signs the access token and answers the tokens for a session. */
-  respond: (
-    q: Queryable,
-    user: UserRow,
-    tenantId: string,
-    membership: NonNullable<Awaited<ReturnType<UsersService['accessTo']>>>,
-    sessionId: string,
-    refreshToken: string,
-    amr: string[],
-    authTime: Date,
-    known: { tenantIds?: string[]; settings?: VendorSettings; claims?: RoleClaims },
-    used?: UsedSettings,
-  ) => Promise<LoginResponse>;
+  respond: Respond;
 }
 
 /** Refresh-token rotation: the login service's `refresh`. */

@@ -1,8 +1,9 @@
 import type { Queryable } from '../../storage/db.ts';
 import type { VendorSettings } from '../environment/index.ts';
-import type { MembershipRow, UserRow } from '../users/index.ts';
+import type { MembershipRow, UserRow, UsersService } from '../users/index.ts';
 import type { InlineAudit } from '../audit/index.ts';
 import type * as store from './store.ts';
+import type { LoginResponse, RoleClaims } from './tokens.ts';
 
 // The types of sign-in (login.service.ts) and refresh-token rotation (refresh.service.ts); other modules get them from index.ts.
 
@@ -66,3 +67,20 @@ export interface SignInOptions {
 export interface UsedSettings {
   settings?: VendorSettings;
 }
+
+/**
+ * Signs the access token and answers the tokens for a session (the login service's `respond`, which the refresh flow
+ * is given). `known`: what the caller already read (account ids, settings, role claims).
+ */
+export type Respond = (
+  q: Queryable,
+  user: UserRow,
+  tenantId: string,
+  membership: NonNullable<Awaited<ReturnType<UsersService['accessTo']>>>,
+  sessionId: string,
+  refreshToken: string,
+  amr: string[],
+  authTime: Date,
+  known?: { tenantIds?: string[]; settings?: VendorSettings; claims?: RoleClaims },
+  used?: UsedSettings,
+) => Promise<LoginResponse>;

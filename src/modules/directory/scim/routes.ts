@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { guard } from '../../../http/auth.ts';
-import { AppError, catalogue, type ErrorCode } from '../../../http/errors.ts';
+import { AppError, type ErrorCode } from '../../../http/errors.ts';
 import type { ConnectionRow } from '../connections.store.ts';
 import type { DirectoryService } from '../service.ts';
 import { searchBody, type ListQuery } from './list.ts';
