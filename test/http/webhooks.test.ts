@@ -325,9 +325,13 @@ describe('webhooks: retention of the outbox and the delivery log', () => {
       assert.equal((await t.call('POST', ACCOUNTS, { token: vendor, body: { tenantId: 'wh-ret', name: 'r' } })).status, 201);
       await good.until((x) => x.some((e) => e.body.tenantId === 'wh-ret'), 'the event');
       const eventId = good.got.find((e) => e.body.tenantId === 'wh-ret')!.body.id;
+      // The receiver having the event does not mean the dispatcher has recorded the outcome yet: wait for both the
+      // good delivery's success and the bad one's first failed attempt to be written.
       for (let i = 0; i < 500; i++) {
-        const { rows } = await t.db.query<{ attempts: number }>('SELECT attempts FROM webhook_deliveries WHERE webhook_id = $1', [b.body.id]);
-        if (rows[0]?.attempts >= 1) break;
+        const { rows } = await t.db.query<{ webhook_id: string; attempts: number; status: string }>('SELECT webhook_id, attempts, status FROM webhook_deliveries WHERE webhook_id = ANY($1::uuid[])', [[g.body.id, b.body.id]]);
+        const sent = rows.find((r) => r.webhook_id === g.body.id);
+        const failing = rows.find((r) => r.webhook_id === b.body.id);
+        if (sent?.status === 'succeeded' && failing && failing.attempts >= 1) break;
         await new Promise((r) => setTimeout(r, 20));
       }
       const count = async (sql: string, params: unknown[] = []) => (await t.db.query<{ n: number }>(sql, params)).rows[0].n;
