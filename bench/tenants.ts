@@ -416,6 +416,9 @@ export async function run(opts: BenchOptions): Promise<AreaResult> {
     const filters = [
       { label: 'selective', filter: selective, total: await filterTotal(main.db, selective) },
       { label: 'broad', filter: 'an', total: await filterTotal(main.db, 'an') },
+      // Three letters the trigram index serves, matching a fifth of the accounts (Logistics, Analytics, Robotics,
+      // Dynamics): counted by the query once, then answered from the cached ids (ACCOUNT_LIST_BROAD_MATCHES).
+      { label: 'broad, trigram', filter: 'ics', total: await filterTotal(main.db, 'ics') },
     ];
     data.seed = { ...seed, filters };
     const cases = listCases(seed.live, filters);
@@ -437,7 +440,9 @@ export async function run(opts: BenchOptions): Promise<AreaResult> {
       load[`list.${phase.key}`] = loadavg().map((x) => Number(x.toFixed(2)));
       log(`  list pages, ${phase.title}  (load average ${load[`list.${phase.key}`].join(' ')})`);
       // An account write that changes no list: it moves the data version (migration 0027) all the same.
-      const write = () => main.db.query(`UPDATE tenants SET updated_at = updated_at WHERE tenant_id = (SELECT min(tenant_id) FROM tenants WHERE deleted_at IS NULL)`);
+      // A rename (a trailing space on, then off): since migration 0028 only a change to what a list reads (name,
+      // tenant id, creation time, deletion) moves the data version; an update of metadata or settings keeps the lists.
+      const write = () => main.db.query(`UPDATE tenants SET name = CASE WHEN name LIKE '% ' THEN rtrim(name) ELSE name || ' ' END WHERE tenant_id = (SELECT min(tenant_id) FROM tenants WHERE deleted_at IS NULL)`);
       const all = await measureList(app, cases, sizes, opts, explain, write);
       listResults[phase.key] = all;
       const r = all.filter((x) => !x.case.afterWrite);
@@ -452,7 +457,7 @@ export async function run(opts: BenchOptions): Promise<AreaResult> {
       );
       if (afterWrite.length) tables.push(
         listTable(`[${store}] GET ${LIST}: the broad filter's first request after an account write (its list cache misses), ${phase.title}`, afterWrite, [
-          'Before each timed request an untimed UPDATE of one account moves the data version, so every request reads and keeps every match id again (the first request after any account write, by any server on the database).',
+          'Before each timed request an untimed rename of one account moves the data version, so every request reads and keeps every match id again (the first request after an account write that changes what a list reads, by any server on the database; metadata and settings updates keep the lists since migration 0028).',
         ]),
       );
       targets.push({

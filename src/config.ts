@@ -37,6 +37,8 @@ export interface Config {
   loginRateLimit: { perIp: number; perIdentifier: number; windowSeconds: number };
   /** Password hashes computed at once (argon2id and the imported formats; the rest wait in order). Default: the CPUs. */
   passwordHashConcurrency: number;
+  /** Account list: a filter counted above this many matches is answered from the cached ids (tenants list.cache.ts). */
+  accountListBroadMatches: number;
   production: boolean;
   /** PEM file of extra CA certificates trusted by outbound HTTPS (identity-provider migration), besides the system ones. */
   outboundCaFile?: string;
@@ -160,6 +162,7 @@ export function loadConfig(env: Env = process.env): Config {
       userChunkSize: env.USER_MIGRATION_CHUNK_SIZE ? int('USER_MIGRATION_CHUNK_SIZE', 200, 1, 1000) : env.JOB_CHUNK_SIZE ? jobChunkSize : undefined,
     },
     passwordHashConcurrency: int('PASSWORD_HASH_CONCURRENCY', availableParallelism(), 1, 1024),
+    accountListBroadMatches: int('ACCOUNT_LIST_BROAD_MATCHES', 2000, 1, 100_000_000),
     loginRateLimit: {
       perIp: int('LOGIN_RATE_LIMIT_PER_IP', 60, 1, 100000),
       perIdentifier: int('LOGIN_RATE_LIMIT_PER_IDENTIFIER', 20, 1, 100000),

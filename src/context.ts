@@ -62,7 +62,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
 
   // The outbox (issue 10): services emit events in the transaction of the change (`events.emit(tx, ...)`).
   const events = createEventsService({ enabled: config.events.enabled });
-  const tenants = createTenantsService({ db, events });
+  const tenants = createTenantsService({ db, events, listCache: { broadMatches: config.accountListBroadMatches } });
   const hierarchy = createHierarchyService({ db, tenants, events });
   const accountSettings = createAccountSettingsService({ db, tenants });
   const passwords = createPasswordService({ db, hashConcurrency: config.passwordHashConcurrency });

@@ -174,6 +174,32 @@ describe('account list: short filters from the cached id list', () => {
     assert.equal(now.total, before.total);
   });
 
+  test('a filter the trigram index serves that matched more than ACCOUNT_LIST_BROAD_MATCHES is answered from the cache, the same', async () => {
+    const broad = await startTestApp({ ACCOUNT_LIST_BROAD_MATCHES: '20' }, { db: t.db });
+    try {
+      const size = () => broad.ctx.tenants.listCacheSize()!.entries;
+      const q = '_filter=zqx&_sortBy=name&_order=DESC';
+      const before = size();
+      const first = await page(broad, `${q}&_limit=5&_offset=0`);
+      assert.ok(first.total > 20, `more than the threshold match (${first.total})`);
+      assert.equal(size(), before, 'the first answer counts the matches by the query');
+      const all = await walk(broad, q);
+      assert.equal(size(), before + 1, 'then the ids are read once and kept');
+      assert.deepEqual(all, await walk(t, q), 'the same pages and total as the query answers');
+      // A rename shows at once (the data version moved).
+      assert.equal((await rename(broad, 'lc-10', 'zqx zzzz last')).status, 200);
+      const now = await page(broad, `${q}&_limit=1&_offset=0`);
+      assert.deepEqual(now.ids, ['lc-10']);
+      assert.deepEqual(now, await page(t, `${q}&_limit=1&_offset=0`));
+      // Below the threshold nothing is kept: a narrow filter stays with the query.
+      const held = size();
+      await walk(broad, '_filter=other&_sortBy=name&_order=ASC');
+      assert.equal(size(), held);
+    } finally {
+      await broad.close();
+    }
+  });
+
   test('_tenantIds with a short filter: only the listed accounts that match, whatever was read before', async () => {
     const all = await page(t, '_filter=zq&_limit=200&_sortBy=tenantId');
     assert.ok(all.total > 3);

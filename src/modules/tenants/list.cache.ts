@@ -1,5 +1,6 @@
 /**
- * The ordered account ids of broad filters (those the trigram index cannot serve), kept in memory per data version
+ * The ordered account ids of broad filters (those the trigram index cannot serve, and those it serves that matched
+ * more than `broadMatches` accounts when last counted), kept in memory per data version
  * (migration 0027), so that every page and the exact total of such a filter cost one lookup of the page's rows
  * instead of a pass over every live account. Least recently used first out; bounded by entries and by ids held.
  */
@@ -17,15 +18,25 @@ export interface ListCacheLimits {
   maxEntries: number;
   /** Ids kept over all lists (about 80 bytes each for a UUID in V8, so 500,000 ≈ 40 MB at most). */
   maxIds: number;
+  /**
+   * A filter the trigram index serves is still broad when it matches more accounts than this: counting them costs a
+   * pass over all of them on every page (`ine` over 100,000 accounts). Once a count exceeds it, the filter is answered
+   * from the cached ids like a short one (config ACCOUNT_LIST_BROAD_MATCHES).
+   */
+  broadMatches: number;
 }
 
-export const DEFAULT_LIST_CACHE: ListCacheLimits = { maxEntries: 8, maxIds: 500_000 };
+export const DEFAULT_LIST_CACHE: ListCacheLimits = { maxEntries: 8, maxIds: 500_000, broadMatches: 2000 };
+/** Filters remembered as broad (a set of lower-cased filters, cleared when full). */
+const MAX_BROAD_FILTERS = 256;
 
 export class ListCache {
   private readonly entries = new Map<string, CachedList>();
   private ids = 0;
   /** Lists being read now, by key: a request that misses while one is read waits for it (see listFromCache). */
   readonly reading = new Map<string, Promise<void>>();
+  /** Filters the trigram index serves that were counted above `broadMatches` (lower-cased). */
+  private readonly broad = new Set<string>();
 
   constructor(readonly limits: ListCacheLimits = DEFAULT_LIST_CACHE) {}
 
@@ -60,6 +71,16 @@ export class ListCache {
     if (!e) return;
     this.entries.delete(key);
     this.ids -= e.ids?.length ?? 0;
+  }
+
+  /** Whether `filter` was counted above `broadMatches`; `count` records a new count of it. */
+  isBroad(filter: string): boolean {
+    return this.broad.has(filter.toLowerCase());
+  }
+  counted(filter: string, count: number): void {
+    if (count <= this.limits.broadMatches) return;
+    if (this.broad.size >= MAX_BROAD_FILTERS) this.broad.clear();
+    this.broad.add(filter.toLowerCase());
   }
 
   /** For tests and the benchmark's report: entries and ids held. */

@@ -40,7 +40,8 @@ const keyOrder = (sortBy: ListParams['sortBy'], dir: string, alias: string) =>
  * With a filter (or `tenantIds`): one statement finds the matches once, keeping their keys, and takes both the total
  * and the page from them. A filter of three characters or more finds its matches on the trigram index of `search`;
  * a shorter one (or one the planner judges broad) reads every live row's stored `search`, without calling lower().
- * Given a `cache`, a filter the trigram index cannot serve (and no `tenantIds`) is answered by `listFromCache`.
+ * Given a `cache`, a filter the trigram index cannot serve, or one it serves that was last counted above the cache's
+ * `broadMatches` (and no `tenantIds`), is answered by `listFromCache`.
  */
 export async function listAccounts(db: Queryable, p: ListParams, cache?: ListCache): Promise<{ rows: TenantRow[]; total: number }> {
   const where = ['deleted_at IS NULL'];
@@ -59,7 +60,7 @@ export async function listAccounts(db: Queryable, p: ListParams, cache?: ListCac
   const offset = p.page * p.limit;
   const keys = ['tenant_id', ...keyColumns(p.sortBy)].join(', ');
 
-  if (cache && p.filter && !p.tenantIds && !servedByTrigramIndex(p.filter)) {
+  if (cache && p.filter && !p.tenantIds && (!servedByTrigramIndex(p.filter) || cache.isBroad(p.filter))) {
     const cached = await listFromCache(db, cache, p, whereSql, params);
     if (cached) return cached;
   }
@@ -75,6 +76,8 @@ export async function listAccounts(db: Queryable, p: ListParams, cache?: ListCac
       params,
     );
     const total = rows[0]?.total ?? 0;
+    // A filter that matched many accounts is read from the cache next time (ListCacheLimits.broadMatches).
+    if (cache && p.filter && !p.tenantIds) cache.counted(p.filter, total);
     return { rows: rows.filter((r) => r.tenant_id !== null).map(({ total: _total, ...row }) => row as TenantRow), total };
   }
 

@@ -3,7 +3,7 @@ import { iso } from '../../lib/time.ts';
 import { AppError } from '../../http/errors.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
 import { listAccounts } from './list.store.ts';
-import { ListCache, type ListCacheLimits } from './list.cache.ts';
+import { DEFAULT_LIST_CACHE, ListCache, type ListCacheLimits } from './list.cache.ts';
 import type { Account, CreateAccount, ListQuery, UpdateAccount } from './schema.ts';
 import * as store from './store.ts';
 import type { EventsService } from '../events/index.ts';
@@ -13,7 +13,7 @@ export interface TenantsDeps {
   /** The outbox (issue 10): account.created, account.updated, account.deleted. */
   events?: EventsService;
   /** Bounds of the in-process cache of broad-filter lists (list.cache.ts); false turns it off. */
-  listCache?: ListCacheLimits | false;
+  listCache?: Partial<ListCacheLimits> | false;
 }
 
 /** Runs inside the removal transaction of an account (the identity module removes the account's users here). */
@@ -80,7 +80,7 @@ export function createTenantsService(deps: TenantsDeps) {
   const { db } = deps;
   const removalHooks: AccountRemovalHook[] = [];
   const creationHooks: AccountCreationHook[] = [];
-  const listCache = deps.listCache === false ? undefined : new ListCache(deps.listCache);
+  const listCache = deps.listCache === false ? undefined : new ListCache({ ...DEFAULT_LIST_CACHE, ...deps.listCache });
 
   /** The one path that writes accounts (create, sub-accounts, migration): inserts, then runs the creation hooks for the ids written. */
   async function insertAccounts(tx: Db, rows: store.NewTenant[]): Promise<Set<string>> {
@@ -180,6 +180,9 @@ export function createTenantsService(deps: TenantsDeps) {
         return toAccount(row);
       });
     },
+
+    /** Lists and ids held by the broad-filter cache (tests, diagnostics); undefined when the cache is off. */
+    listCacheSize: () => listCache?.size(),
 
     async list(q: ListQuery) {
       const limit = q._limit ?? 50;
