@@ -20,7 +20,7 @@ export interface ListCacheLimits {
   maxIds: number;
   /**
    * A filter the trigram index serves is still broad when it matches more accounts than this: counting them costs a
-   * pass over all of them on every page (`ine` over 100,000 accounts). Once a count exceeds it, the filter is answered
+   * pass over all of them on every page (`ics`: 19,828 of 100,000 accounts in the bench). Once a count exceeds it, the filter is answered
    * from the cached ids like a short one (config ACCOUNT_LIST_BROAD_MATCHES).
    */
   broadMatches: number;
@@ -73,10 +73,11 @@ export class ListCache {
     this.ids -= e.ids?.length ?? 0;
   }
 
-  /** Whether `filter` was counted above `broadMatches`; `count` records a new count of it. */
+  /** Whether `filter` was counted above `broadMatches`. */
   isBroad(filter: string): boolean {
     return this.broad.has(filter.toLowerCase());
   }
+  /** Records a count of `filter`'s matches: above `broadMatches`, the filter is broad from now on. */
   counted(filter: string, count: number): void {
     if (count <= this.limits.broadMatches) return;
     if (this.broad.size >= MAX_BROAD_FILTERS) this.broad.clear();
