@@ -5,3 +5,6 @@ export function iso(d: Date | string | null | undefined): string | null {
 }
 
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** A timestamp read out of JSON (an ISO string) as a Date; anything else (null, absent) as null. */
+export const dateFromJson = (v: unknown): Date | null => (typeof v === 'string' ? new Date(v) : null);

@@ -97,6 +97,10 @@ describe('the full journey', () => {
     assert.equal((await refresh('garbage')).status, 401);
     assert.equal((await t.call('POST', `${A}/user/token/refresh`, { body: {} })).status, 401);
     assert.equal((await t.call('POST', `${A}/user/token/refresh`, { body: { refreshToken: 5 } })).status, 400);
+    // A refresh cookie that is not valid percent-encoding is an unknown token, not a server error.
+    const malformed = { cookie: 'gh_refresh=%E0%A4%A' };
+    assert.equal((await t.call('POST', `${A}/user/token/refresh`, { headers: malformed })).status, 401);
+    assert.ok((await t.call('POST', `${A}/logout`, { headers: malformed })).status < 500);
   });
 });
 

@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { guard, tenantHeader, type UserAuth } from '../../http/auth.ts';
 import { AppError } from '../../http/errors.ts';
+import { readCookie } from '../../http/cookies.ts';
 import type { EnvironmentService } from '../environment/index.ts';
 import { Empty, User, type UsersService } from '../users/index.ts';
 import type { LoginService } from './login.service.ts';
@@ -13,14 +14,6 @@ import type { UsedSettings } from './sign-in.types.ts';
 export const REFRESH_COOKIE = 'gh_refresh';
 const tags = ['sign-in'];
 const A = '/identity/resources/auth/v1';
-
-function readCookie(req: FastifyRequest, name: string): string | undefined {
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const [k, ...v] = part.trim().split('=');
-    if (k === name) return decodeURIComponent(v.join('='));
-  }
-  return undefined;
-}
 
 export interface AuthRouteDeps {
   login: LoginService;
@@ -62,7 +55,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
     config: guard.public,
     schema: { tags, summary: 'Rotate the refresh token (cookie gh_refresh, or {refreshToken} in the body)', body: RefreshBody, response: { 201: LoginResponse } },
   }, async (req, reply) => {
-    const token = req.body?.refreshToken ?? readCookie(req, REFRESH_COOKIE);
+    const token = req.body?.refreshToken ?? readCookie(req.headers.cookie, REFRESH_COOKIE);
     if (!token) throw new AppError('INVALID_REFRESH_TOKEN', 'No refresh token: send the gh_refresh cookie or {refreshToken}');
     const used: UsedSettings = {};
     const r = await login.refresh(token, used, client(req), req.auditInline?.bind(req));
@@ -75,7 +68,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
     schema: { tags, summary: 'End the session (refresh cookie or body, or the access token)', body: RefreshBody, response: { 201: Empty } },
   }, async (req, reply) => {
     const sessionId = req.auth?.kind === 'user' ? req.auth.sessionId : undefined;
-    await login.logout({ refreshToken: req.body?.refreshToken ?? readCookie(req, REFRESH_COOKIE), sessionId });
+    await login.logout({ refreshToken: req.body?.refreshToken ?? readCookie(req.headers.cookie, REFRESH_COOKIE), sessionId });
     await setRefreshCookie(reply, null);
     return reply.status(201).send({});
   });

@@ -1,3 +1,4 @@
+import { dateFromJson } from '../../lib/time.ts';
 import type { Queryable } from '../../storage/db.ts';
 import { prepared } from '../../storage/prepared.ts';
 import { membershipsFromJson, membershipsWithStateSql, userFromJson, type MembershipRow, type UserRow } from '../users/index.ts';
@@ -9,7 +10,6 @@ import type { SessionRow } from './store.ts';
  * Re-exported by store.ts.
  */
 
-const date = (v: unknown): Date | null => (typeof v === 'string' ? new Date(v) : null);
 type Membership = MembershipRow & { live: boolean };
 const MEMBERSHIPS_JSON = (userExpr: string) => `(SELECT coalesce(json_agg(m ORDER BY m.created_at, m.tenant_id), '[]') FROM (${membershipsWithStateSql(userExpr)}) m)`;
 
@@ -48,11 +48,11 @@ export async function refreshView(q: Queryable, tokenHash: string): Promise<Refr
   const s = v.session;
   const session = {
     ...s,
-    created_at: date(s.created_at),
-    last_used_at: date(s.last_used_at),
-    expires_at: date(s.expires_at),
-    revoked_at: date(s.revoked_at),
-    rotated_at: date(v.rotated_at),
+    created_at: dateFromJson(s.created_at),
+    last_used_at: dateFromJson(s.last_used_at),
+    expires_at: dateFromJson(s.expires_at),
+    revoked_at: dateFromJson(s.revoked_at),
+    rotated_at: dateFromJson(v.rotated_at),
   } as unknown as SessionRow & { rotated_at: Date | null };
   return { session, idleTimeoutSeconds: v.idle_timeout_seconds, user: v.user ? userFromJson(v.user) : undefined, memberships: membershipsFromJson(v.memberships) };
 }

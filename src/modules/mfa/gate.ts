@@ -1,3 +1,4 @@
+import { readCookie } from '../../http/cookies.ts';
 import { randomSecret, sha256Hex } from '../../lib/crypto.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
 import type { GateInput } from '../auth/index.ts';
@@ -11,13 +12,6 @@ export const MFA_TOKEN_TTL_SECONDS = 600;
 /** The remember-device cookie is per user (several users may share a browser). */
 export const rememberCookieName = (userId: string) => `gh_mfa_${sha256Hex(userId).slice(0, 16)}`;
 
-export function readCookie(header: string | undefined, name: string): string | undefined {
-  for (const part of (header ?? '').split(';')) {
-    const [k, ...v] = part.trim().split('=');
-    if (k === name) return decodeURIComponent(v.join('='));
-  }
-  return undefined;
-}
 
 const maskPhone = (p: string) => `${p.slice(0, 3)}${'*'.repeat(Math.max(0, p.length - 5))}${p.slice(-2)}`;
 const maskEmail = (e: string) => {

@@ -13,7 +13,7 @@ import type { MembershipRow } from '../users/index.ts';
 import { matchTotp, newTotpSecret, normalizeRecovery, otpauthUri, qrDataUrl, recoveryCode } from './totp.ts';
 import { createMfaGate, devicesRecord, rememberCookieName, usable } from './gate.ts';
 
-export { MFA_TOKEN_TTL_SECONDS, readCookie, rememberCookieName } from './gate.ts';
+export { MFA_TOKEN_TTL_SECONDS, rememberCookieName } from './gate.ts';
 
 /** How many wrong codes burn an mfaToken (the pending second step of a sign-in; its lifetime: MFA_TOKEN_TTL_SECONDS). */
 export const MAX_WRONG_CODES_PER_TOKEN = 5;

@@ -1,3 +1,4 @@
+import { dateFromJson } from '../../lib/time.ts';
 import type { Queryable } from '../../storage/db.ts';
 import { prepared } from '../../storage/prepared.ts';
 import { membershipsFromJson, membershipsWithStateSql, userFromJson, type MembershipRow, type UserRow } from '../users/index.ts';
@@ -114,14 +115,13 @@ export interface VerifyView {
   devices: Pick<DeviceRow, 'id' | 'user_id' | 'kind' | 'secret_enc' | 'last_step' | 'created_at'>[];
   memberships: (MembershipRow & { live: boolean })[];
 }
-const date = (v: unknown): Date | null => (typeof v === 'string' ? new Date(v) : null);
 export async function claimVerify(q: Queryable, hash: string, maxAttempts: number): Promise<VerifyView | undefined> {
   type Json = Record<string, unknown>;
   const { rows } = await q.query<{ view: { token: Json; user: Json; devices: Json[]; memberships: Json[] } }>(VERIFY_CLAIM, [hash, maxAttempts]);
   if (rows.length === 0) return undefined;
   const v = rows[0].view;
-  const t = { ...v.token, expires_at: date(v.token.expires_at) } as unknown as TokenRow;
-  const devices = v.devices.map((d) => ({ ...d, last_step: d.last_step === null ? null : String(d.last_step), created_at: date(d.created_at) })) as unknown as VerifyView['devices'];
+  const t = { ...v.token, expires_at: dateFromJson(v.token.expires_at) } as unknown as TokenRow;
+  const devices = v.devices.map((d) => ({ ...d, last_step: d.last_step === null ? null : String(d.last_step), created_at: dateFromJson(d.created_at) })) as unknown as VerifyView['devices'];
   return { t, user: userFromJson(v.user), devices, memberships: membershipsFromJson(v.memberships) };
 }
 

@@ -9,8 +9,8 @@ export async function markPending(q: Queryable, userId: string): Promise<void> {
 export const pendingSql = (userExpr: string) => `EXISTS (SELECT 1 FROM pending_activations WHERE user_id = ${userExpr})`;
 
 export async function isPending(q: Queryable, userId: string): Promise<boolean> {
-  const { rows } = await q.query('SELECT 1 FROM pending_activations WHERE user_id = $1', [userId]);
-  return rows.length > 0;
+  const { rows } = await q.query<{ pending: boolean }>(`SELECT ${pendingSql('$1')} AS pending`, [userId]);
+  return rows[0].pending;
 }
 
 /** Ends the pending state; answers whether the user was pending. */

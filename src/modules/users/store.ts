@@ -1,5 +1,6 @@
 import type { Queryable } from '../../storage/db.ts';
 import { prepared } from '../../storage/prepared.ts';
+import { dateFromJson } from '../../lib/time.ts';
 
 export interface UserRow {
   id: string;
@@ -51,8 +52,7 @@ export function userFromJson(o: Record<string, unknown>): UserRow {
  * one JSON value) with their dates as Dates, as `membershipsWithState` would give them.
  */
 export function membershipsFromJson(rows: Record<string, unknown>[]): (MembershipRow & { live: boolean })[] {
-  const date = (v: unknown) => (typeof v === 'string' ? new Date(v) : null);
-  return rows.map((m) => ({ ...m, created_at: date(m.created_at), temporary_expiration_date: date(m.temporary_expiration_date) }) as unknown as MembershipRow & { live: boolean });
+  return rows.map((m) => ({ ...m, created_at: dateFromJson(m.created_at), temporary_expiration_date: dateFromJson(m.temporary_expiration_date) }) as unknown as MembershipRow & { live: boolean });
 }
 
 export interface MembershipRow {
