@@ -111,6 +111,15 @@ describe('entitlements management API, snapshot and server-side decisions', () =
     assert.equal(u.body.expirationDate, null);
     const upd = await call('PATCH', `${E}/entitlements/v2/${u.body.id}`, { expirationDate: '2030-01-01T00:00:00.000Z' });
     assert.equal(upd.body.expirationDate, '2030-01-01T00:00:00.000Z');
+    // expirationDate is optional on PATCH (routes.md): left out, the entitlement no longer expires.
+    const cleared = await call('PATCH', `${E}/entitlements/v2/${u.body.id}`, {});
+    assert.equal(cleared.status, 200, JSON.stringify(cleared.body));
+    assert.equal(cleared.body.expirationDate, null);
+    assert.equal((await call('PATCH', `${E}/entitlements/v2/${u.body.id}`, { expirationDate: 'soon' })).status, 400);
+    assert.equal((await call('GET', `${E}/entitlements/v2/${u.body.id}`)).body.expirationDate, null);
+    await call('PATCH', `${E}/entitlements/v2/${u.body.id}`, { expirationDate: '2031-01-01T00:00:00.000Z' });
+    assert.equal((await call('PATCH', `${E}/entitlements/v2/batch`, { entitlements: [{ id: u.body.id }] })).status, 200);
+    assert.equal((await call('GET', `${E}/entitlements/v2/${u.body.id}`)).body.expirationDate, null);
     const batch = await call('POST', `${E}/entitlements/v2/batch`, { entitlements: [{ planId: plan.id, tenantId: 'globex' }, { planId: plan.id, tenantId: 'globex', userId: 'bob' }] });
     assert.equal(batch.body.entitlementIds.length, 2);
     assert.equal((await call('GET', `${E}/entitlements/v2?tenantId=globex`)).body.items.length, 2);

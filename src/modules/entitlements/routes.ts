@@ -51,13 +51,13 @@ export const entitlementsRoutes: FastifyPluginAsyncTypebox<{ entitlements: Entit
   app.get(G, { config: c, schema: { tags, summary: 'List entitlements', querystring: S.GrantListQuery, response: { 200: S.EntitlementPage } } }, (req) => grants.list(req.query));
   app.post(G, { config: c, schema: { tags, summary: 'Grant a plan to an account or one user of it', body: S.CreateGrant, response: { 200: S.EntitlementDto } } }, (req) => grants.create(req.body));
   app.post(`${G}/batch`, { config: c, schema: { tags, summary: 'Grant plans in one transaction', body: S.BatchCreateGrants, response: { 200: S.EntitlementIds } } }, (req) => grants.createBatch(req.body.entitlements));
-  app.patch(`${G}/batch`, { config: c, schema: { tags, summary: 'Change expiry dates in one transaction', body: S.BatchUpdateGrants, response: { 200: S.Empty } } }, (req, reply) => ok(reply, grants.updateBatch(req.body.entitlements)));
+  app.patch(`${G}/batch`, { config: c, schema: { tags, summary: 'Change expiry dates in one transaction', body: S.BatchUpdateGrants, response: { 200: S.Empty } } }, (req, reply) => ok(reply, grants.updateBatch(req.body.entitlements.map((e) => ({ id: e.id, expirationDate: e.expirationDate ?? null })))));
   app.delete(`${G}/batch`, { config: c, schema: { tags, summary: 'Delete entitlements in one transaction', querystring: S.BatchDeleteQuery, response: { 200: S.Empty } } }, (req, reply) => {
     const ids = Array.isArray(req.query.ids) ? req.query.ids : req.query.ids.split(',').map((s) => s.trim()).filter(Boolean);
     return ok(reply, grants.removeBatch(ids));
   });
   app.get(`${G}/:id`, { config: c, schema: { tags, summary: 'Get an entitlement', params: S.IdParams, response: { 200: S.EntitlementDto } } }, (req) => grants.get(req.params.id));
-  app.patch(`${G}/:id`, { config: c, schema: { tags, summary: 'Change the expiry of an entitlement', params: S.IdParams, body: S.UpdateGrant, response: { 200: S.EntitlementDto } } }, (req) => grants.update(req.params.id, req.body.expirationDate));
+  app.patch(`${G}/:id`, { config: c, schema: { tags, summary: 'Change the expiry of an entitlement', params: S.IdParams, body: S.UpdateGrant, response: { 200: S.EntitlementDto } } }, (req) => grants.update(req.params.id, req.body.expirationDate ?? null));
   app.delete(`${G}/:id`, { config: c, schema: { tags, summary: 'Delete an entitlement', params: S.IdParams, response: { 200: S.Empty } } }, (req, reply) => ok(reply, grants.remove(req.params.id)));
 
   // -- feature flags --

@@ -48,9 +48,10 @@ export const LinkFeatures = Type.Object({ featuresIds: Ids });
 const grantFields = { planId: Type.String({ minLength: 1, maxLength: 64 }), tenantId: Type.String({ minLength: 1, maxLength: 255 }), userId: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 255 }), Type.Null()])), expirationDate: Type.Optional(Type.Union([DateTime, Type.Null()])) };
 export const CreateGrant = Type.Object(grantFields);
 export type CreateGrant = Static<typeof CreateGrant>;
-export const UpdateGrant = Type.Object({ expirationDate: Type.Union([DateTime, Type.Null()]) });
+/** PATCH bodies: `expirationDate` is optional (routes.md); left out or null, the entitlement no longer expires. */
+export const UpdateGrant = Type.Object({ expirationDate: Type.Optional(Type.Union([DateTime, Type.Null()])) });
 export const BatchCreateGrants = Type.Object({ entitlements: Type.Array(CreateGrant, { minItems: 1, maxItems: 1000 }) });
-export const BatchUpdateGrants = Type.Object({ entitlements: Type.Array(Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }), expirationDate: Type.Union([DateTime, Type.Null()]) }), { minItems: 1, maxItems: 1000 }) });
+export const BatchUpdateGrants = Type.Object({ entitlements: Type.Array(Type.Object({ id: Type.String({ minLength: 1, maxLength: 64 }), expirationDate: Type.Optional(Type.Union([DateTime, Type.Null()])) }), { minItems: 1, maxItems: 1000 }) });
 export const BatchDeleteQuery = Type.Object({ ids: Type.Union([Type.Array(Type.String({ maxLength: 64 }), { minItems: 1, maxItems: 1000 }), Type.String({ minLength: 1, maxLength: 65536 })]) });
 export const GrantListQuery = Type.Object({
   ...ListQuery.properties,

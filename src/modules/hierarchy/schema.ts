@@ -1,5 +1,5 @@
 import { Type, type Static } from 'typebox';
-import { AccessType, CreateAccount, TenantId } from '../tenants/index.ts';
+import { AccessType, AccountFields, CreateAccount, TenantId } from '../tenants/index.ts';
 
 /** POST /hierarchy/v1: make `childTenantId` a sub-account of `parentTenantId` (moving it if it has a parent). */
 export const AssignBody = Type.Object({ parentTenantId: TenantId, childTenantId: TenantId });
@@ -32,10 +32,11 @@ export const TreeNodeSchema = {
 };
 export const TreeNodeRef = Type.Unsafe<TreeNode>(Type.Ref('HierarchyTreeNode#'));
 
-/** POST /sub-tenants/v1: the account fields of CreateAccount with tenantId and parentTenantId required. */
+/** POST /sub-tenants/v1: the account fields of CreateAccount with tenantId, name and parentTenantId required (routes.md). */
 export const CreateSubAccount = Type.Object({
   ...CreateAccount.properties,
   tenantId: TenantId,
+  name: AccountFields.name,
   parentTenantId: TenantId,
 });
 export type CreateSubAccount = Static<typeof CreateSubAccount>;

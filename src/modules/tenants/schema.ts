@@ -30,10 +30,10 @@ export const TEXT_FIELDS = ['name', 'status', 'website', 'applicationUrl', 'logi
 /** Metadata: a JSON object, or a string holding one (as the User record carries it). */
 export const MetadataInput = Type.Union([Type.Object({}, { additionalProperties: true }), Type.String({ maxLength: 65536 })]);
 
+/** POST /tenants/v1: every field optional (routes.md); a missing name is the tenantId, as the account migration does. */
 export const CreateAccount = Type.Object({
   tenantId: Type.Optional(TenantId),
   ...Type.Partial(Type.Object(AccountFields)).properties,
-  name: AccountFields.name,
   parentTenantId: Type.Optional(TenantId),
   metadata: Type.Optional(MetadataInput),
 });

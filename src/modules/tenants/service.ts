@@ -122,7 +122,7 @@ export function createTenantsService(deps: TenantsDeps) {
         if (body.parentTenantId === tenantId) throw new AppError('HIERARCHY_CYCLE', 'An account cannot be its own parent (parentTenantId equals tenantId)');
         if (body.parentTenantId) await requireLive(tx, body.parentTenantId, 'parentTenantId', 'FOR SHARE');
         const written = await insertAccounts(tx, [
-          { tenant_id: tenantId, id: newId(), parent_tenant_id: body.parentTenantId ?? null, is_reseller: false, metadata: {}, ...toColumns(body) },
+          { tenant_id: tenantId, id: newId(), parent_tenant_id: body.parentTenantId ?? null, is_reseller: false, metadata: {}, name: tenantId, ...toColumns(body) },
         ]);
         if (!written.has(tenantId)) throw new AppError('ACCOUNT_EXISTS', `An account with tenantId ${tenantId} already exists`);
         return toAccount(await requireLive(tx, tenantId));
