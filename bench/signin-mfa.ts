@@ -1,9 +1,4 @@
-import { spawn } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { Session } from 'node:inspector/promises';
 import { loadavg } from 'node:os';
-import { join } from 'node:path';
-import type { ClosableDb, Db, QueryResult } from '../src/storage/db.ts';
 import { encrypt, keyFromString } from '../src/lib/crypto.ts';
 import { newTotpSecret, stepAt, totpCode } from '../src/modules/mfa/totp.ts';
 import {
@@ -11,16 +6,15 @@ import {
   ms,
   openBenchDb,
   RAISED_SIGNIN_LIMITS,
-  REPO_ROOT,
   startBenchApp,
-  stats,
   type AreaResult,
   type BenchApp,
   type BenchOptions,
-  type HttpClient,
   type Table,
 } from './lib.ts';
-import { postgresServer, productionLikeLogger, threadCpuMs } from './loadgen.ts';
+import { productionLikeLogger } from './loadgen.ts';
+import { drive, remoteClients, type Flow } from './signin-mfa-clients.ts';
+import { countingDb, cpuMeter, profiled, type CpuPerFlow } from './signin-mfa-meters.ts';
 
 /**
  * TOTP MFA sign-in against plain password sign-in, in the same run, through the real HTTP stack:
@@ -62,152 +56,7 @@ async function seedUsers(app: BenchApp, templateId: string, prefix: string, n: n
   return Array.from({ length: n }, (_, i) => `${prefix}${i + 1}@bench.test`);
 }
 
-interface Flow {
-  kind: 'plain' | 'mfa';
-  run(c: HttpClient, worker: number): Promise<number>;
-}
-
-/** Runs `flow` on every worker for `seconds`; answers completed flows and per-flow latencies (ms). */
-async function drive(clients: HttpClient[], flow: Flow, seconds: number) {
-  const samples: number[] = [];
-  const end = performance.now() + seconds * 1000;
-  const start = performance.now();
-  await Promise.all(clients.map(async (c, w) => {
-    while (performance.now() < end) samples.push(await flow.run(c, w));
-  }));
-  const elapsed = (performance.now() - start) / 1000;
-  return { flows: samples.length, perSecond: samples.length / elapsed, ...stats(samples) };
-}
-
-/**
- * The clients in a process of their own (bench/signin-mfa-client.ts), running the same two flows: the default, so the
- * server's process does the server's work only (in-process clients would charge the server's event loop with the
- * clients' work, twice as much for the two-request MFA flow). MFA_BENCH_CLIENT=inprocess keeps them in this process.
- */
-async function remoteClients(setup: Record<string, unknown>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'bench', 'signin-mfa-client.ts')], { cwd: REPO_ROOT, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
-  const next = (id?: number) =>
-    new Promise<any>((resolve, reject) => {
-      const onExit = (code: number | null) => reject(new Error(`bench client process exited with ${code}`));
-      const onMessage = (m: any) => {
-        if (id !== undefined && m.id !== id) return;
-        child.off('message', onMessage);
-        child.off('exit', onExit);
-        resolve(m);
-      };
-      child.on('message', onMessage);
-      child.once('exit', onExit);
-    });
-  const ready = next();
-  child.send({ type: 'setup', ...setup });
-  await ready;
-  let ids = 0;
-  return {
-    async drive(kind: Flow['kind'], seconds: number) {
-      const id = ++ids;
-      const done = next(id);
-      child.send({ type: 'drive', id, kind, seconds });
-      const m = await done;
-      if (m.error) throw new Error(m.error);
-      return { flows: m.flows as number, perSecond: m.perSecond as number, clientCpuMs: m.cpuMs as number, ...stats(m.samples as number[]) };
-    },
-    close() {
-      if (child.exitCode === null && child.connected) child.send({ type: 'close' });
-    },
-  };
-}
-
 type Round = Awaited<ReturnType<typeof drive>> & { statements: number; transactions: number; dbMs: number; cpu: CpuPerFlow; clientCpuMs?: number };
-
-/**
- * CPU per flow in a round: the server process (all threads: event loop, argon2 on the thread pool, PGlite), of which
- * its main thread, and the PostgreSQL server (every backend and background process; 0 on PGlite). Other processes' load does not
- * enter these, so they compare the two flows' cost more steadily than flows/s on a shared machine.
- */
-interface CpuPerFlow {
-  server: number;
-  main: number;
-  database: number;
-  /** The client process (separate-process clients only; NaN otherwise). */
-  client: number;
-}
-async function cpuMeter(db: Db, store: string) {
-  // The whole PostgreSQL server's CPU (postgresServer): the pool closes idle connections between rounds, so the
-  // backends alive at the start are not the ones that serve a round.
-  const server = store === 'postgres' ? postgresServer(Number((await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid)) : undefined;
-  const read = () => ({ proc: process.cpuUsage(), threads: threadCpuMs(), database: server ? server.cpuMs() : 0 });
-  return {
-    start: read,
-    perFlow(start: ReturnType<typeof read>, flows: number, clientCpuMs = NaN): CpuPerFlow {
-      const end = read();
-      const proc = (end.proc.user - start.proc.user + end.proc.system - start.proc.system) / 1000;
-      const main = start.threads && end.threads ? end.threads.main - start.threads.main : NaN;
-      return { server: proc / flows, main: main / flows, database: (end.database - start.database) / flows, client: clientCpuMs / flows };
-    },
-  };
-}
-
-/**
- * Counts statements, transactions (each adds a BEGIN and a COMMIT round trip, not counted as statements) and the
- * statements' time (sum of wall times, overlapping under concurrency).
- */
-function countingDb(inner: ClosableDb) {
-  const counter = { statements: 0, transactions: 0, ms: 0 };
-  // MFA_BENCH_STATEMENTS=1: wall time per statement text (its first words), printed per round (a diagnostic).
-  const bySql = process.env.MFA_BENCH_STATEMENTS ? new Map<string, { n: number; ms: number }>() : undefined;
-  const wrap = (q: Db): Db => ({
-    async query<T>(sql: string, params?: unknown[]): Promise<QueryResult<T>> {
-      const start = performance.now();
-      try {
-        return await q.query<T>(sql, params);
-      } finally {
-        const took = performance.now() - start;
-        counter.statements++;
-        counter.ms += took;
-        if (bySql) {
-          const key = sql.replace(/\s+/g, ' ').slice(0, 70);
-          const e = bySql.get(key) ?? { n: 0, ms: 0 };
-          e.n++;
-          e.ms += took;
-          bySql.set(key, e);
-        }
-      }
-    },
-    transaction: (fn) => {
-      counter.transactions++;
-      if (!bySql) return q.transaction((tx) => fn(wrap(tx)));
-      const start = performance.now();
-      return q.transaction((tx) => fn(wrap(tx))).finally(() => {
-        const e = bySql.get('(transaction, whole)') ?? { n: 0, ms: 0 };
-        e.n++;
-        e.ms += performance.now() - start;
-        bySql.set('(transaction, whole)', e);
-      });
-    },
-  });
-  return { db: { ...wrap(inner), kind: inner.kind, close: () => inner.close() } as ClosableDb, counter, bySql };
-}
-
-/**
- * With MFA_BENCH_PROFILE_DIR set, each round's main-thread CPU profile is written there as
- * `<store>-<kind>-<round>.cpuprofile` (for finding where the time goes; the figures of a profiled run are not quoted).
- */
-async function profiled<T>(name: string, fn: () => Promise<T>): Promise<T> {
-  const dir = process.env.MFA_BENCH_PROFILE_DIR;
-  if (!dir) return fn();
-  const session = new Session();
-  session.connect();
-  await session.post('Profiler.enable');
-  await session.post('Profiler.setSamplingInterval', { interval: 250 });
-  await session.post('Profiler.start');
-  try {
-    return await fn();
-  } finally {
-    const { profile } = await session.post('Profiler.stop');
-    writeFileSync(join(dir, `${name}.cpuprofile`), JSON.stringify(profile));
-    session.disconnect();
-  }
-}
 
 export async function runSigninMfa(opts: BenchOptions): Promise<AreaResult> {
   // MFA_BENCH_SIZES=concurrency,usersPerWorker,roundSeconds,rounds overrides the sizes (diagnostics).
