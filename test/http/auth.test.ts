@@ -188,6 +188,38 @@ describe('sessions', () => {
     assert.equal((await refresh(keep.body.refreshToken)).status, 401);
   });
 
+  test('the current session; revoke some by id (only my own are touched)', async () => {
+    await user('a-one', 'cur@one.test');
+    await user('a-one', 'other@one.test');
+    const S = '/identity/resources/users/sessions/v1';
+    const a = await login('cur@one.test', PASSWORD, { 'user-agent': 'agent-cur' });
+    const b = await login('cur@one.test');
+    const theirs = await login('other@one.test');
+    const cur = await t.call('GET', `${S}/me/current`, { token: a.body.accessToken });
+    assert.equal(cur.status, 200, JSON.stringify(cur.body));
+    assert.equal(cur.body.id, claims(a.body.accessToken).sid);
+    assert.equal(cur.body.current, true);
+    assert.equal(cur.body.userAgent, 'agent-cur');
+    assert.equal((await t.call('GET', `${S}/me/current`, { token: vendor })).status, 403);
+    assert.equal((await t.call('GET', `${S}/me/current`)).status, 401);
+
+    // Bad bodies change nothing.
+    for (const body of [{}, { sessionIds: [] }, { sessionIds: ['nope'] }, { sessionIds: 'x' }]) {
+      const r = await t.call('POST', `${S}/revoke`, { token: b.body.accessToken, body });
+      assert.equal(r.status, 400, JSON.stringify(body));
+    }
+    // Another user's session id is not mine: nothing revoked, and it still refreshes.
+    const other = await t.call('POST', `${S}/revoke`, { token: b.body.accessToken, body: { sessionIds: [claims(theirs.body.accessToken).sid] } });
+    assert.deepEqual(other.body, { revoked: 0 });
+    assert.equal((await refresh(theirs.body.refreshToken)).status, 201);
+    const mine = await t.call('POST', `${S}/revoke`, { token: b.body.accessToken, body: { sessionIds: [claims(a.body.accessToken).sid] } });
+    assert.deepEqual(mine.body, { revoked: 1 });
+    assert.equal((await refresh(a.body.refreshToken)).status, 401);
+    // Its access token is still a valid JWT until it expires, but it has no live session any more.
+    assert.equal((await t.call('GET', `${S}/me/current`, { token: a.body.accessToken })).status, 404);
+    assert.equal((await t.call('GET', `${S}/me/current`, { token: b.body.accessToken })).status, 200);
+  });
+
   test('a deleted user cannot refresh', async () => {
     const id = await user('a-one', 'deleted@one.test');
     const s = await login('deleted@one.test');

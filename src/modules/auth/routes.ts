@@ -88,6 +88,21 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
     schema: { tags: ['sessions'], summary: 'My active sessions', response: { 200: Type.Array(Session) } },
   }, async (req) => sessions.list((req.auth as UserAuth).userId, (req.auth as UserAuth).sessionId));
 
+  app.get(`${S}/me/current`, {
+    config: guard.user(),
+    schema: { tags: ['sessions'], summary: 'The session of the calling token', response: { 200: Session } },
+  }, async (req) => sessions.current((req.auth as UserAuth).userId, (req.auth as UserAuth).sessionId));
+
+  app.post(`${S}/revoke`, {
+    config: guard.user(),
+    schema: {
+      tags: ['sessions'],
+      summary: 'Revoke some of my sessions by id (the calling one too, when listed)',
+      body: Type.Object({ sessionIds: Type.Array(Type.String({ format: 'uuid' }), { minItems: 1, maxItems: 100, uniqueItems: true }) }),
+      response: { 200: Type.Object({ revoked: Type.Integer() }) },
+    },
+  }, async (req) => sessions.revokeMany((req.auth as UserAuth).userId, req.body.sessionIds));
+
   app.delete(`${S}/me/all`, {
     config: guard.user(),
     schema: { tags: ['sessions'], summary: 'Revoke all my sessions except this one', response: { 200: Type.Object({ revoked: Type.Integer() }) } },

@@ -20,6 +20,20 @@ export interface SessionPolicyInput {
 }
 
 export type SessionsService = ReturnType<typeof createSessionsService>;
+
+/** A session as the self-service routes answer it; `current` marks the caller's own. */
+function sessionView(s: store.SessionRow, currentSessionId?: string) {
+  return {
+    id: s.id,
+    userAgent: s.user_agent,
+    ipAddress: s.ip,
+    tenantId: s.tenant_id,
+    createdAt: iso(s.created_at)!,
+    lastActiveAt: iso(s.last_used_at)!,
+    expiresAt: iso(s.expires_at)!,
+    current: s.id === currentSessionId,
+  };
+}
 export type EffectiveSessionPolicy = Omit<store.SessionPolicyRow, 'scope' | 'updated_at'>;
 
 /** Sessions of signed-in users and the session policy (idle timeout, absolute timeout, concurrent sessions). */
@@ -80,16 +94,19 @@ export function createSessionsService(deps: { db: Db; environment: EnvironmentSe
 
     async list(userId: string, currentSessionId?: string) {
       const rows = await store.activeSessions(db, userId);
-      return rows.map((s) => ({
-        id: s.id,
-        userAgent: s.user_agent,
-        ipAddress: s.ip,
-        tenantId: s.tenant_id,
-        createdAt: iso(s.created_at)!,
-        lastActiveAt: iso(s.last_used_at)!,
-        expiresAt: iso(s.expires_at)!,
-        current: s.id === currentSessionId,
-      }));
+      return rows.map((s) => sessionView(s, currentSessionId));
+    },
+
+    /** The session the caller's token belongs to, while it is live. */
+    async current(userId: string, sessionId: string | undefined) {
+      const s = sessionId && isUuid(sessionId) ? await store.findSession(db, sessionId) : undefined;
+      if (!s || s.user_id !== userId || s.revoked_at || new Date(s.expires_at).getTime() <= Date.now()) throw new AppError('SESSION_NOT_FOUND', 'The token belongs to no live session');
+      return sessionView(s, sessionId);
+    },
+
+    /** Revokes those of `sessionIds` that are the user's live sessions (others' ids are not told apart from unknown ones). */
+    async revokeMany(userId: string, sessionIds: string[]): Promise<{ revoked: number }> {
+      return { revoked: await store.revoke(db, { userId, sessionIds }, 'revoked by user') };
     },
 
     async revokeMine(userId: string, sessionId: string): Promise<void> {

@@ -175,10 +175,11 @@ export async function revokeBeyond(q: Queryable, userId: string, keep: number, r
   return Number(r.rows[0]?.n ?? 0);
 }
 
-export async function revoke(q: Queryable, where: { sessionId?: string; userId?: string; exceptSessionId?: string; tenantId?: string }, reason: string): Promise<number> {
+export async function revoke(q: Queryable, where: { sessionId?: string; sessionIds?: string[]; userId?: string; exceptSessionId?: string; tenantId?: string }, reason: string): Promise<number> {
   const conds = ['revoked_at IS NULL'];
   const params: unknown[] = [reason];
   if (where.sessionId) conds.push(`id = $${params.push(where.sessionId)}`);
+  if (where.sessionIds) conds.push(`id = ANY($${params.push(where.sessionIds)}::uuid[])`);
   if (where.userId) conds.push(`user_id = $${params.push(where.userId)}`);
   if (where.exceptSessionId) conds.push(`id <> $${params.push(where.exceptSessionId)}`);
   if (where.tenantId) conds.push(`tenant_id = $${params.push(where.tenantId)}`);
