@@ -433,13 +433,22 @@ describe('permissions', () => {
     assert.deepEqual(none.body.roleIds, []);
   });
 
-  test('classification sets the assignment type of several permissions', async () => {
+  test('classification sets the assignment type of several permissions and answers one PermissionResponse', async () => {
     const made = (await call('POST', P, { body: [{ key: 'cls.a', name: 'A' }, { key: 'cls.b', name: 'B' }] })).body;
-    const r = await call('PUT', `${P}/classification`, { body: { permissionIds: made.map((p: any) => p.id), type: 'ALWAYS' } });
+    // The answer is one permission record (routes.md: PermissionResponse): the one named first, in body order.
+    const r = await call('PUT', `${P}/classification`, { body: { permissionIds: [made[1].id, made[0].id], type: 'ALWAYS' } });
     assert.equal(r.status, 200);
-    assert.deepEqual(r.body.map((p: any) => [p.key, p.assignmentType]), [['cls.a', 'ALWAYS'], ['cls.b', 'ALWAYS']]);
+    assert.ok(!Array.isArray(r.body));
     const listed = (await call('GET', P)).body.filter((p: any) => p.key.startsWith('cls.'));
-    assert.deepEqual(listed.map((p: any) => p.assignmentType), ['ALWAYS', 'ALWAYS']);
+    assert.deepEqual(listed.map((p: any) => [p.key, p.assignmentType]), [['cls.a', 'ALWAYS'], ['cls.b', 'ALWAYS']]);
+    assert.deepEqual(r.body, listed[1]);
+    for (const field of ['id', 'key', 'name', 'description', 'createdAt', 'updatedAt', 'roleIds', 'categoryId', 'fePermission']) assert.ok(field in r.body, field);
+    // One id (upper-case: ids compare case-insensitively): that permission.
+    const one = await call('PUT', `${P}/classification`, { body: { permissionIds: [made[0].id.toUpperCase()], type: 'ASSIGNABLE' } });
+    assert.equal(one.status, 200);
+    assert.equal(one.body.key, 'cls.a');
+    assert.equal(one.body.assignmentType, 'ASSIGNABLE');
+    await call('PUT', `${P}/classification`, { body: { permissionIds: [made[0].id], type: 'ALWAYS' } });
     const unknown = await call('PUT', `${P}/classification`, { body: { permissionIds: [made[0].id, NOBODY], type: 'NEVER' } });
     assert.equal(unknown.status, 400);
     assert.match(unknown.body.errors[0], new RegExp(NOBODY));

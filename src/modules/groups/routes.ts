@@ -20,6 +20,7 @@ import {
   UserIdsBody,
 } from './schema.ts';
 import type { GroupsService } from './service.ts';
+import { userGroupsRoutes } from './user-groups.routes.ts';
 
 const tags = ['user groups'];
 const G = '/identity/resources/groups';
@@ -31,6 +32,8 @@ const headers = Type.Object({
 });
 
 export const groupsRoutes: FastifyPluginAsyncTypebox<{ groups: GroupsService }> = async (app, { groups }) => {
+  await app.register(userGroupsRoutes, { groups });
+
   app.get(`${G}/v1/config`, {
     config: guard.vendor,
     schema: { tags, summary: 'Get the groups configuration of the environment', response: { 200: GroupsConfig } },

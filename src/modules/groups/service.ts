@@ -7,6 +7,8 @@ import type { RolesService } from '../roles/index.ts';
 import { parseMetadata, type TenantsService } from '../tenants/index.ts';
 import type { CreateGroup, Group, GroupsPageQuery, Relations, UpdateGroup, UserGroupSummary } from './schema.ts';
 import * as store from './store.ts';
+import { toSummary } from './summary.ts';
+import { createUserGroupsLookup } from './user-groups.service.ts';
 
 export interface GroupsDeps {
   db: Db;
@@ -33,17 +35,6 @@ function checkText(value: string | undefined, field: string): string | undefined
   }
   return value;
 }
-
-export const toSummary = (r: store.GroupRow): UserGroupSummary => ({
-  id: r.id,
-  name: r.name,
-  color: r.color,
-  description: r.description,
-  metadata: JSON.stringify(r.metadata ?? {}),
-  managedBy: r.managed_by,
-  createdAt: iso(r.created_at)!,
-  updatedAt: iso(r.updated_at)!,
-});
 
 /** User groups of an account: members (users of that account) and roles that members receive in their tokens. */
 export function createGroupsService(deps: GroupsDeps) {
@@ -97,6 +88,8 @@ export function createGroupsService(deps: GroupsDeps) {
   }
 
   return {
+    ...createUserGroupsLookup({ db, tenants: deps.tenants }),
+
     async list(tenantId: string, relations?: Relations): Promise<{ groups: Group[] }> {
       await deps.tenants.requireLive(db, tenantId, 'gatehouse-tenant-id');
       const { rows } = await store.listGroups(db, tenantId);

@@ -16,6 +16,7 @@ import {
   UpdateSubAccount,
 } from './schema.ts';
 import type { Actor, HierarchyService } from './service.ts';
+import { meHierarchyRoutes } from './me.routes.ts';
 
 const tags = ['hierarchy'];
 const HIERARCHY = '/tenants/resources/hierarchy/v1';
@@ -64,6 +65,8 @@ export const hierarchyRoutes: FastifyPluginAsyncTypebox<{ hierarchy: HierarchySe
       schema: { tags, summary: 'The account and its sub-accounts as a tree', response: { 200: TreeNodeRef } },
     }, async (req) => hierarchy.tree(accountOf(req)));
   });
+
+  await app.register(meHierarchyRoutes, { hierarchy });
 
   app.post(SUB, {
     config: guard.any(WRITE),

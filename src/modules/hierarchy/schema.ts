@@ -50,3 +50,34 @@ export const HierarchySettingsBody = Type.Object({ subAccountAccessType: AccessT
 /** PATCH /sub-tenants/v1/{tenantId}: the update body of the accounts module (an empty one is a 400 from the service). */
 export const UpdateSubAccount = Type.Partial(Type.Omit(CreateAccount, ['tenantId', 'parentTenantId']));
 export type UpdateSubAccount = Static<typeof UpdateSubAccount>;
+
+/** GET /identity/resources/users/v2/me/hierarchy: an account the signed-in user reaches, with those below it. */
+export interface UserTreeNode {
+  tenantId: string;
+  tenantName: string;
+  /** The account's parent (its id only), whether or not the user reaches it; null for a top-level account. */
+  parentTenantId: string | null;
+  /** True for an account the user belongs to; false for a sub-account reached through a membership above it. */
+  member: boolean;
+  children: UserTreeNode[];
+}
+
+/** The node as a shared schema (it refers to itself), used through `UserHierarchyResponse`. */
+export const UserTreeNodeSchema = {
+  $id: 'UserHierarchyNode',
+  type: 'object',
+  required: ['tenantId', 'tenantName', 'parentTenantId', 'member', 'children'],
+  properties: {
+    tenantId: { type: 'string' },
+    tenantName: { type: 'string' },
+    parentTenantId: { anyOf: [{ type: 'string' }, { type: 'null' }] },
+    member: { type: 'boolean' },
+    children: { type: 'array', items: { $ref: 'UserHierarchyNode#' } },
+  },
+};
+export const UserHierarchyResponse = Type.Object({
+  tenants: Type.Array(Type.Unsafe<UserTreeNode>(Type.Ref('UserHierarchyNode#')), {
+    description: 'the top accounts of the forest (an account whose parent the user does not reach), by name then id; children likewise',
+  }),
+});
+export type UserHierarchyResponse = Static<typeof UserHierarchyResponse>;

@@ -3,6 +3,7 @@ import type { Db, Queryable } from '../../storage/db.ts';
 import { parseMetadata, toAccount, type Account, type AccessType, type TenantsService } from '../tenants/index.ts';
 import type { AssignBody, CreateSubAccount, HierarchyEntry, TreeNode, UnassignBody, UpdateSubAccount } from './schema.ts';
 import * as store from './store.ts';
+import { createUserHierarchy } from './user-hierarchy.ts';
 import type { EventsService } from '../events/index.ts';
 
 export interface HierarchyDeps {
@@ -91,6 +92,8 @@ export function createHierarchyService(deps: HierarchyDeps) {
   }
 
   return {
+    ...createUserHierarchy({ db, maxDepth: MAX_DEPTH }),
+
     /** Makes `childTenantId` a sub-account of `parentTenantId`; an account that has a parent moves. */
     async assign(body: AssignBody): Promise<Account> {
       const { parentTenantId, childTenantId } = body;

@@ -1,3 +1,3 @@
 export { createRolesService, type RolesService, type RolesDeps, type Actor } from './service.ts';
 export { rolesRoutes } from './routes.ts';
-export { Role, Permission, Category, PERMISSION_KEY_PATTERN, type RoleRecord, type PermissionRecord, type PermissionView, type AssignmentType } from './schema.ts';
+export { Role, Permission, Category, PERMISSION_KEY_PATTERN, UserIdsQuery, MAX_USER_IDS, type RoleRecord, type PermissionRecord, type PermissionView, type AssignmentType } from './schema.ts';

@@ -119,14 +119,17 @@ export function createPermissionsService(deps: PermissionsDeps) {
       });
     },
 
-    /** Sets the classification of permissions; answers them in key order. */
-    async classifyPermissions(ids: string[], type: AssignmentType): Promise<PermissionView[]> {
+    /**
+     * Sets the classification of permissions, all or none. Answers one permission record, as routes.md's
+     * PermissionResponse says: the one named first in `ids` (the others are read back with the permission list).
+     */
+    async classifyPermissions(ids: string[], type: AssignmentType): Promise<PermissionView> {
       return db.transaction(async (tx) => {
         const rows = await store.permissionsByIds(tx, ids);
         const unknown = missing(ids, rows.map((r) => r.id));
         if (unknown.length) throw unknownIds('permissionIds', unknown, 'permissions');
         await store.classify(tx, rows.map((r) => r.id), type);
-        return (await store.permissionsByIds(tx, ids)).map(toPermission);
+        return reload(tx, ids[0].toLowerCase());
       });
     },
 

@@ -26,6 +26,7 @@ import {
   UpdateRole,
 } from './schema.ts';
 import type { Actor, RolesService } from './service.ts';
+import { userRolesRoutes } from './user-roles.routes.ts';
 
 const ROLES = '/identity/resources/roles/v1';
 const ROLES_V2 = '/identity/resources/roles/v2';
@@ -45,6 +46,8 @@ function actorOf(req: FastifyRequest): Actor {
 }
 
 export const rolesRoutes: FastifyPluginAsyncTypebox<{ roles: RolesService }> = async (app, { roles }) => {
+  await app.register(userRolesRoutes, { roles });
+
   // -- roles v1 --
   {
     const tags = ['roles'];
@@ -124,7 +127,7 @@ export const rolesRoutes: FastifyPluginAsyncTypebox<{ roles: RolesService }> = a
 
     app.put(`${PERMISSIONS}/classification`, {
       config: guard.vendor,
-      schema: { tags, summary: 'Set the classification (NEVER, ALWAYS, ASSIGNABLE) of permissions; answers them', body: Classification, response: { 200: Type.Array(Permission) } },
+      schema: { tags, summary: 'Set the classification (NEVER, ALWAYS, ASSIGNABLE) of permissions, all or none; answers the permission named first in permissionIds (a PermissionResponse)', body: Classification, response: { 200: Permission } },
     }, async (req) => roles.classifyPermissions(req.body.permissionIds, req.body.type));
 
     app.patch(`${PERMISSIONS}/:permissionId`, {

@@ -183,6 +183,30 @@ export const Classification = Type.Object({
   type: Assignment,
 });
 
+// -- roles of users (GET /identity/resources/users/v3/roles; the groups module reuses the query) --
+
+/** The most user ids one lookup takes (`ids` repeated in the query string). */
+export const MAX_USER_IDS = 100;
+export const UserIdsQuery = Type.Object({
+  ids: Type.Array(Type.String({ format: 'uuid' }), {
+    minItems: 1,
+    maxItems: MAX_USER_IDS,
+    description: `user ids, the parameter repeated (ids=…&ids=…); 1-${MAX_USER_IDS}, each a uuid; ids of no user (or of no member of the account) are absent from the answer`,
+  }),
+});
+export type UserIdsQuery = Static<typeof UserIdsQuery>;
+
+/** One user's roles in one account: the roles assigned to them there (not those received through groups). */
+export const UserRolesEntry = Type.Object({
+  userId: Type.String(),
+  tenantId: Type.String(),
+  roles: Type.Array(Role, { description: 'level, then key order' }),
+});
+export type UserRolesEntry = Static<typeof UserRolesEntry>;
+export const UserRolesResponse = Type.Object({
+  items: Type.Array(UserRolesEntry, { description: 'one entry per membership: users in the order of ids, then their accounts in the order they joined; only the tenant header\'s account when it is sent' }),
+});
+
 // -- categories --
 
 export const CreateCategory = Type.Object({

@@ -7,6 +7,7 @@ import { createPermissionsService } from './permissions.service.ts';
 import { checkName, checkText, missing, normalizeIds, repeated, toPermission, toRole, uniqueAs, unknownIds } from './records.ts';
 import type { CreateAccountRole, CreateRole, PermissionRecord, RoleListQuery, RoleRecord, UpdateRole } from './schema.ts';
 import * as store from './store.ts';
+import { createUserRolesLookup } from './user-roles.service.ts';
 
 export interface RolesDeps {
   db: Db;
@@ -75,6 +76,7 @@ export function createRolesService(deps: RolesDeps) {
 
   return {
     ...permissions,
+    ...createUserRolesLookup({ db, record, requireAccount }),
 
     // -- the public surface for other modules (q may be a transaction) --
 

@@ -1,0 +1,49 @@
+import type { Queryable } from '../../storage/db.ts';
+
+export interface ReachRow {
+  tenant_id: string;
+  name: string;
+  parent_tenant_id: string | null;
+  member: boolean;
+}
+
+/**
+ * The live accounts a user reaches, by name (case-insensitive, "C" order) then tenant id: those they belong to
+ * (`member`), and the sub-accounts below a membership that opens them, as the sign-in's `accessTo` decides (the
+ * nearest membership above an account governs it: it must have sub-account access, an `alwaysOn` account or
+ * `sub_account_access_allowed`, and be neither disabled nor expired). The walk down never passes through another
+ * membership, which governs its own subtree. Reads the users module's `user_tenants` read-only; one statement.
+ */
+export const USER_REACH_SQL = `
+  WITH RECURSIVE member AS (
+    SELECT ut.tenant_id,
+           (NOT ut.is_disabled
+             AND (ut.temporary_expiration_date IS NULL OR ut.temporary_expiration_date > now())
+             AND (t.sub_account_access_type = 'alwaysOn' OR ut.sub_account_access_allowed)) AS opens
+      FROM user_tenants ut
+      JOIN tenants t ON t.tenant_id = ut.tenant_id AND t.deleted_at IS NULL
+     WHERE ut.user_id = $1
+  ),
+  down (tenant_id, level) AS (
+    SELECT c.tenant_id, 1
+      FROM member m JOIN tenants c ON c.parent_tenant_id = m.tenant_id AND c.deleted_at IS NULL
+     WHERE m.opens AND NOT EXISTS (SELECT 1 FROM member x WHERE x.tenant_id = c.tenant_id)
+    UNION ALL
+    SELECT c.tenant_id, down.level + 1
+      FROM down JOIN tenants c ON c.parent_tenant_id = down.tenant_id AND c.deleted_at IS NULL
+     WHERE down.level < $2 AND NOT EXISTS (SELECT 1 FROM member x WHERE x.tenant_id = c.tenant_id)
+  ),
+  reach AS (
+    SELECT tenant_id, true AS member FROM member
+    UNION
+    SELECT tenant_id, false FROM down
+  )
+  SELECT t.tenant_id, t.name, t.parent_tenant_id, r.member
+    FROM reach r JOIN tenants t ON t.tenant_id = r.tenant_id
+   ORDER BY lower(t.name) COLLATE "C", t.tenant_id`;
+
+/** `userId` must be a uuid (user ids are). */
+export async function reachOf(q: Queryable, userId: string, maxDepth: number): Promise<ReachRow[]> {
+  const { rows } = await q.query<ReachRow>(USER_REACH_SQL, [userId, maxDepth]);
+  return rows;
+}

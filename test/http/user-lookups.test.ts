@@ -1,0 +1,232 @@
+import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { after, before, describe, test } from 'node:test';
+import { startTestApp, type Reply, type TestApp } from '../helpers/harness.ts';
+
+/**
+ * Lookups about users: their roles and groups per account (vendor, GET /identity/resources/users/v3/roles|groups)
+ * and the signed-in user's accounts with their hierarchy (user token, GET /identity/resources/users/v2/me/hierarchy).
+ */
+let t: TestApp;
+let vendor: string;
+const ROLES = '/identity/resources/users/v3/roles';
+const GROUPS = '/identity/resources/users/v3/groups';
+const ME = '/identity/resources/users/v2/me/hierarchy';
+const NOBODY = '00000000-0000-4000-8000-000000000000';
+
+const hdr = (tenantId: string) => ({ 'gatehouse-tenant-id': tenantId });
+const qs = (ids: string[]) => ids.map((id) => `ids=${encodeURIComponent(id)}`).join('&');
+const get = (url: string, tenantId?: string, token = vendor) => t.call('GET', url, { token, headers: tenantId ? hdr(tenantId) : {} });
+
+function fails(r: Reply, status: number, errorCode: string, message?: RegExp) {
+  assert.equal(r.status, status, JSON.stringify(r.body));
+  assert.equal(r.body.errorCode, errorCode);
+  assert.ok(Array.isArray(r.body.errors) && r.body.errors.length > 0);
+  if (message) assert.match(r.body.errors.join(' '), message);
+}
+async function ok(method: string, url: string, body?: unknown, tenantId?: string, status = 200) {
+  const r = await t.call(method, url, { token: vendor, body, headers: tenantId ? hdr(tenantId) : {} });
+  assert.equal(r.status, status, `${method} ${url}: ${JSON.stringify(r.body)}`);
+  return r.body;
+}
+const account = (tenantId: string, name = tenantId) => ok('POST', '/tenants/resources/tenants/v1', { tenantId, name }, undefined, 201);
+const subAccount = (tenantId: string, parentTenantId: string, name = tenantId) =>
+  ok('POST', '/tenants/resources/sub-tenants/v1', { tenantId, name, parentTenantId }, undefined, 201);
+async function user(tenantId: string, email: string, roleIds?: string[]): Promise<string> {
+  return (await ok('POST', '/identity/resources/users/v1', { email, ...(roleIds ? { roleIds } : {}) }, tenantId, 201)).id;
+}
+const join = (userId: string, tenantId: string) => ok('POST', `/identity/resources/users/v1/${userId}/tenant`, { tenantId }, undefined, 201);
+const roleIdsOf = (entry: { roles: { id: string }[] }) => entry.roles.map((r) => r.id);
+
+before(async () => {
+  t = await startTestApp();
+  vendor = await t.vendorToken();
+});
+after(async () => t?.close());
+
+describe('roles and groups of users (vendor)', () => {
+  const u: Record<string, string> = {};
+  const role: Record<string, any> = {};
+  const group: Record<string, string> = {};
+
+  before(async () => {
+    await account('ul-acme');
+    await account('ul-beta');
+    await account('ul-empty');
+    [role.viewer] = await ok('POST', '/identity/resources/roles/v1', [{ key: 'ul-viewer', name: 'Viewer', level: 7 }], undefined, 201);
+    [role.acmeOps] = await ok('POST', '/identity/resources/roles/v1', [{ key: 'ul-ops', name: 'Ops', level: 3 }], 'ul-acme', 201);
+    [role.betaLead] = await ok('POST', '/identity/resources/roles/v1', [{ key: 'ul-lead', name: 'Lead', level: 2 }], 'ul-beta', 201);
+    u.carol = await user('ul-acme', 'carol@ul.test', [role.viewer.id, role.acmeOps.id]);
+    u.dave = await user('ul-acme', 'dave@ul.test', [role.viewer.id]);
+    u.erin = await user('ul-beta', 'erin@ul.test', [role.betaLead.id]);
+    await join(u.carol, 'ul-beta'); // default roles of ul-beta
+    await ok('POST', `/identity/resources/users/v1/${u.carol}/roles`, { roleIds: [role.betaLead.id] }, 'ul-beta', 201);
+    group.ops = (await ok('POST', '/identity/resources/groups/v1', { name: 'Ops team' }, 'ul-acme', 201)).id;
+    group.alpha = (await ok('POST', '/identity/resources/groups/v1', { name: 'alpha squad' }, 'ul-acme', 201)).id;
+    group.beta = (await ok('POST', '/identity/resources/groups/v1', { name: 'Beta team', color: '#123456' }, 'ul-beta', 201)).id;
+    await ok('POST', `/identity/resources/groups/v1/${group.ops}/users`, { userIds: [u.carol, u.dave] }, 'ul-acme', 201);
+    await ok('POST', `/identity/resources/groups/v1/${group.alpha}/users`, { userIds: [u.carol] }, 'ul-acme', 201);
+    await ok('POST', `/identity/resources/groups/v1/${group.beta}/users`, { userIds: [u.carol] }, 'ul-beta', 201);
+    // A group role reaches dave's token, but it is not assigned to him: the roles lookup leaves it out.
+    await ok('POST', `/identity/resources/groups/v1/${group.ops}/roles`, { roleIds: [role.acmeOps.id] }, 'ul-acme', 201);
+  });
+
+  test('roles with the tenant header: each user\'s roles in that account, in the order of ids; others absent', async () => {
+    const r = await get(`${ROLES}?${qs([u.dave, NOBODY, u.carol, u.erin])}`, 'ul-acme');
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.deepEqual(r.body.items.map((e: any) => [e.userId, e.tenantId]), [[u.dave, 'ul-acme'], [u.carol, 'ul-acme']]);
+    // The role records are those of the roles routes, in level then key order.
+    assert.deepEqual(r.body.items[0].roles, [role.viewer]);
+    assert.deepEqual(r.body.items[1].roles, [role.acmeOps, role.viewer]);
+    const beta = await get(`${ROLES}?${qs([u.carol, u.dave])}`, 'ul-beta');
+    assert.deepEqual(beta.body.items.map((e: any) => e.userId), [u.carol]);
+    assert.ok(roleIdsOf(beta.body.items[0]).includes(role.betaLead.id));
+    assert.ok(!roleIdsOf(beta.body.items[0]).includes(role.acmeOps.id));
+    // An account with no such members: an empty list.
+    assert.deepEqual((await get(`${ROLES}?${qs([u.carol])}`, 'ul-empty')).body, { items: [] });
+  });
+
+  test('roles without the header: one entry per account each user belongs to, as the user record lists them', async () => {
+    const r = await get(`${ROLES}?${qs([u.carol, u.erin])}`);
+    assert.equal(r.status, 200);
+    assert.deepEqual(r.body.items.map((e: any) => [e.userId, e.tenantId]), [[u.carol, 'ul-acme'], [u.carol, 'ul-beta'], [u.erin, 'ul-beta']]);
+    for (const id of [u.carol, u.erin]) {
+      const record = await ok('GET', `/identity/resources/vendor-only/users/v1/${id}`);
+      const mine = r.body.items.filter((e: any) => e.userId === id);
+      assert.deepEqual(mine.map((e: any) => [e.tenantId, roleIdsOf(e).sort()]), record.tenants.map((m: any) => [m.tenantId, roleIdsOf(m).sort()]));
+    }
+    // Upper-case and repeated ids name the same user once; the /frontegg alias and its header work alike.
+    const again = await t.call('GET', `/frontegg${ROLES}?${qs([u.dave.toUpperCase(), u.dave])}`, { token: vendor, headers: { 'frontegg-tenant-id': 'ul-acme' } });
+    assert.equal(again.status, 200);
+    assert.deepEqual(again.body.items.map((e: any) => e.userId), [u.dave]);
+    assert.deepEqual(roleIdsOf(again.body.items[0]), [role.viewer.id], 'a role received through a group is not an assigned role');
+  });
+
+  test('groups with the tenant header: the user record\'s group form, by name; members without groups have an empty list', async () => {
+    const r = await get(`${GROUPS}?${qs([u.carol, u.erin, u.dave])}`, 'ul-acme');
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.deepEqual(r.body.items.map((e: any) => [e.userId, e.tenantId, e.groups.map((g: any) => g.name)]), [
+      [u.carol, 'ul-acme', ['alpha squad', 'Ops team']],
+      [u.dave, 'ul-acme', ['Ops team']],
+    ]);
+    const ops = r.body.items[1].groups[0];
+    assert.deepEqual(Object.keys(ops).sort(), ['color', 'createdAt', 'description', 'id', 'managedBy', 'metadata', 'name', 'updatedAt']);
+    assert.equal(ops.id, group.ops);
+    const record = await ok('GET', `/identity/resources/users/v1/${u.dave}`, undefined, 'ul-acme');
+    assert.deepEqual(r.body.items[1].groups, record.groups);
+    await ok('POST', `/identity/resources/groups/v1/${group.beta}/users`, { userIds: [u.erin] }, 'ul-beta', 201);
+    await ok('DELETE', `/identity/resources/groups/v1/${group.beta}/users`, { userIds: [u.erin] }, 'ul-beta');
+    const noGroups = await get(`${GROUPS}?${qs([u.erin])}`, 'ul-beta');
+    assert.deepEqual(noGroups.body, { items: [{ userId: u.erin, tenantId: 'ul-beta', groups: [] }] });
+  });
+
+  test('groups without the header: every account each user belongs to', async () => {
+    const r = await get(`${GROUPS}?${qs([u.erin, u.carol, NOBODY])}`);
+    assert.equal(r.status, 200);
+    assert.deepEqual(r.body.items.map((e: any) => [e.userId, e.tenantId, e.groups.map((g: any) => g.id)]), [
+      [u.erin, 'ul-beta', []],
+      [u.carol, 'ul-acme', [group.alpha, group.ops]],
+      [u.carol, 'ul-beta', [group.beta]],
+    ]);
+    assert.equal(r.body.items[2].groups[0].color, '#123456');
+  });
+
+  test('bad input is a 400 naming ids and the rule; an unknown account in the header is a 404', async () => {
+    const tooMany = Array.from({ length: 101 }, () => randomUUID());
+    for (const path of [ROLES, GROUPS]) {
+      fails(await get(path, 'ul-acme'), 400, 'GH-10001', /querystring\.ids is required/);
+      fails(await get(`${path}?ids=`, 'ul-acme'), 400, 'GH-10001', /querystring\.ids\.0 must match format "uuid"/);
+      fails(await get(`${path}?${qs([u.carol, 'not-a-uuid'])}`, 'ul-acme'), 400, 'GH-10001', /querystring\.ids\.1 must match format "uuid"/);
+      fails(await get(`${path}?${qs(tooMany)}`, 'ul-acme'), 400, 'GH-10001', /querystring\.ids must NOT have more than 100 items/);
+      fails(await get(`${path}?${qs([u.carol])}`, 'ul-nowhere'), 404, 'GH-30001', /gatehouse-tenant-id ul-nowhere/);
+      // The limit itself is fine.
+      const hundred = await get(`${path}?${qs([...tooMany.slice(0, 99), u.dave])}`, 'ul-acme');
+      assert.equal(hundred.status, 200);
+      assert.deepEqual(hundred.body.items.map((e: any) => e.userId), [u.dave]);
+    }
+  });
+
+  test('a user token is refused (403), no token is a 401', async () => {
+    const admin = await t.userToken({ sub: u.carol, tenantId: 'ul-acme', permissions: ['fe.secure.read.users', 'fe.secure.read.roles'] });
+    for (const path of [ROLES, GROUPS]) {
+      fails(await get(`${path}?${qs([u.carol])}`, 'ul-acme', admin), 403, 'GH-20003');
+      fails(await t.call('GET', `${path}?${qs([u.carol])}`), 401, 'GH-20001');
+    }
+  });
+});
+
+describe('my accounts with their hierarchy (user token)', () => {
+  const u: Record<string, string> = {};
+  const me = async (userId: string, tenantId: string) => {
+    const r = await get(ME, undefined, await t.userToken({ sub: userId, tenantId }));
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    return r.body;
+  };
+  /** Every tenant id of a forest, depth first. */
+  const idsOf = (nodes: any[]): string[] => nodes.flatMap((n) => [n.tenantId, ...idsOf(n.children)]);
+  const node = (tenantId: string, tenantName: string, parentTenantId: string | null, member: boolean, children: unknown[] = []) =>
+    ({ tenantId, tenantName, parentTenantId, member, children });
+
+  before(async () => {
+    //  uh-root ─┬─ uh-a (ada, sub-account access) ─┬─ uh-a1 ── uh-a1x
+    //           │                                  └─ uh-a2 (ada, no sub-account access) ── uh-a2x
+    //           └─ uh-b (bob) ── uh-b1
+    //  uh-solo (ada)      uh-other ── uh-other1
+    await account('uh-root', 'Root');
+    await subAccount('uh-a', 'uh-root', 'Alpha');
+    await subAccount('uh-a1', 'uh-a', 'A one');
+    await subAccount('uh-a1x', 'uh-a1', 'A one x');
+    await subAccount('uh-a2', 'uh-a', 'A two');
+    await subAccount('uh-a2x', 'uh-a2', 'A two x');
+    await subAccount('uh-b', 'uh-root', 'Beta');
+    await subAccount('uh-b1', 'uh-b', 'Beta one');
+    await account('uh-solo', 'Solo');
+    await account('uh-other', 'Other');
+    await subAccount('uh-other1', 'uh-other', 'Other one');
+    u.ada = await user('uh-a', 'ada@uh.test');
+    await join(u.ada, 'uh-a2');
+    await join(u.ada, 'uh-solo');
+    await ok('PUT', `/identity/resources/sub-tenants/users/v1/${u.ada}/access`, { allowAccess: true }, 'uh-a');
+    u.bob = await user('uh-b', 'bob@uh.test');
+    u.otto = await user('uh-other', 'otto@uh.test');
+  });
+
+  test('the accounts I belong to, with the sub-accounts my memberships open, as trees by name', async () => {
+    assert.deepEqual(await me(u.ada, 'uh-a'), {
+      tenants: [
+        node('uh-a', 'Alpha', 'uh-root', true, [
+          node('uh-a1', 'A one', 'uh-a', false, [node('uh-a1x', 'A one x', 'uh-a1', false)]),
+          // ada's own membership of uh-a2 governs its subtree: no sub-account access there, so uh-a2x is closed.
+          node('uh-a2', 'A two', 'uh-a', true),
+        ]),
+        node('uh-solo', 'Solo', null, true),
+      ],
+    });
+  });
+
+  test('isolation: only the caller\'s memberships count, whatever account the token names', async () => {
+    const ada = idsOf((await me(u.ada, 'uh-solo')).tenants);
+    for (const foreign of ['uh-root', 'uh-b', 'uh-b1', 'uh-other', 'uh-other1', 'uh-a2x']) assert.ok(!ada.includes(foreign), foreign);
+    // bob's token, even one naming ada's account, shows bob's account only; its sub-account stays closed (defaultOff).
+    for (const tenantId of ['uh-b', 'uh-a']) assert.deepEqual(await me(u.bob, tenantId), { tenants: [node('uh-b', 'Beta', 'uh-root', true)] });
+    assert.deepEqual(idsOf((await me(u.otto, 'uh-other')).tenants), ['uh-other']);
+    // A token whose subject is no user (an account API token's id is not a uuid) belongs to no account.
+    assert.deepEqual(await me('not-a-user', 'uh-a'), { tenants: [] });
+  });
+
+  test('the account\'s access type opens sub-accounts; a disabled membership opens none; removed accounts vanish', async () => {
+    await ok('PUT', '/tenants/resources/sub-tenants/v1/uh-b/hierarchy-settings', { subAccountAccessType: 'alwaysOn' });
+    assert.deepEqual(await me(u.bob, 'uh-b'), { tenants: [node('uh-b', 'Beta', 'uh-root', true, [node('uh-b1', 'Beta one', 'uh-b', false)])] });
+    await ok('POST', `/identity/resources/tenants/users/v1/${u.bob}/disable`, undefined, 'uh-b');
+    assert.deepEqual(await me(u.bob, 'uh-b'), { tenants: [node('uh-b', 'Beta', 'uh-root', true)] });
+    // Removing uh-a1 moves uh-a1x up to uh-a.
+    await ok('DELETE', '/tenants/resources/sub-tenants/v1/uh-a1');
+    const alpha = (await me(u.ada, 'uh-a')).tenants[0];
+    assert.deepEqual(alpha.children.map((n: any) => [n.tenantId, n.parentTenantId]), [['uh-a1x', 'uh-a'], ['uh-a2', 'uh-a']]);
+  });
+
+  test('an environment token is refused (403), no token is a 401', async () => {
+    fails(await get(ME, 'uh-a'), 403, 'GH-20003');
+    fails(await t.call('GET', ME), 401, 'GH-20001');
+  });
+});
