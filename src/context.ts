@@ -101,6 +101,8 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   Object.assign(handlers, messaging.jobs);
   // Password reset (email link, SMS code) and email verification (issue 7).
   const recovery = createRecovery({ db, kek, config, passwords, messaging, events, endSessions: (userId) => auth.sessions.revokeAll(userId) });
+  // A vendor's email change voids the verification and reset links and codes sent to the old address.
+  users.onEmailChange((tx, userId) => recovery.forgetEmailProofs(tx, userId));
   // Sign-up and activation, invitations, passwordless (issue 7): one-time links and codes, delivered by messaging.
   const codeLimits = () => ({ perIp: createRateLimiter(config.codeRateLimit.perIp, config.codeRateLimit.windowSeconds), perIdentifier: createRateLimiter(config.codeRateLimit.perIdentifier, config.codeRateLimit.windowSeconds) });
   const codes = createCodeBook(kek);

@@ -121,4 +121,27 @@ describe('email verification', () => {
     assert.deepEqual(more, [200, 200, 429]);
     assert.equal((await t.call('POST', `${U}/v1/email/me`, { token: vendor, body: { email: 'eli@ev.test' } })).status, 403);
   });
+  test('a vendor email change voids the verification and reset links sent to the old address', async () => {
+    const id = await createUser('old@ev.test');
+    assert.equal((await t.call('POST', `${U}/v1/${id}/verification-email`, { token: vendor })).status, 201);
+    await mailbox.waitFor(() => mails('old@ev.test').length > 0);
+    const url = linkIn(mails('old@ev.test')[0]);
+    const verifyOld = { userId: id, token: url.searchParams.get('token') };
+    assert.equal((await t.call('POST', `${U}/v1/passwords/reset`, { body: { email: 'old@ev.test' } })).status, 201);
+    await mailbox.waitFor(() => mailbox.to('old@ev.test').some((m) => m.subject === 'Reset your password'));
+    const r = linkIn(mailbox.to('old@ev.test').find((m) => m.subject === 'Reset your password')!);
+    const resetOld = { userId: id, token: r.searchParams.get('token') };
+    assert.equal((await t.call('POST', `${U}/v1/passwords/reset/validate`, { body: resetOld })).status, 200, 'the reset link works before the change');
+
+    const changed = await t.call('PUT', `${U}/v1/${id}/email`, { token: vendor, body: { email: 'new@ev.test' } });
+    assert.equal(changed.status, 200, JSON.stringify(changed.body));
+    // The old mailbox's links are void: the email is not set back, and the password cannot be reset through it.
+    assert.equal((await t.call('POST', `${U}/v1/email/verify`, { body: verifyOld })).status, 410);
+    assert.equal((await t.call('POST', `${U}/v1/passwords/reset/validate`, { body: resetOld })).status, 410);
+    assert.equal((await t.call('POST', `${U}/v1/passwords/reset/verify`, { body: { ...resetOld, password: 'Taken-Over-Secret-99' } })).status, 410);
+    const rec = (await t.call('GET', `/identity/resources/vendor-only/users/v1/${id}`, { token: vendor })).body;
+    assert.equal(rec.email, 'new@ev.test');
+    assert.equal(rec.verified, false);
+    assert.equal((await t.call('POST', LOGIN, { body: { email: 'new@ev.test', password: PASSWORD } })).status, 200, 'the password is unchanged');
+  });
 });

@@ -1,5 +1,5 @@
 import type { Config } from '../../config.ts';
-import type { Db } from '../../storage/db.ts';
+import type { Db, Queryable } from '../../storage/db.ts';
 import { createRateLimiter } from '../auth/index.ts';
 import type { PasswordService } from '../credentials/index.ts';
 import type { EventsService } from '../events/index.ts';
@@ -8,6 +8,7 @@ import { createRecoveryCodes } from './codes.ts';
 import { createResetService } from './reset.service.ts';
 import { createVerificationService } from './verification.service.ts';
 import { createPhonesService } from './phones.service.ts';
+import * as store from './store.ts';
 
 export { recoveryRoutes } from './routes.ts';
 export type { ResetService } from './reset.service.ts';
@@ -29,6 +30,8 @@ export function createRecovery(deps: { db: Db; kek: Buffer; config: Config; pass
     db: deps.db, kek: deps.kek, messaging: deps.messaging, events: deps.events,
     limits: { perIp: createRateLimiter(perIp, windowSeconds), perIdentifier: createRateLimiter(perIdentifier, windowSeconds) },
   });
-  return { reset, verification, phones };
+  /** For the users module's email change (registered by the composition root): emailed proofs die with the address. */
+  const forgetEmailProofs = (q: Queryable, userId: string): Promise<void> => store.forgetEmailProofs(q, userId);
+  return { reset, verification, phones, forgetEmailProofs };
 }
 export type Recovery = ReturnType<typeof createRecovery>;

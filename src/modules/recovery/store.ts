@@ -98,6 +98,16 @@ export async function findVerifyToken(q: Queryable, tokenHash: string): Promise<
   return rows[0];
 }
 
+/**
+ * The user's email changed: every proof sent by email before is void — verification links and codes, and the emailed
+ * reset links (sent to an address the user may no longer control).
+ */
+export async function forgetEmailProofs(q: Queryable, userId: string): Promise<void> {
+  await useVerifyTokens(q, userId);
+  await q.query(`UPDATE recovery_codes SET used_at = now() WHERE user_id = $1 AND purpose = 'verify-email' AND used_at IS NULL`, [userId]);
+  await useResetTokens(q, userId, ['email']);
+}
+
 export async function useVerifyTokens(q: Queryable, userId: string): Promise<void> {
   await q.query('UPDATE email_verification_tokens SET used_at = now() WHERE user_id = $1 AND used_at IS NULL', [userId]);
 }

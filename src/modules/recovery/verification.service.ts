@@ -54,7 +54,9 @@ export function createVerificationService(deps: VerificationDeps) {
       values.email = email;
     }
     await updateUser(q, user.id, values);
-    await store.useVerifyTokens(q, user.id);
+    // A changed address voids every other emailed proof (links and codes to the old one); else only the used kind.
+    if (values.email) await store.forgetEmailProofs(q, user.id);
+    else await store.useVerifyTokens(q, user.id);
     await deps.events.emit(q, { eventKey: 'user.updated', tenantId: user.active_tenant_id, entity: { type: 'user', id: user.id }, data: { userId: user.id, verified: true, ...(values.email ? { emailChanged: true } : {}) } });
   }
 

@@ -20,11 +20,8 @@ export const meRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = asyn
 
   app.put('/identity/resources/users/v2/me', {
     config: guard.user(),
-    schema: { tags, summary: 'Update my profile', body: UpdateProfile, response: { 200: User } },
-  }, async (req) => {
-    await users.update(me(req).userId, req.body);
-    return users.get(me(req).userId, me(req).tenantId);
-  });
+    schema: { tags, summary: 'Update my profile (as PUT /identity/resources/users/v1 with a user token)', body: UpdateProfile, response: { 200: User } },
+  }, async (req) => users.updateProfile(me(req).userId, me(req).tenantId, req.body));
 
   for (const path of ['/identity/resources/users/v3/me/tenants', '/identity/resources/users/v2/me/tenants', '/identity/resources/users/v1/me/tenants']) {
     app.get(path, {

@@ -4,6 +4,7 @@ import { accountOf, guard, tenantHeader } from '../../http/auth.ts';
 import { pageEnvelope } from '../../http/paging.ts';
 import { CreateUser, Empty, ListUsersQuery, RoleIdsBody, TenantBody, UpdateUser, User, UserParams, VendorCreateUser } from './schema.ts';
 import type { UsersService } from './service.ts';
+import { emailRoutes } from './email.routes.ts';
 
 const tags = ['users'];
 const U = '/identity/resources/users';
@@ -12,6 +13,9 @@ const RolesAnswer = Type.Object({ tenantId: Type.String(), userId: Type.String()
 
 /** Management routes: vendor tokens (account from the tenant header) and account admins (account from their token). */
 export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = async (app, { users }) => {
+  // By email, a user's email, the password check, and PUT /users/v1 (the own profile): email.routes.ts.
+  await app.register(emailRoutes, { users });
+
   app.post(`${U}/v1`, {
     config: guard.any('fe.secure.write.users'),
     schema: { tags, summary: 'Create a user in an account (default roles when roleIds is empty)', body: CreateUser, response: { 201: User } },

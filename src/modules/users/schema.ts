@@ -51,6 +51,7 @@ export const UpdateProfile = Type.Object({
   metadata: Type.Optional(JsonObjectString),
   name: Type.Optional(Type.String({ maxLength: 255 })),
 });
+export type UpdateProfile = Static<typeof UpdateProfile>;
 
 const RoleSchema = Type.Object({
   id: Type.String(), vendorId: Type.String(), tenantId: Type.Union([Type.String(), Type.Null()]), key: Type.String(), name: Type.String(),
@@ -126,3 +127,10 @@ export type ListUsersQuery = Static<typeof ListUsersQuery>;
 
 export const RoleIdsBody = Type.Object({ roleIds: Type.Array(Type.String({ maxLength: 64 }), { minItems: 1, maxItems: 100, uniqueItems: true }) });
 export const TenantBody = Type.Object({ tenantId: Type.String({ minLength: 1, maxLength: 255 }), validateTenantExist: Type.Optional(Type.Boolean()), skipInviteEmail: Type.Optional(Type.Boolean()) });
+
+/** GET /users/v1/email: the address looked up (any case). */
+export const EmailQuery = Type.Object({ email: Email });
+/** PUT /users/v1/{userId}/email: the user's new address. */
+export const EmailBody = Type.Object({ email: Email });
+export const VerifyPasswordBody = Type.Object({ email: Email, password: Type.String({ minLength: 1, maxLength: 1024 }) });
+export const VerifyPasswordAnswer = Type.Object({ isValid: Type.Boolean({ description: 'true when the password is the password of the user with this email; false for a wrong password, an unknown email, or a user without a password' }) });

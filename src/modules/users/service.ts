@@ -11,7 +11,9 @@ import { accessTo, accessView, accountsOf, joinAccount } from './memberships.ts'
 import { buildUserRecord } from './record.ts';
 import { groupsOfUsers } from '../groups/index.ts';
 import { assertEmailDomainAllowed } from '../restrictions/index.ts';
-import type { CreateUser, ListUsersQuery, UpdateUser, User } from './schema.ts';
+import type { CreateUser, ListUsersQuery, User } from './schema.ts';
+import { createProfileOps } from './profile.service.ts';
+import { createEmailOps } from './email.service.ts';
 import * as store from './store.ts';
 import type { EventsService } from '../events/index.ts';
 
@@ -63,10 +65,15 @@ export function createUsersService(deps: UsersDeps) {
     throw err;
   }
 
+  const core = { requireUser, requireMembership, record };
+
   return {
     requireUser,
     requireMembership,
     record,
+    // The global update and the user's own (profile.service.ts); lookup, change and password check by email (email.service.ts).
+    ...createProfileOps(deps, core),
+    ...createEmailOps(deps, core),
 
     /** Creates a user in an account. An email already in the environment is a 409 (add the user to the account instead). */
     async create(tenantId: string, body: CreateUser): Promise<User> {
@@ -120,27 +127,6 @@ export function createUsersService(deps: UsersDeps) {
     async get(userId: string, tenantId?: string): Promise<User> {
       const user = tenantId ? await requireMembership(db, tenantId, userId) : await requireUser(db, userId);
       return record(db, user, tenantId);
-    },
-
-    /** Global partial update; phone numbers are added (existing ones kept), metadata fields must be JSON objects. */
-    async update(userId: string, body: UpdateUser & { vendorMetadata?: string }): Promise<User> {
-      const values: Record<string, unknown> = {};
-      if (body.name !== undefined) values.name = body.name;
-      if (body.profilePictureUrl !== undefined) values.profile_picture_url = body.profilePictureUrl;
-      if (body.mfaBypass !== undefined) values.mfa_bypass = body.mfaBypass;
-      if (body.externalId !== undefined) values.external_id = body.externalId;
-      if (body.metadata !== undefined) values.metadata = parseMetadata(body.metadata, 'metadata');
-      if (body.vendorMetadata !== undefined) values.vendor_metadata = parseMetadata(body.vendorMetadata, 'vendorMetadata');
-      return db.transaction(async (tx) => {
-        const before = await requireUser(tx, userId, true);
-        await store.updateUser(tx, userId, values);
-        if (body.phoneNumber && !(await store.addPhone(tx, userId, body.phoneNumber))) {
-          throw new AppError('PHONE_TAKEN', `Phone number ${body.phoneNumber} belongs to another user`);
-        }
-        const changed = Object.keys(body).filter((k) => (body as Record<string, unknown>)[k] !== undefined);
-        await deps.events?.emit(tx, { eventKey: 'user.updated', tenantId: before.active_tenant_id, entity: { type: 'user', id: userId }, data: { userId, email: before.email, changed } });
-        return record(tx, (await store.findById(tx, userId))!);
-      });
     },
 
     /** With an account: leaves that account (a user left with none is deleted). Without: deletes the user. */

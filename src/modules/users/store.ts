@@ -181,6 +181,12 @@ export async function updateUser(q: Queryable, id: string, values: Record<string
   );
 }
 
+/** Replaces a password hash only if it is still `current` (a change made meanwhile wins); true when replaced. */
+export async function replacePasswordHash(q: Queryable, id: string, current: string, next: string): Promise<boolean> {
+  const r = await q.query('UPDATE users SET password_hash = $3, updated_at = now() WHERE id = $1 AND password_hash = $2', [id, current, next]);
+  return r.rowCount > 0;
+}
+
 export async function addMembership(q: Queryable, tenantId: string, userId: string, m: { subAccess: boolean; expiresAt: Date | null }): Promise<boolean> {
   const r = await q.query(
     `INSERT INTO user_tenants (tenant_id, user_id, sub_account_access_allowed, temporary_expiration_date)
