@@ -160,3 +160,60 @@ describe('invite by code, existing users, vendors', () => {
     assert.equal((await t.call('POST', '/identity/resources/configurations/v1/invitation/strategies', { token: vendor, body: {} })).status, 400);
   });
 });
+
+describe('the documented invite fields (username, password, provider), as user creation takes them', () => {
+  const row = async (email: string) => (await t.db.query<{ username: string | null; provider: string; has_password: boolean }>(
+    'SELECT username, provider, password_hash IS NOT NULL AS has_password FROM users WHERE email = $1', [email])).rows[0];
+
+  test('a new user gets the username, the password (sign-in works) and the provider; the answer says so', async () => {
+    const r = await invite({ email: 'creds@inv.test', username: 'Creds.User', password: PASSWORD, name: 'Cy Creds', skipInviteEmail: true });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    assert.equal(r.body.username, 'Creds.User');
+    assert.equal(r.body.provider, 'local');
+    assert.equal(r.body.name, 'Cy Creds');
+    assert.equal(r.body.verified, false);
+    const l = await t.call('POST', '/identity/resources/auth/v1/user', { body: { username: 'creds.user', password: PASSWORD } });
+    assert.equal(l.status, 200, JSON.stringify(l.body));
+    assert.equal(claims(l.body.accessToken).sub, r.body.id);
+
+    const sso = await invite({ email: 'sso@inv.test', provider: 'saml' }, { token: vendor, tenant: 'inv-other' });
+    assert.equal(sso.status, 201, JSON.stringify(sso.body));
+    assert.equal(sso.body.provider, 'saml');
+    assert.deepEqual(await row('sso@inv.test'), { username: null, provider: 'saml', has_password: false });
+  });
+
+  test('an existing user keeps username and provider; a password for them is a 409 that changes nothing', async () => {
+    const existing = await t.call('POST', `${U}/v1`, { token: vendor, body: { email: 'keeper@inv.test', username: 'keeper', password: PASSWORD }, headers: { 'gatehouse-tenant-id': 'inv-other' } });
+    assert.equal(existing.status, 201, JSON.stringify(existing.body));
+    const before = (await t.db.query<{ password_hash: string }>("SELECT password_hash FROM users WHERE email = 'keeper@inv.test'")).rows[0].password_hash;
+    const takeover = await invite({ email: 'keeper@inv.test', password: 'another strong passphrase 42' });
+    assert.equal(takeover.status, 409, JSON.stringify(takeover.body));
+    assert.equal(takeover.body.errorCode, 'GH-10008');
+    assert.match(takeover.body.errors[0], /password/);
+    assert.equal((await t.db.query<{ password_hash: string }>("SELECT password_hash FROM users WHERE email = 'keeper@inv.test'")).rows[0].password_hash, before);
+    assert.equal((await t.db.query("SELECT 1 FROM user_tenants ut JOIN users u ON u.id = ut.user_id WHERE u.email = 'keeper@inv.test' AND ut.tenant_id = 'inv-acc'")).rows.length, 0, 'not invited');
+    const r = await invite({ email: 'keeper@inv.test', username: 'other-name', provider: 'google', skipInviteEmail: true });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    assert.deepEqual(await row('keeper@inv.test'), { username: 'keeper', provider: 'local', has_password: true });
+  });
+
+  test('bad input: weak password, taken username, unknown provider, malformed username: 4xx and no user', async () => {
+    const weak = await invite({ email: 'weakinv@inv.test', password: 'password' });
+    assert.equal(weak.status, 400);
+    assert.equal(weak.body.errorCode, 'GH-41001');
+    const taken = await invite({ email: 'taken@inv.test', username: 'CREDS.user' });
+    assert.equal(taken.status, 409);
+    assert.equal(taken.body.errorCode, 'GH-42003');
+    const provider = await invite({ email: 'prov@inv.test', provider: 'myspace' });
+    assert.equal(provider.status, 400);
+    assert.match(provider.body.errors[0], /provider must be one of local, saml/);
+    const username = await invite({ email: 'uname@inv.test', username: 'has space' });
+    assert.equal(username.status, 400);
+    assert.match(username.body.errors[0], /username/);
+    const empty = await invite({ email: 'emptypw@inv.test', password: '' });
+    assert.equal(empty.status, 400);
+    const { rows } = await t.db.query("SELECT email FROM users WHERE email IN ('weakinv@inv.test', 'taken@inv.test', 'prov@inv.test', 'uname@inv.test', 'emptypw@inv.test')");
+    assert.deepEqual(rows, []);
+    for (const email of ['weakinv@inv.test', 'taken@inv.test']) assert.equal(mailbox.to(email).length, 0);
+  });
+});

@@ -205,3 +205,73 @@ describe('activation by code and resend', () => {
     assert.equal(await activated(), 1);
   });
 });
+
+describe('the sign-up answer and roleIds', () => {
+  const READ_ONLY = 'c784abeb-f295-45fb-84ed-19a1652cfb43'; // the environment's default role (migration 0004)
+  const ADMIN = 'bd3e633c-ebd7-4f44-8d87-7f05f9e34ac9'; // first-user role, not a default role
+  const rolesOf = async (userId: string, tenantId: string) => {
+    const u = await t.call('GET', `${U}/${userId}`, { token: vendor, headers: { 'gatehouse-tenant-id': tenantId } });
+    assert.equal(u.status, 200, JSON.stringify(u.body));
+    return u.body.roles.map((r: { key: string }) => r.key).sort();
+  };
+  const traces = async (email: string) => (await t.db.query<{ n: number }>(
+    `SELECT (SELECT count(*) FROM users WHERE email = $1) + (SELECT count(*) FROM tenants WHERE creator_email = $1) AS n`, [email])).rows[0].n;
+
+  test('answers provider and email (SignUpUserEmailDto) beside shouldActivate, userId, tenantId; never the password', async () => {
+    const r = await signUp({ email: 'Answer@SU.test', password: PASSWORD, username: 'answer.user', name: 'Ann Answer', skipInviteEmail: true });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    assert.deepEqual(Object.keys(r.body).sort(), ['email', 'name', 'provider', 'shouldActivate', 'tenantId', 'userId', 'username']);
+    assert.equal(r.body.provider, 'local');
+    assert.equal(r.body.email, 'answer@su.test');
+    assert.equal(r.body.username, 'answer.user');
+    assert.equal(r.body.name, 'Ann Answer');
+    assert.equal(r.body.shouldActivate, true);
+    assert.deepEqual(await rolesOf(r.body.userId, r.body.tenantId), ['admin']);
+  });
+
+  test('roleIds may name default roles only: they are added to the first-user roles', async () => {
+    const r = await signUp({ email: 'withdefault@su.test', password: PASSWORD, roleIds: [READ_ONLY.toUpperCase()], skipInviteEmail: true });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    assert.deepEqual(await rolesOf(r.body.userId, r.body.tenantId), ['admin', 'read-only']);
+    const none = await signUp({ email: 'emptyroles@su.test', password: PASSWORD, roleIds: [], skipInviteEmail: true });
+    assert.equal(none.status, 201, JSON.stringify(none.body));
+    assert.deepEqual(await rolesOf(none.body.userId, none.body.tenantId), ['admin']);
+  });
+
+  test('bad input: a non-default role (admin), an unknown id, a malformed list: 400 and nothing is created', async () => {
+    const admin = await signUp({ email: 'climber@su.test', password: PASSWORD, roleIds: [READ_ONLY, ADMIN] });
+    assert.equal(admin.status, 400, JSON.stringify(admin.body));
+    assert.equal(admin.body.errorCode, 'GH-40007');
+    assert.match(admin.body.errors[0], new RegExp(`roleIds.*${ADMIN}`));
+    assert.doesNotMatch(admin.body.errors[0], new RegExp(READ_ONLY));
+    const unknown = await signUp({ email: 'climber@su.test', password: PASSWORD, roleIds: ['not-a-role'] });
+    assert.equal(unknown.status, 400);
+    assert.equal(unknown.body.errorCode, 'GH-40007');
+    for (const roleIds of ['admin', [1], [READ_ONLY, READ_ONLY], Array.from({ length: 101 }, (_, i) => `r${i}`)]) {
+      const bad = await signUp({ email: 'climber@su.test', password: PASSWORD, roleIds });
+      assert.equal(bad.status, 400, JSON.stringify(roleIds));
+      assert.equal(bad.body.errorCode, 'GH-10001');
+      assert.match(bad.body.errors[0], /roleIds/);
+    }
+    assert.equal(await traces('climber@su.test'), 0, 'no user, no account');
+    assert.equal(mailbox.to('climber@su.test').length, 0);
+    const ok = await signUp({ email: 'climber@su.test', password: PASSWORD, skipInviteEmail: true });
+    assert.equal(ok.status, 201, 'the refused attempts left nothing behind');
+  });
+
+  test("with an account invite token: roleIds may add a default role to the token's roles, never the admin role", async () => {
+    assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: 'su-joined', name: 'Joined' } })).status, 201);
+    const role = await t.call('POST', '/identity/resources/roles/v1', { token: vendor, body: [{ key: 'su-editor', name: 'Editor', level: 2 }], headers: { 'gatehouse-tenant-id': 'su-joined' } });
+    assert.equal(role.status, 201, JSON.stringify(role.body));
+    const link = await t.call('POST', '/identity/resources/tenants/invites/v1', { token: vendor, body: { tenantId: 'su-joined', roleIds: [role.body[0].id] } });
+    assert.equal(link.status, 201, JSON.stringify(link.body));
+    const up = await signUp({ email: 'joiner@su.test', password: PASSWORD, invitationToken: link.body.token, roleIds: [ADMIN] });
+    assert.equal(up.status, 400, JSON.stringify(up.body));
+    assert.equal(up.body.errorCode, 'GH-40007');
+    assert.equal(await traces('joiner@su.test'), 0);
+    const ok = await signUp({ email: 'joiner@su.test', password: PASSWORD, invitationToken: link.body.token, roleIds: [READ_ONLY], skipInviteEmail: true });
+    assert.equal(ok.status, 201, JSON.stringify(ok.body));
+    assert.equal(ok.body.tenantId, 'su-joined');
+    assert.deepEqual(await rolesOf(ok.body.userId, 'su-joined'), ['read-only', 'su-editor'], "the token's role and the requested default role");
+  });
+});

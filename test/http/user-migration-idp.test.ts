@@ -69,7 +69,8 @@ const start = async (provider: string, body: Record<string, unknown>) => t.call(
 describe('migration from a third-party identity provider (auth0)', () => {
   test('pages through users and roles; each lands in the account of its app_metadata field, provider local', async () => {
     const r = await start('auth0', { domain, clientId: 'cid', secret: 'csecret', tenantIdFieldName: 'accountId' });
-    assert.equal(r.status, 202, JSON.stringify(r.body));
+    assert.equal(r.status, 201, JSON.stringify(r.body)); // routes.md: 201 (the job runs in the background all the same)
+    assert.deepEqual(Object.keys(r.body), ['migrationId']);
     const s = await waitFor(t, r.body.migrationId, (x) => x.state === 'completed' || x.state === 'failed', 30_000);
     assert.equal(s.state, 'completed', JSON.stringify(s).slice(0, 300));
     assert.equal(s.total, 250);
@@ -91,6 +92,7 @@ describe('migration from a third-party identity provider (auth0)', () => {
 
   test('user_metadata when isTenantIdOnUserMetadata; bad credentials and an unreachable provider fail with a reason', async () => {
     const bad = await start('auth0', { domain, clientId: 'cid', secret: 'wrong', tenantIdFieldName: 'accountId' });
+    assert.equal(bad.status, 201, 'credentials are tried by the job, not at the request');
     const failed = await waitFor(t, bad.body.migrationId, (x) => x.state === 'failed', 30_000);
     assert.match(failed.failureReason, /auth0 migration failed: POST https:\/\/127\.0\.0\.1:\d+\/oauth\/token answered 401/);
     const down = await start('auth0', { domain: 'https://127.0.0.1:1', clientId: 'cid', secret: 'csecret', tenantIdFieldName: 'accountId' });
@@ -102,12 +104,18 @@ describe('migration from a third-party identity provider (auth0)', () => {
     assert.equal(s.failed, 250);
   });
 
-  test('bad input: domain without https://, unknown provider', async () => {
+  test('bad input: domain without https://, unknown provider, missing field: 400 and no migration', async () => {
+    const count = async () => (await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM migrations WHERE kind = 'users'")).rows[0].n;
+    const before = await count();
     const http = await start('auth0', { domain: 'http://127.0.0.1', clientId: 'cid', secret: 's', tenantIdFieldName: 'accountId' });
     assert.equal(http.status, 400);
     assert.match(http.body.errors.join(' '), /domain/);
     const unknown = await start('okta', { domain, clientId: 'cid', secret: 's', tenantIdFieldName: 'accountId' });
     assert.equal(unknown.status, 400);
     assert.equal(unknown.body.errorCode, 'GH-44002');
+    const missing = await start('auth0', { domain, clientId: 'cid', secret: 's' });
+    assert.equal(missing.status, 400);
+    assert.match(missing.body.errors[0], /tenantIdFieldName is required/);
+    assert.equal(await count(), before, 'a refused request starts no migration');
   });
 });

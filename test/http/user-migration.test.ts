@@ -266,3 +266,119 @@ describe('migrate users in bulk', () => {
     }
   });
 });
+
+describe('applications: the ApplicationsResponse fields and the list filters', () => {
+  const A = '/applications/resources/applications/v1';
+  const create = (body: Record<string, unknown>) => t.call('POST', A, { token: vendor, body });
+  const list = async (query: string) => {
+    const r = await t.call('GET', `${A}?${query}`, { token: vendor });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    return r.body as Record<string, unknown>[];
+  };
+
+  test('create answers every field: vendorId (the environment), accessType, logoURL, type, frontendStack; defaults when omitted', async () => {
+    const full = await create({
+      name: 'Portal', appURL: 'https://portal.test', loginURL: 'https://portal.test/login', logoURL: 'https://portal.test/logo.png',
+      accessType: 'MANAGED_ACCESS', type: 'mobile-ios', frontendStack: 'next.js', isActive: true,
+    });
+    assert.equal(full.status, 201, JSON.stringify(full.body));
+    assert.match(full.body.id, UUID);
+    assert.equal(full.body.vendorId, t.ctx.environment.id);
+    const { id: _id, createdAt, updatedAt, ...rest } = full.body;
+    assert.ok(!Number.isNaN(Date.parse(createdAt)) && !Number.isNaN(Date.parse(updatedAt)));
+    assert.deepEqual(rest, {
+      vendorId: t.ctx.environment.id, name: 'Portal', appURL: 'https://portal.test', loginURL: 'https://portal.test/login',
+      logoURL: 'https://portal.test/logo.png', accessType: 'MANAGED_ACCESS', type: 'mobile-ios', frontendStack: 'next.js',
+      isDefault: false, autoAssign: false, isActive: true,
+    });
+    const bare = await create({ name: 'Bare' });
+    assert.equal(bare.status, 201, JSON.stringify(bare.body));
+    assert.equal(bare.body.accessType, 'FREE_ACCESS');
+    assert.equal(bare.body.type, 'web');
+    assert.equal(bare.body.logoURL, '');
+    assert.equal('frontendStack' in bare.body, false, 'not stated: absent');
+    // The seeded default application (rows from before migration 0029) answers the defaults too.
+    const def = await t.call('GET', `${A}/default`, { token: vendor });
+    assert.equal(def.status, 200);
+    assert.equal(def.body.isDefault, true);
+    assert.equal(def.body.vendorId, t.ctx.environment.id);
+    assert.deepEqual([def.body.accessType, def.body.type, def.body.logoURL], ['FREE_ACCESS', 'web', '']);
+    const listed = (await list(`ids=${full.body.id}`))[0];
+    assert.deepEqual(listed, full.body, 'the list answers the same record');
+  });
+
+  test('list filters: _accessType, _isDefault, _isActive, ids (comma list or repeated), type', async () => {
+    const mk = async (body: Record<string, unknown>) => {
+      const r = await create(body);
+      assert.equal(r.status, 201, JSON.stringify(r.body));
+      return r.body.id as string;
+    };
+    const a = await mk({ name: 'F-web', accessType: 'FREE_ACCESS', type: 'web' });
+    const b = await mk({ name: 'M-agent', accessType: 'MANAGED_ACCESS', type: 'agent' });
+    const c = await mk({ name: 'M-off', accessType: 'MANAGED_ACCESS', type: 'web', isActive: false });
+    const ids = `ids=${a},${b},${c}`;
+    const names = (items: Record<string, unknown>[]) => items.map((x) => x.name).sort();
+    assert.deepEqual(names(await list(ids)), ['F-web', 'M-agent', 'M-off']);
+    assert.deepEqual(names(await list(`ids=${a}&ids=${c}`)), ['F-web', 'M-off']);
+    assert.deepEqual(names(await list(`${ids}&_accessType=MANAGED_ACCESS`)), ['M-agent', 'M-off']);
+    assert.deepEqual(names(await list(`${ids}&_isActive=false`)), ['M-off']);
+    assert.deepEqual(names(await list(`${ids}&_isActive=true&_accessType=MANAGED_ACCESS`)), ['M-agent']);
+    assert.deepEqual(names(await list(`${ids}&type=agent`)), ['M-agent']);
+    assert.deepEqual(await list(`${ids}&_isDefault=true`), []);
+    const defaults = await list('_isDefault=true');
+    assert.equal(defaults.length, 1);
+    assert.equal(defaults[0].isDefault, true);
+    assert.ok((await list('_isDefault=false')).every((x) => x.isDefault === false));
+    assert.deepEqual(await list('ids=not-a-uuid'), [], 'an id that names nothing matches nothing');
+    assert.ok((await list('')).length >= 4, 'no filter: every application');
+  });
+
+  test('bad input: unknown accessType, type, frontendStack, a filter value out of its list: 400, nothing created', async () => {
+    const count = async () => (await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM applications')).rows[0].n;
+    const before = await count();
+    for (const [field, value] of [['accessType', 'OPEN'], ['type', 'desktop'], ['frontendStack', 'cobol'], ['logoURL', 'x'.repeat(4096)], ['name', '']] as const) {
+      const r = await create({ name: 'Bad', [field]: value });
+      assert.equal(r.status, 400, `${field}: ${JSON.stringify(r.body)}`);
+      assert.equal(r.body.errorCode, 'GH-10001');
+      assert.match(r.body.errors[0], new RegExp(`body\\.${field}`));
+    }
+    assert.match((await create({ name: 'Bad', type: 'desktop' })).body.errors[0], /must be one of web, mobile-ios, mobile-android, agent, other/);
+    assert.equal(await count(), before);
+    for (const q of ['_accessType=OPEN', '_isDefault=maybe', '_isActive=2', 'type=desktop']) {
+      const r = await t.call('GET', `${A}?${q}`, { token: vendor });
+      assert.equal(r.status, 400, `${q}: ${JSON.stringify(r.body)}`);
+      assert.match(r.body.errors[0], new RegExp(`querystring\\.${q.split('=')[0]}`));
+    }
+    const tooMany = Array.from({ length: 201 }, () => '00000000-0000-4000-8000-000000000000').join(',');
+    const r = await t.call('GET', `${A}?ids=${tooMany}`, { token: vendor });
+    assert.equal(r.status, 400);
+    assert.match(r.body.errors[0], /ids/);
+    assert.equal((await t.call('GET', A)).status, 401);
+  });
+});
+
+describe('migrate vendor users in bulk (v2): the v1 bulk operation under the v2 path', () => {
+  const V2 = '/identity/resources/migrations/v2/local/bulk';
+  test('202 {migrationId}; the users land as with v1; the status route reads it', async () => {
+    const r = await t.call('POST', V2, { token: vendor, body: { users: [{ email: 'v2-a@bulk2.test', tenantId: 'um-1', username: 'v2.a' }, { email: 'v2-b@bulk2.test', tenantId: 'nope' }] } });
+    assert.equal(r.status, 202, JSON.stringify(r.body));
+    assert.deepEqual(Object.keys(r.body), ['migrationId']);
+    const s = await waitFor(t, r.body.migrationId, (x) => x.state === 'completed');
+    assert.deepEqual([s.total, s.succeeded, s.failed], [2, 1, 1]);
+    assert.deepEqual(s.errors.map((e: any) => [e.index, e.email, e.code]), [[1, 'v2-b@bulk2.test', 'GH-30001']]);
+    const { rows } = await t.db.query<any>(`SELECT u.username, ut.tenant_id FROM users u JOIN user_tenants ut ON ut.user_id = u.id WHERE u.email = 'v2-a@bulk2.test'`);
+    assert.deepEqual(rows, [{ username: 'v2.a', tenant_id: 'um-1' }]);
+  });
+
+  test('bad input as v1: empty or oversized users, no body: 400; vendor token only', async () => {
+    assert.equal((await t.call('POST', V2, { token: vendor, body: { users: [] } })).status, 400);
+    const many = Array.from({ length: 1001 }, (_, i) => ({ email: `v2m${i}@x.test`, tenantId: 'um-1' }));
+    assert.equal((await t.call('POST', V2, { token: vendor, body: { users: many } })).status, 400);
+    const none = await t.call('POST', V2, { token: vendor, body: {} });
+    assert.equal(none.status, 400);
+    assert.match(none.body.errors[0], /users is required/);
+    assert.equal((await t.call('POST', V2, { body: { users: [{ email: 'x@x.test', tenantId: 'um-1' }] } })).status, 401);
+    const user = await t.userToken({ tenantId: 'um-1', permissions: ['*'] });
+    assert.equal((await t.call('POST', V2, { token: user, body: { users: [{ email: 'x@x.test', tenantId: 'um-1' }] } })).status, 403);
+  });
+});

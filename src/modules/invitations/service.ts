@@ -7,7 +7,7 @@ import type { PasswordService } from '../credentials/index.ts';
 import type { EventsService } from '../events/index.ts';
 import type { RolesService } from '../roles/index.ts';
 import { parseMetadata, type TenantsService } from '../tenants/index.ts';
-import { addMembership, addPhone, addRoles, findByEmail, findById, insertUser, updateUser, type UserRow, type UsersService } from '../users/index.ts';
+import { addMembership, addPhone, addRoles, findByEmail, findById, findByUsername, insertUser, updateUser, type UserRow, type UsersService } from '../users/index.ts';
 import { checkError, countFailure, limitRequests, readFlowSettings, writeFlowSettings, type Client, type CodeBook, type CodeLimits, type Delivery, type StrategySettings } from '../passwordless/index.ts';
 import { assertEmailDomainAllowed } from '../restrictions/index.ts';
 import type { InviteBody } from './schema.ts';
@@ -65,16 +65,24 @@ export function createInvitationsService(deps: InvitationsDeps) {
     async invite(tenantId: string, body: InviteBody, by: Inviter) {
       const email = body.email.trim().toLowerCase();
       const metadata = body.metadata !== undefined ? parseMetadata(body.metadata, 'metadata') : {};
+      // A password is checked (the account's policy) and hashed before the transaction, as user creation does.
+      if (body.password !== undefined) await deps.passwords.validate(db, body.password, { tenantId, email });
+      const passwordHash = body.password !== undefined ? await deps.passwords.hash(body.password) : null;
       return db.transaction(async (tx) => {
         const account = await deps.tenants.requireLive(tx, tenantId, 'tenantId', 'FOR SHARE');
         let user = await findByEmail(tx, email);
         const isNew = !user;
+        if (user && passwordHash) {
+          throw new AppError('CONFLICT', `body.password: ${email} already has an account in the environment and keeps its password; invite without a password`);
+        }
         if (!user) {
+          if (body.username && (await findByUsername(tx, body.username))) throw new AppError('USERNAME_TAKEN', `Username ${body.username} is taken`);
           const id = newId();
           await insertUser(tx, {
-            id, email, name: body.name?.trim() ?? '', profile_picture_url: body.profilePictureUrl ?? null, verified: false,
-            provider: 'local', metadata, vendor_metadata: {}, password_hash: null, active_tenant_id: tenantId,
+            id, email, username: body.username ?? null, name: body.name?.trim() ?? '', profile_picture_url: body.profilePictureUrl ?? null, verified: false,
+            provider: body.provider ?? 'local', metadata, vendor_metadata: {}, password_hash: passwordHash, active_tenant_id: tenantId,
           });
+          if (passwordHash) await deps.passwords.remember(tx, id, passwordHash);
           if (body.phoneNumber && !(await addPhone(tx, id, body.phoneNumber))) throw new AppError('PHONE_TAKEN', `Phone number ${body.phoneNumber} belongs to another user`);
           user = (await findById(tx, id))!;
         }

@@ -17,10 +17,23 @@ export const SignUpBody = Type.Object({
   recaptchaToken: Str(4096),
   invitationToken: Str(512),
   emailMetadata: Type.Optional(Type.Object({}, { additionalProperties: true })),
+  roleIds: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), {
+    maxItems: 100, uniqueItems: true,
+    description: 'only default roles (isDefault) may be named; they are added to the roles the sign-up gives (first-user roles of the new account, or the invite token\'s); any other role is a 400',
+  })),
 });
 export type SignUpBody = Static<typeof SignUpBody>;
 
-export const SignUpResponse = Type.Object({ shouldActivate: Type.Boolean(), userId: Type.String(), tenantId: Type.String() });
+/** SignUpUserEmailDto: the new user's id, account and identity (never the password). */
+export const SignUpResponse = Type.Object({
+  shouldActivate: Type.Boolean(),
+  userId: Type.String(),
+  tenantId: Type.String(),
+  provider: Type.Enum(PROVIDERS),
+  email: Type.String(),
+  username: Type.Optional(Type.String()),
+  name: Type.Optional(Type.String()),
+});
 
 const Uid = Type.String({ minLength: 1, maxLength: 64 });
 const Token = Type.String({ minLength: 1, maxLength: 512 });

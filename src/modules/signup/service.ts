@@ -72,6 +72,20 @@ export function createSignupService(deps: SignupDeps) {
     return { user, rowId: r.row.id };
   }
 
+  /**
+   * `roleIds` of a public sign-up: anyone may call it, so it may name only the account's default roles (which every
+   * new member gets anyway); those are added to the roles the sign-up gives. Any other role (e.g. admin) is a 400 and,
+   * thrown inside the transaction, leaves nothing behind.
+   */
+  async function defaultRolesOnly(tx: Queryable, tenantId: string, roleIds: string[] | undefined): Promise<string[]> {
+    if (!roleIds?.length) return [];
+    const defaults = new Set(await deps.roles.defaultRoleIds(tx, tenantId));
+    const ids = roleIds.map((r) => r.trim().toLowerCase());
+    const refused = ids.filter((r) => !defaults.has(r));
+    if (refused.length) throw new AppError('UNKNOWN_IDS', `roleIds: a sign-up may name only default roles; not allowed: ${refused.join(', ')}`, { roleIds: refused });
+    return ids;
+  }
+
   return {
     /**
      * A sign-in gate: a user who signed up and has not activated cannot sign in (refresh is not affected). `prefetched`:
@@ -105,6 +119,7 @@ export function createSignupService(deps: SignupDeps) {
         const invited = invite ? await deps.inviteTokens!.check(tx, invite) : undefined;
         const account = invited ? undefined : await deps.tenants.create({ name: (body.companyName?.trim() || name || email).slice(0, 255), creatorEmail: email, ...(name ? { creatorName: name } : {}) } as never, tx);
         const tenantId = invited ?? account!.tenantId;
+        const requestedRoles = await defaultRolesOnly(tx, tenantId, body.roleIds);
         const id = newId();
         await insertUser(tx, {
           id, email, username: body.username ?? null, name, profile_picture_url: body.profilePictureUrl ?? null, verified: false,
@@ -114,19 +129,21 @@ export function createSignupService(deps: SignupDeps) {
         if (body.phoneNumber && !(await addPhone(tx, id, body.phoneNumber))) throw new AppError('PHONE_TAKEN', `Phone number ${body.phoneNumber} belongs to another user`);
         if (account) {
           await addMembership(tx, account.tenantId, id, { subAccess: account.subAccountAccessType !== 'defaultOff', expiresAt: null });
-          // A self-registered user never chooses roles: the first user of the new account gets the firstUserRole roles.
-          await addRoles(tx, account.tenantId, id, await deps.roles.firstUserRoleIds(tx, account.tenantId));
+          // A self-registered user never chooses privileged roles: the first user of the new account gets the
+          // firstUserRole roles, plus the default roles named in roleIds (defaultRolesOnly).
+          await addRoles(tx, account.tenantId, id, [...(await deps.roles.firstUserRoleIds(tx, account.tenantId)), ...requestedRoles]);
         }
         await store.markPending(tx, id);
         let user = (await findById(tx, id))!;
         if (invite) {
           await deps.events.emit(tx, { eventKey: 'user.created', tenantId, entity: { type: 'user', id }, data: { userId: id, email, tenantId, source: 'signup' } });
           await deps.inviteTokens!.join(tx, user, invite);
+          await addRoles(tx, tenantId, id, requestedRoles);
           user = (await findById(tx, id))!;
         }
         if (!body.skipInviteEmail) await sendActivation(tx, user, tenantId);
         if (!invite) await deps.events.emit(tx, { eventKey: 'user.created', tenantId, entity: { type: 'user', id }, data: { userId: id, email, tenantId, source: 'signup' } });
-        return { shouldActivate: true, userId: id, tenantId };
+        return { shouldActivate: true, userId: id, tenantId, provider: 'local' as const, email, ...(user.username ? { username: user.username } : {}), name };
       });
     },
 

@@ -3,20 +3,34 @@ import { iso } from '../../lib/time.ts';
 import { newId } from '../../lib/crypto.ts';
 import { isUuid } from '../../lib/pg-errors.ts';
 import type { Db } from '../../storage/db.ts';
-import type { AssignUsersBody, CreateApplication } from './schema.ts';
+import type { ApplicationsQuery, AssignUsersBody, CreateApplication } from './schema.ts';
 import * as store from './store.ts';
 
 const toApplication = (r: store.ApplicationRow) => ({
   id: r.id,
+  vendorId: r.vendor_id,
   name: r.name,
   appURL: r.app_url,
   loginURL: r.login_url,
+  logoURL: r.logo_url,
+  accessType: r.access_type,
+  type: r.app_type,
+  ...(r.frontend_stack !== null ? { frontendStack: r.frontend_stack } : {}),
   isDefault: r.is_default,
   autoAssign: r.auto_assign,
   isActive: r.is_active,
   createdAt: iso(r.created_at)!,
   updatedAt: iso(r.updated_at)!,
 });
+
+const MAX_IDS = 200;
+
+/** The list filters as the store takes them; `ids` entries may be comma lists. */
+function filterOf(query: ApplicationsQuery): store.ApplicationFilter {
+  const ids = query.ids?.flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean);
+  if (ids && ids.length > MAX_IDS) throw new AppError('VALIDATION', `querystring.ids names ${ids.length} applications; at most ${MAX_IDS}`);
+  return { accessType: query._accessType, isDefault: query._isDefault, isActive: query._isActive, ids: ids?.map((i) => i.toLowerCase()), type: query.type };
+}
 
 export type ApplicationsService = ReturnType<typeof createApplicationsService>;
 
@@ -32,11 +46,17 @@ export function createApplicationsService(deps: { db: Db }) {
     return app;
   }
   return {
-    list: async () => (await store.listApplications(db)).map(toApplication),
+    list: async (query: ApplicationsQuery = {}) => (await store.listApplications(db, filterOf(query))).map(toApplication),
+    async default() {
+      const [found] = await store.listApplications(db, { isDefault: true });
+      if (!found) throw new AppError('APPLICATION_NOT_FOUND', 'The environment has no default application');
+      return toApplication(found);
+    },
     async create(body: CreateApplication) {
       return db.transaction(async (tx) =>
         toApplication(await store.insertApplication(tx, {
-          id: newId(), name: body.name, app_url: body.appURL ?? '', login_url: body.loginURL ?? '',
+          id: newId(), name: body.name, app_url: body.appURL ?? '', login_url: body.loginURL ?? '', logo_url: body.logoURL ?? '',
+          access_type: body.accessType ?? 'FREE_ACCESS', app_type: body.type ?? 'web', frontend_stack: body.frontendStack ?? null,
           is_default: body.isDefault ?? false, auto_assign: body.autoAssign ?? false, is_active: body.isActive ?? true,
         })));
     },

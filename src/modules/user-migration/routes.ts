@@ -6,7 +6,7 @@ import { MigrationCreated, MigrationParams } from '../account-migration/index.ts
 import { Empty, User } from '../users/index.ts';
 import type { ApplicationsService } from './applications.ts';
 import { IDP_FETCH_JOB, SUPPORTED_PROVIDERS } from './idp.ts';
-import { Application, AssignUsersBody, BulkBody, CreateApplication, ExtIdpBody, MigrateUserBody, ProviderParams, UserMigrationStatus } from './schema.ts';
+import { Application, ApplicationsQuery, AssignUsersBody, BulkBody, CreateApplication, ExtIdpBody, MigrateUserBody, ProviderParams, UserMigrationStatus } from './schema.ts';
 import type { UserMigrationService } from './service.ts';
 
 const tags = ['user migration'];
@@ -21,10 +21,13 @@ export const userMigrationRoutes: FastifyPluginAsyncTypebox<{ userMigration: Use
     schema: { tags, summary: 'Migrate one user (imported password hash, roles, phone, MFA secret); answers the User', body: MigrateUserBody, response: { 201: User } },
   }, async (req, reply) => reply.status(201).send(await userMigration.migrateOne(req.body)));
 
-  app.post(`${M}/local/bulk`, {
-    config: guard.vendor,
-    schema: { tags, summary: 'Migrate 1 to 1000 users; a durable job imports them (poll the status)', body: BulkBody, response: { 202: MigrationCreated } },
-  }, async (req, reply) => reply.status(202).send(await userMigration.startBulk(req.body.users)));
+  // v2 ("Migrate Vendor Users in Bulk") takes the same body and answers the same: one operation under two paths.
+  for (const path of [`${M}/local/bulk`, '/identity/resources/migrations/v2/local/bulk']) {
+    app.post(path, {
+      config: guard.vendor,
+      schema: { tags, summary: 'Migrate 1 to 1000 users; a durable job imports them (poll the status)', body: BulkBody, response: { 202: MigrationCreated } },
+    }, async (req, reply) => reply.status(202).send(await userMigration.startBulk(req.body.users)));
+  }
 
   app.get(`${M}/local/bulk/status/:migrationId`, {
     config: guard.vendor,
@@ -33,24 +36,23 @@ export const userMigrationRoutes: FastifyPluginAsyncTypebox<{ userMigration: Use
 
   app.post(`${M}/:provider`, {
     config: guard.vendor,
-    schema: { tags, summary: 'Migrate every user of a third-party identity provider (auth0) as a background job', params: ProviderParams, body: ExtIdpBody, response: { 202: MigrationCreated } },
+    schema: { tags, summary: 'Migrate every user of a third-party identity provider (auth0) as a background job', params: ProviderParams, body: ExtIdpBody, response: { 201: MigrationCreated } },
   }, async (req, reply) => {
     const provider = req.params.provider.toLowerCase();
     if (!(SUPPORTED_PROVIDERS as readonly string[]).includes(provider)) {
       throw new AppError('UNSUPPORTED_PROVIDER', `Provider ${req.params.provider.slice(0, 64)} is not supported; supported: ${SUPPORTED_PROVIDERS.join(', ')}`);
     }
     const { domain, clientId, secret, tenantIdFieldName, isTenantIdOnUserMetadata } = req.body;
-    return reply.status(202).send(await userMigration.startFromProvider(provider, IDP_FETCH_JOB, { domain, clientId, secret, tenantIdFieldName, isTenantIdOnUserMetadata: isTenantIdOnUserMetadata ?? false }));
+    return reply.status(201).send(await userMigration.startFromProvider(provider, IDP_FETCH_JOB, { domain, clientId, secret, tenantIdFieldName, isTenantIdOnUserMetadata: isTenantIdOnUserMetadata ?? false }));
   });
 
   // Applications (kept small: list, create, default) and users-applications management (routes.md).
   const A = '/applications/resources/applications/v1';
-  app.get(A, { config: guard.vendor, schema: { tags: ['applications'], response: { 200: Type.Array(Application) } } }, async () => applications.list());
-  app.get(`${A}/default`, { config: guard.vendor, schema: { tags: ['applications'], response: { 200: Application } } }, async () => {
-    const found = (await applications.list()).find((a) => a.isDefault);
-    if (!found) throw new AppError('APPLICATION_NOT_FOUND', 'The environment has no default application');
-    return found;
-  });
+  app.get(A, {
+    config: guard.vendor,
+    schema: { tags: ['applications'], summary: 'Applications of the environment, filtered by access type, default, active, ids (comma list) and type', querystring: ApplicationsQuery, response: { 200: Type.Array(Application) } },
+  }, async (req) => applications.list(req.query));
+  app.get(`${A}/default`, { config: guard.vendor, schema: { tags: ['applications'], summary: 'The default application', response: { 200: Application } } }, async () => applications.default());
   app.post(A, {
     config: guard.vendor,
     schema: { tags: ['applications'], summary: 'Create an application (isDefault moves the default; autoAssign: migrated users get it)', body: CreateApplication, response: { 201: Application } },

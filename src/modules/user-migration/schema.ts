@@ -41,11 +41,22 @@ export const ExtIdpBody = Type.Object({
 export type ExtIdpBody = Static<typeof ExtIdpBody>;
 export const ProviderParams = Type.Object({ provider: Type.String({ maxLength: 64 }) });
 
+export const ACCESS_TYPES = ['FREE_ACCESS', 'MANAGED_ACCESS'] as const;
+export const APP_TYPES = ['web', 'mobile-ios', 'mobile-android', 'agent', 'other'] as const;
+/** The stacks routes.md lists for Create Application (its list is clipped after 'vanilla.j…'). */
+export const FRONTEND_STACKS = ['react', 'vue', 'angular', 'next.js', 'vanilla.js'] as const;
+
+/** ApplicationsResponse (routes.md); `autoAssign` is a Gatehouse extension. */
 export const Application = Type.Object({
   id: Type.String(),
+  vendorId: Type.String({ description: 'the environment id' }),
   name: Type.String(),
   appURL: Type.String(),
   loginURL: Type.String(),
+  logoURL: Type.String(),
+  accessType: Type.Enum(ACCESS_TYPES),
+  type: Type.String({ description: APP_TYPES.join(', ') }),
+  frontendStack: Type.Optional(Type.String({ description: 'absent when not stated' })),
   isDefault: Type.Boolean(),
   autoAssign: Type.Boolean(),
   isActive: Type.Boolean(),
@@ -56,11 +67,24 @@ export const CreateApplication = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 255 }),
   appURL: Type.Optional(Type.String({ maxLength: 2048 })),
   loginURL: Type.Optional(Type.String({ maxLength: 2048 })),
+  logoURL: Type.Optional(Type.String({ maxLength: 4095 })),
+  accessType: Type.Optional(Type.Enum(ACCESS_TYPES)),
+  type: Type.Optional(Type.Enum(APP_TYPES)),
+  frontendStack: Type.Optional(Type.Enum(FRONTEND_STACKS)),
   isDefault: Type.Optional(Type.Boolean()),
   autoAssign: Type.Optional(Type.Boolean({ description: 'migrated users are assigned to it (Gatehouse extension)' })),
   isActive: Type.Optional(Type.Boolean()),
 });
 export type CreateApplication = Static<typeof CreateApplication>;
+/** GET /applications/resources/applications/v1 filters; `ids` is a comma list (or the parameter repeated). */
+export const ApplicationsQuery = Type.Object({
+  _accessType: Type.Optional(Type.Enum(ACCESS_TYPES)),
+  _isDefault: Type.Optional(Type.Boolean()),
+  _isActive: Type.Optional(Type.Boolean()),
+  ids: Type.Optional(Type.Array(Type.String({ maxLength: 4000 }), { maxItems: 100 })),
+  type: Type.Optional(Type.Enum(APP_TYPES)),
+});
+export type ApplicationsQuery = Static<typeof ApplicationsQuery>;
 export const AssignUsersBody = Type.Object({
   appId: Type.String({ maxLength: 64 }),
   tenantId: Type.String({ minLength: 1, maxLength: 255 }),

@@ -7,27 +7,52 @@ export interface ApplicationRow {
   name: string;
   app_url: string;
   login_url: string;
+  logo_url: string;
+  access_type: 'FREE_ACCESS' | 'MANAGED_ACCESS';
+  app_type: string;
+  frontend_stack: string | null;
   is_default: boolean;
   auto_assign: boolean;
   is_active: boolean;
   created_at: Date;
   updated_at: Date;
+  /** The environment's id (its single `environment` row), answered as `vendorId`. */
+  vendor_id: string;
 }
 
-export async function listApplications(q: Queryable): Promise<ApplicationRow[]> {
-  return (await q.query<ApplicationRow>('SELECT * FROM applications ORDER BY is_default DESC, created_at, id')).rows;
+/** Filters of the application list; each one unset matches every application. */
+export interface ApplicationFilter {
+  accessType?: string;
+  isDefault?: boolean;
+  isActive?: boolean;
+  ids?: string[];
+  type?: string;
+}
+
+const SELECT_APPLICATION = 'SELECT a.*, (SELECT e.id::text FROM environment e) AS vendor_id FROM applications a';
+
+export async function listApplications(q: Queryable, f: ApplicationFilter = {}): Promise<ApplicationRow[]> {
+  const { rows } = await q.query<ApplicationRow>(
+    `${SELECT_APPLICATION}
+     WHERE ($1::text IS NULL OR a.access_type = $1) AND ($2::boolean IS NULL OR a.is_default = $2) AND ($3::boolean IS NULL OR a.is_active = $3)
+       AND ($4::text[] IS NULL OR a.id::text = ANY($4::text[])) AND ($5::text IS NULL OR a.app_type = $5)
+     ORDER BY a.is_default DESC, a.created_at, a.id`,
+    [f.accessType ?? null, f.isDefault ?? null, f.isActive ?? null, f.ids ?? null, f.type ?? null],
+  );
+  return rows;
 }
 
 export async function findApplication(q: Queryable, id: string): Promise<ApplicationRow | undefined> {
-  return (await q.query<ApplicationRow>('SELECT * FROM applications WHERE id = $1', [id])).rows[0];
+  return (await q.query<ApplicationRow>(`${SELECT_APPLICATION} WHERE a.id = $1`, [id])).rows[0];
 }
 
-export async function insertApplication(q: Queryable, a: Omit<ApplicationRow, 'created_at' | 'updated_at'>): Promise<ApplicationRow> {
+export async function insertApplication(q: Queryable, a: Omit<ApplicationRow, 'created_at' | 'updated_at' | 'vendor_id'>): Promise<ApplicationRow> {
   // Exactly one default: a new default takes the flag from the old one.
   if (a.is_default) await q.query('UPDATE applications SET is_default = false, updated_at = now() WHERE is_default');
   const { rows } = await q.query<ApplicationRow>(
-    `INSERT INTO applications (id, name, app_url, login_url, is_default, auto_assign, is_active) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
-    [a.id, a.name, a.app_url, a.login_url, a.is_default, a.auto_assign, a.is_active],
+    `INSERT INTO applications (id, name, app_url, login_url, logo_url, access_type, app_type, frontend_stack, is_default, auto_assign, is_active)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING *, (SELECT e.id::text FROM environment e) AS vendor_id`,
+    [a.id, a.name, a.app_url, a.login_url, a.logo_url, a.access_type, a.app_type, a.frontend_stack, a.is_default, a.auto_assign, a.is_active],
   );
   return rows[0];
 }
