@@ -53,6 +53,10 @@ describe('a member\'s invite link', () => {
 
   test('the member creates, reads and verifies the link; the token is sealed, not stored in the clear', async () => {
     assert.equal((await t.call('GET', `${T}/v1/user`, { token: admin })).status, 404);
+    // v1 declares no roleIds: one sent anyway is not stored (only v2 sets the roles joiners get).
+    const undeclared = await t.call('POST', `${T}/v1/user`, { token: admin, body: { expiresInMinutes: 60, shouldSendEmail: true, roleIds: [editorRoleId] } });
+    assert.equal(undeclared.status, 201, JSON.stringify(undeclared.body));
+    assert.deepEqual(undeclared.body.roleIds, []);
     const c = await t.call('POST', `${T}/v1/user`, { token: admin, body: { expiresInMinutes: 60, shouldSendEmail: true } });
     assert.equal(c.status, 201, JSON.stringify(c.body));
     assert.equal(c.body.tenantId, 'it-acme');

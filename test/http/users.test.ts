@@ -276,3 +276,31 @@ describe('users: one account cannot reach another', () => {
     assert.deepEqual(still.body.roles.map((r: any) => r.key), outsider.roles.map((r: any) => r.key), 'roles unchanged');
   });
 });
+
+describe('users: an account admin creates users without vendor-only fields', () => {
+  test('POST /users/v1 with a user token refuses vendorMetadata, mfaBypass, externalId and verified (400 naming them); nothing is created', async () => {
+    const admin = (await createIn('u-gamma', { email: 'creator@gamma.test' })).body;
+    const token = await t.userToken({ tenantId: 'u-gamma', sub: admin.id, permissions: ['fe.secure.write.users', 'fe.secure.read.users'] });
+    const r = await t.call('POST', `${U}/v1`, { token, body: { email: 'bypass@gamma.test', vendorMetadata: '{"plan":"enterprise"}', mfaBypass: true, externalId: 'ext-1', verified: true } });
+    assert.equal(r.status, 400, JSON.stringify(r.body));
+    assert.equal(r.body.errorCode, 'GH-10001');
+    for (const f of ['vendorMetadata', 'mfaBypass', 'externalId', 'verified']) assert.match(r.body.errors[0], new RegExp(`body\\.${f}`));
+    const byEmail = await t.call('GET', `${U}/v1/email?email=bypass@gamma.test`, { token: vendor });
+    assert.equal(byEmail.status, 404, 'no user was created');
+    for (const extra of [{ mfaBypass: false }, { verified: false }]) {
+      const one = await t.call('POST', `${U}/v1`, { token, body: { email: 'one@gamma.test', ...extra } });
+      assert.equal(one.status, 400, `${Object.keys(extra)[0]} is refused whatever its value`);
+    }
+    // The admin still creates users with the other fields; the created user has the defaults.
+    const ok = await t.call('POST', `${U}/v1`, { token, body: { email: 'plain@gamma.test', name: 'Plain', metadata: '{"team":"x"}' } });
+    assert.equal(ok.status, 201, JSON.stringify(ok.body));
+    assert.equal(ok.body.mfaBypass ?? false, false);
+    assert.equal(ok.body.verified, false);
+    assert.equal(ok.body.vendorMetadata, '{}');
+    // An environment token still sets them.
+    const v = await createIn('u-gamma', { email: 'vendor-made@gamma.test', vendorMetadata: '{"plan":"enterprise"}', mfaBypass: true, verified: true });
+    assert.equal(v.status, 201);
+    assert.equal(v.body.mfaBypass, true);
+    assert.equal(v.body.verified, true);
+  });
+});

@@ -58,7 +58,7 @@ export const inviteTokensRoutes: FastifyPluginAsyncTypebox<InviteTokensRouteDeps
       tags, summary: 'Create the member\'s invite link (replaces an earlier one); whoever signs up or signs in with it joins the account',
       body: Type.Object({ expiresInMinutes: Minutes, shouldSendEmail: Type.Boolean({ description: 'email the member each time someone joins with it' }) }), response: { 201: InviteTokenDto },
     },
-  }, async (req, reply) => reply.status(201).send(await createOwn(req, req.body)));
+  }, async (req, reply) => reply.status(201).send(await createOwn(req, { expiresInMinutes: req.body.expiresInMinutes, shouldSendEmail: req.body.shouldSendEmail })));
 
   app.post(`${T}/v2/user`, {
     config: guard.any('fe.secure.write.users'),

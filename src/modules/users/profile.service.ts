@@ -19,6 +19,13 @@ export interface UsersCore {
  */
 export const NOT_SELF_SERVICE = ['vendorMetadata', 'mfaBypass', 'externalId', 'email'] as const;
 
+/**
+ * Fields of POST /users/v1 that only an environment token may set: an account admin (user token) creating a user may
+ * not set what it may not change afterwards (the global update and POST /users/v1/{userId}/verify are environment
+ * routes). Sent with a user token they are a 400 naming them, as NOT_SELF_SERVICE.
+ */
+export const VENDOR_ONLY_CREATE = ['vendorMetadata', 'mfaBypass', 'externalId', 'verified'] as const;
+
 /** The fields of the profile routes (PUT /users/v1, PUT /users/v2/me), copied one by one: nothing else reaches the update. */
 const profileFields = (b: UpdateProfile): UpdateProfile => ({ name: b.name, profilePictureUrl: b.profilePictureUrl, metadata: b.metadata, phoneNumber: b.phoneNumber });
 

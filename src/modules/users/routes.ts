@@ -19,7 +19,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
   app.post(`${U}/v1`, {
     config: guard.any('fe.secure.write.users'),
     schema: { tags, summary: 'Create a user in an account (default roles when roleIds is empty)', body: CreateUser, response: { 201: User } },
-  }, async (req, reply) => reply.status(201).send(await users.create(accountOf(req), req.body)));
+  }, async (req, reply) => reply.status(201).send(await users.create(accountOf(req), req.body, req.auth?.kind === 'user' ? 'user' : 'vendor')));
 
   app.post('/identity/resources/vendor-only/users/v1', {
     config: guard.vendor,

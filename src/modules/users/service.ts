@@ -12,7 +12,7 @@ import { buildUserRecord } from './record.ts';
 import { groupsOfUsers } from '../groups/index.ts';
 import { assertEmailDomainAllowed } from '../restrictions/index.ts';
 import type { CreateUser, ListUsersQuery, User } from './schema.ts';
-import { createProfileOps } from './profile.service.ts';
+import { createProfileOps, VENDOR_ONLY_CREATE } from './profile.service.ts';
 import { createEmailOps } from './email.service.ts';
 import * as store from './store.ts';
 import type { EventsService } from '../events/index.ts';
@@ -75,8 +75,17 @@ export function createUsersService(deps: UsersDeps) {
     ...createProfileOps(deps, core),
     ...createEmailOps(deps, core),
 
-    /** Creates a user in an account. An email already in the environment is a 409 (add the user to the account instead). */
-    async create(tenantId: string, body: CreateUser): Promise<User> {
+    /**
+     * Creates a user in an account. An email already in the environment is a 409 (add the user to the account instead).
+     * `by: 'user'` (an account admin's token): a field of VENDOR_ONLY_CREATE is a 400 naming it.
+     */
+    async create(tenantId: string, body: CreateUser, by: 'vendor' | 'user' = 'vendor'): Promise<User> {
+      if (by === 'user') {
+        const refused = VENDOR_ONLY_CREATE.filter((k) => (body as Record<string, unknown>)[k] !== undefined);
+        if (refused.length > 0) {
+          throw new AppError('VALIDATION', `${refused.map((k) => `body.${k}`).join(', ')}: only an environment token sets ${refused.join(', ')} of a user`, { fields: refused });
+        }
+      }
       const email = body.email.trim().toLowerCase();
       const metadata = body.metadata !== undefined ? parseMetadata(body.metadata, 'metadata') : {};
       const vendorMetadata = body.vendorMetadata !== undefined ? parseMetadata(body.vendorMetadata, 'vendorMetadata') : {};
