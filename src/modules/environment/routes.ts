@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import { guard } from '../../http/auth.ts';
 import { CreateCredentialBody, CreatedCredential, Credential, UpdateVendorSettings, VendorAuthBody, VendorAuthResponse, VendorConfig } from './schema.ts';
 import type { EnvironmentService } from './service.ts';
+import { loginBoxRoutes } from './login-box.routes.ts';
 
 export const environmentRoutes: FastifyPluginAsyncTypebox<{ environment: EnvironmentService }> = async (app, { environment }) => {
   app.post('/auth/vendor', {
@@ -37,4 +38,6 @@ export const environmentRoutes: FastifyPluginAsyncTypebox<{ environment: Environ
     config: guard.vendor,
     schema: { tags: ['environment'], summary: 'Update identity configuration', body: UpdateVendorSettings, response: { 201: VendorConfig } },
   }, async (req, reply) => reply.status(201).send(await environment.updateSettings(req.body)));
+
+  await app.register(loginBoxRoutes, { environment });
 };

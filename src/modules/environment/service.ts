@@ -8,11 +8,17 @@ import type { KeysService } from '../keys/index.ts';
 import { DEFAULT_SETTINGS, type CreateCredentialBody, type UpdateVendorSettings, type VendorSettings } from './schema.ts';
 import * as store from './store.ts';
 import { createReadCache } from '../../storage/read-cache.ts';
+import { createLoginBox } from './login-box.ts';
 
 export interface EnvironmentDeps {
   db: Db;
   keys: KeysService;
   vendorTokenTtl: number;
+  /**
+   * Whether messages with no provider configured go to the development outbox (config.messaging.devOutbox): the
+   * public login-box configuration then counts email and SMS as deliverable. Unset: only configured providers count.
+   */
+  devOutbox?: boolean;
 }
 
 /** How long another instance's change of the environment settings may take to reach this one's sign-ins. */
@@ -40,6 +46,7 @@ export function createEnvironmentService(deps: EnvironmentDeps) {
   const activeCache = new Map<string, { active: boolean; at: number }>();
   const DECOY_HASH = sha256Hex(randomSecret());
   const settingsCache = createReadCache<VendorSettings>({ ttlMs: SETTINGS_CACHE_MS });
+  const readMerged = async (q: Queryable = db): Promise<VendorSettings> => ({ ...DEFAULT_SETTINGS, ...((await store.readSettings(q)) as Partial<VendorSettings>) });
 
   return {
     get id() {
@@ -47,8 +54,11 @@ export function createEnvironmentService(deps: EnvironmentDeps) {
     },
     /** Current settings, re-read so that a change made through another instance is seen. */
     async settings(q: Queryable = db): Promise<VendorSettings> {
-      return { ...DEFAULT_SETTINGS, ...((await store.readSettings(q)) as Partial<VendorSettings>) };
+      return readMerged(q);
     },
+
+    /** The public view of the sign-in configuration for login boxes, and the vendor's basic configuration. */
+    loginBox: createLoginBox({ db, devOutbox: deps.devOutbox ?? false, settings: () => readMerged() }),
 
     /**
      * The settings for the sign-in and refresh hot path (token and refresh lifetimes, cookie): cached in process,

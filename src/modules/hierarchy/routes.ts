@@ -17,6 +17,7 @@ import {
 } from './schema.ts';
 import type { Actor, HierarchyService } from './service.ts';
 import { meHierarchyRoutes } from './me.routes.ts';
+import { treeV2Routes } from './tree-v2.routes.ts';
 
 const tags = ['hierarchy'];
 const HIERARCHY = '/tenants/resources/hierarchy/v1';
@@ -67,6 +68,7 @@ export const hierarchyRoutes: FastifyPluginAsyncTypebox<{ hierarchy: HierarchySe
   });
 
   await app.register(meHierarchyRoutes, { hierarchy });
+  await app.register(treeV2Routes, { hierarchy });
 
   app.post(SUB, {
     config: guard.any(WRITE),

@@ -4,6 +4,7 @@ import { parseMetadata, toAccount, type Account, type AccessType, type TenantsSe
 import type { AssignBody, CreateSubAccount, HierarchyEntry, TreeNode, UnassignBody, UpdateSubAccount } from './schema.ts';
 import * as store from './store.ts';
 import { createUserHierarchy } from './user-hierarchy.ts';
+import { createTreeV2 } from './tree-v2.ts';
 import type { EventsService } from '../events/index.ts';
 
 export interface HierarchyDeps {
@@ -93,6 +94,7 @@ export function createHierarchyService(deps: HierarchyDeps) {
 
   return {
     ...createUserHierarchy({ db, maxDepth: MAX_DEPTH }),
+    ...createTreeV2({ db, maxDepth: MAX_DEPTH }),
 
     /** Makes `childTenantId` a sub-account of `parentTenantId`; an account that has a parent moves. */
     async assign(body: AssignBody): Promise<Account> {

@@ -5,6 +5,7 @@ import type { EnvironmentService } from '../environment/index.ts';
 import { clientOf, LoginAnswer, sendLogin } from '../passwordless/index.ts';
 import { ActivateBody, ActivateCodeBody, ResendBody, SignUpBody, SignUpResponse, Strategy, StrategyBody, StrategyQuery } from './schema.ts';
 import type { SignupService } from './service.ts';
+import { signupStrategiesRoutes } from './strategies.routes.ts';
 
 const tags = ['sign-up'];
 const U = '/identity/resources/users/v1';
@@ -54,4 +55,5 @@ export const signupRoutes: FastifyPluginAsyncTypebox<{ signup: SignupService; en
     config: guard.vendor,
     schema: { tags, summary: 'Set the activation strategy and lifetime (partial)', body: StrategyBody, response: { 200: Strategy } },
   }, async (req) => signup.updateActivationSettings(req.body));
+  await app.register(signupStrategiesRoutes, { signup, environment: deps.environment });
 };

@@ -1,0 +1,100 @@
+import type { Db } from '../../storage/db.ts';
+import { readFlowSettings } from '../passwordless/index.ts';
+import type { AuthStrategy, PublicConfig, RecoveryStrategies, VendorConfigBasic } from './login-box.schema.ts';
+import { readCaptchaSiteKey, readFacts } from './login-box.store.ts';
+import type { VendorSettings } from './schema.ts';
+
+/**
+ * Lifetimes of the password-reset messages (the recovery module's RESET_LINK_TTL and RESET_SMS_CODE_TTL, seconds
+ * there): the emailed link 1 hour, the SMS code 10 minutes.
+ */
+export const RESET_LINK_MINUTES = 60;
+export const RESET_SMS_CODE_MINUTES = 10;
+
+export interface LoginBoxDeps {
+  db: Db;
+  /** With no provider configured, messages go to the development outbox (config.messaging.devOutbox). */
+  devOutbox: boolean;
+  settings: () => Promise<VendorSettings>;
+}
+
+/** Which channels deliver and which message templates are switched off: what decides a message-based method. */
+export interface Channels {
+  email: boolean;
+  sms: boolean;
+  /** The channel delivers and the template of that message type is active. */
+  emailFor(type: string): boolean;
+  smsFor(type: string): boolean;
+}
+
+export type LoginBox = ReturnType<typeof createLoginBox>;
+
+/** The public, read-only view of the environment's sign-in configuration for login boxes (no secrets). */
+export function createLoginBox(deps: LoginBoxDeps) {
+  const { db } = deps;
+
+  async function facts() {
+    const row = await readFacts(db);
+    const email = row.mail || deps.devOutbox;
+    const sms = row.sms || deps.devOutbox;
+    const channels: Channels = {
+      email,
+      sms,
+      emailFor: (type) => email && !row.inactive_email.includes(type),
+      smsFor: (type) => sms && !row.inactive_sms.includes(type),
+    };
+    return { row, channels };
+  }
+
+  return {
+    channels: async (): Promise<Channels> => (await facts()).channels,
+
+    async basic(): Promise<VendorConfigBasic> {
+      const s = await deps.settings();
+      return { forcePermissions: s.forcePermissions, machineToMachineAuthStrategy: s.machineToMachineAuthStrategy };
+    },
+
+    async publicConfig(): Promise<PublicConfig> {
+      const [s, { row, channels }, flows, siteKey] = await Promise.all([deps.settings(), facts(), readFlowSettings(db, 'passwordless'), readCaptchaSiteKey(db)]);
+      const signIn = {
+        password: flows.EmailAndPassword.active,
+        magicLink: flows.MagicLink.active && channels.emailFor('MagicLink'),
+        emailCode: flows.Code.active && channels.emailFor('OTC'),
+        smsCode: flows.SmsCode.active && channels.smsFor('OTC'),
+        sso: row.sso,
+        socialProviders: row.social,
+      };
+      const authStrategy: AuthStrategy = signIn.password ? 'EmailAndPassword'
+        : signIn.magicLink ? 'MagicLink'
+          : signIn.emailCode ? 'Code'
+            : signIn.smsCode ? 'SmsCode'
+              : 'NoLocalAuthentication';
+      return {
+        allowSignups: s.allowSignups,
+        allowNotVerifiedUsersLogin: false,
+        apiTokensEnabled: s.apiTokensEnabled,
+        forcePermissions: s.forcePermissions,
+        machineToMachineAuthStrategy: s.machineToMachineAuthStrategy,
+        authStrategy,
+        embeddedMode: true,
+        loginBoxVisible: true,
+        signIn,
+        mfa: { authenticationApp: row.mfa_authenticator, sms: row.mfa_sms && channels.smsFor('MFAOTC'), email: row.mfa_email && channels.emailFor('MFAOTC') },
+        delivery: { email: channels.email, sms: channels.sms },
+        captcha: siteKey ? { enabled: true, siteKey } : { enabled: false },
+      };
+    },
+
+    /** Password reset by emailed link and by SMS code (both always built in): on when the message can go out. */
+    async recoveryStrategies(): Promise<RecoveryStrategies> {
+      const { channels } = await facts();
+      const email = channels.emailFor('ResetPassword');
+      const sms = channels.smsFor('ResetPassword');
+      return {
+        email: { active: email, strategy: 'link', expiresInMinutes: RESET_LINK_MINUTES },
+        sms: { active: sms, strategy: 'code', expiresInMinutes: RESET_SMS_CODE_MINUTES },
+        strategies: [...(email ? ['email' as const] : []), ...(sms ? ['sms' as const] : [])],
+      };
+    },
+  };
+}
