@@ -5,6 +5,8 @@ import { pageEnvelope } from '../../http/paging.ts';
 import { CreateUser, Empty, ListUsersQuery, RoleIdsBody, TenantBody, UpdateUser, User, UserParams, VendorCreateUser } from './schema.ts';
 import type { UsersService } from './service.ts';
 import { emailRoutes } from './email.routes.ts';
+import { subAccountUsersRoutes } from './sub-accounts.routes.ts';
+import { teamRoutes } from './team.routes.ts';
 
 const tags = ['users'];
 const U = '/identity/resources/users';
@@ -15,6 +17,9 @@ const RolesAnswer = Type.Object({ tenantId: Type.String(), userId: Type.String()
 export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = async (app, { users }) => {
   // By email, a user's email, the password check, and PUT /users/v1 (the own profile): email.routes.ts.
   await app.register(emailRoutes, { users });
+  // Users of sub-accounts (sub-accounts.routes.ts) and the older team screen's routes (team.routes.ts).
+  await app.register(subAccountUsersRoutes, { users });
+  await app.register(teamRoutes, { users });
 
   app.post(`${U}/v1`, {
     config: guard.any('fe.secure.write.users'),

@@ -14,6 +14,7 @@ import { assertEmailDomainAllowed } from '../restrictions/index.ts';
 import type { CreateUser, ListUsersQuery, User } from './schema.ts';
 import { createProfileOps, VENDOR_ONLY_CREATE } from './profile.service.ts';
 import { createEmailOps } from './email.service.ts';
+import { createAccountOps } from './accounts.service.ts';
 import * as store from './store.ts';
 import type { EventsService } from '../events/index.ts';
 
@@ -74,6 +75,8 @@ export function createUsersService(deps: UsersDeps) {
     // The global update and the user's own (profile.service.ts); lookup, change and password check by email (email.service.ts).
     ...createProfileOps(deps, core),
     ...createEmailOps(deps, core),
+    // Sub-account reach, role replacement, counts per account, member statistics (accounts.service.ts).
+    ...createAccountOps(deps, core),
 
     /**
      * Creates a user in an account. An email already in the environment is a 409 (add the user to the account instead).
