@@ -52,6 +52,8 @@ export interface Config {
   codeRateLimit: { perIp: number; perIdentifier: number; windowSeconds: number };
   /** SCIM service (issue 6): the largest page a list answers (a larger `count` is clamped) and the body limit of SCIM requests. */
   scim: { maxResults: number; bodyLimit: number };
+  /** Captcha policy: the siteverify endpoint tokens are checked against (Google reCAPTCHA's, or one speaking its protocol). */
+  captcha: { verifyUrl: string };
 }
 
 type Env = Record<string, string | undefined>;
@@ -126,6 +128,8 @@ export function loadConfig(env: Env = process.env): Config {
   if (Boolean(env.AGENT_CLIENT_ID) !== Boolean(env.AGENT_API_KEY)) problems.push('AGENT_CLIENT_ID and AGENT_API_KEY must be set together');
 
   const trustProxy = parseTrustProxy(env.TRUST_PROXY, problems);
+  const captchaVerifyUrl = env.CAPTCHA_VERIFY_URL || 'https://www.google.com/recaptcha/api/siteverify';
+  if (!/^https?:\/\/[^/\s]+/.test(captchaVerifyUrl)) problems.push(`CAPTCHA_VERIFY_URL must be an http(s) URL (got "${captchaVerifyUrl}")`);
   const jobChunkSize = int('JOB_CHUNK_SIZE', 200, 1, 1000);
 
   const config: Config = {
@@ -193,6 +197,7 @@ export function loadConfig(env: Env = process.env): Config {
       maxResults: int('SCIM_MAX_RESULTS', 200, 1, 10000),
       bodyLimit: int('SCIM_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
     },
+    captcha: { verifyUrl: captchaVerifyUrl },
     messaging: {
       devOutbox: bool('MESSAGING_DEV_OUTBOX', !production),
       maxAttempts: int('MESSAGING_MAX_ATTEMPTS', 5, 1, 20),

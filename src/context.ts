@@ -36,6 +36,7 @@ import { assertEmailDomainAllowed, createRestrictions } from './modules/restrict
 import { createUserPoolsService } from './modules/user-pools/index.ts';
 import { createDirectoryService } from './modules/directory/index.ts';
 import { createHousekeeping } from './modules/housekeeping/index.ts';
+import { createCaptchaService } from './modules/captcha/index.ts';
 
 export { LOG_REDACT } from './lib/log.ts';
 
@@ -58,7 +59,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     graceSeconds: Math.max(config.vendorTokenTtl, 86400),
   }, config.signingKeysReloadMs);
   await keys.init();
-  const environment = createEnvironmentService({ db, keys, vendorTokenTtl: config.vendorTokenTtl });
+  const environment = createEnvironmentService({ db, keys, vendorTokenTtl: config.vendorTokenTtl, devOutbox: config.messaging.devOutbox });
 
   // The outbox (issue 10): services emit events in the transaction of the change (`events.emit(tx, ...)`).
   const events = createEventsService({ enabled: config.events.enabled });
@@ -116,6 +117,8 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   // Stable: a user is pending only from sign-up until activated, so the MFA verify (resuming the 'mfa' challenge) skips it.
   auth.login.addGate('activation', signup.gate, { before: 'mfa', stable: true, prefetch: signup.gatePrefetch });
   const invitations = createInvitationsService({ ...flowDeps, tenants, roles, users, limits: codeLimits() });
+  // POST /sub-tenants/users/v2/ (users module) invites through the invitations module, which depends on users.
+  users.useInviter((tenantId, body, by) => invitations.invite(tenantId, body as Parameters<typeof invitations.invite>[1], by));
 
   const entitlements = createEntitlementsService({ db, vendorId: () => environment.id, requireAccount: (q, tenantId) => tenants.requireLive(q, tenantId), events });
   tenants.onRemove((tx, tenantId) => entitlements.forgetAccount(tx, tenantId));
@@ -173,7 +176,10 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   Object.assign(handlers, directory.jobs);
   tenants.onRemove((tx, tenantId) => directory.forgetAccount(tx, tenantId));
 
-  return { housekeeping, directory, groups, restrictions, userPools, sso, social, machine, mfa, config, db, log, keys, events, webhooks, audit, dispatcher, tokenTypes, environment, tenants, hierarchy, accountSettings, passwords, roles, users, auth, accountMigration, jobs, authenticate, entitlements, userMigration, applications, messaging, recovery, passwordless, signup, invitations, inviteTokens };
+  // Captcha policy: the public sign-in, sign-up, passwordless, reset and activation routes check recaptchaToken (routes.ts).
+  const captcha = createCaptchaService({ db, kek, verifyUrl: config.captcha.verifyUrl, log });
+
+  return { captcha, housekeeping, directory, groups, restrictions, userPools, sso, social, machine, mfa, config, db, log, keys, events, webhooks, audit, dispatcher, tokenTypes, environment, tenants, hierarchy, accountSettings, passwords, roles, users, auth, accountMigration, jobs, authenticate, entitlements, userMigration, applications, messaging, recovery, passwordless, signup, invitations, inviteTokens };
 }
 
 export type Context = Awaited<ReturnType<typeof createContext>>;

@@ -28,6 +28,7 @@ import { groupsRoutes } from './modules/groups/index.ts';
 import { restrictionsRoutes } from './modules/restrictions/index.ts';
 import { userPoolsRoutes } from './modules/user-pools/index.ts';
 import { directoryRoutes, scimRoutes, SCIM_PREFIX } from './modules/directory/index.ts';
+import { captchaRoutes, installCaptcha } from './modules/captcha/index.ts';
 /** Builds the API server over a context: the HTTP shell plus every module's routes. */
 export async function buildApp(ctx: Context, opts: { logger?: boolean } = {}) {
   const app = await createHttp({
@@ -40,6 +41,9 @@ export async function buildApp(ctx: Context, opts: { logger?: boolean } = {}) {
   });
   // The audit hook (issue 10) is on the root instance, before any module's routes, so it sees every write route.
   installAudit(app, ctx.audit);
+  // The captcha check (policy on) of the public sign-in, sign-up, passwordless, reset and activation routes: also root.
+  installCaptcha(app, ctx.captcha);
+  await app.register(captchaRoutes, { captcha: ctx.captcha });
   await app.register(keysRoutes, { keys: ctx.keys });
   await app.register(environmentRoutes, { environment: ctx.environment });
   await app.register(tenantsRoutes, { tenants: ctx.tenants });

@@ -48,6 +48,12 @@ export const catalogue = {
   NO_ACCOUNT_ACCESS: { status: 403, errorCode: 'GH-43004', message: 'The user has no access to this account' },
   USER_LOCKED: { status: 403, errorCode: 'GH-43005', message: 'The user is locked' },
   SESSION_NOT_FOUND: { status: 404, errorCode: 'GH-43006', message: 'Session not found' },
+  // -- captcha policy (GH-431xx) --
+  CAPTCHA_REQUIRED: { status: 400, errorCode: 'GH-43101', message: 'recaptchaToken is required: the captcha policy is enabled' },
+  CAPTCHA_INVALID: { status: 400, errorCode: 'GH-43102', message: 'The recaptchaToken was refused by the captcha check' },
+  CAPTCHA_UNAVAILABLE: { status: 503, errorCode: 'GH-43103', message: 'The captcha provider could not check the recaptchaToken; try again shortly' },
+  CAPTCHA_POLICY_EXISTS: { status: 409, errorCode: 'GH-43104', message: 'A captcha policy already exists; change it with PUT' },
+  CAPTCHA_POLICY_NOT_FOUND: { status: 404, errorCode: 'GH-43105', message: 'No captcha policy exists; create one with POST' },
   // -- roles and permissions (GH-400xx) --
   ROLE_NOT_FOUND: { status: 404, errorCode: 'GH-40001', message: 'Role not found' },
   ROLE_KEY_EXISTS: { status: 409, errorCode: 'GH-40002', message: 'A role with this key already exists in its scope' },
@@ -190,6 +196,8 @@ export const catalogue = {
   // -- account settings (GH-302xx) --
   // -- account migration (GH-303xx) --
   MIGRATION_DUPLICATE_ITEM: { status: 409, errorCode: 'GH-30301', message: 'The item repeats an id given earlier in the same migration' },
+  // -- credentials and policies (GH-410xx), continued --
+  EMAIL_CHANGE_NOT_ALLOWED: { status: 403, errorCode: 'GH-41004', message: 'Users may not change their own email address (user emails policy)' },
 } as const satisfies Record<string, { status: number; errorCode: string; message: string }>;
 
 export type ErrorCode = keyof typeof catalogue;

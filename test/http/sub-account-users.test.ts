@@ -164,8 +164,7 @@ describe('sub-account users: bad input', () => {
 });
 
 describe('sub-account users: invite (v2)', () => {
-  test('invites into a sub-account with the body of POST /users/v2', async (ctx) => {
-    if (!t.ctx.users.inviter()) return ctx.skip('the invitations module does not lend its invite to the users module (users.useInviter in src/context.ts)');
+  test('invites into a sub-account with the body of POST /users/v2', async () => {
     const u = await rootToken();
     const r = await t.call('POST', `${S}/v2/`, { ...as(u, 'sa-kid'), body: { email: 'kim@sa.test', name: 'Kim' } });
     assert.equal(r.status, 201, JSON.stringify(r.body));

@@ -4,7 +4,7 @@ import type { Queryable } from '../../storage/db.ts';
  * Read-only SQL over the environment-wide configuration that other modules own (MFA factors, social providers,
  * SSO connections, email/SMS providers and templates, the captcha policy), for what a login box may show. Selects
  * only on/off facts, types and the public captcha site key: never a secret column (sealed passwords, tokens, the
- * captcha secret, OIDC client secrets). One statement, plus one for the captcha policy when its table exists.
+ * captcha secret, OIDC client secrets). One statement, plus one for the captcha policy.
  */
 export interface LoginBoxRow {
   mfa_authenticator: boolean;
@@ -36,10 +36,8 @@ export async function readFacts(q: Queryable): Promise<LoginBoxRow> {
   return rows[0];
 }
 
-/** The captcha site key when an enabled captcha policy exists (the table is the captcha module's; absent before its migration). */
+/** The captcha site key when an enabled captcha policy exists (the captcha module's table, read-only). */
 export async function readCaptchaSiteKey(q: Queryable): Promise<string | undefined> {
-  const { rows: [t] } = await q.query<{ present: boolean }>(`SELECT to_regclass('captcha_policies') IS NOT NULL AS present`);
-  if (!t?.present) return undefined;
   const { rows } = await q.query<{ site_key: string }>('SELECT site_key FROM captcha_policies WHERE enabled');
   return rows[0]?.site_key || undefined;
 }
