@@ -250,10 +250,14 @@ describe('POST /vendor-only/users/v1/passwords/verify: the vendor\'s password ch
     const stored = async () => (await t.db.query<{ password_hash: string }>('SELECT password_hash FROM users WHERE id = $1', [m.body.id])).rows[0].password_hash;
     const imported = await stored();
     assert.ok(imported.endsWith(sha) && !imported.startsWith('$argon2'), imported);
+    // The rehash keeps the password-rotation clock (it is the same password): age it, then check it is unchanged.
+    await t.db.query(`UPDATE users SET password_changed_at = '2020-01-01T00:00:00Z' WHERE id = $1`, [m.body.id]);
+    const clock = async () => (await t.db.query<{ c: Date }>('SELECT password_changed_at AS c FROM users WHERE id = $1', [m.body.id])).rows[0].c;
     assert.deepEqual((await v('POST', VERIFY, { email: 'imp@ue.test', password: 'wrong password' })).body, { isValid: false });
     assert.equal(await stored(), imported);
     assert.deepEqual((await v('POST', VERIFY, { email: 'imp@ue.test', password: PASSWORD })).body, { isValid: true });
     assert.match(await stored(), /^\$argon2id\$/);
+    assert.equal(new Date(await clock()).toISOString(), '2020-01-01T00:00:00.000Z');
     assert.deepEqual((await v('POST', VERIFY, { email: 'imp@ue.test', password: PASSWORD })).body, { isValid: true }, 'the new hash verifies');
   });
 

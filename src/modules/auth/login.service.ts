@@ -170,8 +170,18 @@ export function createLoginService(deps: LoginDeps) {
         await registerFailure(user);
         throw new AppError('INVALID_LOGIN');
       }
+      // Password rotation: the rule of the user's active account (else the environment's; cached in process) against
+      // when the password was set (users.password_changed_at, read with the user). An expired password gets the reset
+      // answer: a one-time token (stored hashed, 1 hour) that POST .../passwords/reset/verify takes with a new password.
+      const rule = await passwords.rotation.forAccount(db, user.active_tenant_id ?? view.memberships[0]?.tenant_id);
+      const rotation = passwords.rotation.status(rule, (user as UserRow & { password_changed_at?: Date | string }).password_changed_at);
+      if (rotation?.expired) {
+        const resetPasswordToken = randomSecret(32);
+        await store.insertResetToken(db, { userId: user.id, tokenHash: sha256Hex(resetPasswordToken), reason: 'password-expired', ttlSeconds: 3600 });
+        return { mfaRequired: false, resetPasswordToken, userId: user.id, userEmail: user.email, emailVerified: user.verified };
+      }
       // An imported hash of another format is replaced by our own (the password was right; kept even if a gate refuses).
-      if (needsRehash) await updateUser(db, user.id, { password_hash: await passwords.hash(body.password) });
+      if (needsRehash) await store.rehashPassword(db, user.id, await passwords.hash(body.password));
       const signedIn = user;
       const { invitationToken } = body;
       const join = inviteJoin;
@@ -183,6 +193,11 @@ export function createLoginService(deps: LoginDeps) {
         : await signInUser(db, signedIn, client, ['pwd'], { memberships: view.memberships, prefetched: view.gates }, used);
       // Audit entries the sign-in's statements stored (client.audit) are committed: the hook must not stage them again.
       for (const e of client.inlined ?? []) e.stored();
+      // Close to expiry: the answer tells how long the password has left (seconds), and the notice period.
+      if (rotation && 'accessToken' in out) {
+        const noticed: LoginResponse & { passwordExpiresIn: number; notificationPeriod: number } = { ...(out as LoginResponse), passwordExpiresIn: rotation.passwordExpiresIn, notificationPeriod: rotation.notificationPeriod };
+        return noticed;
+      }
       return out as LoginResponse;
     },
 

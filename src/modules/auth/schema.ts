@@ -33,6 +33,9 @@ export const LoginResponse = Type.Object({
   mfaRequired: Type.Boolean(),
   /** The reset flow: present (and no tokens) when the user must set a password before signing in. */
   resetPasswordToken: Type.Optional(Type.String()),
+  /** Password rotation: with tokens, when the password expires within the notice period (seconds left, the period in seconds). */
+  passwordExpiresIn: Type.Optional(Type.Integer()),
+  notificationPeriod: Type.Optional(Type.Integer()),
   /** The MFA challenge (src/modules/mfa): present, with no tokens, when a second factor is needed. */
   mfaToken: Type.Optional(Type.String()),
   mfaEnrolled: Type.Optional(Type.Boolean()),

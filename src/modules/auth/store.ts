@@ -239,3 +239,16 @@ export async function insertResetToken(q: Queryable, t: { userId: string; tokenH
     [t.tokenHash, t.userId, t.reason, t.ttlSeconds],
   );
 }
+
+/**
+ * Replaces a password hash by a rehash of the same password (an imported format replaced by argon2id at sign-in), in
+ * one statement. The user is named in the transaction-local setting gatehouse.password_rehash first, so the trigger of
+ * migration 0031 keeps password_changed_at: the password itself did not change (its expiry clock runs on).
+ */
+export async function rehashPassword(q: Queryable, userId: string, hash: string): Promise<void> {
+  await q.query(
+    `WITH marked AS (SELECT set_config('gatehouse.password_rehash', $1::text, true) AS v)
+     UPDATE users SET password_hash = $2, updated_at = now() FROM marked WHERE id = $1::uuid AND marked.v IS NOT NULL`,
+    [userId, hash],
+  );
+}

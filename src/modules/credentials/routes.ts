@@ -14,6 +14,7 @@ import {
   UserPasswordConfigQuery,
 } from './schema.ts';
 import type { PasswordService, Scope } from './service.ts';
+import { rotationAndEmailRoutes } from './policies.routes.ts';
 
 const tags = ['security policies'];
 const CONFIG = '/identity/resources/configurations/v1';
@@ -24,7 +25,7 @@ export const WRITE_PERMISSION = 'fe.secure.write.securityPolicy';
  * The scope a configuration call acts on: a user token its own account (any tenant header is ignored); an
  * environment token the account of the tenant header, or the environment level without one.
  */
-function scopeOf(req: FastifyRequest): Scope {
+export function scopeOf(req: FastifyRequest): Scope {
   if (req.auth?.kind === 'user') return req.auth.tenantId;
   return tenantHeader(req) ?? null;
 }
@@ -108,4 +109,7 @@ export const securityPolicyRoutes: FastifyPluginAsyncTypebox<{ passwords: Passwo
     config: read,
     schema: { tags, summary: 'Get the environment-level lockout policy', response: { 200: LockoutPolicy } },
   }, async () => passwords.vendorLockout());
+
+  // ---- password rotation, user emails policy (policies.routes.ts) ----
+  await app.register(rotationAndEmailRoutes, { passwords, read, write, scopeOf });
 };

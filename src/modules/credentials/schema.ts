@@ -110,3 +110,39 @@ export const PolicyHeaders = Type.Object({
 export const UserPasswordConfigQuery = Type.Object({
   userId: Type.Optional(Type.String({ maxLength: 255, description: 'the user whose strictest configuration is wanted' })),
 });
+
+// ---- password rotation (expiry) and the user emails policy ----
+
+export const ROTATION_LIMITS = { minPeriod: 60, maxPeriod: 315_360_000 } as const;
+const Seconds = (min: number, description: string) => Type.Integer({ minimum: min, maximum: ROTATION_LIMITS.maxPeriod, description });
+
+/** POST body of the rotation policy: any subset; what is left out keeps its current (else inherited, else default) value. */
+export const RotationPolicyBody = Type.Object(
+  {
+    isActive: Type.Optional(Flag('passwords expire rotationPeriod seconds after they were set')),
+    rotationPeriod: Type.Optional(Seconds(ROTATION_LIMITS.minPeriod, `seconds a password lasts (${ROTATION_LIMITS.minPeriod}-${ROTATION_LIMITS.maxPeriod}; 7776000 is 90 days)`)),
+    notificationPeriod: Type.Optional(Seconds(0, 'seconds before expiry from which a sign-in answer carries passwordExpiresIn (0: no notice; at most rotationPeriod)')),
+  },
+  { additionalProperties: false },
+);
+export type RotationPolicyBody = Static<typeof RotationPolicyBody>;
+
+export const RotationPolicy = Type.Object({
+  id: Type.String(),
+  tenantId: Scope,
+  isActive: Type.Boolean(),
+  rotationPeriod: Type.Integer({ description: 'seconds' }),
+  notificationPeriod: Type.Integer({ description: 'seconds' }),
+  createdAt: Timestamp,
+  updatedAt: Timestamp,
+});
+export type RotationPolicy = Static<typeof RotationPolicy>;
+
+export const UserEmailsPolicyBody = Type.Object(
+  { allowEmailChange: Type.Optional(Flag('users may change their own email address (POST /identity/resources/users/v1/email/me)')) },
+  { additionalProperties: false },
+);
+export type UserEmailsPolicyBody = Static<typeof UserEmailsPolicyBody>;
+
+export const UserEmailsPolicy = Type.Object({ allowEmailChange: Type.Boolean() });
+export type UserEmailsPolicy = Static<typeof UserEmailsPolicy>;

@@ -7,8 +7,10 @@ import type { Db, Queryable } from '../../storage/db.ts';
 import { isCommonPassword } from './common-passwords.ts';
 import { argon2, argon2NeedsRehash, hashArgon2id, hasherFor, HASHERS } from './hashers/index.ts';
 import { checkPassword, codePoints, DEFAULT_PASSWORD_POLICY, mergePolicy, toPasswordConfig, type Failure, type PasswordPolicy } from './policy.ts';
-import type { CreateHistoryPolicy, CreateLockoutPolicy, HistoryPolicy, LockoutPolicy, PasswordConfig, PasswordConfigBody, UpdateHistoryPolicy, UpdateLockoutPolicy } from './schema.ts';
+import type { UserEmailsPolicyBody, CreateHistoryPolicy, CreateLockoutPolicy, HistoryPolicy, LockoutPolicy, PasswordConfig, PasswordConfigBody, UpdateHistoryPolicy, UpdateLockoutPolicy } from './schema.ts';
 import * as store from './store.ts';
+import { createRotationPolicies } from './rotation.ts';
+import { getUserEmailsPolicy, setUserEmailsPolicy } from './emails-policy.ts';
 import { isUuid } from '../../lib/pg-errors.ts';
 
 export interface PasswordServiceDeps {
@@ -81,6 +83,11 @@ export function createPasswordService(deps: PasswordServiceDeps) {
   const hashing = createLimiter(deps.hashConcurrency ?? availableParallelism());
   const limited = <T>(fn: () => Promise<T>) => hashing.run(fn);
   let decoyHash: Promise<string> | undefined;
+  const rotation = createRotationPolicies({ db });
+  const verifyAny = (password: string, h: string) => {
+    const hasher = hasherFor(h);
+    return hasher ? limited(() => hasher.verify(password, h)) : Promise.resolve(false);
+  };
 
   function decoyStored(): Promise<string> {
     decoyHash ??= limited(() => hashArgon2id(randomBytes(32).toString('base64url'))).catch((err: unknown) => {
@@ -118,6 +125,11 @@ export function createPasswordService(deps: PasswordServiceDeps) {
     /** The stored-hash formats this service verifies. */
     hashers: HASHERS,
 
+    /** Password rotation (expiry): its configuration and the rule sign-in applies (rotation.ts). */
+    rotation,
+    /** The user emails policy (emails-policy.ts). */
+    userEmails: { get: () => getUserEmailsPolicy(db), set: (body: UserEmailsPolicyBody) => setUserEmailsPolicy(db, body) },
+
     /** An argon2id PHC string with the current parameters. */
     hash: (password: string): Promise<string> => limited(() => hashArgon2id(password)),
 
@@ -154,14 +166,14 @@ export function createPasswordService(deps: PasswordServiceDeps) {
         const history = await store.findEffective<store.HistoryPolicyRow>(q, 'password_history_policies', scope);
         if (history?.enabled) {
           const hashes = await store.lastHashes(q, ctx.userId, history.history_size);
-          const matches = await Promise.all(hashes.map((h) => {
-            const hasher = hasherFor(h);
-            return hasher ? limited(() => hasher.verify(password, h)) : false;
-          }));
+          const matches = await Promise.all(hashes.map((h) => verifyAny(password, h)));
           if (matches.some(Boolean)) {
             failures.push({ rule: 'history', message: `must not be one of the last ${history.history_size} passwords` });
           }
         }
+      }
+      if (failures.length === 0 && ctx.userId && isUuid(ctx.userId) && (await rotation.reusesCurrent(q, scope, ctx.userId, password, verifyAny))) {
+        failures.push({ rule: 'rotation', message: 'must differ from the current password (passwords expire under the password rotation policy)' });
       }
       if (failures.length > 0) throw weak(failures);
     },
@@ -183,6 +195,7 @@ export function createPasswordService(deps: PasswordServiceDeps) {
     /** Drops an account's own policies (for an account-removal hook, so a reactivated id starts afresh). */
     async forgetAccount(q: Queryable, tenantId: string): Promise<void> {
       await store.deleteAccountPolicies(q, tenantId);
+      rotation.invalidate();
     },
 
     /** The lockout policy that applies to the account (else the environment's). */

@@ -45,7 +45,19 @@ export interface LockoutPolicyRow {
   updated_at: Date;
 }
 
-export type PolicyTable = 'password_policies' | 'password_history_policies' | 'lockout_policies';
+export interface RotationPolicyRow {
+  tenant_id: string | null;
+  id: string;
+  is_active: boolean;
+  /** Seconds. */
+  rotation_period: number;
+  /** Seconds. */
+  notification_period: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export type PolicyTable = 'password_policies' | 'password_history_policies' | 'lockout_policies' | 'password_rotation_policies';
 
 /** The scope's own row. */
 export async function findOwn<T>(q: Queryable, table: PolicyTable, scope: Scope, lock = false): Promise<T | undefined> {
@@ -176,7 +188,51 @@ export async function deleteHistory(q: Queryable, userId: string): Promise<void>
 }
 
 export async function deleteAccountPolicies(q: Queryable, tenantId: string): Promise<void> {
-  for (const table of ['password_policies', 'password_history_policies', 'lockout_policies'] as const) {
+  for (const table of ['password_policies', 'password_history_policies', 'lockout_policies', 'password_rotation_policies'] as const) {
     await q.query(`DELETE FROM ${table} WHERE tenant_id = $1`, [tenantId]);
   }
+}
+
+export interface RotationValues {
+  isActive: boolean;
+  rotationPeriod: number;
+  notificationPeriod: number;
+}
+
+/** Writes the scope's rotation policy (insert or replace). Call under `lockScope`. */
+export async function upsertRotationPolicy(q: Queryable, scope: Scope, v: RotationValues): Promise<RotationPolicyRow> {
+  const { rows } = await q.query<RotationPolicyRow>(
+    `INSERT INTO password_rotation_policies (tenant_id, id, is_active, rotation_period, notification_period) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT ((coalesce(tenant_id, ''))) DO UPDATE SET is_active = $3, rotation_period = $4, notification_period = $5, updated_at = now()
+     RETURNING *`,
+    [scope, newId(), v.isActive, v.rotationPeriod, v.notificationPeriod],
+  );
+  return rows[0];
+}
+
+/** The user's current password hash (null when none, undefined when no such user). */
+export async function currentHash(q: Queryable, userId: string): Promise<string | null | undefined> {
+  const { rows } = await q.query<{ password_hash: string | null }>('SELECT password_hash FROM users WHERE id = $1', [userId]);
+  return rows[0]?.password_hash;
+}
+
+export interface UserEmailsPolicyRow {
+  allow_email_change: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export async function userEmailsPolicy(q: Queryable): Promise<UserEmailsPolicyRow | undefined> {
+  const { rows } = await q.query<UserEmailsPolicyRow>('SELECT allow_email_change, created_at, updated_at FROM user_emails_policy');
+  return rows[0];
+}
+
+export async function upsertUserEmailsPolicy(q: Queryable, allowEmailChange: boolean): Promise<UserEmailsPolicyRow> {
+  const { rows } = await q.query<UserEmailsPolicyRow>(
+    `INSERT INTO user_emails_policy (singleton, allow_email_change) VALUES (true, $1)
+     ON CONFLICT (singleton) DO UPDATE SET allow_email_change = $1, updated_at = now()
+     RETURNING allow_email_change, created_at, updated_at`,
+    [allowEmailChange],
+  );
+  return rows[0];
 }

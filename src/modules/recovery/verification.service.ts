@@ -5,6 +5,7 @@ import type { EventsService } from '../events/index.ts';
 import type { MessagingService } from '../messaging/index.ts';
 import { findByEmail, findById, updateUser, type UserRow } from '../users/index.ts';
 import type { RateLimiter } from '../auth/index.ts';
+import { assertEmailChangeAllowed } from '../credentials/index.ts';
 import { limit, type RecoveryCodes } from './codes.ts';
 import * as store from './store.ts';
 
@@ -49,6 +50,8 @@ export function createVerificationService(deps: VerificationDeps) {
   async function markVerified(q: Queryable, user: UserRow, email: string): Promise<void> {
     const values: Record<string, unknown> = { verified: true };
     if (email !== user.email) {
+      // A change asked for before the user emails policy forbade changes cannot be completed after it.
+      await assertEmailChangeAllowed(q);
       const other = await findByEmail(q, email);
       if (other && other.id !== user.id) throw new AppError('USER_EXISTS', `email ${email} belongs to another user`);
       values.email = email;
@@ -83,6 +86,8 @@ export function createVerificationService(deps: VerificationDeps) {
         const user = await findById(tx, userId);
         if (!user) throw new AppError('USER_NOT_FOUND', `No user with id ${userId}`);
         if (email === user.email && user.verified) throw new AppError('CONFLICT', 'This email is already verified');
+        // The user emails policy may forbid users to change their own address (verifying the current one stays allowed).
+        if (email !== user.email) await assertEmailChangeAllowed(tx);
         if (email !== user.email && (await findByEmail(tx, email))) throw new AppError('USER_EXISTS', `email ${email} belongs to another user`);
         limit(deps.limits.perIdentifier, `verify:${user.id}`, 'verification email');
         await send(tx, user, email);

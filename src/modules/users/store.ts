@@ -182,8 +182,16 @@ export async function updateUser(q: Queryable, id: string, values: Record<string
 }
 
 /** Replaces a password hash only if it is still `current` (a change made meanwhile wins); true when replaced. */
+/**
+ * A rehash of the same password (an imported hash replaced by argon2id), only while `current` is still stored. It
+ * names the user in `gatehouse.password_rehash` so the rotation clock keeps running (migration 0031's trigger).
+ */
 export async function replacePasswordHash(q: Queryable, id: string, current: string, next: string): Promise<boolean> {
-  const r = await q.query('UPDATE users SET password_hash = $3, updated_at = now() WHERE id = $1 AND password_hash = $2', [id, current, next]);
+  const r = await q.query(
+    `WITH marked AS (SELECT set_config('gatehouse.password_rehash', $1::text, true) AS v)
+     UPDATE users SET password_hash = $3, updated_at = now() FROM marked WHERE id = $1::uuid AND password_hash = $2 AND marked.v IS NOT NULL`,
+    [id, current, next],
+  );
   return r.rowCount > 0;
 }
 
