@@ -14,7 +14,6 @@ const M = `${A}/user/mfa`;
 const U = '/identity/resources/users/v1/mfa';
 const P = '/identity/resources/configurations/v1/mfa-policy';
 const PASSWORD = 'correct horse battery staple';
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 const claims = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
 const login = (email: string, headers: Record<string, string> = {}) => t.call('POST', `${A}/user`, { body: { email, password: PASSWORD }, headers });
