@@ -71,7 +71,7 @@ export async function buildApp(ctx: Context, opts: { logger?: boolean } = {}) {
   await app.register(ssoRoutes, { configs: ctx.sso.configs, sso: ctx.sso.login, environment: ctx.environment, secureCookies: ctx.config.publicUrl.startsWith('https://') });
   await app.register(socialRoutes, { social: ctx.social, environment: ctx.environment, secureCookies: ctx.config.publicUrl.startsWith('https://') });
   await app.register(groupsRoutes, { groups: ctx.groups });
-  await app.register(restrictionsRoutes, { ip: ctx.restrictions.ip, domains: ctx.restrictions.domains });
+  await app.register(restrictionsRoutes, { ip: ctx.restrictions.ip, ipBulk: ctx.restrictions.ipBulk, domains: ctx.restrictions.domains });
   await app.register(userPoolsRoutes, { userPools: ctx.userPools });
   await app.register(webhooksRoutes, { webhooks: ctx.webhooks });
   await app.register(auditRoutes, { audit: ctx.audit });

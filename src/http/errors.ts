@@ -41,6 +41,8 @@ export const catalogue = {
   ALREADY_MEMBER: { status: 409, errorCode: 'GH-42006', message: 'The user is already a member of this account' },
   TEMPORARY_USERS_DISABLED: { status: 400, errorCode: 'GH-42007', message: 'Temporary users are disabled in this environment' },
   CURRENT_PASSWORD_INVALID: { status: 400, errorCode: 'GH-42008', message: 'The current password is wrong' },
+  USERNAME_NOT_FOUND: { status: 404, errorCode: 'GH-42009', message: 'No user has this username' },
+  BULK_TASK_NOT_FOUND: { status: 404, errorCode: 'GH-42010', message: 'Bulk task not found' },
   // -- sign-in and sessions (GH-430xx) --
   INVALID_LOGIN: { status: 401, errorCode: 'GH-43001', message: 'Invalid email or password' },
   INVALID_REFRESH_TOKEN: { status: 401, errorCode: 'GH-43002', message: 'Refresh token is invalid or expired' },
@@ -74,6 +76,11 @@ export const catalogue = {
   UNSUPPORTED_PROVIDER: { status: 400, errorCode: 'GH-44002', message: 'This identity provider is not supported for migration' },
   APPLICATION_NOT_FOUND: { status: 404, errorCode: 'GH-44003', message: 'Application not found' },
   NO_DEFAULT_APPLICATION: { status: 409, errorCode: 'GH-44004', message: 'The environment has no default or auto-assign application' },
+  DEFAULT_APPLICATION: { status: 409, errorCode: 'GH-44005', message: 'The default application cannot be deleted or unset; make another application the default first' },
+  APPLICATION_ASSIGNMENT_NOT_FOUND: { status: 404, errorCode: 'GH-44006', message: 'This account is not assigned to this application' },
+  APPLICATION_CLIENT_NOT_FOUND: { status: 404, errorCode: 'GH-44007', message: 'Application client not found' },
+  APPLICATION_NOT_ASSIGNED: { status: 409, errorCode: 'GH-44008', message: 'The account is not assigned to this MANAGED_ACCESS application' },
+  APPLICATION_HEADER_REQUIRED: { status: 400, errorCode: 'GH-44009', message: 'The application is required: body appId or header gatehouse-application-id' },
   // -- entitlements (GH-500xx) --
   FEATURE_NOT_FOUND: { status: 404, errorCode: 'GH-50001', message: 'Feature not found' },
   FEATURE_KEY_EXISTS: { status: 409, errorCode: 'GH-50002', message: 'A feature with this key already exists' },

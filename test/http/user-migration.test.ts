@@ -289,7 +289,7 @@ describe('applications: the ApplicationsResponse fields and the list filters', (
     assert.deepEqual(rest, {
       vendorId: t.ctx.environment.id, name: 'Portal', appURL: 'https://portal.test', loginURL: 'https://portal.test/login',
       logoURL: 'https://portal.test/logo.png', accessType: 'MANAGED_ACCESS', type: 'mobile-ios', frontendStack: 'next.js',
-      isDefault: false, autoAssign: false, isActive: true,
+      isDefault: false, autoAssign: false, isActive: true, description: '', metadata: {}, appHost: '', allowDcr: false,
     });
     const bare = await create({ name: 'Bare' });
     assert.equal(bare.status, 201, JSON.stringify(bare.body));

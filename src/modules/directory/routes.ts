@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import { accountOf, guard, tenantHeader } from '../../http/auth.ts';
 import { Connection, ConnectionParams, CreateConnection, CreatedConnection, DeleteConnection, GroupMappings, ListConnectionsQuery, NoContent, UpdateConnection } from './schema.ts';
 import type { DirectoryService } from './service.ts';
+import { directoryUsersCountRoutes } from './users-count.ts';
 
 const tags = ['directory'];
 const C = '/directory/resources/v1/configurations/scim2';
@@ -12,6 +13,7 @@ const C = '/directory/resources/v1/configurations/scim2';
  * `fe.secure.*.scim` permission, acting on the user's own account.
  */
 export const directoryRoutes: FastifyPluginAsyncTypebox<{ directory: DirectoryService }> = async (app, { directory }) => {
+  await app.register(directoryUsersCountRoutes, { directory });
   app.post(C, {
     config: guard.any('fe.secure.write.scim'),
     schema: { tags, summary: 'Create a SCIM connection (the token is returned only here)', body: CreateConnection, response: { 201: CreatedConnection } },

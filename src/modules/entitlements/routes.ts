@@ -7,6 +7,7 @@ import { AppError, errorBody } from '../../http/errors.ts';
 import * as S from './schema.ts';
 import type { EntitlementsService } from './service.ts';
 import type { DecisionKind } from './engine/index.ts';
+import { userEntitlementsRoutes } from './user-entitlements.ts';
 
 const R = '/entitlements/resources';
 const tags = ['entitlements'];
@@ -15,6 +16,7 @@ const ok = async (reply: FastifyReply, p: Promise<unknown>) => { await p; return
 /** Management API (routes.md "Entitlements management"), the snapshot for the agent and server-side decisions. */
 export const entitlementsRoutes: FastifyPluginAsyncTypebox<{ entitlements: EntitlementsService }> = async (app, { entitlements: e }) => {
   const { catalog, grants, routes } = e;
+  await app.register(userEntitlementsRoutes, { entitlements: e });
   const c = guard.vendor;
 
   // -- features --

@@ -5,6 +5,7 @@ import { guard } from '../../http/auth.ts';
 import { AppError } from '../../http/errors.ts';
 import { pageEnvelope } from '../../http/paging.ts';
 import type { PhonesService } from './phones.service.ts';
+import { userPhoneRoutes } from './user-phone.routes.ts';
 
 const tags = ['phone numbers'];
 const P = '/identity/resources/users/phone-numbers';
@@ -39,6 +40,7 @@ function actingUser(req: FastifyRequest): string {
 }
 
 export const phoneNumbersRoutes: FastifyPluginAsyncTypebox<{ phones: PhonesService }> = async (app, { phones }) => {
+  await app.register(userPhoneRoutes, { phones, actingUser });
   const list = async (req: FastifyRequest, q: Record<string, unknown> & { userIds?: string[] }, path: string) => {
     const limit = (q._limit as number | undefined) ?? 50;
     const page = (q._offset as number | undefined) ?? 0;

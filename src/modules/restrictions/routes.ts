@@ -5,6 +5,7 @@ import { accountOf, guard, tenantHeader } from '../../http/auth.ts';
 import { pageEnvelope } from '../../http/paging.ts';
 import type { DomainRestrictionsService, DomainScope } from './domain.service.ts';
 import type { Caller, IpRestrictionsService } from './ip.service.ts';
+import { ipBulkRoutes, type IpBulk } from './ip-bulk.ts';
 import {
   CreateDomainRule,
   CreateIpRule,
@@ -35,7 +36,7 @@ const callerOf = (req: FastifyRequest): Caller => ({ kind: req.auth?.kind === 'u
 /** Domain rules: a user token its own account; an environment token the header's account, else the environment. */
 const domainScope = (req: FastifyRequest): DomainScope => (req.auth?.kind === 'user' ? req.auth.tenantId : tenantHeader(req) ?? null);
 
-export const restrictionsRoutes: FastifyPluginAsyncTypebox<{ ip: IpRestrictionsService; domains: DomainRestrictionsService }> = async (app, { ip, domains }) => {
+export const restrictionsRoutes: FastifyPluginAsyncTypebox<{ ip: IpRestrictionsService; ipBulk: IpBulk; domains: DomainRestrictionsService }> = async (app, { ip, ipBulk, domains }) => {
   const tags = ['IP restrictions'];
   app.get(`${IP}/config`, {
     config: read,
@@ -60,6 +61,7 @@ export const restrictionsRoutes: FastifyPluginAsyncTypebox<{ ip: IpRestrictionsS
     schema: { tags, summary: 'Add an address or CIDR range (IPv4 or IPv6) to the allow or block list', headers, body: CreateIpRule, response: { 201: IpRule } },
   }, async (req, reply) => reply.status(201).send(await ip.create(accountOf(req), req.body, callerOf(req))));
 
+  await app.register(ipBulkRoutes, { bulk: ipBulk, callerOf });
   app.post(`${IP}/verify`, {
     config: read,
     schema: { tags, summary: 'Test whether a sign-in from the caller\'s address would be admitted now', headers, response: { 201: IpVerify } },

@@ -7,6 +7,7 @@ import type { EnvironmentService } from '../environment/index.ts';
 import type { SsoConfigService } from './config.service.ts';
 import type { SsoLoginService } from './login.service.ts';
 import * as S from './schema.ts';
+import { ssoCompatRoutes } from './compat.routes.ts';
 
 export interface SsoRouteDeps {
   configs: SsoConfigService;
@@ -37,6 +38,7 @@ export async function refreshCookie(reply: FastifyReply, environment: Environmen
 export const ssoRoutes: FastifyPluginAsyncTypebox<SsoRouteDeps> = async (app, deps) => {
   const { configs, sso } = deps;
   acceptForms(app);
+  await app.register(ssoCompatRoutes, deps);
   const client = (req: FastifyRequest) => ({ ip: req.ip, userAgent: req.headers['user-agent'], cookie: req.headers.cookie });
 
   for (const P of PREFIXES) {

@@ -5,8 +5,10 @@ import { isUuid } from '../../lib/pg-errors.ts';
 import type { Db } from '../../storage/db.ts';
 import type { ApplicationsQuery, AssignUsersBody, CreateApplication } from './schema.ts';
 import * as store from './store.ts';
+import { createApplicationsAdmin } from './applications-admin.ts';
+import { createApplicationCredentials } from './application-credentials.ts';
 
-const toApplication = (r: store.ApplicationRow) => ({
+export const toApplication = (r: store.ApplicationRow) => ({
   id: r.id,
   vendorId: r.vendor_id,
   name: r.name,
@@ -19,6 +21,10 @@ const toApplication = (r: store.ApplicationRow) => ({
   isDefault: r.is_default,
   autoAssign: r.auto_assign,
   isActive: r.is_active,
+  description: r.description,
+  metadata: r.metadata,
+  appHost: r.app_host,
+  allowDcr: r.allow_dcr,
   createdAt: iso(r.created_at)!,
   updatedAt: iso(r.updated_at)!,
 });
@@ -58,6 +64,7 @@ export function createApplicationsService(deps: { db: Db }) {
           id: newId(), name: body.name, app_url: body.appURL ?? '', login_url: body.loginURL ?? '', logo_url: body.logoURL ?? '',
           access_type: body.accessType ?? 'FREE_ACCESS', app_type: body.type ?? 'web', frontend_stack: body.frontendStack ?? null,
           is_default: body.isDefault ?? false, auto_assign: body.autoAssign ?? false, is_active: body.isActive ?? true,
+          description: body.description ?? '', metadata: (body.metadata ?? {}) as Record<string, unknown>, app_host: body.appHost ?? '', allow_dcr: body.allowDcr ?? false,
         })));
     },
     /** Members of `tenantId` among `userIds` get the application; others are skipped. */
@@ -78,5 +85,9 @@ export function createApplicationsService(deps: { db: Db }) {
       return store.usersOfApplication(db, appId);
     },
     appsOf: (userId: string) => (isUuid(userId) ? store.applicationsOfUser(db, userId) : Promise.resolve([])),
+    /** One application, account assignments, active accounts, multi-id lookups (applications-admin.ts). */
+    admin: createApplicationsAdmin({ db, toApplication }),
+    /** Client credentials and application clients (application-credentials.ts). */
+    credentials: createApplicationCredentials({ db }),
   };
 }

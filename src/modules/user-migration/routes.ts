@@ -5,6 +5,8 @@ import { AppError } from '../../http/errors.ts';
 import { MigrationCreated, MigrationParams } from '../account-migration/index.ts';
 import { Empty, User } from '../users/index.ts';
 import type { ApplicationsService } from './applications.ts';
+import { applicationsAdminRoutes } from './applications-admin.routes.ts';
+import { applicationCredentialsRoutes } from './application-credentials.routes.ts';
 import { IDP_FETCH_JOB, SUPPORTED_PROVIDERS } from './idp.ts';
 import { Application, ApplicationsQuery, AssignUsersBody, BulkBody, CreateApplication, ExtIdpBody, MigrateUserBody, ProviderParams, UserMigrationStatus } from './schema.ts';
 import type { UserMigrationService } from './service.ts';
@@ -75,5 +77,8 @@ export const userMigrationRoutes: FastifyPluginAsyncTypebox<{ userMigration: Use
     });
   }
   app.get(`${UA}/:id/users`, { config: guard.vendor, schema: { tags: ['applications'], summary: 'User ids of an application', params: IdParams, response: { 200: Type.Array(Type.String()) } } }, async (req) => applications.usersOf(req.params.id));
+  // One application, account assignments, active accounts, credentials and clients: their own files.
+  await app.register(applicationsAdminRoutes, { applications });
+  await app.register(applicationCredentialsRoutes, { applications });
   app.get(`${UA}/:id/apps`, { config: guard.vendor, schema: { tags: ['applications'], summary: 'Application ids of a user', params: IdParams, response: { 200: Type.Array(Type.String()) } } }, async (req) => applications.appsOf(req.params.id));
 };

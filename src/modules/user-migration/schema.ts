@@ -60,6 +60,10 @@ export const Application = Type.Object({
   isDefault: Type.Boolean(),
   autoAssign: Type.Boolean(),
   isActive: Type.Boolean(),
+  description: Type.String(),
+  metadata: Type.Object({}, { additionalProperties: true }),
+  appHost: Type.String(),
+  allowDcr: Type.Boolean({ description: 'dynamic client registration allowed' }),
   createdAt: Type.String(),
   updatedAt: Type.String(),
 });
@@ -74,6 +78,10 @@ export const CreateApplication = Type.Object({
   isDefault: Type.Optional(Type.Boolean()),
   autoAssign: Type.Optional(Type.Boolean({ description: 'migrated users are assigned to it (Gatehouse extension)' })),
   isActive: Type.Optional(Type.Boolean()),
+  description: Type.Optional(Type.String({ maxLength: 4095 })),
+  metadata: Type.Optional(Type.Object({}, { additionalProperties: true, maxProperties: 100, description: 'a JSON object' })),
+  appHost: Type.Optional(Type.String({ maxLength: 2048 })),
+  allowDcr: Type.Optional(Type.Boolean()),
 });
 export type CreateApplication = Static<typeof CreateApplication>;
 /** GET /applications/resources/applications/v1 filters; `ids` is a comma list (or the parameter repeated). */

@@ -14,6 +14,10 @@ export interface ApplicationRow {
   is_default: boolean;
   auto_assign: boolean;
   is_active: boolean;
+  description: string;
+  metadata: Record<string, unknown>;
+  app_host: string;
+  allow_dcr: boolean;
   created_at: Date;
   updated_at: Date;
   /** The environment's id (its single `environment` row), answered as `vendorId`. */
@@ -50,9 +54,9 @@ export async function insertApplication(q: Queryable, a: Omit<ApplicationRow, 'c
   // Exactly one default: a new default takes the flag from the old one.
   if (a.is_default) await q.query('UPDATE applications SET is_default = false, updated_at = now() WHERE is_default');
   const { rows } = await q.query<ApplicationRow>(
-    `INSERT INTO applications (id, name, app_url, login_url, logo_url, access_type, app_type, frontend_stack, is_default, auto_assign, is_active)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING *, (SELECT e.id::text FROM environment e) AS vendor_id`,
-    [a.id, a.name, a.app_url, a.login_url, a.logo_url, a.access_type, a.app_type, a.frontend_stack, a.is_default, a.auto_assign, a.is_active],
+    `INSERT INTO applications (id, name, app_url, login_url, logo_url, access_type, app_type, frontend_stack, is_default, auto_assign, is_active, description, metadata, app_host, allow_dcr)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::jsonb, $14, $15) RETURNING *, (SELECT e.id::text FROM environment e) AS vendor_id`,
+    [a.id, a.name, a.app_url, a.login_url, a.logo_url, a.access_type, a.app_type, a.frontend_stack, a.is_default, a.auto_assign, a.is_active, a.description, JSON.stringify(a.metadata), a.app_host, a.allow_dcr],
   );
   return rows[0];
 }
