@@ -1,6 +1,7 @@
 import { AppError } from '../../http/errors.ts';
 import type { Queryable } from '../../storage/db.ts';
 import { parseMetadata } from '../tenants/index.ts';
+import type { groupsOfUsers } from '../groups/index.ts';
 import type { UpdateProfile, UpdateUser, User } from './schema.ts';
 import type { UsersDeps } from './service.ts';
 import * as store from './store.ts';
@@ -9,7 +10,7 @@ import * as store from './store.ts';
 export interface UsersCore {
   requireUser: (q: Queryable, userId: string, lock?: boolean) => Promise<store.UserRow>;
   requireMembership: (q: Queryable, tenantId: string, userId: string) => Promise<store.UserRow>;
-  record: (q: Queryable, user: store.UserRow, tenantId?: string) => Promise<User>;
+  record: (q: Queryable, user: store.UserRow, tenantId?: string, known?: { groups?: Awaited<ReturnType<typeof groupsOfUsers>> }) => Promise<User>;
 }
 
 /**

@@ -7,6 +7,8 @@ import type { UsersService } from './service.ts';
 import { emailRoutes } from './email.routes.ts';
 import { subAccountUsersRoutes } from './sub-accounts.routes.ts';
 import { teamRoutes } from './team.routes.ts';
+import { usernamesRoutes } from './usernames.routes.ts';
+import { bulkRoutes } from './bulk.routes.ts';
 
 const tags = ['users'];
 const U = '/identity/resources/users';
@@ -20,6 +22,9 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
   // Users of sub-accounts (sub-accounts.routes.ts) and the older team screen's routes (team.routes.ts).
   await app.register(subAccountUsersRoutes, { users });
   await app.register(teamRoutes, { users });
+  // Usernames, the fuzzy search and self-service unlock (usernames.routes.ts); bulk invitations, roles, moves (bulk.routes.ts).
+  await app.register(usernamesRoutes, { users });
+  await app.register(bulkRoutes, { users });
 
   app.post(`${U}/v1`, {
     config: guard.any('fe.secure.write.users'),

@@ -134,3 +134,30 @@ export const EmailQuery = Type.Object({ email: Email });
 export const EmailBody = Type.Object({ email: Email });
 export const VerifyPasswordBody = Type.Object({ email: Email, password: Type.String({ minLength: 1, maxLength: 1024 }) });
 export const VerifyPasswordAnswer = Type.Object({ isValid: Type.Boolean({ description: 'true when the password is the password of the user with this email; false for a wrong password, an unknown email, or a user without a password' }) });
+
+/** GET /users/v1/query/phrase: the fuzzy search (a top-N answer `{items}`, not a paged list). */
+export const PhraseQuery = Type.Object({
+  _limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 10 })),
+  _offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 100_000, default: 0, description: 'page index (0-based), as in the lists' })),
+  _phrase: Type.Optional(Type.String({ maxLength: 320, description: 'substring of, or a word like one of, the name, email or username' })),
+  _filter: Type.Optional(Type.String({ maxLength: 320, description: 'the phrase, when _phrase is absent' })),
+  _identifier: Type.Optional(Type.String({ maxLength: 320, description: 'exact identifier, of the kind _identifierType names' })),
+  _identifierType: Type.Optional(Type.Union([Type.Literal('email'), Type.Literal('phoneNumber'), Type.Literal('username')], { default: 'email' })),
+  _includeSubTenants: Type.Optional(Type.Boolean({ description: "also the users of the account's sub-accounts" })),
+  _namePrefix: Type.Optional(Type.String({ maxLength: 255, description: 'the name starts with this (any case)' })),
+  _tenantId: Type.Optional(Type.String({ maxLength: 255, description: 'environment token without tenant header: the account to search' })),
+});
+export type PhraseQuery = Static<typeof PhraseQuery>;
+
+/** GET /usernames/v1. */
+export const UsernamesQuery = Type.Object({
+  _limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  _offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000, default: 0, description: 'page index (0-based)' })),
+  _sortBy: Type.Optional(Type.Union([Type.Literal('userId'), Type.Literal('username')], { default: 'username' })),
+  _order: Type.Optional(Type.Union([Type.Literal('ASC'), Type.Literal('DESC')], { default: 'ASC' })),
+  _usernamePrefix: Type.Optional(Type.String({ maxLength: 128, description: 'the username starts with this (any case)' })),
+  userIds: Type.Optional(Type.Array(Type.String({ maxLength: 8000 }), { maxItems: 200, description: 'only these users (repeat the parameter or separate with commas)' })),
+});
+export const UsernameAnswer = Type.Object({ username: Type.String(), userId: Type.String() });
+export const UsernameBody = Type.Object({ username: Username });
+export const UsernameParams = Type.Object({ username: Type.String({ minLength: 1, maxLength: 128 }) });

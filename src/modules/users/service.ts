@@ -15,6 +15,10 @@ import type { CreateUser, ListUsersQuery, User } from './schema.ts';
 import { createProfileOps, VENDOR_ONLY_CREATE } from './profile.service.ts';
 import { createEmailOps } from './email.service.ts';
 import { createAccountOps } from './accounts.service.ts';
+import { createUsernameOps } from './usernames.service.ts';
+import { createSearchOps } from './search.service.ts';
+import { createUnlockOps } from './unlock.service.ts';
+import { createBulkOps } from './bulk.service.ts';
 import * as store from './store.ts';
 import type { EventsService } from '../events/index.ts';
 
@@ -67,6 +71,7 @@ export function createUsersService(deps: UsersDeps) {
   }
 
   const core = { requireUser, requireMembership, record };
+  const accountOps = createAccountOps(deps, core);
 
   return {
     requireUser,
@@ -76,7 +81,12 @@ export function createUsersService(deps: UsersDeps) {
     ...createProfileOps(deps, core),
     ...createEmailOps(deps, core),
     // Sub-account reach, role replacement, counts per account, member statistics (accounts.service.ts).
-    ...createAccountOps(deps, core),
+    ...accountOps,
+    // Usernames, the fuzzy search, self-service unlock, bulk invitations / roles / account moves (their files).
+    ...createUsernameOps(deps, core),
+    ...createSearchOps(deps, core),
+    ...createUnlockOps(deps, core),
+    ...createBulkOps(deps, core, () => accountOps.inviter()),
 
     /**
      * Creates a user in an account. An email already in the environment is a 409 (add the user to the account instead).

@@ -24,7 +24,7 @@ const RemoveHeaders = Type.Object({
 const RolesAnswer = Type.Object({ tenantId: Type.String(), userId: Type.String(), roles: Type.Array(Type.Object({}, { additionalProperties: true })) });
 const SetRolesBody = Type.Object({ roleIds: Type.Array(Type.String({ maxLength: 64 }), { maxItems: 100, uniqueItems: true, description: 'the roles the user has afterwards; [] removes them all' }) });
 /** The body of POST /identity/resources/users/v2 (invite), as the invitations module reads it. */
-const InviteUser = Type.Object({
+export const InviteUser = Type.Object({
   email: Email,
   username: Type.Optional(Username),
   password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
