@@ -13,7 +13,7 @@ import { createAccountSettingsService } from './modules/account-settings/index.t
 import { createPasswordService } from './modules/credentials/index.ts';
 import { accountMigrationJobs, createAccountMigrationService } from './modules/account-migration/index.ts';
 import { createRolesService } from './modules/roles/index.ts';
-import { createUsersService } from './modules/users/index.ts';
+import { createUsersService, issueUnlockToken, UNLOCK_TOKEN_TTL_SECONDS } from './modules/users/index.ts';
 import { createAuth } from './modules/auth/index.ts';
 import { createMfaService } from './modules/mfa/index.ts';
 import { readFileSync } from 'node:fs';
@@ -100,6 +100,12 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   // Messaging (issue 7): email (SMTP) and SMS (Twilio REST) delivery through durable jobs; development outbox when no provider.
   const messaging = createMessagingService({ db, kek, jobs, log, publicUrl: config.publicUrl, devOutbox: config.messaging.devOutbox, maxAttempts: config.messaging.maxAttempts });
   Object.assign(handlers, messaging.jobs);
+  // A user the lockout policy locks gets the BruteForceProtection email with a one-time unlock link
+  // (POST /identity/resources/users/v3/me/unlock), in the transaction that sets the lock.
+  passwords.onLockedOut(async (tx, user) => {
+    const { token } = await issueUnlockToken(tx, user.id);
+    await messaging.sendEmail(tx, { tenantId: user.active_tenant_id, to: user.email, type: 'BruteForceProtection', vars: { name: user.name ?? '', expiresInMinutes: String(UNLOCK_TOKEN_TTL_SECONDS / 60) }, linkParams: { token } });
+  });
   // Password reset (email link, SMS code) and email verification (issue 7).
   const recovery = createRecovery({ db, kek, config, passwords, messaging, events, endSessions: (userId) => auth.sessions.revokeAll(userId) });
   // A vendor's email change voids the verification and reset links and codes sent to the old address.

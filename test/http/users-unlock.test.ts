@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { linkIn, startMailbox } from '../helpers/mailbox.ts';
 
 let t: TestApp;
 let vendor: string;
@@ -80,5 +81,31 @@ describe('self-service unlock', () => {
     const expired = await unlock(issued.body.token);
     assert.equal(expired.status, 410);
     assert.equal((await signIn('bob@ul.test', PASSWORD)).status, 403, 'an expired token unlocks nothing');
+  });
+});
+
+describe('the lockout email', () => {
+  test('a user the lockout policy locks is emailed a one-time unlock link that works', async () => {
+    const mailbox = await startMailbox();
+    try {
+      await mailbox.configure(t);
+      const cy = (await t.call('POST', `${U}/v1`, { token: vendor, headers: { 'gatehouse-tenant-id': 'ul-a' }, body: { email: 'cy@ul.test', password: PASSWORD } })).body;
+      for (let i = 0; i < 5; i++) assert.equal((await signIn('cy@ul.test', 'wrong password')).status, 401);
+      assert.equal((await signIn('cy@ul.test', PASSWORD)).status, 403, 'locked');
+      await mailbox.waitFor(() => mailbox.to('cy@ul.test').some((m) => m.subject === 'Your account was locked'));
+      const mails = mailbox.to('cy@ul.test').filter((m) => m.subject === 'Your account was locked');
+      assert.equal(mails.length, 1, 'one notice for one lock');
+      const url = linkIn(mails[0]);
+      assert.equal(url.pathname, '/account/unlock');
+      const token = url.searchParams.get('token');
+      assert.ok(token);
+      assert.equal((await unlock(token)).status, 200);
+      assert.equal((await unlock(token)).status, 410, 'the link works once');
+      const ok = await signIn('cy@ul.test', PASSWORD);
+      assert.equal(ok.status, 200, JSON.stringify(ok.body));
+      assert.equal(ok.body.userId, cy.id);
+    } finally {
+      await mailbox.close();
+    }
   });
 });

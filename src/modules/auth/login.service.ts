@@ -130,6 +130,7 @@ export function createLoginService(deps: LoginDeps) {
       const tenantId = user.active_tenant_id;
       await deps.events?.emit(tx, { eventKey: 'user.sign_in_failed', tenantId, entity: { type: 'user', id: user.id }, data: { userId: user.id, email: user.email, tenantId, reason: 'invalid_password', failedAttempts: attempts } });
       if (values.is_locked) await deps.events?.emit(tx, { eventKey: 'user.locked', tenantId, entity: { type: 'user', id: user.id }, data: { userId: user.id, email: user.email, tenantId, reason: 'lockout', lockedUntil: (values.locked_until as Date | null)?.toISOString() ?? null } });
+      if (values.is_locked) await passwords.lockedOut(tx, user);
     });
   }
 

@@ -12,6 +12,7 @@ import * as store from './store.ts';
 import { createRotationPolicies } from './rotation.ts';
 import { getUserEmailsPolicy, setUserEmailsPolicy } from './emails-policy.ts';
 import { isUuid } from '../../lib/pg-errors.ts';
+import { createLockNotice } from './lock-notice.ts';
 
 export interface PasswordServiceDeps {
   db: Db;
@@ -122,6 +123,8 @@ export function createPasswordService(deps: PasswordServiceDeps) {
   }
 
   return {
+    // A lock set by the lockout policy is announced (lock-notice.ts): onLockedOut, lockedOut.
+    ...createLockNotice(),
     /** The stored-hash formats this service verifies. */
     hashers: HASHERS,
 

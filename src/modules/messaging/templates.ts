@@ -28,6 +28,7 @@ const DEFAULT_LINK_PATHS: Partial<Record<EmailTemplateType, string>> = {
   MagicLink: '/account/login/magic-link',
   ResetPhoneNumber: '/account/reset-phone-number',
   EmailVerification: '/account/verify-email',
+  BruteForceProtection: '/account/unlock',
 };
 export const defaultLinkPath = (type: EmailTemplateType): string => DEFAULT_LINK_PATHS[type] ?? '/account/login';
 
@@ -57,7 +58,7 @@ export const DEFAULT_EMAIL_TEMPLATES: Record<EmailTemplateType, { subject: strin
   NewMFAMethod: { subject: 'A new sign-in method was added', html: hello + p('A new second-factor method{{#method}} ({{method}}){{/method}} was added to your account.') },
   RemoveMFAMethod: { subject: 'A sign-in method was removed', html: hello + p('A second-factor method{{#method}} ({{method}}){{/method}} was removed from your account.') },
   MFARecoveryCode: { subject: 'Your recovery code', html: hello + codeLine('Your two-factor recovery code') + p('Keep it safe: it lets you sign in without your second factor, once.') },
-  BruteForceProtection: { subject: 'Your account was locked', html: alert('Your account was locked after too many failed sign-in attempts.') },
+  BruteForceProtection: { subject: 'Your account was locked', html: alert('Your account was locked after too many failed sign-in attempts.') + '{{#link}}' + linkButton('Unlock your account') + p('The link works once{{#expiresInMinutes}} within {{expiresInMinutes}} minutes{{/expiresInMinutes}}.') + '{{/link}}' },
   SuspiciousIP: { subject: 'Sign-in from an unusual address', html: alert('Your account was used from an unusual IP address.') },
   ImpossibleTravel: { subject: 'Unusual sign-in location', html: alert('Your account was used from a location far from your previous sign-in.') },
   BotDetection: { subject: 'Automated sign-in attempt blocked', html: alert('A sign-in to your account looked automated and was blocked.') },

@@ -76,6 +76,7 @@ export function createMfaCore(deps: MfaDeps) {
       values.locked_until = p.lockDurationSeconds ? new Date(Date.now() + p.lockDurationSeconds * 1000) : null;
     }
     await updateUser(q, userId, values);
+    if (values.is_locked) await deps.passwords.lockedOut(q, user);
   }
 
   /**

@@ -37,6 +37,7 @@ export async function countFailure(q: Queryable, passwords: PasswordService, use
   const policy = await passwords.lockoutPolicy(q, user.active_tenant_id ?? undefined);
   if (!policy.enabled || attempts < policy.maxAttempts) return false;
   await updateUser(q, user.id, { is_locked: true, locked_until: policy.lockDurationSeconds ? new Date(Date.now() + policy.lockDurationSeconds * 1000) : null });
+  await passwords.lockedOut(q, user);
   return true;
 }
 
