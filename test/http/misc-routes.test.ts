@@ -119,7 +119,8 @@ describe('/identity/resources/users/v1/phone (older names of the phone-number op
     assert.equal(r.status, 201, JSON.stringify(r.body));
     assert.ok(r.body.otcToken);
     const code = smsCode(await smsTo('+14155550201'));
-    const ok = await t.call('POST', '/identity/resources/users/phone-numbers/v1/verify', { token: user.token, body: { otcToken: r.body.otcToken, code } });
+    assert.equal((await t.call('POST', `${U}/verify`, { token: user.token, body: { otcToken: r.body.otcToken, code: code === '000000' ? '111111' : '000000' } })).status, 400, 'a wrong code');
+    const ok = await t.call('POST', `${U}/verify`, { token: user.token, body: { otcToken: r.body.otcToken, code } });
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
     assert.equal(ok.body.verified, true);
 

@@ -35,6 +35,14 @@ export const userPhoneRoutes: FastifyPluginAsyncTypebox<{ phones: PhonesService;
     },
   }, async (req, reply) => reply.status(201).send(await phones.preverify(actingUser(req), req.body.phoneNumber, req.ip) as { otcToken: string; phoneNumber: string; id?: string }));
 
+  app.post(`${U}/verify`, {
+    config: guard.any(),
+    schema: {
+      tags, summary: 'Prove the number added by POST phone with the texted code: it is added verified (as phone-numbers/v1/verify)',
+      body: Type.Object({ otcToken: Otc, code: Code }), response: { 200: PhoneNumber },
+    },
+  }, async (req) => (await phones.verify(actingUser(req), req.body.otcToken, req.body.code)) as PhoneNumberOut);
+
   app.put(`${U}/change`, {
     config: guard.any(),
     schema: {
