@@ -147,6 +147,11 @@ describe('social login', () => {
       assert.equal(user.body.verified, true);
       const pub = await t.call('GET', '/identity/resources/sso/v2');
       assert.ok(pub.body.some((c: { type: string }) => c.type === p));
+      // The signed-in variant answers the same list, to a user token only.
+      const authed = await t.call('GET', '/identity/resources/sso/v2/authenticated', { token: r.body.accessToken });
+      assert.equal(authed.status, 200, JSON.stringify(authed.body));
+      assert.deepEqual(authed.body, pub.body);
+      assert.equal((await t.call('GET', '/identity/resources/sso/v2/authenticated')).status, 401);
     });
   }
 

@@ -42,6 +42,8 @@ export const socialRoutes: FastifyPluginAsyncTypebox<SocialRouteDeps> = async (a
   for (const v of ['v1', 'v2']) {
     app.get(`/identity/resources/sso/${v}`, { config: guard.public, schema: { tags, summary: 'Active social login providers (no secrets)', response: { 200: S.SocialProviderList } } }, async () => social.publicList());
   }
+  // The same list for a signed-in user (the browser client's account screen, to connect another provider).
+  app.get('/identity/resources/sso/v2/authenticated', { config: guard.user(), schema: { tags, summary: 'Active social login providers, for a signed-in user (no secrets)', response: { 200: S.SocialProviderList } } }, async () => social.publicList());
   app.post('/identity/resources/sso/v2', { config: guard.vendor, schema: { tags, summary: 'Configure a social login provider (by type; secret sealed, never answered)', body: Body, response: { 200: S.SocialProvider } } }, async (req) => social.upsert(req.body));
   app.delete('/identity/resources/sso/v2/:provider', { config: guard.vendor, schema: { tags, summary: 'Remove a social login provider', params: Provider, response: { 200: S.Empty } } }, async (req) => social.removeBuiltIn(req.params.provider));
 
