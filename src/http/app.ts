@@ -5,6 +5,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { randomUUID } from 'node:crypto';
 import { installAuth, type Authenticate } from './auth.ts';
 import { installErrorHandler } from './error-handler.ts';
+import { installInputGuard } from './input-guard.ts';
 import { installOpenApi } from './openapi.ts';
 import { installValidation, schemaController } from './validation.ts';
 
@@ -55,6 +56,7 @@ export async function createHttp(opts: HttpOptions) {
   app.removeContentTypeParser('text/plain');
 
   installValidation(app);
+  installInputGuard(app);
   installErrorHandler(app);
   installAuth(app, opts.authenticate);
   await installOpenApi(app, opts.publicUrl);

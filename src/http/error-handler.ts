@@ -22,12 +22,14 @@ export function describeValidation(context: string | undefined, issues: AjvIssue
 
 /**
  * A safety net for input the services did not catch but PostgreSQL refused (class 22: data exceptions such as a
- * NUL character or an out-of-range number; class 23: integrity violations). Such input is the client's mistake:
+ * NUL character or an out-of-range number; class 23: integrity violations; 54000: a value too long for an index). Such input is the client's mistake:
  * a 400 or 409, never a 500. The database's own message is not passed on.
  */
 function databaseRejection(sqlState: string): AppError {
   if (sqlState === '23505') return new AppError('CONFLICT', 'The request conflicts with an existing record');
   if (sqlState === '23503') return new AppError('CONFLICT', 'The request refers to a record that does not exist, or one that is still referred to');
+  // 54000: a value too large for an index entry (a very long name or identifier that compresses badly).
+  if (sqlState === '54000') return new AppError('VALIDATION', 'A value in the request is too long to store');
   return new AppError('VALIDATION', sqlState.startsWith('22')
     ? 'A value in the request cannot be stored (for example a NUL character, invalid text or a number out of range)'
     : 'The request breaks a rule of the stored data');
@@ -60,7 +62,7 @@ export function installErrorHandler(app: FastifyInstance): void {
           appErr = new AppError('INVALID_JSON');
           break;
         default:
-          if (typeof fe.code === 'string' && /^2[23][0-9A-Z]{3}$/.test(fe.code) && !fe.statusCode) {
+          if (typeof fe.code === 'string' && /^(2[23][0-9A-Z]{3}|54000)$/.test(fe.code) && !fe.statusCode) {
             appErr = databaseRejection(fe.code);
           } else if (err instanceof SyntaxError || (fe.statusCode === 400 && /JSON/i.test(fe.message))) {
             appErr = new AppError('INVALID_JSON');

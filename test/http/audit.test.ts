@@ -143,6 +143,11 @@ describe('audit: the routes existing clients call (routes.md "Audits")', () => {
       assert.equal(r.lines[0], 'When,Action,User,Status');
       assert.deepEqual(r.lines.slice(1), page.data.map((e: any) => [e.createdAt, e.action, e.actor.id ?? '', e.data.statusCode ?? ''].join(',')));
     }
+    // A column named after an Object.prototype member is just an empty column (it once broke the stream).
+    const proto = await csv('/audits/export/csv?tenantId=au-a', { properties: [{ displayName: 'P', name: '__proto__' }, { displayName: 'C', name: 'constructor' }] });
+    assert.equal(proto.status, 201, proto.body);
+    assert.equal(proto.lines[0], 'P,C');
+    assert.ok(proto.lines.length > 1 && proto.lines.slice(1).every((l: string) => l === ','), proto.body);
     assert.equal((await csv('/audits/export/csv?tenantId=au-a', {})).status, 400, 'properties is required');
     assert.equal((await csv('/audits/export/csv?tenantId=au-a', { properties: [{ displayName: 'x' }] })).status, 400);
     const user = await t.userToken({ tenantId: 'au-a', permissions: ['fe.secure.read.audits'] });

@@ -226,10 +226,11 @@ const ALIASES: Record<string, (e: AuditEntry) => unknown> = {
 };
 /** The value of a CSV column `name` for an entry (see exportCsv). */
 function pick(e: AuditEntry, name: string): unknown {
-  if (ALIASES[name]) return ALIASES[name](e);
+  // Own properties only: a column named `__proto__` or `constructor` must not reach Object.prototype.
+  if (Object.hasOwn(ALIASES, name)) return ALIASES[name](e);
   let v: unknown = e;
-  for (const part of name.split('.')) v = v && typeof v === 'object' ? (v as Record<string, unknown>)[part] : undefined;
-  return v !== undefined ? v : e.data[name];
+  for (const part of name.split('.')) v = v && typeof v === 'object' && Object.hasOwn(v, part) ? (v as Record<string, unknown>)[part] : undefined;
+  return v !== undefined ? v : Object.hasOwn(e.data, name) ? e.data[name] : undefined;
 }
 function csvLine(e: AuditEntry): string {
   return [e.id, e.createdAt, e.tenantId, e.actor.type, e.actor.id, e.action, e.target.type, e.target.id, e.outcome, e.ip, e.userAgent, e.severity, e.data, e.hash, e.prevHash].map(csvCell).join(',');

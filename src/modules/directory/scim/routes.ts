@@ -47,6 +47,7 @@ function toAppError(err: FastifyError | AppError, bodyLimit: number): AppError {
   }
   if (fe.code === '23505') return new AppError('SCIM_UNIQUENESS', 'The request conflicts with an existing resource');
   if (typeof fe.code === 'string' && /^22[0-9A-Z]{3}$/.test(fe.code)) return new AppError('SCIM_INVALID_VALUE', 'A value in the request cannot be stored');
+  if (fe.code === '54000') return new AppError('SCIM_INVALID_VALUE', 'A value in the request is too long to store');
   if (err instanceof SyntaxError) return new AppError('SCIM_INVALID_SYNTAX', 'Request body is not valid JSON');
   if (fe.statusCode === 413) return new AppError('BODY_TOO_LARGE');
   if (fe.statusCode && fe.statusCode >= 400 && fe.statusCode < 500) return new AppError('SCIM_INVALID_SYNTAX', fe.message);
