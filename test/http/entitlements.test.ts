@@ -141,6 +141,10 @@ describe('entitlements management API, snapshot and server-side decisions', () =
     assert.equal((await call('POST', `${E}/feature-flags/v1`, { name: 'again', featureId: feat.body.id, on: true, defaultTreatment: 'false', offTreatment: 'false' })).status, 409);
     assert.equal((await call('POST', `${E}/feature-flags/v1`, { name: 'x', featureId: feat.body.id, on: 'yes', defaultTreatment: 'false', offTreatment: 'false' })).status, 400);
     assert.equal((await call('PATCH', `${E}/feature-flags/v1/${f.body.id}`, { rules: [{ treatment: 'maybe', conditions: [] }] })).status, 400);
+    // A pattern with nested repetition could stall the agent on a crafted attribute: refused when saved.
+    const redos = await call('PATCH', `${E}/feature-flags/v1/${f.body.id}`, { rules: [{ treatment: 'true', conditionLogic: 'and', conditions: [{ attribute: 'email', op: 'matches', value: { string: '^(a+)+$' } }] }] });
+    assert.equal(redos.status, 400, JSON.stringify(redos.body));
+    assert.match(redos.body.errors[0], /repeats a group/);
     assert.equal((await call('PATCH', `${E}/feature-flags/v1/${f.body.id}`, { on: false })).body.on, false);
 
     const r1 = await call('POST', `${E}/routes/v1`, { method: 'GET', path: '/api/a', policyType: 'allow', description: 'a' });

@@ -50,6 +50,7 @@ export function conditionProblem(c: unknown, where: string): string | undefined 
     case 'string':
       if (typeof v.string !== 'string') return bad;
       try { new RegExp(v.string); } catch { return `${where}.value.string is not a valid regular expression`; }
+      if (catastrophic(v.string)) return `${where}.value.string repeats a group that itself repeats or alternates (such as (a+)+ or (a|b)*): it could take exponential time on a crafted attribute`;
       return undefined;
     case 'number': return isNum(v.number) ? undefined : bad;
     case 'range': return isNum(v.start) && isNum(v.end) ? undefined : bad;
@@ -161,3 +162,31 @@ export function treatmentOf(rules: CompiledRule[], attrs: Attributes, defaultTre
   for (const r of rules) if (r.holds(attrs)) return r.treatment;
   return defaultTreatment;
 }
+
+/**
+ * Whether a pattern has the shape behind catastrophic backtracking: a quantified group (`*`, `+`, `{n,}`) whose body
+ * holds a quantifier or an alternation, as in `(a+)+` or `(a|aa)*`. Conservative: it refuses some safe patterns too.
+ * The `matches` operator runs on request attributes in the agent, so such a pattern would let a caller stall it.
+ */
+export function catastrophic(pattern: string): boolean {
+  const open: boolean[] = []; // per open group: has its body a quantifier or an alternation?
+  let inClass = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === '\\') { i++; continue; }
+    if (inClass) { if (c === ']') inClass = false; continue; }
+    if (c === '[') { inClass = true; continue; }
+    if (c === '(') { open.push(false); continue; }
+    if (c === ')') {
+      const risky = open.pop() ?? false;
+      const next = pattern[i + 1];
+      const repeated = next === '*' || next === '+' || (next === '{' && /^\{\d*,/.test(pattern.slice(i + 1)));
+      if (risky && repeated) return true;
+      if (open.length > 0 && (risky || repeated)) open[open.length - 1] = true;
+      continue;
+    }
+    if ((c === '*' || c === '+' || c === '{' || c === '|') && open.length > 0) open[open.length - 1] = true;
+  }
+  return false;
+}
+
