@@ -110,6 +110,8 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   const recovery = createRecovery({ db, kek, config, passwords, messaging, events, endSessions: (userId) => auth.sessions.revokeAll(userId) });
   // A vendor's email change voids the verification and reset links and codes sent to the old address.
   users.onEmailChange((tx, userId) => recovery.forgetEmailProofs(tx, userId));
+  // Secondary email addresses (/users/emails/v1) are proven with a code emailed through messaging.
+  users.useEmailCodes({ kek, sendEmail: (tx, m) => messaging.sendEmail(tx, m), limiter: createRateLimiter(config.codeRateLimit.perIdentifier, config.codeRateLimit.windowSeconds) });
   // Sign-up and activation, invitations, passwordless (issue 7): one-time links and codes, delivered by messaging.
   const codeLimits = () => ({ perIp: createRateLimiter(config.codeRateLimit.perIp, config.codeRateLimit.windowSeconds), perIdentifier: createRateLimiter(config.codeRateLimit.perIdentifier, config.codeRateLimit.windowSeconds) });
   const codes = createCodeBook(kek);

@@ -43,6 +43,8 @@ export const catalogue = {
   CURRENT_PASSWORD_INVALID: { status: 400, errorCode: 'GH-42008', message: 'The current password is wrong' },
   USERNAME_NOT_FOUND: { status: 404, errorCode: 'GH-42009', message: 'No user has this username' },
   BULK_TASK_NOT_FOUND: { status: 404, errorCode: 'GH-42010', message: 'Bulk task not found' },
+  USER_EMAIL_NOT_FOUND: { status: 404, errorCode: 'GH-42011', message: 'The user has no such email address' },
+  EMAIL_CODES_UNAVAILABLE: { status: 503, errorCode: 'GH-42012', message: 'Email codes are not available on this server' },
   // -- sign-in and sessions (GH-430xx) --
   INVALID_LOGIN: { status: 401, errorCode: 'GH-43001', message: 'Invalid email or password' },
   INVALID_REFRESH_TOKEN: { status: 401, errorCode: 'GH-43002', message: 'Refresh token is invalid or expired' },

@@ -9,6 +9,7 @@ import { subAccountUsersRoutes } from './sub-accounts.routes.ts';
 import { teamRoutes } from './team.routes.ts';
 import { usernamesRoutes } from './usernames.routes.ts';
 import { bulkRoutes } from './bulk.routes.ts';
+import { userEmailsRoutes } from './emails.routes.ts';
 
 const tags = ['users'];
 const U = '/identity/resources/users';
@@ -25,6 +26,8 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
   // Usernames, the fuzzy search and self-service unlock (usernames.routes.ts); bulk invitations, roles, moves (bulk.routes.ts).
   await app.register(usernamesRoutes, { users });
   await app.register(bulkRoutes, { users });
+  // A user's several email addresses (/users/emails/v1): emails.routes.ts.
+  await app.register(userEmailsRoutes, { users });
 
   app.post(`${U}/v1`, {
     config: guard.any('fe.secure.write.users'),

@@ -14,6 +14,7 @@ import { assertEmailDomainAllowed } from '../restrictions/index.ts';
 import type { CreateUser, ListUsersQuery, User } from './schema.ts';
 import { createProfileOps, VENDOR_ONLY_CREATE } from './profile.service.ts';
 import { createEmailOps } from './email.service.ts';
+import { createUserEmailOps } from './emails.service.ts';
 import { createAccountOps } from './accounts.service.ts';
 import { createUsernameOps } from './usernames.service.ts';
 import { createSearchOps } from './search.service.ts';
@@ -79,7 +80,7 @@ export function createUsersService(deps: UsersDeps) {
     record,
     // The global update and the user's own (profile.service.ts); lookup, change and password check by email (email.service.ts).
     ...createProfileOps(deps, core),
-    ...createEmailOps(deps, core),
+    ...((emailOps) => ({ ...emailOps, ...createUserEmailOps(deps, core, emailOps) }))(createEmailOps(deps, core)),
     // Sub-account reach, role replacement, counts per account, member statistics (accounts.service.ts).
     ...accountOps,
     // Usernames, the fuzzy search, self-service unlock, bulk invitations / roles / account moves (their files).
