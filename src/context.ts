@@ -13,6 +13,7 @@ import { createAccountSettingsService } from './modules/account-settings/index.t
 import { createPasswordService } from './modules/credentials/index.ts';
 import { accountMigrationJobs, createAccountMigrationService } from './modules/account-migration/index.ts';
 import { createRolesService } from './modules/roles/index.ts';
+import { createApprovalFlowsService } from './modules/approval-flows/index.ts';
 import { createUsersService, issueUnlockToken, UNLOCK_TOKEN_TTL_SECONDS } from './modules/users/index.ts';
 import { createAuth } from './modules/auth/index.ts';
 import { createMfaService } from './modules/mfa/index.ts';
@@ -187,7 +188,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   // Captcha policy: the public sign-in, sign-up, passwordless, reset and activation routes check recaptchaToken (routes.ts).
   const captcha = createCaptchaService({ db, kek, verifyUrl: config.captcha.verifyUrl, log });
 
-  return { captcha, housekeeping, directory, groups, restrictions, userPools, sso, social, machine, mfa, config, db, log, keys, events, webhooks, audit, dispatcher, tokenTypes, environment, tenants, hierarchy, accountSettings, passwords, roles, users, auth, accountMigration, jobs, authenticate, entitlements, userMigration, applications, messaging, recovery, passwordless, signup, invitations, inviteTokens };
+  return { approvalFlows: createApprovalFlowsService({ db, events, users, vendorId: () => environment.id }), captcha, housekeeping, directory, groups, restrictions, userPools, sso, social, machine, mfa, config, db, log, keys, events, webhooks, audit, dispatcher, tokenTypes, environment, tenants, hierarchy, accountSettings, passwords, roles, users, auth, accountMigration, jobs, authenticate, entitlements, userMigration, applications, messaging, recovery, passwordless, signup, invitations, inviteTokens };
 }
 
 export type Context = Awaited<ReturnType<typeof createContext>>;

@@ -29,6 +29,7 @@ import { restrictionsRoutes } from './modules/restrictions/index.ts';
 import { userPoolsRoutes } from './modules/user-pools/index.ts';
 import { directoryRoutes, scimRoutes, SCIM_PREFIX } from './modules/directory/index.ts';
 import { captchaRoutes, installCaptcha } from './modules/captcha/index.ts';
+import { approvalFlowsRoutes } from './modules/approval-flows/index.ts';
 /** Builds the API server over a context: the HTTP shell plus every module's routes. */
 export async function buildApp(ctx: Context, opts: { logger?: boolean } = {}) {
   const app = await createHttp({
@@ -54,7 +55,7 @@ export async function buildApp(ctx: Context, opts: { logger?: boolean } = {}) {
   await app.register(rolesRoutes, { roles: ctx.roles });
   await app.register(usersRoutes, { users: ctx.users });
   await app.register(meRoutes, { users: ctx.users });
-  await app.register(authRoutes, { login: ctx.auth.login, sessions: ctx.auth.sessions, users: ctx.users, environment: ctx.environment, secureCookies: ctx.config.publicUrl.startsWith('https://') });
+  await app.register(authRoutes, { login: ctx.auth.login, sessions: ctx.auth.sessions, users: ctx.users, environment: ctx.environment, secureCookies: ctx.config.publicUrl.startsWith('https://'), apiTokens: ctx.machine.apiTokens });
   await app.register(mfaRoutes, { mfa: ctx.mfa, environment: ctx.environment, secureCookies: ctx.config.publicUrl.startsWith('https://') });
   await app.register(entitlementsRoutes, { entitlements: ctx.entitlements });
   await app.register(apiTokensRoutes, { apiTokens: ctx.machine.apiTokens, accessTokens: ctx.machine.accessTokens });
@@ -76,6 +77,7 @@ export async function buildApp(ctx: Context, opts: { logger?: boolean } = {}) {
   await app.register(webhooksRoutes, { webhooks: ctx.webhooks });
   await app.register(auditRoutes, { audit: ctx.audit });
   await app.register(directoryRoutes, { directory: ctx.directory });
+  await app.register(approvalFlowsRoutes, { approvalFlows: ctx.approvalFlows });
   await app.register(scimRoutes, { prefix: SCIM_PREFIX, directory: ctx.directory, publicUrl: ctx.config.publicUrl });
   await app.ready();
   return app;

@@ -95,6 +95,13 @@ export const catalogue = {
   ROUTE_RULE_NOT_FOUND: { status: 404, errorCode: 'GH-50009', message: 'Route not found' },
   ROUTE_EXISTS: { status: 409, errorCode: 'GH-50010', message: 'A route with this method and path already exists' },
   INVALID_RULES: { status: 400, errorCode: 'GH-50011', message: 'Targeting rules are malformed' },
+  ENTITY_TYPE_NOT_FOUND: { status: 404, errorCode: 'GH-50012', message: 'Entity type not found' },
+  ENTITY_TYPE_EXISTS: { status: 409, errorCode: 'GH-50013', message: 'An entity type with this key already exists' },
+  ENTITY_ACTION_NOT_FOUND: { status: 404, errorCode: 'GH-50014', message: 'The entity type has no such action' },
+  ENTITY_ACTION_EXISTS: { status: 409, errorCode: 'GH-50015', message: 'The entity type already has an action with this key' },
+  ENTITY_RELATION_NOT_FOUND: { status: 404, errorCode: 'GH-50016', message: 'The entity type has no such relation' },
+  ENTITY_RELATION_EXISTS: { status: 409, errorCode: 'GH-50017', message: 'The entity type already has a relation with this key' },
+  REBAC_IN_USE: { status: 409, errorCode: 'GH-50018', message: 'Still referenced by relations, actions or relation assignments' },
   // -- messaging and recovery (GH-610xx) --
   MAIL_CONFIG_NOT_FOUND: { status: 404, errorCode: 'GH-61001', message: 'No email configuration exists' },
   SMS_CONFIG_NOT_FOUND: { status: 404, errorCode: 'GH-61002', message: 'No SMS configuration exists' },
@@ -207,6 +214,11 @@ export const catalogue = {
   MIGRATION_DUPLICATE_ITEM: { status: 409, errorCode: 'GH-30301', message: 'The item repeats an id given earlier in the same migration' },
   // -- credentials and policies (GH-410xx), continued --
   EMAIL_CHANGE_NOT_ALLOWED: { status: 403, errorCode: 'GH-41004', message: 'Users may not change their own email address (user emails policy)' },
+  // -- approval flows (GH-680xx) --
+  APPROVAL_FLOW_NOT_FOUND: { status: 404, errorCode: 'GH-68001', message: 'Approval flow not found' },
+  APPROVAL_EXECUTION_NOT_FOUND: { status: 404, errorCode: 'GH-68002', message: 'Approval flow execution not found' },
+  NOT_AN_APPROVER: { status: 403, errorCode: 'GH-68003', message: 'This user is not an approver of this step' },
+  APPROVAL_ALREADY_DECIDED: { status: 409, errorCode: 'GH-68004', message: 'This approval step or execution is already decided' },
 } as const satisfies Record<string, { status: number; errorCode: string; message: string }>;
 
 export type ErrorCode = keyof typeof catalogue;

@@ -141,6 +141,14 @@ describe('events: every catalogue key is emitted by its module and arrives once'
     ok(act, 'activation link');
     ok(await t.call('POST', `${U}/v1/activate`, { body: { userId: signed.body.userId, token: act.body.token } }), 'activate');
 
+    // An approval flow: the invitee approves the converted user's request (approval.requested, approval.completed).
+    const AF = '/identity/resources/approval-flows/v1';
+    const flow = await v('POST', AF, { name: 'Cov', channels: { email: false, sms: false }, configuration: {}, steps: [{ approverSelector: { type: 'users', userIds: [invitedId] } }] });
+    ok(flow, 'approval flow');
+    const exec = await t.call('POST', `${AF}/${flow.body.id}/execute`, { token: vendor, headers: { 'gatehouse-user-id': convId }, body: { executionData: { amount: 1 } } });
+    ok(exec, 'approval execute');
+    ok(await v('POST', `${AF}/approver-action`, { approved: true, approvalFlowExecutionId: exec.body.approvalFlowExecutionId, approverId: invitedId, approvalFlowStepId: flow.body.steps[0].id }), 'approve');
+
     // SCIM: a connection provisions a user and a group, then deprovisions the user.
     scimConn = (await v('POST', SCIM_C, { source: 'other', syncToUserManagement: true }, 'cov-p')).body;
     const su = await scim('POST', `${SCIM}/${scimConn.id}/Users`, scimConn.token, { schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName: 'scimmy@cov.test' });

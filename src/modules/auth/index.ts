@@ -35,6 +35,7 @@ export function createAuth(deps: { db: Db; config: Config; keys: KeysService; en
     issue,
     limits: { perIp: createRateLimiter(perIp, windowSeconds), perIdentifier: createRateLimiter(perIdentifier, windowSeconds) },
     events: deps.events,
+    issuer: deps.config.publicUrl,
   });
   return { login, sessions, issue };
 }

@@ -22,6 +22,8 @@ export interface LoginDeps {
   limits: { perIp: RateLimiter; perIdentifier: RateLimiter };
   /** The outbox (issue 10): user.signed_in, user.sign_in_failed, user.locked. */
   events?: EventsService;
+  /** The `iss` of the tokens (PUBLIC_URL, as the keys service signs them): the OAuth discovery's issuer. */
+  issuer?: string;
 }
 
 export type LoginService = ReturnType<typeof createLoginService>;
@@ -135,6 +137,9 @@ export function createLoginService(deps: LoginDeps) {
   }
 
   return {
+    /** The `iss` of the tokens this service issues (the OAuth discovery document's issuer). */
+    issuer: deps.issuer ?? '',
+
     /** `used`, when given, receives the environment settings the sign-in read (for the refresh cookie). */
     async login(body: { email?: string; username?: string; password: string; invitationToken?: string }, client: ClientInfo, used?: UsedSettings): Promise<LoginResponse | ResetPasswordResponse> {
       const identifier = (body.email ?? body.username ?? '').trim().toLowerCase();

@@ -4,9 +4,11 @@ import { Type } from 'typebox';
 import { guard, tenantHeader, type UserAuth } from '../../http/auth.ts';
 import { AppError } from '../../http/errors.ts';
 import { readCookie } from '../../http/cookies.ts';
+import type { ApiTokensService } from '../api-tokens/index.ts';
 import type { EnvironmentService } from '../environment/index.ts';
 import { Empty, User, type UsersService } from '../users/index.ts';
 import type { LoginService } from './login.service.ts';
+import { oauthRoutes } from './oauth.routes.ts';
 import { LoginBody, LoginResponse, RefreshBody, Session, SessionPolicy, SessionPolicyBody } from './schema.ts';
 import type { SessionsService } from './sessions.service.ts';
 import type { UsedSettings } from './sign-in.types.ts';
@@ -21,6 +23,8 @@ export interface AuthRouteDeps {
   users: UsersService;
   environment: EnvironmentService;
   secureCookies: boolean;
+  /** The API token exchange behind /oauth/token's client_credentials grant (src/routes.ts: ctx.machine.apiTokens). */
+  apiTokens?: Pick<ApiTokensService, 'exchange'>;
 }
 
 export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, deps) => {
@@ -39,6 +43,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
     reply.header('set-cookie', value);
   }
   const client = (req: FastifyRequest) => ({ ip: req.ip, userAgent: req.headers['user-agent'], cookie: req.headers.cookie });
+  await app.register(oauthRoutes, { login, environment: deps.environment, apiTokens: deps.apiTokens, refreshCookieName: REFRESH_COOKIE, setRefreshCookie, client });
 
   app.post(`${A}/user`, {
     config: guard.public,

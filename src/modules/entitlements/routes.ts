@@ -8,6 +8,7 @@ import * as S from './schema.ts';
 import type { EntitlementsService } from './service.ts';
 import type { DecisionKind } from './engine/index.ts';
 import { userEntitlementsRoutes } from './user-entitlements.ts';
+import { rebacRoutes } from './rebac.routes.ts';
 
 const R = '/entitlements/resources';
 const tags = ['entitlements'];
@@ -17,6 +18,7 @@ const ok = async (reply: FastifyReply, p: Promise<unknown>) => { await p; return
 export const entitlementsRoutes: FastifyPluginAsyncTypebox<{ entitlements: EntitlementsService }> = async (app, { entitlements: e }) => {
   const { catalog, grants, routes } = e;
   await app.register(userEntitlementsRoutes, { entitlements: e });
+  await app.register(rebacRoutes, { rebac: e.rebac });
   const c = guard.vendor;
 
   // -- features --

@@ -4,6 +4,7 @@ import { createGrantsService } from './grants.service.ts';
 import type { EntitlementsDeps } from './records.ts';
 import { createRouteRulesService } from './routes.service.ts';
 import { createOpenApiImport } from './openapi-import.ts';
+import { createRebacService } from './rebac.service.ts';
 import { buildSnapshot, createServerDecisions, snapshotOffset } from './snapshot.ts';
 
 export type EntitlementsService = ReturnType<typeof createEntitlementsService>;
@@ -23,6 +24,7 @@ export function createEntitlementsService(deps: EntitlementsDeps) {
     grants,
     routes: createRouteRulesService(deps),
     importOpenApi: createOpenApiImport(deps.db),
+    rebac: createRebacService(deps),
     decisions: createServerDecisions(deps.db),
     snapshot,
     snapshotOffset: () => snapshotOffset(deps.db),

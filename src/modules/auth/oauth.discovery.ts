@@ -1,0 +1,43 @@
+import { Type } from 'typebox';
+
+/** The claims a user access token carries (tokens.ts; wire.md section 3): `acr` and `act` only when they apply. */
+const CLAIMS = [
+  'iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'amr', 'acr', 'sid', 'type', 'email', 'email_verified', 'name',
+  'profilePictureUrl', 'tenantId', 'tenantIds', 'roles', 'permissions', 'metadata', 'act',
+];
+
+export const DiscoveryDocument = Type.Object({
+  issuer: Type.String(),
+  jwks_uri: Type.String(),
+  token_endpoint: Type.String(),
+  end_session_endpoint: Type.String(),
+  grant_types_supported: Type.Array(Type.String()),
+  response_types_supported: Type.Array(Type.String()),
+  subject_types_supported: Type.Array(Type.String()),
+  id_token_signing_alg_values_supported: Type.Array(Type.String()),
+  token_endpoint_auth_methods_supported: Type.Array(Type.String()),
+  claims_supported: Type.Array(Type.String()),
+});
+
+/**
+ * OpenID Provider metadata (OIDC Discovery 1.0 / RFC 8414) of what the server actually does. `issuer` is the `iss`
+ * of the tokens it signs (PUBLIC_URL). No authorization endpoint (sign-in is the hosted login's own API), so no
+ * response types; `id_token_signing_alg_values_supported` names the algorithm the tokens are signed with.
+ */
+export function discoveryDocument(a: { issuer: string; algorithm: string; clientCredentials: boolean }) {
+  const base = a.issuer.replace(/\/+$/, '');
+  return {
+    issuer: a.issuer,
+    jwks_uri: `${base}/.well-known/jwks.json`,
+    token_endpoint: `${base}/oauth/token`,
+    end_session_endpoint: `${base}/oauth/logout`,
+    grant_types_supported: a.clientCredentials ? ['refresh_token', 'client_credentials'] : ['refresh_token'],
+    response_types_supported: [] as string[],
+    subject_types_supported: ['public'],
+    id_token_signing_alg_values_supported: [a.algorithm],
+    // The refresh_token grant needs no client authentication (public browser clients); client_credentials takes
+    // the API token's id and secret as HTTP Basic or in the body.
+    token_endpoint_auth_methods_supported: a.clientCredentials ? ['none', 'client_secret_basic', 'client_secret_post'] : ['none'],
+    claims_supported: CLAIMS,
+  };
+}
