@@ -206,7 +206,7 @@ describe('account settings: update rules', () => {
     ['currency', 'E1R', /currency must be an ISO 4217 code/],
     ['currency', 42, /body\.currency must be string/],
     ['dateFormat', 'd'.repeat(65), /body\.dateFormat must NOT have more than 64 characters/],
-    ['dateFormat', 'dd\u0000MM', /dateFormat must not contain control characters/],
+    ['dateFormat', 'dd\u0000MM', /dateFormat must not contain the NUL character/], // the input guard, before this module's rule
     ['timeFormat', 'HH:\u001bmm', /timeFormat must not contain control characters/],
     ['timeFormat', 'h'.repeat(65), /body\.timeFormat must NOT have more than 64 characters/],
     ['logo', 'not a url', /logo must be an http\(s\) URL or a data:image URL/],

@@ -274,7 +274,7 @@ describe('sub-accounts', () => {
     fails(await t.call('POST', SUB, { token: vendor, body: { tenantId: 'sb-c', name: '', parentTenantId: 'sb-p' } }), 400, 'GH-10001', /body\.name/);
     fails(await t.call('POST', SUB, { token: vendor, body: { tenantId: 'sb-c', name: 'c', parentTenantId: 'sb-p', isReseller: 'true' } }), 400, 'GH-10001', /body\.isReseller must be boolean/);
     fails(await t.call('POST', SUB, { token: vendor, body: { tenantId: 'sb-c', name: 'c', parentTenantId: 'sb-p', metadata: '[1]' } }), 400, 'GH-10001', /metadata must be a JSON object/);
-    fails(await t.call('POST', SUB, { token: vendor, body: { tenantId: 'sb-c', name: 'a\u0000b', parentTenantId: 'sb-p' } }), 400, 'GH-10001', /body\.name must not contain NUL/);
+    fails(await t.call('POST', SUB, { token: vendor, body: { tenantId: 'sb-c', name: 'a\u0000b', parentTenantId: 'sb-p' } }), 400, 'GH-10001', /body\.name must not contain the NUL character/);
     fails(await t.call('POST', SUB, { token: vendor, body: { tenantId: 'sb-c', name: 'c', parentTenantId: 'sb-p', metadata: '{"k":"\\u0000"}' } }), 400, 'GH-10001', /body\.metadata\.k must not contain NUL/);
     fails(await t.call('POST', SUB, { token: vendor, body: { tenantId: 'sb-c', name: 'c', parentTenantId: 'sb-p', logo: '\ud800' } }), 400, 'GH-10001', /body\.logo .*unpaired surrogates/);
     assert.deepEqual(await getAccount('sb-c'), []);
@@ -406,7 +406,7 @@ describe('sub-accounts', () => {
     fails(await t.call('PATCH', `${SUB}/pa-kid`, { token: vendor, body: {} }), 400, 'GH-10001', /at least one account field/);
     fails(await t.call('PATCH', `${SUB}/pa-kid`, { token: vendor, body: { name: 7 } }), 400, 'GH-10001', /body\.name must be string/);
     fails(await t.call('PATCH', `${SUB}/pa-none`, { token: vendor, body: { name: 'x' } }), 404, 'GH-30001');
-    fails(await t.call('PATCH', `${SUB}/pa-kid`, { token: vendor, body: { metadata: { ['k\u0000']: 1 } } }), 400, 'GH-10001', /body\.metadata key must not contain NUL/);
+    fails(await t.call('PATCH', `${SUB}/pa-kid`, { token: vendor, body: { metadata: { ['k\u0000']: 1 } } }), 400, 'GH-10001', /body\.metadata must not contain the NUL character/);
     fails(await t.call('PATCH', `${SUB}/pa%00kid`, { token: vendor, body: { name: 'x' } }), 400, 'GH-10001', /params\.tenantId must match pattern/);
     assert.equal((await getAccount('pa-me')).name, 'Me');
   });

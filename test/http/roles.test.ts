@@ -182,7 +182,7 @@ describe('roles v1', () => {
       [[{ key: 'x', name: 'x', level: '1' }], /body\.0\.level must be integer/],
       [[{ key: ' x', name: 'x', level: 1 }], /body\.0\.key must match pattern/],
       [[{ key: 'x', name: '   ', level: 1 }], /body\.0\.name must not be blank/],
-      [[{ key: 'x', name: 'a\u0000b', level: 1 }], /body\.0\.name must not contain control characters/],
+      [[{ key: 'x', name: 'a\u0000b', level: 1 }], /body\.0\.name must not contain the NUL character/],
       [[{ key: 'x', name: 'x', level: 1, description: 'bad \ud800' }], /body\.0\.description must not contain NUL/],
       [[{ key: 'x', name: 'x', level: 1, isDefault: 'yes' }], /body\.0\.isDefault must be boolean/],
       [[], /body must NOT have fewer than 1 items/],
