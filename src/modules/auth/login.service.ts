@@ -7,6 +7,7 @@ import { isLockedNow, updateUser, type UserRow, type UsersService } from '../use
 import type { RateLimiter } from './rate-limit.ts';
 import type { EventsService } from '../events/index.ts';
 import { createRefresh } from './refresh.service.ts';
+import { createReissue } from './reissue.service.ts';
 import type { SessionsService } from './sessions.service.ts';
 import type { ClientInfo, GateInput, Respond, SignInGate, SignInOptions, UsedSettings } from './sign-in.types.ts';
 import * as store from './store.ts';
@@ -240,6 +241,9 @@ export function createLoginService(deps: LoginDeps) {
 
     /** Rotates the refresh token (refresh.service.ts); runs the gates at the 'refresh' stage. */
     refresh: createRefresh({ db, users, environment: deps.environment, sessions: deps.sessions, issue: deps.issue, runGates, respond }),
+
+    /** A fresh access token for a live session, its refresh token not rotated (reissue.service.ts). */
+    reissue: createReissue({ db, users, environment: deps.environment, sessions: deps.sessions, issue: deps.issue, runGates }),
 
     /** Ends the session of a refresh token or of an access token's `sid`. Unknown tokens are ignored. */
     async logout(by: { refreshToken?: string; sessionId?: string }): Promise<void> {

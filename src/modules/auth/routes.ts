@@ -9,6 +9,7 @@ import type { EnvironmentService } from '../environment/index.ts';
 import { Empty, User, type UsersService } from '../users/index.ts';
 import type { LoginService } from './login.service.ts';
 import { oauthRoutes } from './oauth.routes.ts';
+import { meTokenRoutes } from './me-token.routes.ts';
 import { LoginBody, LoginResponse, RefreshBody, Session, SessionPolicy, SessionPolicyBody } from './schema.ts';
 import type { SessionsService } from './sessions.service.ts';
 import type { UsedSettings } from './sign-in.types.ts';
@@ -43,6 +44,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
     reply.header('set-cookie', value);
   }
   const client = (req: FastifyRequest) => ({ ip: req.ip, userAgent: req.headers['user-agent'], cookie: req.headers.cookie });
+  await app.register(meTokenRoutes, { login });
   await app.register(oauthRoutes, { login, environment: deps.environment, apiTokens: deps.apiTokens, refreshCookieName: REFRESH_COOKIE, setRefreshCookie, client });
 
   app.post(`${A}/user`, {

@@ -103,6 +103,21 @@ export async function rotateWithClaims(
 }
 
 /**
+ * An access token re-issued for a live session (no refresh token rotated): the session touched on the condition that
+ * it is not revoked, and the token's role claims read (`claims`, numbered from $2), in one statement. Answers
+ * undefined when the session was revoked meanwhile (nothing written then).
+ */
+export async function touchWithClaims(q: Queryable, sessionId: string, claims: ClaimsSql): Promise<RoleClaims | undefined> {
+  const sql = compose(`touch:${claims.cte}`, () =>
+    `WITH touched AS (UPDATE sessions SET last_used_at = now() WHERE id = $1 AND revoked_at IS NULL RETURNING id),
+          ${claims.cte}
+     SELECT EXISTS (SELECT 1 FROM touched) AS touched, ${claims.select}`);
+  const { rows } = await q.query<RoleClaims & { touched: boolean }>(sql, [sessionId, ...claims.params]);
+  const { touched, ...roleClaims } = rows[0];
+  return touched ? roleClaims : undefined;
+}
+
+/**
  * A flow's own writes made by the session-start statement (e.g. the MFA verify's TOTP step and mfaToken spent):
  * WITH items `ctes(first)` with `values` numbered from `first`; `key` names the text (constant per key). `check` is a
  * select expression that raises an error when those writes did not happen (e.g. a cast of a marker text to boolean),

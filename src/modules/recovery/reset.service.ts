@@ -60,15 +60,15 @@ export function createResetService(deps: ResetDeps) {
     return findByEmail(q, id.value);
   }
 
-  /** Issues a link token and queues the ResetPassword email, in the caller's transaction. */
-  async function sendResetEmail(q: Queryable, user: UserRow): Promise<void> {
+  /** Issues a link token and queues the ResetPassword (or PwnedPassword) email, in the caller's transaction. */
+  async function sendResetEmail(q: Queryable, user: UserRow, type: 'ResetPassword' | 'PwnedPassword' = 'ResetPassword'): Promise<void> {
     await store.useResetTokens(q, user.id, ['email']);
     const token = randomSecret(32);
     await store.insertResetToken(q, { tokenHash: sha256Hex(token), userId: user.id, reason: 'email', ttlSeconds: RESET_LINK_TTL });
     await deps.messaging.sendEmail(q, {
       tenantId: user.active_tenant_id,
       to: user.email,
-      type: 'ResetPassword',
+      type,
       vars: { name: user.name, expiresInMinutes: String(RESET_LINK_TTL / 60) },
       linkParams: { userId: user.id, token },
     });
@@ -174,6 +174,29 @@ export function createResetService(deps: ResetDeps) {
         throw new AppError('MAILBOX_PROOF_REQUIRED', 'This token came from sign-in and does not prove the mailbox; a reset link was emailed to the user, use that one');
       }
       await deps.endSessions(b.userId);
+    },
+
+    /**
+     * Vendor, after a breach (no per-identifier limits): for each known user, in one transaction, every unused reset
+     * token is voided, the password hash cleared (password sign-in answers the reset-required answer of migrated
+     * users) and the PwnedPassword email with a new link queued; then the users' sessions end.
+     */
+    async forceBreachedResets(userIds: string[]): Promise<{ requested: number; reset: string[]; notFound: string[] }> {
+      const ids = [...new Set(userIds.map((id) => id.toLowerCase()))];
+      const reset = await db.transaction(async (tx) => {
+        const done: string[] = [];
+        for (const id of ids) {
+          const user = await findById(tx, id, true);
+          if (!user) continue;
+          await store.useResetTokens(tx, user.id);
+          await updateUser(tx, user.id, { password_hash: null, must_reset_password: true });
+          await sendResetEmail(tx, user, 'PwnedPassword');
+          done.push(user.id);
+        }
+        return done;
+      });
+      for (const id of reset) await deps.endSessions(id);
+      return { requested: ids.length, reset, notFound: ids.filter((id) => !reset.includes(id)) };
     },
 
     /** Vendor: a reset link for a user, to deliver by other means. */

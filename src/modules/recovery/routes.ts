@@ -5,6 +5,7 @@ import { guard } from '../../http/auth.ts';
 import { AppError } from '../../http/errors.ts';
 import type { ResetService } from './reset.service.ts';
 import type { VerificationService } from './verification.service.ts';
+import { breachedResetRoutes } from './breached.routes.ts';
 
 const U = '/identity/resources/users';
 const Ok = Type.Object({});
@@ -60,6 +61,7 @@ export const recoveryRoutes: FastifyPluginAsyncTypebox<{ reset: ResetService; ve
     config: guard.vendor,
     schema: { tags, summary: 'Generate a reset link for a user (1 hour, single use) to deliver by other means', params: Type.Object({ userId: Type.String({ maxLength: 64 }) }), response: { 201: Type.Object({ link: Type.String(), token: Type.String(), userId: Type.String() }) } },
   }, async (req, reply) => reply.code(201).send(await reset.vendorLink(req.params.userId)));
+  await app.register(breachedResetRoutes, { reset });
 
   // -- email verification --
   app.post(`${U}/v1/email/me`, {
