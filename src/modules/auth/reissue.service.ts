@@ -1,22 +1,12 @@
 import { AppError } from '../../http/errors.ts';
 import { isUuid } from '../../lib/pg-errors.ts';
-import type { Db, Queryable } from '../../storage/db.ts';
-import type { EnvironmentService } from '../environment/index.ts';
-import { isLockedNow, type UsersService } from '../users/index.ts';
-import type { SessionsService } from './sessions.service.ts';
-import type { ClientInfo, GateInput } from './sign-in.types.ts';
+import { isLockedNow } from '../users/index.ts';
+import type { RefreshDeps } from './refresh.service.ts';
+import type { ClientInfo } from './sign-in.types.ts';
 import * as store from './store.ts';
-import type { TokenIssuer } from './tokens.ts';
 
-export interface ReissueDeps {
-  db: Db;
-  users: UsersService;
-  environment: EnvironmentService;
-  sessions: SessionsService;
-  issue: TokenIssuer;
-  /** The login service's gates (at the 'refresh' stage a gate can only refuse, by throwing). */
-  runGates: (q: Queryable, a: GateInput) => Promise<unknown>;
-}
+/** The refresh flow's dependencies but `respond` (a re-issue answers only the access token). */
+export type ReissueDeps = Omit<RefreshDeps, 'respond'>;
 
 /** A fresh access token of a session: the token alone, no refresh token. */
 export interface ReissuedToken {
