@@ -2,8 +2,9 @@ import { randomSecret, sha256Hex } from '../../lib/crypto.ts';
 import { AppError } from '../../http/errors.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
 import type { EnvironmentService } from '../environment/index.ts';
-import { isLockedNow, type UsersService } from '../users/index.ts';
+import type { UsersService } from '../users/index.ts';
 import type { AuditInlineOf } from '../audit/index.ts';
+import { checkSessionAccess } from './session-access.ts';
 import type { SessionsService } from './sessions.service.ts';
 import type { ClientInfo, GateInput, Respond, UsedSettings } from './sign-in.types.ts';
 import * as store from './store.ts';
@@ -24,7 +25,7 @@ export interface RefreshDeps {
 
 /** Refresh-token rotation: the login service's `refresh`. */
 export function createRefresh(deps: RefreshDeps) {
-  const { db, users, runGates, respond } = deps;
+  const { db, respond } = deps;
 
   /**
    * Rotates the refresh token. A token already rotated is a replay: the whole session is revoked. `used`, when
@@ -47,21 +48,7 @@ export function createRefresh(deps: RefreshDeps) {
       throw new AppError('SESSION_REVOKED', 'This refresh token was already used; the session is revoked');
     };
     if (session.rotated_at) return replayed();
-    const expired = await deps.sessions.isExpired(db, session, { idleTimeoutSeconds: view.idleTimeoutSeconds });
-    if (expired) {
-      await store.revoke(db, { sessionId: session.id }, expired);
-      throw new AppError('INVALID_REFRESH_TOKEN', `The session ended (${expired})`);
-    }
-    const user = view.user;
-    if (!user) throw new AppError('INVALID_REFRESH_TOKEN');
-    if (isLockedNow(user)) throw new AppError('USER_LOCKED');
-    const access = await users.accessView(db, user.id, view.memberships);
-    const membership = await access.accessTo(session.tenant_id);
-    if (!membership) {
-      await store.revoke(db, { sessionId: session.id }, 'account access removed');
-      throw new AppError('NO_ACCOUNT_ACCESS', 'The user no longer has access to the account of this session');
-    }
-    await runGates(db, { stage: 'refresh', user, tenantId: session.tenant_id, client, amr: session.amr });
+    const { user, membership, tenantIds } = await checkSessionAccess(deps, view, client, 'INVALID_REFRESH_TOKEN');
     // Read before the rotation, so that nothing but signing is left once the token has rotated.
     const settings = await deps.environment.cachedSettings(db);
     const next = randomSecret(32);
@@ -73,7 +60,7 @@ export function createRefresh(deps: RefreshDeps) {
     if (!claims) return replayed();
     // The entry is committed with the rotation; the audit hook must not stage it again whatever happens next.
     entry?.stored();
-    return respond(db, user, session.tenant_id, membership, session.id, next, session.amr, session.created_at, { tenantIds: access.tenantIds, settings, claims }, used);
+    return respond(db, user, session.tenant_id, membership, session.id, next, session.amr, session.created_at, { tenantIds, settings, claims }, used);
   }
 
   return refresh;

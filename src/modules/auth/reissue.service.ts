@@ -1,7 +1,7 @@
 import { AppError } from '../../http/errors.ts';
 import { isUuid } from '../../lib/pg-errors.ts';
-import { isLockedNow } from '../users/index.ts';
 import type { RefreshDeps } from './refresh.service.ts';
+import { checkSessionAccess } from './session-access.ts';
 import type { ClientInfo } from './sign-in.types.ts';
 import * as store from './store.ts';
 
@@ -17,40 +17,24 @@ export interface ReissuedToken {
 
 /** Access-token re-issue for a live session: the login service's `reissue`. */
 export function createReissue(deps: ReissueDeps) {
-  const { db, users } = deps;
+  const { db } = deps;
 
   /**
    * A fresh access token for the session `sessionId` with the current roles and permissions of its account, the same
-   * `sid`, and the `amr`/`auth_time` the session holds. The checks are the refresh's (refresh.service.ts): the session
-   * not revoked nor ended (an ended one is revoked), its user not locked, the membership still live (else the session
-   * is revoked), the gates at the 'refresh' stage; the refresh token is not rotated. `opts.userId`, when given, must
-   * be the session's user (the caller's token names both).
+   * `sid`, and the `amr`/`auth_time` the session holds. The checks are the refresh's (session-access.ts); the refresh
+   * token is not rotated. `opts.userId`, when given, must be the session's user (the caller's token names both).
    */
   async function reissue(sessionId: string, opts: { userId?: string; client?: ClientInfo } = {}): Promise<ReissuedToken> {
     const view = isUuid(sessionId) ? await store.sessionView(db, sessionId) : undefined;
     if (!view || (opts.userId && view.session.user_id !== opts.userId)) throw new AppError('SESSION_REVOKED', 'The token belongs to no live session');
     const { session } = view;
     if (session.revoked_at) throw new AppError('SESSION_REVOKED');
-    const ended = await deps.sessions.isExpired(db, session, { idleTimeoutSeconds: view.idleTimeoutSeconds });
-    if (ended) {
-      await store.revoke(db, { sessionId: session.id }, ended);
-      throw new AppError('SESSION_REVOKED', `The session ended (${ended})`);
-    }
-    const user = view.user;
-    if (!user) throw new AppError('SESSION_REVOKED', 'The user of this session no longer exists');
-    if (isLockedNow(user)) throw new AppError('USER_LOCKED');
-    const access = await users.accessView(db, user.id, view.memberships);
-    const membership = await access.accessTo(session.tenant_id);
-    if (!membership) {
-      await store.revoke(db, { sessionId: session.id }, 'account access removed');
-      throw new AppError('NO_ACCOUNT_ACCESS', 'The user no longer has access to the account of this session');
-    }
-    await deps.runGates(db, { stage: 'refresh', user, tenantId: session.tenant_id, client: opts.client ?? {}, amr: session.amr });
+    const { user, membership, tenantIds } = await checkSessionAccess(deps, view, opts.client ?? {}, 'SESSION_REVOKED');
     const settings = await deps.environment.cachedSettings(db);
     // One statement: the session touched (if still not revoked) and the token's role claims read.
     const claims = await store.touchWithClaims(db, session.id, await deps.issue.claimsSql(db, 2, { userId: user.id, tenantId: session.tenant_id, roleIds: membership.role_ids }));
     if (!claims) throw new AppError('SESSION_REVOKED');
-    const { accessToken, expiresIn } = await deps.issue(db, { user, tenantId: session.tenant_id, membership, tenantIds: access.tenantIds, sessionId: session.id, amr: session.amr, authTime: session.created_at }, { settings, claims });
+    const { accessToken, expiresIn } = await deps.issue(db, { user, tenantId: session.tenant_id, membership, tenantIds, sessionId: session.id, amr: session.amr, authTime: session.created_at }, { settings, claims });
     return { accessToken, expiresIn, expires: new Date(Date.now() + expiresIn * 1000).toISOString() };
   }
 
