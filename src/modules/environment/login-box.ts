@@ -1,15 +1,10 @@
 import type { Db } from '../../storage/db.ts';
 import { readFlowSettings } from '../passwordless/index.ts';
+import { RESET_LINK_TTL, RESET_SMS_CODE_TTL } from '../recovery/index.ts';
 import type { AuthStrategy, PublicConfig, RecoveryStrategies, VendorConfigBasic } from './login-box.schema.ts';
 import { readCaptchaSiteKey, readFacts } from './login-box.store.ts';
 import type { VendorSettings } from './schema.ts';
 
-/**
- * Lifetimes of the password-reset messages (the recovery module's RESET_LINK_TTL and RESET_SMS_CODE_TTL, seconds
- * there): the emailed link 1 hour, the SMS code 10 minutes.
- */
-export const RESET_LINK_MINUTES = 60;
-export const RESET_SMS_CODE_MINUTES = 10;
 
 export interface LoginBoxDeps {
   db: Db;
@@ -91,8 +86,8 @@ export function createLoginBox(deps: LoginBoxDeps) {
       const email = channels.emailFor('ResetPassword');
       const sms = channels.smsFor('ResetPassword');
       return {
-        email: { active: email, strategy: 'link', expiresInMinutes: RESET_LINK_MINUTES },
-        sms: { active: sms, strategy: 'code', expiresInMinutes: RESET_SMS_CODE_MINUTES },
+        email: { active: email, strategy: 'link', expiresInMinutes: RESET_LINK_TTL / 60 },
+        sms: { active: sms, strategy: 'code', expiresInMinutes: RESET_SMS_CODE_TTL / 60 },
         strategies: [...(email ? ['email' as const] : []), ...(sms ? ['sms' as const] : [])],
       };
     },

@@ -11,7 +11,7 @@ import { createPhonesService } from './phones.service.ts';
 import * as store from './store.ts';
 
 export { recoveryRoutes } from './routes.ts';
-export type { ResetService } from './reset.service.ts';
+export { RESET_LINK_TTL, RESET_SMS_CODE_TTL, type ResetService } from './reset.service.ts';
 export type { VerificationService } from './verification.service.ts';
 export { phoneNumbersRoutes } from './phones.routes.ts';
 export type { PhonesService } from './phones.service.ts';

@@ -4,7 +4,7 @@ import { accountOf, guard } from '../../http/auth.ts';
 import { BULK_INVITE_MAX, BULK_ROLES_MAX_TENANTS } from './bulk.service.ts';
 import { UserParams } from './schema.ts';
 import type { UsersService } from './service.ts';
-import { InviteUser } from './sub-accounts.routes.ts';
+import { InviteUser } from './schema.ts';
 
 const tags = ['users'];
 const RoleIds = Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 100, uniqueItems: true });

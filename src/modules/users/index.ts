@@ -10,6 +10,6 @@ export { insertUser, findByPhone, addPhone, addMembership, addRoles } from './st
 // For the SCIM directory (issue 6), which keeps provisioned users' memberships and roles in step.
 export { updateMembership, removeMembership, removeRoles, settleAfterLeaving } from './store.ts';
 // The user record schema (value and type), for routes of other modules that answer a user record.
-export { Empty, User } from './schema.ts';
+export { Empty, InviteUser, User } from './schema.ts';
 // For the lockout (auth, mfa, passwordless): an unlock token for a user it has just locked, to email with the lock notice.
 export { issueUnlockToken, UNLOCK_TOKEN_TTL_SECONDS } from './unlock.service.ts';

@@ -161,3 +161,22 @@ export const UsernamesQuery = Type.Object({
 export const UsernameAnswer = Type.Object({ username: Type.String(), userId: Type.String() });
 export const UsernameBody = Type.Object({ username: Username });
 export const UsernameParams = Type.Object({ username: Type.String({ minLength: 1, maxLength: 128 }) });
+
+/**
+ * The body of POST /identity/resources/users/v2 ("Invite User"; also the sub-account and bulk invitations). username,
+ * password and provider apply when the invitation creates the user (as POST /identity/resources/users/v1 does); an
+ * existing user keeps theirs, and a password for an existing user is a 409 (an invitation never changes a password).
+ */
+export const InviteUser = Type.Object({
+  email: Email,
+  username: Type.Optional(Username),
+  password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024, description: 'checked against the password policy; only for a user the invitation creates' })),
+  name: Type.Optional(Type.String({ maxLength: 255 })),
+  profilePictureUrl: Type.Optional(PictureUrl),
+  phoneNumber: Type.Optional(Phone),
+  metadata: Type.Optional(JsonObjectString),
+  roleIds: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 100, uniqueItems: true })),
+  skipInviteEmail: Type.Optional(Type.Boolean()),
+  provider: Type.Optional(Type.Enum(PROVIDERS, { description: 'how the new user signs in; default local' })),
+});
+export type InviteUser = Static<typeof InviteUser>;

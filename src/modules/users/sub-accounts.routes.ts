@@ -5,7 +5,7 @@ import { guard, tenantHeader } from '../../http/auth.ts';
 import { AppError } from '../../http/errors.ts';
 import { PageEnvelopeOf, pageEnvelope } from '../../http/paging.ts';
 import type { Caller } from './accounts.service.ts';
-import { CreateUser, Email, Empty, JsonObjectString, ListUsersQuery, Phone, PictureUrl, Provider, RoleIdsBody, User, UserParams, Username } from './schema.ts';
+import { CreateUser, Empty, InviteUser, ListUsersQuery, RoleIdsBody, User, UserParams } from './schema.ts';
 import type { UsersService } from './service.ts';
 
 const tags = ['sub-account users'];
@@ -23,19 +23,6 @@ const RemoveHeaders = Type.Object({
 });
 const RolesAnswer = Type.Object({ tenantId: Type.String(), userId: Type.String(), roles: Type.Array(Type.Object({}, { additionalProperties: true })) });
 const SetRolesBody = Type.Object({ roleIds: Type.Array(Type.String({ maxLength: 64 }), { maxItems: 100, uniqueItems: true, description: 'the roles the user has afterwards; [] removes them all' }) });
-/** The body of POST /identity/resources/users/v2 (invite), as the invitations module reads it. */
-export const InviteUser = Type.Object({
-  email: Email,
-  username: Type.Optional(Username),
-  password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
-  name: Type.Optional(Type.String({ maxLength: 255 })),
-  profilePictureUrl: Type.Optional(PictureUrl),
-  phoneNumber: Type.Optional(Phone),
-  metadata: Type.Optional(JsonObjectString),
-  roleIds: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), { maxItems: 100, uniqueItems: true })),
-  skipInviteEmail: Type.Optional(Type.Boolean()),
-  provider: Type.Optional(Provider),
-});
 
 /** The caller as the users service sees it (the guard has run, so `req.auth` is set). */
 export function callerOf(req: FastifyRequest): Caller {
