@@ -5,13 +5,12 @@ import { guard } from '../../http/auth.ts';
 import { AppError } from '../../http/errors.ts';
 import { pageEnvelope } from '../../http/paging.ts';
 import type { PhonesService } from './phones.service.ts';
+import { CodeBody, DeleteAnswer, PHONE, PhoneNumber } from './phones.schema.ts';
 import { userPhoneRoutes } from './user-phone.routes.ts';
 
 const tags = ['phone numbers'];
 const P = '/identity/resources/users/phone-numbers';
-const PHONE = Type.String({ pattern: '^\\+[1-9](?:-?\\d){5,13}$', maxLength: 32, description: 'leading plus, country code, no spaces (E.164)' });
 const Id = Type.String({ minLength: 1, maxLength: 64 });
-const PhoneNumber = Type.Object({ id: Type.String(), userId: Type.String(), phoneNumber: Type.String(), verified: Type.Boolean(), createdAt: Type.String(), updatedAt: Type.String() });
 const Links = Type.Object({ next: Type.String(), prev: Type.String(), first: Type.String(), last: Type.String() });
 const Page = Type.Object({ items: Type.Array(PhoneNumber), _links: Links, _metadata: Type.Object({ totalItems: Type.Integer(), totalPages: Type.Integer() }) });
 const ListQuery = {
@@ -27,8 +26,6 @@ const Created = Type.Object({
   otcToken: Type.Optional(Type.String()), id: Type.Optional(Type.String()), userId: Type.Optional(Type.String()), phoneNumber: Type.Optional(Type.String()),
   verified: Type.Optional(Type.Boolean()), createdAt: Type.Optional(Type.String()), updatedAt: Type.Optional(Type.String()),
 });
-const DeleteAnswer = Type.Object({ otcToken: Type.Optional(Type.String()), id: Type.String(), deleted: Type.Boolean() });
-const CodeBody = Type.Object({ otcToken: Type.String({ minLength: 1, maxLength: 64 }), code: Type.String({ minLength: 1, maxLength: 16 }) });
 
 /** The user a call acts on: the user token's own user, or the gatehouse-user-id header of an environment call. */
 function actingUser(req: FastifyRequest): string {

@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import { guard } from '../../http/auth.ts';
 import { AppError } from '../../http/errors.ts';
 import type { PhoneNumberOut, PhonesService } from './phones.service.ts';
+import { CodeBody, CodeFields, DeleteAnswer, PHONE, PhoneNumber } from './phones.schema.ts';
 
 /**
  * The older names of the phone-number operations (routes.md, "also called by existing browser clients"), mapped
@@ -13,11 +14,7 @@ import type { PhoneNumberOut, PhonesService } from './phones.service.ts';
  */
 const U = '/identity/resources/users/v1/phone';
 const tags = ['phone numbers'];
-const PHONE = Type.String({ pattern: '^\\+[1-9](?:-?\\d){5,13}$', maxLength: 32, description: 'leading plus, country code, no spaces (E.164)' });
-const PhoneNumber = Type.Object({ id: Type.String(), userId: Type.String(), phoneNumber: Type.String(), verified: Type.Boolean(), createdAt: Type.String(), updatedAt: Type.String() });
 const CodeSent = Type.Object({ otcToken: Type.String(), phoneNumber: Type.String(), id: Type.Optional(Type.String()) });
-const Otc = Type.String({ minLength: 1, maxLength: 64 });
-const Code = Type.String({ minLength: 1, maxLength: 16 });
 
 export const userPhoneRoutes: FastifyPluginAsyncTypebox<{ phones: PhonesService; actingUser: (req: FastifyRequest) => string }> = async (app, { phones, actingUser }) => {
   /** The user's number `phone`, by its number (404 PHONE_NOT_FOUND when the user has no such number). */
@@ -39,7 +36,7 @@ export const userPhoneRoutes: FastifyPluginAsyncTypebox<{ phones: PhonesService;
     config: guard.any(),
     schema: {
       tags, summary: 'Prove the number added by POST phone with the texted code: it is added verified (as phone-numbers/v1/verify)',
-      body: Type.Object({ otcToken: Otc, code: Code }), response: { 200: PhoneNumber },
+      body: CodeBody, response: { 200: PhoneNumber },
     },
   }, async (req) => (await phones.verify(actingUser(req), req.body.otcToken, req.body.code)) as PhoneNumberOut);
 
@@ -55,7 +52,7 @@ export const userPhoneRoutes: FastifyPluginAsyncTypebox<{ phones: PhonesService;
     config: guard.any(),
     schema: {
       tags, summary: "Reset (remove) one of the user's numbers: a verified one gets the ResetPhoneNumber code texted to it (answers otcToken); an unverified one goes at once",
-      body: Type.Object({ phoneNumber: PHONE }), response: { 200: Type.Object({ id: Type.String(), deleted: Type.Boolean(), otcToken: Type.Optional(Type.String()) }) },
+      body: Type.Object({ phoneNumber: PHONE }), response: { 200: DeleteAnswer },
     },
   }, async (req) => {
     const userId = actingUser(req);
@@ -66,7 +63,7 @@ export const userPhoneRoutes: FastifyPluginAsyncTypebox<{ phones: PhonesService;
     config: guard.any(),
     schema: {
       tags, summary: 'Remove the verified number with the texted code (otcToken from phone/reset)',
-      body: Type.Object({ phoneNumber: PHONE, otcToken: Otc, code: Code }), response: { 200: Type.Object({}) },
+      body: Type.Object({ phoneNumber: PHONE, ...CodeFields }), response: { 200: Type.Object({}) },
     },
   }, async (req) => {
     const userId = actingUser(req);
