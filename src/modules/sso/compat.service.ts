@@ -31,10 +31,6 @@ export function createSsoCompat(configs: SsoConfigService, environment: Environm
   };
   const reread = async (tenantId: string) => legacy(await requireSaml(tenantId));
 
-  // The settings sections are keys of one jsonb document (sso_settings); the service's section type lists the two
-  // sections it has defaults for, so the OIDC section is read and written through it under its own key.
-  const OIDC_SECTION = 'oidc' as unknown as 'multipleSso';
-
   return {
     /**
      * Creates or updates the account's SAML configuration. A `domain` makes it the configuration's only domain: kept
@@ -110,14 +106,14 @@ export function createSsoCompat(configs: SsoConfigService, environment: Environm
 
     /** The environment's OIDC SSO settings (`active`, the redirect page); inactive with no page until set. */
     async oidcSettings(): Promise<OidcSettings> {
-      const s = (await configs.settings(OIDC_SECTION)) as Record<string, unknown>;
+      const s = (await configs.settings('oidc')) as Record<string, unknown>;
       return { active: s.active === true, redirectUri: typeof s.redirectUri === 'string' ? s.redirectUri : '' };
     },
     /** Sets them; a redirect page must be in the environment's allowedRedirectUrls (as pre-login requires). */
     async setOidcSettings(body: { active: boolean; redirectUri?: string }): Promise<OidcSettings> {
       if (body.redirectUri) assertAllowedRedirect((await environment.settings()).allowedRedirectUrls ?? [], body.redirectUri, 'redirectUri');
       const redirectUri = body.redirectUri ?? (await this.oidcSettings()).redirectUri;
-      await configs.setSettings(OIDC_SECTION, { active: body.active, redirectUri });
+      await configs.setSettings('oidc', { active: body.active, redirectUri });
       return this.oidcSettings();
     },
   };

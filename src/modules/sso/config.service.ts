@@ -24,6 +24,15 @@ export interface SsoConfigDeps {
 export type SsoConfigService = ReturnType<typeof createSsoConfigService>;
 
 /** SSO configurations of accounts: identity providers, domains, default roles, group mappings, SP metadata. */
+/** The sections of the environment's SSO settings document (sso_settings) and their defaults. */
+const SETTINGS_DEFAULTS = {
+  domains: { allowVerifiedUsersToAddDomains: false, skipDomainVerification: false, bypassDomainCrossValidation: false },
+  multipleSso: { unspecifiedTenantStrategy: 'BLOCK', active: false, useActiveTenant: false },
+  // The older screens' OIDC settings (compat.service.ts).
+  oidc: { active: false, redirectUri: '' },
+};
+export type SettingsSection = keyof typeof SETTINGS_DEFAULTS;
+
 export function createSsoConfigService(deps: SsoConfigDeps) {
   const { db, kek } = deps;
   let spKeyCache: { privateKeyPem: string; certificatePem: string } | undefined;
@@ -258,12 +267,12 @@ export function createSsoConfigService(deps: SsoConfigDeps) {
       if (!(await store.unexcludeEmail(db, tenantId, email.trim().toLowerCase()))) throw new AppError('SSO_EMAIL_NOT_EXCLUDED', `${email} is not excluded from SSO`);
       return {};
     },
-    async settings(section: 'domains' | 'multipleSso', q: Queryable = db) {
+    async settings<S extends SettingsSection>(section: S, q: Queryable = db) {
       const all = await store.readSettings(q);
-      const defaults = section === 'domains' ? { allowVerifiedUsersToAddDomains: false, skipDomainVerification: false, bypassDomainCrossValidation: false } : { unspecifiedTenantStrategy: 'BLOCK', active: false, useActiveTenant: false };
+      const defaults: (typeof SETTINGS_DEFAULTS)[S] = SETTINGS_DEFAULTS[section];
       return { ...defaults, ...((all[section] as object) ?? {}) };
     },
-    async setSettings(section: 'domains' | 'multipleSso', value: Record<string, unknown>) {
+    async setSettings(section: SettingsSection, value: Record<string, unknown>) {
       await store.mergeSettings(db, { [section]: value });
       return this.settings(section);
     },
