@@ -181,7 +181,7 @@ export function createLoginService(deps: LoginDeps) {
       // when the password was set (users.password_changed_at, read with the user). An expired password gets the reset
       // answer: a one-time token (stored hashed, 1 hour) that POST .../passwords/reset/verify takes with a new password.
       const rule = await passwords.rotation.forAccount(db, user.active_tenant_id ?? view.memberships[0]?.tenant_id);
-      const rotation = passwords.rotation.status(rule, (user as UserRow & { password_changed_at?: Date | string }).password_changed_at);
+      const rotation = passwords.rotation.status(rule, user.password_changed_at);
       if (rotation?.expired) {
         const resetPasswordToken = randomSecret(32);
         await store.insertResetToken(db, { userId: user.id, tokenHash: sha256Hex(resetPasswordToken), reason: 'password-expired', ttlSeconds: 3600 });

@@ -29,12 +29,14 @@ export interface UserRow {
   phone_number_type?: 'auth' | 'mfa' | null;
   authenticator_mfa_secret_enc?: string | null;
   must_reset_password?: boolean;
+  /** When the password was last set (migration 0031; password rotation). */
+  password_changed_at: Date;
 }
 
 /** The keys of T whose values are dates. */
 type DateKeys<T> = { [K in keyof T]-?: NonNullable<T[K]> extends Date ? K : never }[keyof T];
 /** Every date column of UserRow (the compiler checks the list is complete): what `userFromJson` turns back into Dates. */
-const USER_DATE_COLUMNS = ['created_at', 'updated_at', 'last_login', 'locked_until'] as const satisfies readonly DateKeys<UserRow>[];
+const USER_DATE_COLUMNS = ['created_at', 'updated_at', 'last_login', 'locked_until', 'password_changed_at'] as const satisfies readonly DateKeys<UserRow>[];
 const USER_DATES_COMPLETE: Exclude<DateKeys<UserRow>, (typeof USER_DATE_COLUMNS)[number]> extends never ? true : never = true;
 void USER_DATES_COMPLETE;
 
