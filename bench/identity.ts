@@ -73,28 +73,30 @@ export async function run(opts: BenchOptions): Promise<AreaResult> {
       for (const c of sizes.signinConcurrency) {
         const rs = rounds.filter((r) => r.concurrency === c);
         const pct = (a: number, b: number) => `${((a / b) * 100).toFixed(1)} %`;
-        for (const r of rs) rows.push([c, `round ${r.round}`, ms(r.raw.perSecond, 1), ms(r.rawAtCpus.perSecond, 1), ms(r.signin.perSecond, 1), pct(r.signin.perSecond, r.raw.perSecond), pct(r.signin.perSecond, bestRaw(r)), ms(r.raw.latency.p50, 1), ms(r.signin.latency.p50, 1), ms(r.signin.latency.p99, 1), ms(r.raw.cpuMsPerOp, 1), ms(r.signin.cpuMsPerOp, 1), ms(r.signin.mainCpuMsPerOp, 1), ms(r.signin.otherCpuMsPerOp, 1)]);
+        for (const r of rs) rows.push([c, `round ${r.round}`, ms(r.raw.perSecond, 1), ms(r.rawAtCpus.perSecond, 1), ms(r.signin.perSecond, 1), pct(r.signin.perSecond, r.raw.perSecond), pct(r.signin.perSecond, bestRaw(r)), ms(r.floor.perSecond, 1), pct(r.floor.perSecond, bestRaw(r)), ms(r.raw.latency.p50, 1), ms(r.signin.latency.p50, 1), ms(r.signin.latency.p99, 1), ms(r.raw.cpuMsPerOp, 1), ms(r.signin.cpuMsPerOp, 1), ms(r.signin.mainCpuMsPerOp, 1), ms(r.signin.otherCpuMsPerOp, 1), ms(r.floor.cpuMsPerOp, 1)]);
         const rate = (pick: (r: SigninRound) => LoopResult) => rs.reduce((a, r) => a + pick(r).ops, 0) / rs.reduce((a, r) => a + pick(r).seconds, 0);
         const raw = rate((r) => r.raw);
         const rawCpus = rate((r) => r.rawAtCpus);
         const best = Math.max(raw, rawCpus);
         const sig = rate((r) => r.signin);
-        rows.push([c, 'all rounds', ms(raw, 1), ms(rawCpus, 1), ms(sig, 1), pct(sig, raw), pct(sig, best), null, null, null, null, null, null, null]);
-        targets.push({ name: `sign-ins ≥ ${SIGNIN_RATIO_TARGET * 100} % of raw argon2id verifications (concurrency ${c}; the better raw rate)`, target: `≥ ${SIGNIN_RATIO_TARGET * 100} %`, measured: `${pct(sig, best)} (${sig.toFixed(1)} vs ${best.toFixed(1)} /s; ${pct(sig, raw)} of raw at ${c} in flight)`, met: sig / best >= SIGNIN_RATIO_TARGET });
+        const floor = rate((r) => r.floor);
+        rows.push([c, 'all rounds', ms(raw, 1), ms(rawCpus, 1), ms(sig, 1), pct(sig, raw), pct(sig, best), ms(floor, 1), pct(floor, best), null, null, null, null, null, null, null, null]);
+        targets.push({ name: `sign-ins ≥ ${SIGNIN_RATIO_TARGET * 100} % of raw argon2id verifications (concurrency ${c}; the better raw rate)`, target: `≥ ${SIGNIN_RATIO_TARGET * 100} %`, measured: `${pct(sig, best)} (${sig.toFixed(1)} vs ${best.toFixed(1)} /s; ${pct(sig, raw)} of raw at ${c} in flight; HTTP + argon2 floor ${pct(floor, best)})`, met: sig / best >= SIGNIN_RATIO_TARGET });
       }
       tables.push({
         title: `[${store}] POST ${SIGNIN} vs raw @node-rs/argon2 verify, same parameters and concurrency (${sizes.signinRoundMs / 1000} s windows, interleaved)`,
-        columns: ['in flight', 'round', 'raw verify/s', `raw at ${availableParallelism()} in flight`, 'sign-ins/s', 'sign-in / raw', 'sign-in / better raw', 'raw p50 ms', 'sign-in p50 ms', 'sign-in p99 ms', 'raw CPU ms/op', 'sign-in CPU ms/op', 'sign-in main thread', 'sign-in other threads'],
+        columns: ['in flight', 'round', 'raw verify/s', `raw at ${availableParallelism()} in flight`, 'sign-ins/s', 'sign-in / raw', 'sign-in / better raw', 'HTTP + argon2 floor/s', 'floor / better raw', 'raw p50 ms', 'sign-in p50 ms', 'sign-in p99 ms', 'raw CPU ms/op', 'sign-in CPU ms/op', 'sign-in main thread', 'sign-in other threads', 'floor CPU ms/op'],
         rows,
         notes: [
           `Each sign-in worker has its own keep-alive connection and user; argon2 runs on libuv's thread pool (${data.uvThreadpoolSize} threads) over both CPUs, the rest of the sign-in on the main thread. The server computes at most PASSWORD_HASH_CONCURRENCY hashes at once (default: the CPUs, ${availableParallelism()} here); raw verifications are measured at the same concurrency as the sign-ins and at the CPU count, and the target is read against the better of the two.`,
           `Database ${dbState}; ${sizes.users.toLocaleString('en-US')} seeded users besides the sign-in users. Rate limits raised through LOGIN_RATE_LIMIT_PER_IP / _PER_IDENTIFIER.`,
           'CPU ms/op: this process\'s CPU time (all threads) per operation; main thread = HTTP, validation, SQL client (and PGlite itself), token claims; other threads = libuv pool (argon2, WebCrypto signing) and V8 helpers.',
           'The "one at a time" row (not a target) shows the costs without contention: the sign-in\'s own main-thread work, and argon2 slower between real requests than in a raw loop that keeps its 19 MiB working set in cache.',
+          'HTTP + argon2 floor (not a target): a bare Fastify route in this process, measured in the same rounds with its own clients of the same kind, that parses the body, verifies the password through the same CPU bound and answers a canned body of a login response\'s size; no database, no token, no hooks. Its share of raw is the most any sign-in can reach on this machine, where the HTTP clients (and PostgreSQL) share the CPUs with the hash.',
         ],
       });
       const sq = signin.sequential;
-      rows.push([1, 'one at a time', ms(sq.raw.perSecond, 1), null, ms(sq.signin.perSecond, 1), `${((sq.signin.perSecond / sq.raw.perSecond) * 100).toFixed(1)} %`, null, ms(sq.raw.latency.p50, 1), ms(sq.signin.latency.p50, 1), ms(sq.signin.latency.p99, 1), ms(sq.raw.cpuMsPerOp, 1), ms(sq.signin.cpuMsPerOp, 1), ms(sq.signin.mainCpuMsPerOp, 1), ms(sq.signin.otherCpuMsPerOp, 1)]);
+      rows.push([1, 'one at a time', ms(sq.raw.perSecond, 1), null, ms(sq.signin.perSecond, 1), `${((sq.signin.perSecond / sq.raw.perSecond) * 100).toFixed(1)} %`, null, null, null, ms(sq.raw.latency.p50, 1), ms(sq.signin.latency.p50, 1), ms(sq.signin.latency.p99, 1), ms(sq.raw.cpuMsPerOp, 1), ms(sq.signin.cpuMsPerOp, 1), ms(sq.signin.mainCpuMsPerOp, 1), ms(sq.signin.otherCpuMsPerOp, 1), null]);
       tables.push(statementsTable(`[${store}] statements of one sign-in`, signin.breakdown));
       tables.push(profileTable(`[${store}] where sign-ins at ${signin.profileConcurrency} in flight spend the main thread`, signin.profile, signin.profileOps, [
         'argon2 runs on the thread pool: the main thread is idle while it waits; what is not idle is the sign-in\'s own work (HTTP, validation, SQL, token), which competes with argon2 for the two CPUs.',

@@ -7,8 +7,8 @@ import { stepAt, totpCode } from '../src/modules/mfa/totp.ts';
  * so clients in the server's process would charge the MFA flow twice the client work on the server's event loop.
  * Imports nothing of the application but the TOTP helper (otpauth).
  *
- * Messages in:  {type: 'setup', baseUrl, password, secret, plainEmails, mfaEmails, concurrency, usersPerWorker}
- *               {type: 'drive', id, kind: 'plain' | 'mfa', seconds}   {type: 'close'}
+ * Messages in:  {type: 'setup', baseUrl, floorUrl, password, secret, plainEmails, mfaEmails, concurrency, usersPerWorker}
+ *               {type: 'drive', id, kind: 'plain' | 'mfa' | 'floor', seconds}   {type: 'close'}
  * Messages out: {type: 'ready'}; {type: 'done', id, flows, perSecond, samples, cpuMs (this process, the round), error?}
  */
 
@@ -17,6 +17,8 @@ const AUTH = '/identity/resources/auth/v1/user';
 interface Setup {
   type: 'setup';
   baseUrl: string;
+  /** The floor's bare HTTP server (bench/signin-mfa.ts startFloorServer). */
+  floorUrl: string;
   password: string;
   secret: string;
   plainEmails: string[];
@@ -28,8 +30,8 @@ interface Setup {
 let setup: Setup;
 let agents: http.Agent[] = [];
 
-function request(w: number, path: string, body: unknown): Promise<{ status: number; body: any; ms: number }> {
-  const url = new URL(setup.baseUrl);
+function request(w: number, path: string, body: unknown, base = setup.baseUrl): Promise<{ status: number; body: any; ms: number }> {
+  const url = new URL(base);
   const payload = Buffer.from(JSON.stringify(body));
   const headers = { accept: 'application/json', 'content-type': 'application/json', 'content-length': payload.length };
   return new Promise((resolve, reject) => {
@@ -90,8 +92,16 @@ async function mfa(w: number): Promise<number> {
   return r.ms + r2.ms;
 }
 
-async function drive(id: number, kind: 'plain' | 'mfa', seconds: number) {
-  const flow = kind === 'plain' ? plain : mfa;
+/** The floor: the password flow, then one more request of the MFA verify's size to a bare route (no work behind it). */
+async function floor(w: number): Promise<number> {
+  const ms = await plain(w);
+  const r = await request(w, '/floor', { mfaToken: 'x'.repeat(43), value: '123456' }, setup.floorUrl);
+  if (r.status !== 201) throw fail('floor request', r);
+  return ms + r.ms;
+}
+
+async function drive(id: number, kind: 'plain' | 'mfa' | 'floor', seconds: number) {
+  const flow = kind === 'plain' ? plain : kind === 'mfa' ? mfa : floor;
   const samples: number[] = [];
   const cpuStart = process.cpuUsage();
   const start = performance.now();
@@ -108,9 +118,10 @@ async function drive(id: number, kind: 'plain' | 'mfa', seconds: number) {
   }
 }
 
-process.on('message', (m: Setup | { type: 'drive'; id: number; kind: 'plain' | 'mfa'; seconds: number } | { type: 'close' }) => {
+process.on('message', (m: Setup | { type: 'drive'; id: number; kind: 'plain' | 'mfa' | 'floor'; seconds: number } | { type: 'close' }) => {
   if (m.type === 'setup') {
     setup = m;
+    // One keep-alive connection per worker and origin (maxSockets counts per origin; the floor's server is another).
     agents = Array.from({ length: m.concurrency }, () => new http.Agent({ keepAlive: true, maxSockets: 1 }));
     cursor = new Array(m.concurrency).fill(0);
     process.send!({ type: 'ready' });

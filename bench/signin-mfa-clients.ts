@@ -6,7 +6,7 @@ import { REPO_ROOT, stats, type HttpClient } from './lib.ts';
 // The workers' flows: in this process (drive) or in a client process of their own (remoteClients)
 
 export interface Flow {
-  kind: 'plain' | 'mfa';
+  kind: 'plain' | 'mfa' | 'floor';
   run(c: HttpClient, worker: number): Promise<number>;
 }
 

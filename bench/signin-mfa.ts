@@ -1,3 +1,5 @@
+import Fastify from 'fastify';
+import type { AddressInfo } from 'node:net';
 import { loadavg } from 'node:os';
 import { encrypt, keyFromString } from '../src/lib/crypto.ts';
 import { newTotpSecret, stepAt, totpCode } from '../src/modules/mfa/totp.ts';
@@ -20,8 +22,8 @@ import { countingDb, cpuMeter, profiled, type CpuPerFlow } from './signin-mfa-me
  * TOTP MFA sign-in against plain password sign-in, in the same run, through the real HTTP stack:
  *  - plain: POST /identity/resources/auth/v1/user → tokens (users without MFA);
  *  - mfa:   the same POST → {mfaRequired, mfaToken}, then POST .../user/mfa/verify with a TOTP code → tokens.
- * `concurrency` workers (one keep-alive connection each) run flows back to back for a fixed time; the two kinds
- * alternate in rounds so load drift hits both. A TOTP step is accepted once per device, so every worker has its own
+ * `concurrency` workers (one keep-alive connection each) run flows back to back for a fixed time; the kinds take
+ * turns in rounds so load drift hits each. A third kind, the floor (startFloorServer), prices a bare second request. A TOTP step is accepted once per device, so every worker has its own
  * pool of enrolled users and takes the next one whose next step is still inside the ±1 window. The workers run in a
  * separate client process (bench/signin-mfa-client.ts; MFA_BENCH_CLIENT=inprocess: in this process, as before).
  * Export: `runSigninMfa(opts)` (section `mfa`), registered by the lead under the area `signin`.
@@ -54,6 +56,19 @@ async function seedUsers(app: BenchApp, templateId: string, prefix: string, n: n
   await db.query('INSERT INTO user_tenants (tenant_id, user_id) SELECT $1, unnest($2::uuid[])', [ACCOUNT, ids]);
   await db.query('INSERT INTO user_roles (tenant_id, user_id, role_id) SELECT $1, u, r.role_id FROM unnest($2::uuid[]) u, (SELECT role_id FROM user_roles WHERE user_id = $3) r', [ACCOUNT, ids, templateId]);
   return Array.from({ length: n }, (_, i) => `${prefix}${i + 1}@bench.test`);
+}
+
+/**
+ * The floor of a second factor: a bare Fastify server in the server's process (its logger, no hooks, no database)
+ * answering a canned body of a verify answer's size. A flow of the password sign-in plus one request here costs what
+ * any second request costs on this machine (client, loopback, HTTP parsing and writing), before any work of the verify.
+ */
+async function startFloorServer(replyBytes: number) {
+  const app = Fastify({ loggerInstance: productionLikeLogger() });
+  const body = JSON.stringify({ accessToken: 'x'.repeat(Math.max(0, replyBytes - 20)) });
+  app.post('/floor', async (_req, reply) => reply.status(201).header('content-type', 'application/json; charset=utf-8').send(body));
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  return { app, url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}` };
 }
 
 type Round = Awaited<ReturnType<typeof drive>> & { statements: number; transactions: number; dbMs: number; cpu: CpuPerFlow; clientCpuMs?: number };
@@ -131,19 +146,29 @@ export async function runSigninMfa(opts: BenchOptions): Promise<AreaResult> {
     };
 
     const inProcess = process.env.MFA_BENCH_CLIENT === 'inprocess';
-    const remote = inProcess ? undefined : await remoteClients({ baseUrl: app.baseUrl, password: PASSWORD, secret, plainEmails, mfaEmails, concurrency: sizes.concurrency, usersPerWorker: sizes.usersPerWorker });
-    closeClients = () => remote?.close();
+    // The floor flow runs with the separate client process only (the in-process mode keeps the two flows of before).
+    const sample = await app.newClient().request('POST', AUTH, { body: { email: plainEmails[0], password: PASSWORD } });
+    const floorServer = inProcess ? undefined : await startFloorServer(sample.bytes);
+    const remote = inProcess ? undefined : await remoteClients({ baseUrl: app.baseUrl, floorUrl: floorServer!.url, password: PASSWORD, secret, plainEmails, mfaEmails, concurrency: sizes.concurrency, usersPerWorker: sizes.usersPerWorker });
+    closeClients = () => {
+      remote?.close();
+      void floorServer?.app.close();
+    };
+    const floor: Flow = { kind: 'floor', run: () => Promise.reject(new Error('the floor flow runs in the client process only')) };
     const clients = inProcess ? Array.from({ length: sizes.concurrency }, () => app!.newClient()) : [];
     const run = (flow: Flow, seconds: number) => (remote ? remote.drive(flow.kind, seconds) : drive(clients, flow, seconds));
     // Warm-up: a few flows of each kind (JIT, pools, first-use caches).
     await run(plain, 0.5);
     await run(mfa, 0.5);
+    if (remote) await run(floor, 0.5);
     counting.bySql?.clear();
     // After the warm-up: the pool's connections are open (their backends are the ones measured).
     const meter = await cpuMeter(app.ctx.db, store);
-    const results = { plain: [] as Round[], mfa: [] as Round[] };
+    const results = { plain: [] as Round[], mfa: [] as Round[], floor: [] as Round[] };
+    const kinds = remote ? [plain, mfa, floor] : [plain, mfa];
     for (let round = 0; round < sizes.rounds; round++) {
-      for (const flow of round % 2 === 0 ? [plain, mfa] : [mfa, plain]) {
+      // Each round starts with another kind, so drift in machine load hits every kind alike.
+      for (const flow of kinds.map((_, i) => kinds[(i + round) % kinds.length])) {
         log(`    round ${round + 1}: ${flow.kind} for ${sizes.roundSeconds} s at ${sizes.concurrency} concurrent users  (load average ${loadavg().map((x) => x.toFixed(2)).join(' ')})`);
         const before = { ...counting.counter };
         const cpuStart = meter.start();
@@ -156,7 +181,7 @@ export async function runSigninMfa(opts: BenchOptions): Promise<AreaResult> {
         results[flow.kind].push({ ...r, cpu, statements: (counting.counter.statements - before.statements) / r.flows, transactions: (counting.counter.transactions - before.transactions) / r.flows, dbMs: (counting.counter.ms - before.ms) / r.flows });
       }
     }
-    const sum = (k: 'plain' | 'mfa') => {
+    const sum = (k: Flow['kind']) => {
       const rs = results[k];
       const flows = rs.reduce((a, r) => a + r.flows, 0);
       const perSecond = rs.reduce((a, r) => a + r.perSecond, 0) / rs.length;
@@ -171,6 +196,8 @@ export async function runSigninMfa(opts: BenchOptions): Promise<AreaResult> {
     };
     const p = sum('plain');
     const m = sum('mfa');
+    const fl = results.floor.length ? sum('floor') : undefined;
+    const floorOverhead = fl ? p.perSecond / fl.perSecond - 1 : undefined;
     const overhead = p.perSecond / m.perSecond - 1;
     const cpuOverhead = (m.cpu.server + m.cpu.database) / (p.cpu.server + p.cpu.database) - 1;
     const table: Table = {
@@ -179,10 +206,12 @@ export async function runSigninMfa(opts: BenchOptions): Promise<AreaResult> {
       rows: [
         ['password', p.flows, ms(p.perSecond, 1), ms(p.p50), ms(p.p90), ms(p.statements, 1), ms(p.transactions, 1), ms(p.dbMs, 1), ms(p.cpu.server, 2), ms(p.cpu.main, 2), ms(p.cpu.database, 2), ms(p.cpu.client, 2)],
         ['password + TOTP', m.flows, ms(m.perSecond, 1), ms(m.p50), ms(m.p90), ms(m.statements, 1), ms(m.transactions, 1), ms(m.dbMs, 1), ms(m.cpu.server, 2), ms(m.cpu.main, 2), ms(m.cpu.database, 2), ms(m.cpu.client, 2)],
+        ...(fl ? [['password + bare request (floor)', fl.flows, ms(fl.perSecond, 1), ms(fl.p50), ms(fl.p90), ms(fl.statements, 1), ms(fl.transactions, 1), ms(fl.dbMs, 1), ms(fl.cpu.server, 2), ms(fl.cpu.main, 2), ms(fl.cpu.database, 2), ms(fl.cpu.client, 2)]] : []),
       ],
       notes: [
         `second factor costs ${(overhead * 100).toFixed(1)}% more time per flow (password flows/s ÷ MFA flows/s − 1)`,
-        `per rounds: password ${results.plain.map((r) => r.perSecond.toFixed(1)).join(' / ')} flows/s, MFA ${results.mfa.map((r) => r.perSecond.toFixed(1)).join(' / ')}`,
+        `per rounds: password ${results.plain.map((r) => r.perSecond.toFixed(1)).join(' / ')} flows/s, MFA ${results.mfa.map((r) => r.perSecond.toFixed(1)).join(' / ')}${fl ? `, floor ${results.floor.map((r) => r.perSecond.toFixed(1)).join(' / ')}` : ''}`,
+        ...(fl && floorOverhead !== undefined ? [`floor (not a target): the password flow plus one request of the verify's size to a bare Fastify route in the server's process (its logger, no hooks, no database) costs ${(floorOverhead * 100).toFixed(1)}% more than the password flow: what a second request costs on this machine before any work of the verify; the verify's own work has the rest of the 10 %`] : []),
         `by CPU (server process + PostgreSQL backends per flow): the second factor costs ${(cpuOverhead * 100).toFixed(1)}% more (a steadier comparison on a shared machine; the target is read on flows/s)${Number.isNaN(m.cpu.client) ? '' : `; with the client process's CPU added (it shares this machine's 2 CPUs): ${(((m.cpu.server + m.cpu.database + m.cpu.client) / (p.cpu.server + p.cpu.database + p.cpu.client) - 1) * 100).toFixed(1)}%`}`,
         'MFA flow = password sign-in answering {mfaRequired, mfaToken} + POST .../user/mfa/verify; latency is the sum of both requests',
         'server CPU = the whole server process (event loop, argon2 threads, PGlite); PostgreSQL CPU = the bench database\'s backends',
@@ -194,7 +223,7 @@ export async function runSigninMfa(opts: BenchOptions): Promise<AreaResult> {
       area: 'signin',
       store,
       tables: [table],
-      data: { sizes, clients: inProcess ? 'in-process' : 'separate process', plain: results.plain, mfa: results.mfa, overhead, cpuOverhead },
+      data: { sizes, clients: inProcess ? 'in-process' : 'separate process', plain: results.plain, mfa: results.mfa, floor: results.floor, overhead, cpuOverhead, floorOverhead },
       targets: [{ name: 'TOTP MFA sign-in overhead vs password sign-in', target: `< ${TARGET_OVERHEAD * 100}%`, measured: `${(overhead * 100).toFixed(1)}%`, met: overhead < TARGET_OVERHEAD }],
     };
   } finally {
