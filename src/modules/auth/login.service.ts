@@ -56,7 +56,7 @@ export function createLoginService(deps: LoginDeps) {
       picked = { tenantId: opts.tenantId, membership, tenantIds: view.tenantIds };
     } else picked = await pickAccount(tx, user, opts.memberships);
     const { tenantId, membership, tenantIds } = picked;
-    const challenge = await runGates(tx, { stage: 'login', user, tenantId, client, amr }, opts.satisfied, opts.resumes, opts.prefetched);
+    const challenge = await runGates(tx, { stage: 'login', user, tenantId, client, amr, memberships: opts.memberships, version: opts.version }, opts.satisfied, opts.resumes, opts.prefetched);
     if (challenge) return challenge;
     // The sign-in is recorded on the user (failed attempts reset, last login, active account) by start's statement.
     return start(tx, { ...user, active_tenant_id: tenantId }, tenantId, membership, client, amr, tenantIds, used, opts.guard);
@@ -197,7 +197,7 @@ export function createLoginService(deps: LoginDeps) {
       // user, the gates need no statement unless they challenge, and the session starts with one statement.
       const out = invitationToken && join
         ? await db.transaction(async (tx) => signInUser(tx, signedIn, client, ['pwd'], { tenantId: await join(tx, signedIn, invitationToken) }, used))
-        : await signInUser(db, signedIn, client, ['pwd'], { memberships: view.memberships, prefetched: view.gates }, used);
+        : await signInUser(db, signedIn, client, ['pwd'], { memberships: view.memberships, prefetched: view.gates, version: view.version }, used);
       // Audit entries the sign-in's statements stored (client.audit) are committed: the hook must not stage them again.
       for (const e of client.inlined ?? []) e.stored();
       // Close to expiry: the answer tells how long the password has left (seconds), and the notice period.

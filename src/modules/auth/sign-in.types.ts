@@ -39,6 +39,12 @@ export interface GateInput {
    * when it did not, and the gate reads what it needs itself.
    */
   prefetched?: unknown;
+  /**
+   * The user's memberships and the user row's version (`xmin`) as the flow read them with the user (password
+   * sign-in; SignInOptions), for a gate that keeps what it read for a later step (the MFA challenge's snapshot).
+   */
+  memberships?: (MembershipRow & { live: boolean })[];
+  version?: string;
 }
 export type SignInGate = (q: Queryable, a: GateInput) => Promise<void | Record<string, unknown>>;
 export interface SignInOptions {
@@ -56,6 +62,8 @@ export interface SignInOptions {
   memberships?: (MembershipRow & { live: boolean })[];
   /** The gates' prefetched values by gate name (store.signInView), when the flow read them with the user. */
   prefetched?: Record<string, unknown>;
+  /** The user row's version (`xmin`) read with the user and the memberships (store.signInView). */
+  version?: string;
   /**
    * The flow's own writes, made by the session-start statement (the MFA verify's TOTP step and mfaToken spent). When
    * they did not happen, the statement raises (see SessionGuard.check) and nothing of the sign-in is written.

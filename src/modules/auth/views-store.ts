@@ -91,6 +91,8 @@ export interface GatePrefetch {
 
 export interface SignInView {
   user: UserRow;
+  /** The user row's version (`xmin`) as read: a later statement can tell whether the row changed since. */
+  version: string;
   memberships: Membership[];
   /** Each prefetch's value by its name. */
   gates: Record<string, unknown>;
@@ -100,7 +102,7 @@ const signInViews = new Map<string, string>();
 /**
  * What a password sign-in reads before the password is checked, in one statement: the user by email (lower-cased by
  * the caller) or username, the user's memberships as `membershipsWithState` reads them, in its order, and the gates'
- * prefetched values. Answers undefined for an unknown identifier.
+ * prefetched values, and the user row's version. Answers undefined for an unknown identifier.
  */
 export async function signInView(q: Queryable, by: 'email' | 'username', identifier: string, prefetch: readonly GatePrefetch[]): Promise<SignInView | undefined> {
   const key = `${by}:${prefetch.map((p) => p.name).join(',')}`;
@@ -109,6 +111,7 @@ export async function signInView(q: Queryable, by: 'email' | 'username', identif
     sql = prepared(
       `SELECT json_build_object(
                 'user', to_json(u),
+                'version', u.xmin::text,
                 'memberships', ${MEMBERSHIPS_JSON('u.id')},
                 'gates', json_build_object(${prefetch.map((p) => `'${p.name}', ${p.sql('u.id')}`).join(', ')})) AS view
          FROM users u
@@ -116,8 +119,8 @@ export async function signInView(q: Queryable, by: 'email' | 'username', identif
     );
     signInViews.set(key, sql);
   }
-  const { rows } = await q.query<{ view: { user: Record<string, unknown>; memberships: Record<string, unknown>[]; gates: Record<string, unknown> } }>(sql, [identifier]);
+  const { rows } = await q.query<{ view: { user: Record<string, unknown>; version: string; memberships: Record<string, unknown>[]; gates: Record<string, unknown> } }>(sql, [identifier]);
   if (rows.length === 0) return undefined;
   const v = rows[0].view;
-  return { user: userFromJson(v.user), memberships: membershipsFromJson(v.memberships), gates: v.gates };
+  return { user: userFromJson(v.user), version: v.version, memberships: membershipsFromJson(v.memberships), gates: v.gates };
 }

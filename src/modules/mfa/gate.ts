@@ -2,6 +2,7 @@ import { readCookie } from '../../http/cookies.ts';
 import { randomSecret, sha256Hex } from '../../lib/crypto.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
 import type { GateInput } from '../auth/index.ts';
+import type { PendingSignIns } from './pending.ts';
 import type { PolicyService } from './policy.ts';
 import * as store from './store.ts';
 import type { ChallengeDevice, ConfigRow, DeviceRow } from './store.ts';
@@ -37,9 +38,9 @@ const strategies = (cfg: ConfigRow) => [cfg.authenticator_active && 'Authenticat
  * The sign-in gate `mfa` (index.ts registers it on the login service): answers the MFA challenge when the policy and
  * the user's factors call for one. The configuration and policy come from the in-process cache; the devices are read
  * and the mfaToken inserted by one statement (store.challenge), except when a remember-device cookie must be checked
- * first.
+ * first. That statement also reads what the TOTP verify needs, kept in `pending` for it.
  */
-export function createMfaGate(policy: Pick<PolicyService, 'signInSettings'>) {
+export function createMfaGate(policy: Pick<PolicyService, 'signInSettings'>, pending: PendingSignIns) {
   return async function gate(q: Queryable, a: GateInput): Promise<void | Record<string, unknown>> {
     if (a.stage !== 'login') return;
     // The kinds of the user's verified devices, when the sign-in read them with the user (store.heldKindsSql).
@@ -80,7 +81,13 @@ export function createMfaGate(policy: Pick<PolicyService, 'signInSettings'>) {
       // statement (only if the token is inserted), so the answer costs no INSERT of its own.
       const entry = forced || a.user.mfa_enrolled ? a.client.audit?.({ userId: a.user.id, mfaRequired: true }) : undefined;
       const r = await store.challenge(q, { ...token, kinds, forced }, entry);
-      if (!r.challenged) return;
+      if (!r.expiresAt) return;
+      // What the TOTP verify would read back, as the sign-in read it (the user, its version, the memberships) and as
+      // this statement read the authenticators: the verify of this instance may start from it (pending.ts).
+      if (a.version && a.memberships && r.authenticators.length > 0) {
+        const t = { token_hash: token.hash, user_id: a.user.id, tenant_id: a.tenantId, amr: a.amr, failures: 0, expires_at: r.expiresAt };
+        pending.remember(token.hash, { view: { t, user: a.user, devices: r.authenticators, memberships: a.memberships }, version: a.version });
+      }
       if (entry) (a.client.inlined ??= []).push(entry);
       devs = r.devices;
     }

@@ -12,6 +12,7 @@ import type { DeviceRow, TokenRow } from './store.ts';
 import type { MembershipRow } from '../users/index.ts';
 import { matchTotp, newTotpSecret, normalizeRecovery, otpauthUri, qrDataUrl, recoveryCode } from './totp.ts';
 import { createMfaGate, devicesRecord, rememberCookieName, usable } from './gate.ts';
+import { createPendingSignIns } from './pending.ts';
 
 export { MFA_TOKEN_TTL_SECONDS, rememberCookieName } from './gate.ts';
 
@@ -52,6 +53,7 @@ export function createMfaCore(deps: MfaDeps) {
   const ipLimiter = createRateLimiter(l.perIp ?? 60, l.windowSeconds ?? 60);
   const userLimiter = createRateLimiter(l.perUser ?? 20, l.windowSeconds ?? 60);
   const sendLimiter = createRateLimiter(l.sendsPerUser ?? 5, l.sendWindowSeconds ?? 300);
+  const pending = createPendingSignIns();
 
   function limit(limiter: ReturnType<typeof createRateLimiter>, key: string, what: string) {
     const r = limiter.hit(key);
@@ -229,7 +231,9 @@ export function createMfaCore(deps: MfaDeps) {
   }
 
   return {
-    gate: createMfaGate(policy),
+    gate: createMfaGate(policy, pending),
+    /** The TOTP sign-ins this instance challenged, as the challenge read them (pending.ts). */
+    pending,
     /** The gate's prefetch (login addGate): the kinds of the user's verified devices. */
     gatePrefetch: store.heldKindsSql,
     /** Rate limits (429): code attempts per IP and per user, code sends per user. */

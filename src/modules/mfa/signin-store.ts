@@ -27,22 +27,31 @@ export const heldKindsSql = (userExpr: string) =>
 
 /** A device as the sign-in challenge lists it (no secret). */
 export type ChallengeDevice = Pick<DeviceRow, 'id' | 'kind' | 'phone_number'>;
+/** An authenticator device as the TOTP verify judges a code with it. */
+export type VerifyDevice = Pick<DeviceRow, 'id' | 'user_id' | 'kind' | 'secret_enc' | 'last_step' | 'created_at'>;
+type Json = Record<string, unknown>;
+const devicesFromJson = (devices: Json[]) =>
+  devices.map((d) => ({ ...d, last_step: d.last_step === null ? null : String(d.last_step), created_at: dateFromJson(d.created_at) })) as unknown as VerifyDevice[];
 
 /**
  * The gate's one statement: the user's verified devices of the active kinds and, when the sign-in is challenged
- * (`forced`, or any such device), the new mfaToken inserted. Answers the devices and whether the token was inserted. `audit` (the sign-in request's entry for the challenge answer, numbered
- * from $8) is stored by the same statement only when the token was inserted. Expired tokens are left to the
- * housekeeping purge (src/modules/housekeeping), not deleted here on every sign-in.
+ * (`forced`, or any such device), the new mfaToken inserted. Answers the devices (no secrets), the token's expiry
+ * (undefined: not challenged) and, when challenged, the verified authenticator devices as the TOTP verify judges a
+ * code with them (sealed secrets, last steps: the snapshot of pending.ts). `audit` (the sign-in request's entry for
+ * the challenge answer, numbered from $8) is stored by the same statement only when the token was inserted. Expired
+ * tokens are left to the housekeeping purge (src/modules/housekeeping), not deleted here on every sign-in.
  */
 const challengeText = (audit?: string) =>
-  `WITH devs AS (SELECT id, kind, phone_number, created_at FROM mfa_devices
+  `WITH devs AS (SELECT id, user_id, kind, phone_number, secret_enc, last_step, created_at FROM mfa_devices
                   WHERE user_id = $2 AND verified_at IS NOT NULL AND kind = ANY($6::text[])),
         ins AS (INSERT INTO mfa_tokens (token_hash, user_id, tenant_id, amr, expires_at)
                 SELECT $1, $2, $3, $4, now() + make_interval(secs => $5) WHERE $7::boolean OR EXISTS (SELECT 1 FROM devs)
-                RETURNING 1)${audit ? `,
+                RETURNING expires_at)${audit ? `,
         ${audit}` : ''}
-   SELECT coalesce((SELECT json_agg(d ORDER BY d.created_at, d.id) FROM devs d), '[]'::json) AS devices,
-          EXISTS (SELECT 1 FROM ins) AS challenged`;
+   SELECT coalesce((SELECT json_agg(json_build_object('id', d.id, 'kind', d.kind, 'phone_number', d.phone_number) ORDER BY d.created_at, d.id) FROM devs d), '[]'::json) AS devices,
+          (SELECT expires_at FROM ins) AS expires_at,
+          (SELECT json_agg(json_build_object('id', d.id, 'user_id', d.user_id, 'kind', d.kind, 'secret_enc', d.secret_enc, 'last_step', d.last_step, 'created_at', d.created_at) ORDER BY d.created_at, d.id)
+             FROM devs d WHERE d.kind = 'authenticator' AND EXISTS (SELECT 1 FROM ins)) AS authenticators`;
 const CHALLENGE = prepared(challengeText());
 /** The audited text (the audit item's text is the same for every entry): built at first use. */
 let challengeAudited: string | undefined;
@@ -50,11 +59,12 @@ export async function challenge(
   q: Queryable,
   c: { hash: string; userId: string; tenantId: string; amr: string[]; ttlSeconds: number; kinds: DeviceRow['kind'][]; forced: boolean },
   audit?: { cte: (first: number, onlyIf?: string) => string; values: unknown[] },
-): Promise<{ devices: ChallengeDevice[]; challenged: boolean }> {
+): Promise<{ devices: ChallengeDevice[]; expiresAt?: Date; authenticators: VerifyDevice[] }> {
   const params = [c.hash, c.userId, c.tenantId, c.amr, c.ttlSeconds, c.kinds, c.forced];
   const sql = audit ? (challengeAudited ??= prepared(challengeText(audit.cte(8, 'ins')))) : CHALLENGE;
-  const { rows } = await q.query<{ devices: ChallengeDevice[]; challenged: boolean }>(sql, audit ? [...params, ...audit.values] : params);
-  return rows[0];
+  const { rows } = await q.query<{ devices: ChallengeDevice[]; expires_at: Date | null; authenticators: Json[] | null }>(sql, audit ? [...params, ...audit.values] : params);
+  const r = rows[0];
+  return { devices: r.devices, expiresAt: r.expires_at ?? undefined, authenticators: devicesFromJson(r.authenticators ?? []) };
 }
 
 /** The markers the spend's check raises with (see spendGuard). */
@@ -88,6 +98,39 @@ export function spendGuard(deviceId: string, step: number, tokenHash: string, re
   };
 }
 
+/** The marker of a snapshot that no longer holds (see snapshotSpendGuard). */
+export const SPEND_STALE = 'mfa-spend:snapshot-stale';
+
+/**
+ * The TOTP verify's writes when the code was judged on the challenge's snapshot (pending.ts), as WITH items of the
+ * session-start statement: spendGuard's, plus the checks the skipped read would have made, in the database: the token
+ * unexpired and under `maxAttempts` (nothing was counted on it: the code matched), the user row still the version
+ * the snapshot holds, and the membership in the token's account still usable (not disabled, not expired, the account
+ * not removed) with the same roles. When any fails the check raises, the statement writes nothing, and the verify
+ * takes its full path (claimVerify), which reads everything again and judges the code there.
+ */
+export function snapshotSpendGuard(g: { deviceId: string; step: number; tokenHash: string; maxAttempts: number; userId: string; version: string; tenantId: string; roleIds: string[] }, remember?: RememberRow) {
+  return {
+    key: remember ? 'mfa-totp-snapshot+remember' : 'mfa-totp-snapshot',
+    ctes: (f: number) =>
+      `mfa_spent AS (DELETE FROM mfa_tokens WHERE token_hash = $${f + 2} AND expires_at > now() AND failures < $${f + 3} RETURNING 1),
+          mfa_fresh AS (SELECT 1 FROM users u
+                         WHERE u.id = $${f + 4}::uuid AND u.xmin::text = $${f + 5}::text
+                           AND EXISTS (SELECT 1 FROM user_tenants ut JOIN tenants t ON t.tenant_id = ut.tenant_id
+                                        WHERE ut.user_id = u.id AND ut.tenant_id = $${f + 6}::text AND NOT ut.is_disabled AND t.deleted_at IS NULL
+                                          AND (ut.temporary_expiration_date IS NULL OR ut.temporary_expiration_date > now()))
+                           AND ARRAY(SELECT ur.role_id FROM user_roles ur WHERE ur.user_id = u.id AND ur.tenant_id = $${f + 6}::text ORDER BY 1)
+                               = ARRAY(SELECT DISTINCT unnest($${f + 7}::uuid[]) ORDER BY 1)),
+          mfa_step AS (UPDATE mfa_devices SET last_step = $${f + 1}
+                        WHERE id = $${f} AND (last_step IS NULL OR last_step < $${f + 1}) AND EXISTS (SELECT 1 FROM mfa_spent) AND EXISTS (SELECT 1 FROM mfa_fresh)
+                        RETURNING id)${remember ? `,
+          mfa_remember AS (INSERT INTO mfa_remembered_devices (token_hash, user_id, expires_at) VALUES ($${f + 8}, $${f + 9}, now() + make_interval(secs => $${f + 10})))` : ''}`,
+    values: [g.deviceId, g.step, g.tokenHash, g.maxAttempts, g.userId, g.version, g.tenantId, g.roleIds, ...(remember ? [remember.hash, remember.userId, remember.ttlSeconds] : [])],
+    check: `(CASE WHEN NOT EXISTS (SELECT 1 FROM mfa_spent) THEN '${SPEND_TOKEN_GONE}' WHEN NOT EXISTS (SELECT 1 FROM mfa_fresh) THEN '${SPEND_STALE}'
+                  WHEN NOT EXISTS (SELECT 1 FROM mfa_step) THEN '${SPEND_REUSED}' ELSE 'true' END)::boolean`,
+  };
+}
+
 /**
  * What the TOTP verify needs, in one statement that needs no transaction: the attempt is counted on the pending
  * sign-in's mfaToken first (`failures + 1`, only while under `maxAttempts` and unexpired: at most that many codes are
@@ -112,17 +155,15 @@ const VERIFY_CLAIM = prepared(
 export interface VerifyView {
   t: TokenRow;
   user: UserRow;
-  devices: Pick<DeviceRow, 'id' | 'user_id' | 'kind' | 'secret_enc' | 'last_step' | 'created_at'>[];
+  devices: VerifyDevice[];
   memberships: (MembershipRow & { live: boolean })[];
 }
 export async function claimVerify(q: Queryable, hash: string, maxAttempts: number): Promise<VerifyView | undefined> {
-  type Json = Record<string, unknown>;
   const { rows } = await q.query<{ view: { token: Json; user: Json; devices: Json[]; memberships: Json[] } }>(VERIFY_CLAIM, [hash, maxAttempts]);
   if (rows.length === 0) return undefined;
   const v = rows[0].view;
   const t = { ...v.token, expires_at: dateFromJson(v.token.expires_at) } as unknown as TokenRow;
-  const devices = v.devices.map((d) => ({ ...d, last_step: d.last_step === null ? null : String(d.last_step), created_at: dateFromJson(d.created_at) })) as unknown as VerifyView['devices'];
-  return { t, user: userFromJson(v.user), devices, memberships: membershipsFromJson(v.memberships) };
+  return { t, user: userFromJson(v.user), devices: devicesFromJson(v.devices), memberships: membershipsFromJson(v.memberships) };
 }
 
 const REFUND = prepared('UPDATE mfa_tokens SET failures = failures - 1 WHERE token_hash = $1 AND failures > 0');

@@ -4,15 +4,45 @@ import type { Db } from '../../storage/db.ts';
 import type { ClientInfo } from '../auth/index.ts';
 import { findByEmail, isLockedNow } from '../users/index.ts';
 import { MAX_WRONG_CODES_PER_TOKEN, type Finished, type MfaCore } from './service.ts';
+import type { PendingSignIn } from './pending.ts';
 import * as store from './store.ts';
 
 /** The sign-in routes of MFA: finish a pending sign-in with a second factor, enrol one when forced, recover. */
 export function createSignInFlows(deps: { db: Db; core: MfaCore }) {
   const { db, core } = deps;
 
+  /**
+   * The TOTP verify from the challenge's snapshot (pending.ts; decision "MFA verify from the challenge's snapshot"):
+   * when the code matches a device as the snapshot has it, the session starts in one statement whose guard
+   * (store.snapshotSpendGuard) re-checks in the database what the snapshot could have missed. Undefined: the verify
+   * takes its full path (a code the snapshot does not match, access the snapshot does not show, a guard that failed;
+   * nothing was written then, and nothing was counted: the full path counts the attempt and judges the code again).
+   */
+  async function fromSnapshot(p: PendingSignIn, hash: string, body: { value: string; rememberDevice?: boolean }, client: ClientInfo, deviceId?: string): Promise<Finished | undefined> {
+    const { t, user } = p.view;
+    const membership = p.view.memberships.find((m) => m.tenant_id === t.tenant_id && m.live);
+    if (!membership || isLockedNow(user)) return undefined;
+    const { config } = await core.signInSettings(db, t.tenant_id);
+    if (!config.authenticator_active) return undefined;
+    const m = core.matchDevice(deviceId === undefined ? p.view.devices : p.view.devices.filter((d) => d.id === deviceId), body.value);
+    if (m instanceof AppError) return undefined;
+    core.limitUser(user.id);
+    const guard = { deviceId: m.device.id, step: m.step, tokenHash: hash, maxAttempts: MAX_WRONG_CODES_PER_TOKEN, userId: user.id, version: p.version, tenantId: t.tenant_id, roleIds: membership.role_ids };
+    try {
+      const f = await core.finish(db, t, user, 'otp', client, body.rememberDevice, p.view.memberships, (remember) => store.snapshotSpendGuard(guard, remember));
+      for (const e of client.inlined ?? []) e.stored();
+      return f;
+    } catch (err) {
+      const message = err instanceof Error ? err.message : '';
+      if (err instanceof AppError || [store.SPEND_STALE, store.SPEND_TOKEN_GONE, store.SPEND_REUSED].some((marker) => message.includes(marker))) return undefined;
+      throw err;
+    }
+  }
+
   return {
     /**
-     * TOTP code of an enrolled authenticator (any of the user's, or `deviceId`). Two statements and no transaction
+     * TOTP code of an enrolled authenticator (any of the user's, or `deviceId`). From the challenge's snapshot when
+     * this instance has it (fromSnapshot: one statement); otherwise two statements and no transaction
      * (docs/decisions.md, "MFA verify without a transaction"): `claimVerify` counts the attempt on the mfaToken and
      * reads what the checks need; the session-start statement also spends the step and the token (store.spendGuard),
      * inserts the remember-device row and stores the request's audit entry (`client.audit`), or writes nothing.
@@ -20,6 +50,11 @@ export function createSignInFlows(deps: { db: Db; core: MfaCore }) {
     async verifyAuthenticator(body: { mfaToken: string; value: string; rememberDevice?: boolean }, client: ClientInfo, deviceId?: string): Promise<Finished> {
       core.limitIp(client);
       const hash = sha256Hex(body.mfaToken);
+      const snapshot = core.pending.take(hash);
+      if (snapshot) {
+        const f = await fromSnapshot(snapshot, hash, body, client, deviceId);
+        if (f) return f;
+      }
       const view = await store.claimVerify(db, hash, MAX_WRONG_CODES_PER_TOKEN);
       if (!view) throw new AppError('MFA_TOKEN_INVALID');
       const { t, user } = view;
