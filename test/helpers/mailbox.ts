@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
-import type { TestApp } from './harness.ts';
+import { startTestApp, type TestApp } from './harness.ts';
 
 /** A message the local SMTP server received, parsed (headers, text and HTML parts decoded). */
 export interface Mail {
@@ -186,6 +186,30 @@ export async function startMailbox(opts: { credentials?: { username: string; pas
     },
     async close(): Promise<void> {
       await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+/**
+ * A test app whose email goes to a fresh local mailbox, with the vendor token and, when `tenantId` is given, an
+ * account of that id (named Acme). `close` stops both.
+ */
+export async function startAppWithMailbox(env: Record<string, string> = {}, tenantId?: string) {
+  const t = await startTestApp(env);
+  const vendor = await t.vendorToken();
+  const mailbox = await startMailbox();
+  await mailbox.configure(t);
+  if (tenantId) {
+    const r = await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId, name: 'Acme' } });
+    if (r.status !== 201) throw new Error(`account ${tenantId}: ${r.status} ${JSON.stringify(r.body)}`);
+  }
+  return {
+    t,
+    vendor,
+    mailbox,
+    async close() {
+      await t.close();
+      await mailbox.close();
     },
   };
 }

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
-import { startTestApp, type TestApp } from '../helpers/harness.ts';
-import { linkIn, startMailbox, type Mailbox } from '../helpers/mailbox.ts';
+import type { TestApp } from '../helpers/harness.ts';
+import { linkIn, startAppWithMailbox, type Mailbox } from '../helpers/mailbox.ts';
 
 const U = '/identity/resources/users';
 const BULK = `${U}/v1/passwords/breached/reset/bulk`;
@@ -14,18 +14,14 @@ const PWNED_SUBJECT = 'Your password must be changed';
 let t: TestApp;
 let vendor: string;
 let mailbox: Mailbox;
+let close: (() => Promise<void>) | undefined;
 
 before(async () => {
   // One public reset request per identifier: the bulk route must not be held by that limit.
-  t = await startTestApp({ CODE_RATE_LIMIT_PER_IDENTIFIER: '1' });
-  vendor = await t.vendorToken();
-  mailbox = await startMailbox();
-  await mailbox.configure(t);
-  assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: TENANT, name: 'Acme' } })).status, 201);
+  ({ t, vendor, mailbox, close } = await startAppWithMailbox({ CODE_RATE_LIMIT_PER_IDENTIFIER: '1' }, TENANT));
 });
 after(async () => {
-  await t?.close();
-  await mailbox?.close();
+  await close?.();
 });
 
 async function createUser(email: string): Promise<string> {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startTestApp, type TestApp } from '../helpers/harness.ts';
-import { codeIn, startMailbox, type Mailbox } from '../helpers/mailbox.ts';
+import type { TestApp } from '../helpers/harness.ts';
+import { codeIn, startAppWithMailbox, type Mailbox } from '../helpers/mailbox.ts';
 
 const POLICY = '/identity/resources/configurations/v1/user-emails-policy';
 const U = '/identity/resources/users';
@@ -13,17 +13,13 @@ const SUBJECT = 'Verify your email address';
 let t: TestApp;
 let vendor: string;
 let mailbox: Mailbox;
+let close: (() => Promise<void>) | undefined;
 
 before(async () => {
-  t = await startTestApp();
-  vendor = await t.vendorToken();
-  mailbox = await startMailbox();
-  await mailbox.configure(t);
-  assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: TENANT, name: 'Acme' } })).status, 201);
+  ({ t, vendor, mailbox, close } = await startAppWithMailbox({}, TENANT));
 });
 after(async () => {
-  await t?.close();
-  await mailbox?.close();
+  await close?.();
 });
 
 async function createUser(email: string): Promise<{ id: string; token: string }> {

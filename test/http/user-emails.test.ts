@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { startTestApp, type Reply, type TestApp } from '../helpers/harness.ts';
-import { codeIn, startMailbox, type Mailbox } from '../helpers/mailbox.ts';
+import type { Reply, TestApp } from '../helpers/harness.ts';
+import { codeIn, startAppWithMailbox, type Mailbox } from '../helpers/mailbox.ts';
 
 /** A user's several addresses (/identity/resources/users/emails/v1): add with an emailed code, verify, primary swap, delete. */
 const U = '/identity/resources/users';
@@ -14,6 +14,7 @@ const TENANT = 'em-acme';
 let t: TestApp;
 let vendor: string;
 let mailbox: Mailbox;
+let close: (() => Promise<void>) | undefined;
 const v = (method: string, url: string, body?: unknown) => t.call(method, url, { token: vendor, body });
 const as = (token: string, method: string, url: string, body?: unknown) => t.call(method, url, { token, body });
 function refused(r: Reply, status: number, errorCode: string) {
@@ -38,15 +39,10 @@ const codeFor = async (email: string, n = 1) => codeIn(await mailbox.waitFor(() 
 const user = async (id: string) => (await v('GET', `/identity/resources/vendor-only/users/v1/${id}`)).body;
 
 before(async () => {
-  t = await startTestApp({ CODE_RATE_LIMIT_PER_IDENTIFIER: '4' });
-  vendor = await t.vendorToken();
-  mailbox = await startMailbox();
-  await mailbox.configure(t);
-  assert.equal((await v('POST', '/tenants/resources/tenants/v1', { tenantId: TENANT, name: 'Acme' })).status, 201);
+  ({ t, vendor, mailbox, close } = await startAppWithMailbox({ CODE_RATE_LIMIT_PER_IDENTIFIER: '4' }, TENANT));
 });
 after(async () => {
-  await t?.close();
-  await mailbox?.close();
+  await close?.();
 });
 
 describe('user emails', () => {
