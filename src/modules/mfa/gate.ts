@@ -80,13 +80,15 @@ export function createMfaGate(policy: Pick<PolicyService, 'signInSettings'>, pen
       // A user likely to be challenged: the request's audit entry of the challenge answer is stored by the same
       // statement (only if the token is inserted), so the answer costs no INSERT of its own.
       const entry = forced || a.user.mfa_enrolled ? a.client.audit?.({ userId: a.user.id, mfaRequired: true }) : undefined;
-      const r = await store.challenge(q, { ...token, kinds, forced }, entry);
+      // A flow that read the user's version and memberships with the user (password sign-in) gets a snapshot.
+      const keep = a.version && a.memberships ? { version: a.version, memberships: a.memberships } : undefined;
+      const r = await store.challenge(q, { ...token, kinds, forced, snapshot: keep !== undefined }, entry);
       if (!r.expiresAt) return;
       // What the TOTP verify would read back, as the sign-in read it (the user, its version, the memberships) and as
       // this statement read the authenticators: the verify of this instance may start from it (pending.ts).
-      if (a.version && a.memberships && r.authenticators.length > 0) {
+      if (keep && r.authenticators.length > 0) {
         const t = { token_hash: token.hash, user_id: a.user.id, tenant_id: a.tenantId, amr: a.amr, failures: 0, expires_at: r.expiresAt };
-        pending.remember(token.hash, { view: { t, user: a.user, devices: r.authenticators, memberships: a.memberships }, version: a.version });
+        pending.remember(token.hash, { view: { t, user: a.user, devices: r.authenticators, memberships: keep.memberships }, version: keep.version });
       }
       if (entry) (a.client.inlined ??= []).push(entry);
       devs = r.devices;

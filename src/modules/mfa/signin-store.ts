@@ -36,10 +36,11 @@ const devicesFromJson = (devices: Json[]) =>
 /**
  * The gate's one statement: the user's verified devices of the active kinds and, when the sign-in is challenged
  * (`forced`, or any such device), the new mfaToken inserted. Answers the devices (no secrets), the token's expiry
- * (undefined: not challenged) and, when challenged, the verified authenticator devices as the TOTP verify judges a
- * code with them (sealed secrets, last steps: the snapshot of pending.ts). `audit` (the sign-in request's entry for
- * the challenge answer, numbered from $8) is stored by the same statement only when the token was inserted. Expired
- * tokens are left to the housekeeping purge (src/modules/housekeeping), not deleted here on every sign-in.
+ * (undefined: not challenged) and, when challenged and `snapshot` is asked, the verified authenticator devices as the
+ * TOTP verify judges a code with them (sealed secrets, last steps: the snapshot of pending.ts). `audit` (the sign-in
+ * request's entry for the challenge answer, numbered from $9) is stored by the same statement only when the token
+ * was inserted. Expired tokens are left to the housekeeping purge (src/modules/housekeeping), not deleted here on
+ * every sign-in.
  */
 const challengeText = (audit?: string) =>
   `WITH devs AS (SELECT id, user_id, kind, phone_number, secret_enc, last_step, created_at FROM mfa_devices
@@ -51,17 +52,17 @@ const challengeText = (audit?: string) =>
    SELECT coalesce((SELECT json_agg(json_build_object('id', d.id, 'kind', d.kind, 'phone_number', d.phone_number) ORDER BY d.created_at, d.id) FROM devs d), '[]'::json) AS devices,
           (SELECT expires_at FROM ins) AS expires_at,
           (SELECT json_agg(json_build_object('id', d.id, 'user_id', d.user_id, 'kind', d.kind, 'secret_enc', d.secret_enc, 'last_step', d.last_step, 'created_at', d.created_at) ORDER BY d.created_at, d.id)
-             FROM devs d WHERE d.kind = 'authenticator' AND EXISTS (SELECT 1 FROM ins)) AS authenticators`;
+             FROM devs d WHERE d.kind = 'authenticator' AND $8::boolean AND EXISTS (SELECT 1 FROM ins)) AS authenticators`;
 const CHALLENGE = prepared(challengeText());
 /** The audited text (the audit item's text is the same for every entry): built at first use. */
 let challengeAudited: string | undefined;
 export async function challenge(
   q: Queryable,
-  c: { hash: string; userId: string; tenantId: string; amr: string[]; ttlSeconds: number; kinds: DeviceRow['kind'][]; forced: boolean },
+  c: { hash: string; userId: string; tenantId: string; amr: string[]; ttlSeconds: number; kinds: DeviceRow['kind'][]; forced: boolean; snapshot: boolean },
   audit?: { cte: (first: number, onlyIf?: string) => string; values: unknown[] },
 ): Promise<{ devices: ChallengeDevice[]; expiresAt?: Date; authenticators: VerifyDevice[] }> {
-  const params = [c.hash, c.userId, c.tenantId, c.amr, c.ttlSeconds, c.kinds, c.forced];
-  const sql = audit ? (challengeAudited ??= prepared(challengeText(audit.cte(8, 'ins')))) : CHALLENGE;
+  const params = [c.hash, c.userId, c.tenantId, c.amr, c.ttlSeconds, c.kinds, c.forced, c.snapshot];
+  const sql = audit ? (challengeAudited ??= prepared(challengeText(audit.cte(9, 'ins')))) : CHALLENGE;
   const { rows } = await q.query<{ devices: ChallengeDevice[]; expires_at: Date | null; authenticators: Json[] | null }>(sql, audit ? [...params, ...audit.values] : params);
   const r = rows[0];
   return { devices: r.devices, expiresAt: r.expires_at ?? undefined, authenticators: devicesFromJson(r.authenticators ?? []) };
