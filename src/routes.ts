@@ -27,7 +27,7 @@ import { invitationsRoutes, inviteTokensRoutes } from './modules/invitations/ind
 import { groupsRoutes } from './modules/groups/index.ts';
 import { restrictionsRoutes } from './modules/restrictions/index.ts';
 import { userPoolsRoutes } from './modules/user-pools/index.ts';
-import { directoryRoutes, scimRoutes, SCIM_PREFIX } from './modules/directory/index.ts';
+import { canonicalScimUrl, directoryRoutes, scimRoutes, SCIM_PREFIX } from './modules/directory/index.ts';
 import { captchaRoutes, installCaptcha } from './modules/captcha/index.ts';
 import { approvalFlowsRoutes } from './modules/approval-flows/index.ts';
 /** Builds the API server over a context: the HTTP shell plus every module's routes. */
@@ -38,6 +38,7 @@ export async function buildApp(ctx: Context, opts: { logger?: boolean } = {}) {
     publicUrl: ctx.config.publicUrl,
     logger: opts.logger === false ? false : ctx.log,
     authenticate: ctx.authenticate,
+    rewriteUrl: canonicalScimUrl,
     ready: async () => (await ctx.db.query('SELECT 1 AS ok')).rows.length === 1,
   });
   // The audit hook (issue 10) is on the root instance, before any module's routes, so it sees every write route.

@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { randomUUID } from 'node:crypto';
 import { installAuth, type Authenticate } from './auth.ts';
-import { installErrorHandler } from './error-handler.ts';
+import { frameworkError, installErrorHandler } from './error-handler.ts';
 import { installInputGuard } from './input-guard.ts';
 import { installOpenApi } from './openapi.ts';
 import { installValidation, schemaController } from './validation.ts';
@@ -18,6 +18,8 @@ export interface HttpOptions {
   publicUrl: string;
   logger: Logger | false;
   authenticate: Authenticate;
+  /** Further URL rewrites of the modules (applied after the compatibility prefix is stripped). */
+  rewriteUrl?: (url: string) => string;
   /** Readiness probe behind GET /health (the database answers). */
   ready: () => Promise<boolean>;
 }
@@ -42,18 +44,29 @@ export async function createHttp(opts: HttpOptions) {
     trustProxy: typeof opts.trustProxy === 'number' ? trustHops(opts.trustProxy) : opts.trustProxy,
     genReqId: () => randomUUID().replace(/-/g, ''),
     logController: new AccessLog(),
-    rewriteUrl: (req) => rewriteCompatPrefix(req.url ?? '/'),
+    rewriteUrl: (req) => {
+      const url = rewriteCompatPrefix(req.url ?? '/');
+      return opts.rewriteUrl ? opts.rewriteUrl(url) : url;
+    },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 512 },
+    // A malformed URL or an over-long path parameter is answered by the error handlers, in each prefix's own body.
+    frameworkErrors: frameworkError,
     schemaController,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   app.addHook('onRequest', async (req, reply) => {
     reply.header('gatehouse-trace-id', req.id);
   });
-  // JSON only: drop the default text/plain parser; anything but application/json is a 415.
+  // JSON only: drop the default text/plain parser; anything but application/json is a 415. An empty body is no body:
+  // client libraries send `content-type: application/json` on a DELETE without one.
   app.removeContentTypeParser('text/plain');
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) =>
+    (body as string).trim() === '' ? done(null, undefined) : parseJson(req, body as string, done),
+  );
 
   installValidation(app);
   installInputGuard(app);

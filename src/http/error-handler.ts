@@ -1,5 +1,32 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError, errorBody } from './errors.ts';
+import { AppError, errorBody, scimErrorBody } from './errors.ts';
+
+const SCIM_PATH = /^\/directory\/resources\/scim\//;
+const OAUTH_PATH = /^\/oauth(\/|$|\?)/;
+
+/**
+ * Answers an error the framework raised before any route ran (unknown route, malformed URL, over-long parameter) in
+ * the body the path's clients read: SCIM's for the SCIM service, RFC 6749's under /oauth, else the wire body.
+ */
+function sendOutsideRoute(req: FastifyRequest, reply: FastifyReply, e: AppError) {
+  const url = req.url ?? '';
+  if (SCIM_PATH.test(url)) {
+    return reply.status(e.status).type('application/scim+json; charset=utf-8').send(scimErrorBody(e.status, e.message));
+  }
+  if (OAUTH_PATH.test(url)) {
+    return reply.status(e.status).header('cache-control', 'no-store').send({ error: 'invalid_request', error_description: e.message });
+  }
+  return reply.status(e.status).send(errorBody(e));
+}
+
+/** Fastify's `frameworkErrors`: a malformed URL or an over-long path parameter (no route context yet). */
+export function frameworkError(err: FastifyError, req: FastifyRequest, reply: FastifyReply) {
+  const path = (req.url ?? '').split('?')[0];
+  const e = err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+    ? new AppError('PATH_PARAM_TOO_LONG', `A path parameter of ${path.slice(0, 200)} is longer than 512 characters`)
+    : new AppError('BAD_URL', `The request URL ${path.slice(0, 200)} is not a valid URL (malformed percent-encoding)`);
+  return sendOutsideRoute(req, reply, e);
+}
 
 interface AjvIssue {
   instancePath?: string;
@@ -83,6 +110,6 @@ export function installErrorHandler(app: FastifyInstance): void {
 
   app.setNotFoundHandler((req, reply) => {
     const e = new AppError('ROUTE_NOT_FOUND', `No route ${req.method} ${req.url.split('?')[0]}`);
-    return reply.status(404).send(errorBody(e));
+    return sendOutsideRoute(req, reply, e);
   });
 }

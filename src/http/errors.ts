@@ -13,6 +13,8 @@ export const catalogue = {
   RATE_LIMITED: { status: 429, errorCode: 'GH-10006', message: 'Too many requests' },
   SHUTTING_DOWN: { status: 503, errorCode: 'GH-10007', message: 'Server is shutting down' },
   CONFLICT: { status: 409, errorCode: 'GH-10008', message: 'The request conflicts with the current state' },
+  BAD_URL: { status: 400, errorCode: 'GH-10009', message: 'The request URL is malformed' },
+  PATH_PARAM_TOO_LONG: { status: 414, errorCode: 'GH-10010', message: 'A path parameter is longer than the limit' },
 
   UNAUTHENTICATED: { status: 401, errorCode: 'GH-20001', message: 'Authorization header with a bearer token is required' },
   INVALID_TOKEN: { status: 401, errorCode: 'GH-20002', message: 'Token is invalid or expired' },
@@ -247,4 +249,11 @@ export interface ErrorBody {
 
 export function errorBody(err: AppError): ErrorBody {
   return { errors: [err.message], errorCode: err.errorCode, ...(err.context ? { context: err.context } : {}) };
+}
+
+export const SCIM_ERROR_URN = 'urn:ietf:params:scim:api:messages:2.0:Error';
+
+/** RFC 7644 section 3.12: a SCIM error carries these fields and nothing else (strict clients reject extras). */
+export function scimErrorBody(status: number, detail: string, scimType?: string) {
+  return { schemas: [SCIM_ERROR_URN], status: String(status), ...(scimType ? { scimType } : {}), detail };
 }

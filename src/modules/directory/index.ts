@@ -1,3 +1,3 @@
 export { createDirectoryService, type DirectoryService } from './service.ts';
 export { directoryRoutes } from './routes.ts';
-export { scimRoutes, SCIM_PREFIX } from './scim/routes.ts';
+export { canonicalScimUrl, scimRoutes, SCIM_PREFIX } from './scim/routes.ts';

@@ -1,6 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { guard } from '../../../http/auth.ts';
-import { AppError, type ErrorCode } from '../../../http/errors.ts';
+import { AppError, scimErrorBody, type ErrorCode } from '../../../http/errors.ts';
 import type { ConnectionRow } from '../connections.store.ts';
 import type { DirectoryService } from '../service.ts';
 import { searchBody, type ListQuery } from './list.ts';
@@ -29,10 +29,19 @@ const SCIM_TYPE: Partial<Record<ErrorCode, string>> = {
   CONFLICT: 'uniqueness',
 };
 
-/** wire.md section 2 and RFC 7644 3.12 in one body: `errors`/`errorCode` plus `schemas`/`status`/`scimType`/`detail`. */
-function scimError(err: AppError) {
-  const scimType = SCIM_TYPE[err.code];
-  return { errors: [err.message], errorCode: err.errorCode, schemas: [URN.error], status: String(err.status), ...(scimType ? { scimType } : {}), detail: err.message };
+/** RFC 7644 section 3.12: `schemas`, `status`, `scimType` when one applies, `detail`; nothing else. */
+const scimError = (err: AppError) => scimErrorBody(err.status, err.message, SCIM_TYPE[err.code]);
+
+/** The resource and endpoint names of the service; RFC 7644 clients (Entra's among them) send them in any case. */
+const ENDPOINTS = ['Users', 'Groups', 'ServiceProviderConfig', 'ResourceTypes', 'Schemas', 'Bulk'];
+const BY_LOWER = new Map(ENDPOINTS.map((n) => [n.toLowerCase(), n]));
+const ENDPOINT_IN_URL = new RegExp(`^(${SCIM_PREFIX.replaceAll('.', '\\.')}/[^/?]+/)([^/?]+)`);
+
+/** Rewrites `/…/scim/v2.0/{configId}/users` to `…/Users` (a URL rewrite, so routes keep one spelling). */
+export function canonicalScimUrl(url: string): string {
+  const m = ENDPOINT_IN_URL.exec(url);
+  const name = m ? BY_LOWER.get(m[2].toLowerCase()) : undefined;
+  return m && name && name !== m[2] ? m[1] + name + url.slice(m[0].length) : url;
 }
 
 function toAppError(err: FastifyError | AppError, bodyLimit: number): AppError {
