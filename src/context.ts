@@ -4,7 +4,7 @@ import type { Config } from './config.ts';
 import { createJobRunner } from './jobs/runner.ts';
 import type { AuthContext, Authenticate } from './http/auth.ts';
 import { AppError } from './http/errors.ts';
-import type { Db } from './storage/db.ts';
+import type { Db, Queryable } from './storage/db.ts';
 import { createEnvironmentService } from './modules/environment/index.ts';
 import { createKeysService, loadKeyEncryptionKey } from './modules/keys/index.ts';
 import { createTenantsService } from './modules/tenants/index.ts';
@@ -120,7 +120,9 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   const inviteTokens = createInviteTokensService({ db, kek, roles, events, messaging, vendorId: () => environment.id });
   tenants.onRemove((tx, tenantId) => inviteTokens.forgetAccount(tx, tenantId));
   auth.login.useInviteTokens((q, user, token) => inviteTokens.join(q, user, token));
-  const flowDeps = { db, passwords, login: auth.login, codes, delivery: messaging, events, inviteTokens };
+  // endSessions: a flow that proved the mailbox dropped a temporary password; sessions it may have started end.
+  const endSessions = (q: Queryable, userId: string) => auth.sessions.endUserSessions(q, userId, 'mailbox proven');
+  const flowDeps = { db, passwords, login: auth.login, codes, delivery: messaging, events, inviteTokens, endSessions };
   const passwordless = createPasswordlessService({ ...flowDeps, limits: codeLimits() });
   const signup = createSignupService({ ...flowDeps, environment, tenants, roles, limits: codeLimits(), publicUrl: config.publicUrl });
   // Stable: a user is pending only from sign-up until activated, so the MFA verify (resuming the 'mfa' challenge) skips it.

@@ -47,6 +47,14 @@ export const catalogue = {
   BULK_TASK_NOT_FOUND: { status: 404, errorCode: 'GH-42010', message: 'Bulk task not found' },
   USER_EMAIL_NOT_FOUND: { status: 404, errorCode: 'GH-42011', message: 'The user has no such email address' },
   EMAIL_CODES_UNAVAILABLE: { status: 503, errorCode: 'GH-42012', message: 'Email codes are not available on this server' },
+  INVITATION_NEEDS_MAILBOX_PROOF: {
+    status: 403, errorCode: 'GH-42090',
+    message: 'Your password was set by an administrator: accept this invitation with the emailed invitation link or code',
+  },
+  OWN_SESSION_REQUIRED: {
+    status: 403, errorCode: 'GH-42091',
+    message: 'Only your own signed-in session may do this (not an impersonation, delegated, API or machine token)',
+  },
   // -- sign-in and sessions (GH-430xx) --
   INVALID_LOGIN: { status: 401, errorCode: 'GH-43001', message: 'Invalid email or password' },
   INVALID_REFRESH_TOKEN: { status: 401, errorCode: 'GH-43002', message: 'Refresh token is invalid or expired' },

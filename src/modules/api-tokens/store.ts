@@ -44,7 +44,7 @@ const LIVE_SELECT = `
          ARRAY(SELECT p.key FROM permissions p WHERE p.id = ANY(t.permission_ids) ORDER BY p.key) AS token_permission_keys,
          CASE WHEN t.user_id IS NULL THEN '{}'::uuid[] ELSE rid.ids END AS user_role_ids
   FROM api_tokens t
-  LEFT JOIN user_tenants ut ON ut.tenant_id = t.tenant_id AND ut.user_id = t.user_id
+  LEFT JOIN user_tenants ut ON ut.tenant_id = t.tenant_id AND ut.user_id = t.user_id AND NOT ut.pending
   CROSS JOIN LATERAL (
     SELECT CASE WHEN t.user_id IS NULL THEN t.role_ids
                 ELSE ARRAY(SELECT ur.role_id FROM user_roles ur WHERE ur.tenant_id = t.tenant_id AND ur.user_id = t.user_id) END AS ids
@@ -65,7 +65,7 @@ export async function tokenState(q: Queryable, id: string, kind: TokenKind): Pro
   const { rows } = await q.query<TokenState>(
     `SELECT t.tenant_id, t.id, t.user_id, t.expires_at, ut.user_id IS NOT NULL AS member, ut.is_disabled, ut.temporary_expiration_date,
             (SELECT settings FROM environment) AS settings
-     FROM api_tokens t LEFT JOIN user_tenants ut ON ut.tenant_id = t.tenant_id AND ut.user_id = t.user_id
+     FROM api_tokens t LEFT JOIN user_tenants ut ON ut.tenant_id = t.tenant_id AND ut.user_id = t.user_id AND NOT ut.pending
      WHERE t.id = $1 AND t.kind = $2`,
     [id, kind],
   );

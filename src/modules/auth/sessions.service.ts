@@ -123,6 +123,9 @@ export function createSessionsService(deps: { db: Db; environment: EnvironmentSe
     /** Ends a user's sessions in one account, inside the caller's transaction (SCIM deprovisioning). */
     endAccountSessions: (q: Queryable, userId: string, tenantId: string, reason: string): Promise<number> => store.revoke(q, { userId, tenantId }, reason),
 
+    /** Ends every session of a user inside the caller's transaction (a temporary password was dropped: proof of mailbox). */
+    endUserSessions: (q: Queryable, userId: string, reason: string): Promise<number> => store.revoke(q, { userId }, reason),
+
     /** Drops an account's own session policy (account removal), so a reactivated id starts afresh. */
     async forgetAccount(q: Queryable, tenantId: string): Promise<void> {
       await store.deletePolicy(q, tenantId);

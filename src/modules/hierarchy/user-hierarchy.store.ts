@@ -12,7 +12,7 @@ export interface ReachRow {
  * (`member`), and the sub-accounts below a membership that opens them, as the sign-in's `accessTo` decides (the
  * nearest membership above an account governs it: it must have sub-account access, an `alwaysOn` account or
  * `sub_account_access_allowed`, and be neither disabled nor expired). The walk down never passes through another
- * membership, which governs its own subtree. Reads the users module's `user_tenants` read-only; one statement.
+ * membership, which governs its own subtree. Pending memberships (not accepted) count for nothing. Reads the users module's `user_tenants` read-only; one statement.
  */
 export const USER_REACH_SQL = `
   WITH RECURSIVE member AS (
@@ -22,7 +22,7 @@ export const USER_REACH_SQL = `
              AND (t.sub_account_access_type = 'alwaysOn' OR ut.sub_account_access_allowed)) AS opens
       FROM user_tenants ut
       JOIN tenants t ON t.tenant_id = ut.tenant_id AND t.deleted_at IS NULL
-     WHERE ut.user_id = $1
+     WHERE ut.user_id = $1 AND NOT ut.pending
   ),
   down (tenant_id, level) AS (
     SELECT c.tenant_id, 1

@@ -1,6 +1,9 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { accountOf, guard } from '../../http/auth.ts';
+import { accountOf, guard, type UserAuth } from '../../http/auth.ts';
+import { AppError } from '../../http/errors.ts';
+import { asSeenBy } from '../users/index.ts';
 import type { EnvironmentService } from '../environment/index.ts';
 import { clientOf, LoginAnswer, sendLogin } from '../passwordless/index.ts';
 import { AcceptBody, AcceptCodeBody, InvitationConfiguration, InvitedUser, InviteBody, ResetBody } from './schema.ts';
@@ -9,6 +12,21 @@ import type { InvitationsService } from './service.ts';
 const tags = ['invitations'];
 const U = '/identity/resources/users';
 const Strategy = Type.Object({ strategy: Type.Union([Type.Literal('link'), Type.Literal('code')]), codeExpiration: Type.Integer({ description: 'minutes' }) });
+const MyInvitation = Type.Object({
+  tenantId: Type.String(), name: Type.String({ description: "the account's name" }),
+  invitedBy: Type.Union([Type.String(), Type.Null()], { description: 'the inviting user, null for the environment' }), createdAt: Type.String(),
+});
+const TenantParams = Type.Object({ tenantId: Type.String({ minLength: 1, maxLength: 255 }) });
+
+/** The signed-in user themselves: not an impersonation or delegated token (`act`), nor an API or machine token. */
+function ownSession(req: FastifyRequest): UserAuth {
+  const auth = req.auth as UserAuth;
+  if (auth.actor || auth.claims.act !== undefined) {
+    throw new AppError('OWN_SESSION_REQUIRED', 'Answering an invitation needs your own signed-in session, not an impersonation, delegated, API or machine token');
+  }
+  return auth;
+}
+
 const StrategyBody = Type.Object({
   strategy: Type.Optional(Type.Union([Type.Literal('link'), Type.Literal('code')])),
   codeExpiration: Type.Optional(Type.Integer({ minimum: 1, maximum: 43200, description: 'minutes' })),
@@ -22,8 +40,28 @@ export const invitationsRoutes: FastifyPluginAsyncTypebox<{ invitations: Invitat
     schema: { tags, summary: 'Invite a user to the account (tenant header, or the admin\'s own account); emails the invitation', body: InviteBody, response: { 201: InvitedUser } },
   }, async (req, reply) => {
     const by = req.auth?.kind === 'user' ? { kind: 'user' as const, userId: req.auth.userId } : { kind: 'vendor' as const };
-    return reply.status(201).send(await invitations.invite(accountOf(req), req.body, by));
+    return reply.status(201).send(asSeenBy(req.auth, await invitations.invite(accountOf(req), req.body, by)));
   });
+
+  app.get(`${U}/v1/me/invitations`, {
+    config: guard.user(),
+    schema: { tags, summary: 'My invitations to accounts waiting for my answer (they give no access until accepted)', response: { 200: Type.Array(MyInvitation) } },
+  }, async (req) => invitations.listMine(ownSession(req).userId));
+
+  for (const answer of ['accept', 'decline'] as const) {
+    app.post(`${U}/v1/me/invitations/:tenantId/${answer}`, {
+      config: guard.user(),
+      schema: {
+        tags, params: TenantParams, response: { 200: Type.Object({}) },
+        summary: answer === 'accept'
+          ? 'Accept my invitation to an account (refused while my password is one an administrator set: use the emailed link)'
+          : 'Decline my invitation to an account (the pending membership is removed)',
+      },
+    }, async (req) => {
+      await invitations.answerMine(ownSession(req).userId, req.params.tenantId, answer);
+      return {};
+    });
+  }
 
   app.post(`${U}/v1/invitation/accept`, {
     config: guard.public,

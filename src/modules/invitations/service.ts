@@ -7,7 +7,10 @@ import type { PasswordService } from '../credentials/index.ts';
 import type { EventsService } from '../events/index.ts';
 import type { RolesService } from '../roles/index.ts';
 import { parseMetadata, type TenantsService } from '../tenants/index.ts';
-import { addMembership, addPhone, addRoles, findByEmail, findById, findByUsername, insertUser, updateUser, type UserRow, type UsersService } from '../users/index.ts';
+import {
+  acceptMembership, addMembership, addPhone, addRoles, findByEmail, findById, findByUsername, insertUser, proveMailbox, removeMembership,
+  updateUser, type UserRow, type UsersService,
+} from '../users/index.ts';
 import { checkError, countFailure, limitRequests, readFlowSettings, writeFlowSettings, type Client, type CodeBook, type CodeLimits, type Delivery, type StrategySettings } from '../passwordless/index.ts';
 import { assertEmailDomainAllowed } from '../restrictions/index.ts';
 import type { InviteBody } from './schema.ts';
@@ -24,6 +27,8 @@ export interface InvitationsDeps {
   codes: CodeBook;
   delivery: Delivery;
   limits: CodeLimits;
+  /** Ends the user's sessions in the caller's transaction (acceptance dropped a temporary password). */
+  endSessions?: (q: Queryable, userId: string) => Promise<unknown>;
 }
 
 /** Who invites: an environment token, or an account admin (their user id). */
@@ -34,7 +39,9 @@ export type InvitationsService = ReturnType<typeof createInvitationsService>;
 /**
  * Invitations of users to accounts. Inviting creates the user when the email is new (no password, not verified) and
  * the membership with its roles at once; the emailed link or code (per the invitation strategy, expiring) accepts it:
- * the invitation is marked accepted, the email verified, and the user is signed in to that account.
+ * the invitation is marked accepted, the email verified, and the user is signed in to that account. An account
+ * administrator's invitation of a user who already exists makes a pending membership, which gives no access until the
+ * user accepts (the emailed link or code, or the signed-in acceptance `acceptMine`): joining needs the person's consent.
  */
 export function createInvitationsService(deps: InvitationsDeps) {
   const { db, codes } = deps;
@@ -78,19 +85,24 @@ export function createInvitationsService(deps: InvitationsDeps) {
         if (!user) {
           if (body.username && (await findByUsername(tx, body.username))) throw new AppError('USERNAME_TAKEN', `Username ${body.username} is taken`);
           const id = newId();
+          // An account administrator's password for someone else is temporary (dropped on proof of the mailbox).
           await insertUser(tx, {
             id, email, username: body.username ?? null, name: body.name?.trim() ?? '', profile_picture_url: body.profilePictureUrl ?? null, verified: false,
             provider: body.provider ?? 'local', metadata, vendor_metadata: {}, password_hash: passwordHash, active_tenant_id: tenantId,
+            password_temporary: passwordHash !== null && by.kind === 'user',
           });
           if (passwordHash) await deps.passwords.remember(tx, id, passwordHash);
           if (body.phoneNumber && !(await addPhone(tx, id, body.phoneNumber))) throw new AppError('PHONE_TAKEN', `Phone number ${body.phoneNumber} belongs to another user`);
           user = (await findById(tx, id))!;
         }
         const { rows } = await tx.query('SELECT 1 FROM user_tenants WHERE tenant_id = $1 LIMIT 1', [tenantId]);
-        const added = await addMembership(tx, tenantId, user.id, { subAccess: account.sub_account_access_type !== 'defaultOff', expiresAt: null });
+        // An existing user joins an administrator's account only with their consent; the environment owns every account.
+        const pending = !isNew && by.kind === 'user';
+        const subAccess = account.sub_account_access_type !== 'defaultOff';
+        const added = await addMembership(tx, tenantId, user.id, { subAccess, expiresAt: null, pending });
         if (!added) {
-          const pending = await store.findInvitation(tx, tenantId, user.id);
-          throw new AppError('ALREADY_MEMBER', pending && !pending.accepted_at
+          const open = await store.findInvitation(tx, tenantId, user.id);
+          throw new AppError('ALREADY_MEMBER', open && !open.accepted_at
             ? `${email} is already invited to account ${tenantId}; send the invitation again with POST /identity/resources/users/v1/invitation/reset`
             : `${email} is already a member of account ${tenantId}`);
         }
@@ -103,7 +115,7 @@ export function createInvitationsService(deps: InvitationsDeps) {
         await store.insertInvitation(tx, tenantId, user.id, by.kind === 'user' ? by.userId : null);
         if (!body.skipInviteEmail) await send(tx, user, tenantId, await inviterName(tx, by));
         if (isNew) await deps.events.emit(tx, { eventKey: 'user.created', tenantId, entity: { type: 'user', id: user.id }, data: { userId: user.id, email, tenantId, source: 'invitation' } });
-        await deps.events.emit(tx, { eventKey: 'user.invited', tenantId, entity: { type: 'user', id: user.id }, data: { userId: user.id, email, tenantId, invitedBy: by.kind === 'user' ? by.userId : 'vendor', emailSent: !body.skipInviteEmail } });
+        await deps.events.emit(tx, { eventKey: 'user.invited', tenantId, entity: { type: 'user', id: user.id }, data: { userId: user.id, email, tenantId, invitedBy: by.kind === 'user' ? by.userId : 'vendor', emailSent: !body.skipInviteEmail, pending } });
         return deps.users.record(tx, user, tenantId);
       });
     },
@@ -174,6 +186,13 @@ export function createInvitationsService(deps: InvitationsDeps) {
         if (!inv) return { error: new AppError('CODE_EXPIRED', 'The invitation was withdrawn (the membership was removed)') };
         await codes.consume(tx, row.id);
         await store.markAccepted(tx, tenantId, user.id);
+        // The emailed link or code is the owner's proof: a pending membership is accepted, a temporary password dropped.
+        await acceptMembership(tx, tenantId, user.id);
+        if (await proveMailbox(tx, user.id)) {
+          await deps.endSessions?.(tx, user.id);
+          user.password_hash = null;
+          user.password_temporary = false;
+        }
         if (!user.verified) {
           await updateUser(tx, user.id, { verified: true });
           await deps.events.emit(tx, { eventKey: 'user.activated', tenantId, entity: { type: 'user', id: user.id }, data: { userId: user.id, email: user.email, tenantId, via: 'invitation' } });
@@ -187,6 +206,38 @@ export function createInvitationsService(deps: InvitationsDeps) {
       });
       if ('error' in outcome) throw outcome.error;
       return outcome.response;
+    },
+
+    /** The caller's invitations waiting for their consent (pending memberships), oldest first. */
+    async listMine(userId: string) {
+      const rows = await store.pendingMemberships(db, userId);
+      return rows.map((r) => ({ tenantId: r.tenant_id, name: r.name, invitedBy: r.invited_by, createdAt: r.created_at.toISOString() }));
+    },
+
+    /**
+     * The signed-in user accepts (or declines) an invitation to an account. Accepting needs the owner's own password:
+     * while it is a temporary one an administrator chose, only the emailed invitation link or code accepts.
+     */
+    async answerMine(userId: string, tenantId: string, answer: 'accept' | 'decline'): Promise<void> {
+      await db.transaction(async (tx) => {
+        const user = isUuid(userId) ? await findById(tx, userId, true) : undefined;
+        const mine = user ? await store.pendingMemberships(tx, user.id) : [];
+        if (!user || !mine.some((m) => m.tenant_id === tenantId)) {
+          throw new AppError('INVITATION_NOT_FOUND', `You have no pending invitation to account ${tenantId}`);
+        }
+        if (answer === 'decline') {
+          // The invitation and the roles waiting with it go with the membership (ON DELETE CASCADE).
+          await removeMembership(tx, tenantId, user.id);
+          return;
+        }
+        if (user.password_temporary) {
+          throw new AppError('INVITATION_NEEDS_MAILBOX_PROOF', 'Your password was set by an administrator: accept the invitation to account '
+            + `${tenantId} with the emailed invitation link or code (ask for it again with POST /identity/resources/users/v1/invitation/reset)`);
+        }
+        await acceptMembership(tx, tenantId, user.id);
+        await store.markAccepted(tx, tenantId, user.id);
+        await deps.events.emit(tx, { eventKey: 'user.updated', tenantId, entity: { type: 'user', id: user.id }, data: { userId: user.id, email: user.email, tenantId, changed: ['tenantIds'], reason: 'invitation_accepted' } });
+      });
     },
 
     invitationSettings: (): Promise<StrategySettings> => readFlowSettings(db, 'invitation'),

@@ -36,6 +36,23 @@ export async function pendingInvitations(q: Queryable, userId: string, tenantId?
   return rows;
 }
 
+/**
+ * The user's memberships waiting for their consent (`user_tenants.pending`), oldest first, with the account's name
+ * and who invited (when an invitation says). Live accounts only.
+ */
+export async function pendingMemberships(q: Queryable, userId: string) {
+  const { rows } = await q.query<{ tenant_id: string; name: string; invited_by: string | null; created_at: Date }>(
+    `SELECT ut.tenant_id, t.name, ui.invited_by::text AS invited_by, coalesce(ui.created_at, ut.created_at) AS created_at
+       FROM user_tenants ut
+       JOIN tenants t ON t.tenant_id = ut.tenant_id AND t.deleted_at IS NULL
+       LEFT JOIN user_invitations ui ON ui.tenant_id = ut.tenant_id AND ui.user_id = ut.user_id
+      WHERE ut.user_id = $1 AND ut.pending
+      ORDER BY ut.created_at, ut.tenant_id`,
+    [userId],
+  );
+  return rows;
+}
+
 export type UserTenantStatus = 'PendingInvitation' | 'PendingLogin' | 'Activated' | 'NotActivated';
 
 /**

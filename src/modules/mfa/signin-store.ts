@@ -118,7 +118,7 @@ export function snapshotSpendGuard(g: { deviceId: string; step: number; tokenHas
           mfa_fresh AS (SELECT 1 FROM users u
                          WHERE u.id = $${f + 4}::uuid AND u.xmin::text = $${f + 5}::text
                            AND EXISTS (SELECT 1 FROM user_tenants ut JOIN tenants t ON t.tenant_id = ut.tenant_id
-                                        WHERE ut.user_id = u.id AND ut.tenant_id = $${f + 6}::text AND NOT ut.is_disabled AND t.deleted_at IS NULL
+                                        WHERE ut.user_id = u.id AND ut.tenant_id = $${f + 6}::text AND NOT ut.is_disabled AND NOT ut.pending AND t.deleted_at IS NULL
                                           AND (ut.temporary_expiration_date IS NULL OR ut.temporary_expiration_date > now()))
                            AND ARRAY(SELECT ur.role_id FROM user_roles ur WHERE ur.user_id = u.id AND ur.tenant_id = $${f + 6}::text ORDER BY 1)
                                = ARRAY(SELECT DISTINCT unnest($${f + 7}::uuid[]) ORDER BY 1)),

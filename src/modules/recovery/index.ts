@@ -24,7 +24,10 @@ export function createRecovery(deps: { db: Db; kek: Buffer; config: Config; pass
     db: deps.db, passwords: deps.passwords, messaging: deps.messaging, events: deps.events, codes, publicUrl: deps.config.publicUrl, endSessions: deps.endSessions,
     limits: { perIp: createRateLimiter(perIp, windowSeconds), perIdentifier: createRateLimiter(perIdentifier, windowSeconds) },
   });
-  const verification = createVerificationService({ db: deps.db, messaging: deps.messaging, events: deps.events, codes, limits: { perIdentifier: createRateLimiter(perIdentifier, windowSeconds) } });
+  const verification = createVerificationService({
+    db: deps.db, messaging: deps.messaging, events: deps.events, codes, endSessions: deps.endSessions,
+    limits: { perIdentifier: createRateLimiter(perIdentifier, windowSeconds) },
+  });
   // Phone numbers of users (routes.md "SMS"): own limiter instances, same settings as the other code flows.
   const phones = createPhonesService({
     db: deps.db, kek: deps.kek, messaging: deps.messaging, events: deps.events,

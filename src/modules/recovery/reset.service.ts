@@ -4,7 +4,7 @@ import type { Db, Queryable } from '../../storage/db.ts';
 import type { PasswordService } from '../credentials/index.ts';
 import type { EventsService } from '../events/index.ts';
 import type { MessagingService } from '../messaging/index.ts';
-import { findByEmail, findById, findByPhone, findByUsername, phones, updateUser, type UserRow } from '../users/index.ts';
+import { findByEmail, findById, findByPhone, findByUsername, phones, proveMailbox, updateUser, type UserRow } from '../users/index.ts';
 import { createEqualizer } from '../passwordless/index.ts';
 import type { RateLimiter } from '../auth/index.ts';
 import { limit, type RecoveryCodes } from './codes.ts';
@@ -157,8 +157,11 @@ export function createResetService(deps: ResetDeps) {
         await deps.passwords.validate(tx, b.password, { tenantId: user.active_tenant_id ?? undefined, userId: user.id, email: user.email });
         const hash = await deps.passwords.hash(b.password);
         const values: Record<string, unknown> = { password_hash: hash, must_reset_password: false, failed_attempts: 0 };
-        // An emailed link (or the vendor's link) proves the mailbox.
-        if ((row.reason === 'email' || row.reason === 'vendor-link') && !user.verified) values.verified = true;
+        // An emailed link (or the vendor's link) proves the mailbox: the new password is the owner's own.
+        if (row.reason === 'email' || row.reason === 'vendor-link') {
+          if (!user.verified) values.verified = true;
+          await proveMailbox(tx, user.id);
+        }
         await updateUser(tx, user.id, values);
         await deps.passwords.remember(tx, user.id, hash);
         await store.useResetTokens(tx, user.id);

@@ -3,7 +3,7 @@ import { AppError } from '../../http/errors.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
 import type { EventsService } from '../events/index.ts';
 import type { MessagingService } from '../messaging/index.ts';
-import { findByEmail, findById, updateUser, type UserRow } from '../users/index.ts';
+import { findByEmail, findById, proveMailbox, updateUser, type UserRow } from '../users/index.ts';
 import type { RateLimiter } from '../auth/index.ts';
 import { assertEmailChangeAllowed } from '../credentials/index.ts';
 import { limit, type RecoveryCodes } from './codes.ts';
@@ -22,6 +22,8 @@ export interface VerificationDeps {
   events: EventsService;
   codes: RecoveryCodes;
   limits: { perIdentifier: RateLimiter };
+  /** Ends the user's sessions (a temporary password was dropped: sessions it started end too). */
+  endSessions?: (userId: string) => Promise<unknown>;
 }
 
 export type VerificationService = ReturnType<typeof createVerificationService>;
@@ -47,7 +49,8 @@ export function createVerificationService(deps: VerificationDeps) {
     });
   }
 
-  async function markVerified(q: Queryable, user: UserRow, email: string): Promise<void> {
+  /** Marks the address verified; true when that dropped a temporary password (the caller then ends the sessions). */
+  async function markVerified(q: Queryable, user: UserRow, email: string): Promise<boolean> {
     const values: Record<string, unknown> = { verified: true };
     if (email !== user.email) {
       // A change asked for before the user emails policy forbade changes cannot be completed after it.
@@ -61,6 +64,7 @@ export function createVerificationService(deps: VerificationDeps) {
     if (values.email) await store.forgetEmailProofs(q, user.id);
     else await store.useVerifyTokens(q, user.id);
     await deps.events.emit(q, { eventKey: 'user.updated', tenantId: user.active_tenant_id, entity: { type: 'user', id: user.id }, data: { userId: user.id, verified: true, ...(values.email ? { emailChanged: true } : {}) } });
+    return proveMailbox(q, user.id);
   }
 
   return {
@@ -97,30 +101,31 @@ export function createVerificationService(deps: VerificationDeps) {
     /** The signed-in user enters the code sent to `email`. */
     async verifyMine(userId: string, b: { code: string; email: string }): Promise<void> {
       const email = b.email.trim().toLowerCase();
-      const error = await db.transaction(async (tx) => {
+      const outcome = await db.transaction(async (tx) => {
         const user = await findById(tx, userId, true);
         if (!user) throw new AppError('USER_NOT_FOUND', `No user with id ${userId}`);
         const row = await store.latestCode(tx, userId, 'verify-email');
         const err = await codes.check(tx, row && row.target === email ? row : undefined, b.code.trim());
-        if (err) return err;
+        if (err) return { error: err };
         await store.useCode(tx, row!.id);
-        await markVerified(tx, user, email);
-        return null;
+        return { dropped: await markVerified(tx, user, email) };
       });
-      if (error) throw error; // after commit: a wrong try is counted
+      if ('error' in outcome) throw outcome.error; // after commit: a wrong try is counted
+      if (outcome.dropped) await deps.endSessions?.(userId);
     },
 
     /** The link of the message: `{userId, token}`. 400 unknown, 410 expired, used, or for an address the user no longer has. */
     async verifyLink(b: { userId: string; token: string }): Promise<void> {
-      await db.transaction(async (tx) => {
+      const dropped = await db.transaction(async (tx) => {
         const row = b.token && b.token.length <= 512 ? await store.findVerifyToken(tx, sha256Hex(b.token)) : undefined;
         if (!row || row.user_id !== b.userId) throw new AppError('VERIFY_TOKEN_INVALID', 'The email verification token is invalid for this user');
         if (row.used_at) throw new AppError('VERIFY_TOKEN_EXPIRED', 'The email verification token was already used');
         if (row.expires_at <= new Date()) throw new AppError('VERIFY_TOKEN_EXPIRED', 'The email verification token has expired; request a new one');
         const user = await findById(tx, b.userId, true);
         if (!user) throw new AppError('VERIFY_TOKEN_INVALID', 'The email verification token is invalid for this user');
-        await markVerified(tx, user, row.email);
+        return markVerified(tx, user, row.email);
       });
+      if (dropped) await deps.endSessions?.(b.userId);
     },
   };
 }

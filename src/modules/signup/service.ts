@@ -8,7 +8,9 @@ import type { EnvironmentService } from '../environment/index.ts';
 import type { EventsService } from '../events/index.ts';
 import type { RolesService } from '../roles/index.ts';
 import { parseMetadata, type TenantsService } from '../tenants/index.ts';
-import { addMembership, addPhone, addRoles, findByEmail, findById, findByUsername, insertUser, updateUser, type UserRow } from '../users/index.ts';
+import {
+  addMembership, addPhone, addRoles, findByEmail, findById, findByUsername, insertUser, proveMailbox, updateUser, type UserRow,
+} from '../users/index.ts';
 import { checkError, countFailure, createEqualizer, limitRequests, readFlowSettings, writeFlowSettings, type Client, type CodeBook, type CodeLimits, type Delivery, type StrategySettings } from '../passwordless/index.ts';
 import { assertEmailDomainAllowed } from '../restrictions/index.ts';
 import type { SignUpBody } from './schema.ts';
@@ -28,6 +30,8 @@ export interface SignupDeps {
   publicUrl: string;
   /** Account invite tokens (invitations module): sign-up with `invitationToken` joins that account instead of creating one. */
   inviteTokens?: { check(q: Queryable, token: string): Promise<string>; join(q: Queryable, user: UserRow, token: string): Promise<string> };
+  /** Ends the user's sessions in the caller's transaction (activation dropped a temporary password). */
+  endSessions?: (q: Queryable, userId: string) => Promise<unknown>;
 }
 
 export type SignupService = ReturnType<typeof createSignupService>;
@@ -156,7 +160,9 @@ export function createSignupService(deps: SignupDeps) {
         const found = await check(tx, body.userId, body);
         if (found.error) return { error: found.error };
         let user = found.user;
-        if (!user.password_hash && body.password === undefined) return { error: new AppError('VALIDATION', 'body.password is required: the user has no password yet') };
+        // An administrator's temporary password is dropped by this proof of the mailbox: the owner sets their own.
+        const ownPassword = user.password_hash && !user.password_temporary;
+        if (!ownPassword && body.password === undefined) return { error: new AppError('VALIDATION', 'body.password is required: the user has no password of their own yet') };
         const values: Record<string, unknown> = { verified: true };
         if (body.password !== undefined) {
           // A weak password is answered without consuming the link, so the user can try another one.
@@ -169,6 +175,7 @@ export function createSignupService(deps: SignupDeps) {
           values.password_hash = await deps.passwords.hash(body.password);
         }
         await codes.consume(tx, found.rowId);
+        if (await proveMailbox(tx, user.id)) await deps.endSessions?.(tx, user.id);
         await updateUser(tx, user.id, values);
         if (values.password_hash) await deps.passwords.remember(tx, user.id, values.password_hash as string);
         user = { ...user, ...values } as UserRow;
@@ -194,7 +201,7 @@ export function createSignupService(deps: SignupDeps) {
       return db.transaction(async (tx) => {
         const found = await check(tx, userId, { token });
         if (found.error) throw found.error;
-        return { shouldSetPassword: !found.user.password_hash };
+        return { shouldSetPassword: !found.user.password_hash || found.user.password_temporary === true };
       });
     },
 

@@ -39,13 +39,13 @@ export interface MemberStats {
 
 /**
  * An account's members by state: disabled (membership disabled), activated (not disabled, signed in at least once),
- * pending (not disabled, never signed in: invited or created and not yet used), and those who joined in the last 7 days.
+ * pending (not disabled, never signed in or invitation not accepted: invited or created and not yet used), and those who joined in the last 7 days.
  */
 export async function memberStats(q: Queryable, tenantId: string): Promise<MemberStats> {
   const { rows } = await q.query<MemberStats>(
     `SELECT count(*)::int AS total,
-            (count(*) FILTER (WHERE NOT ut.is_disabled AND u.last_login IS NOT NULL))::int AS activated,
-            (count(*) FILTER (WHERE NOT ut.is_disabled AND u.last_login IS NULL))::int AS pending,
+            (count(*) FILTER (WHERE NOT ut.is_disabled AND NOT ut.pending AND u.last_login IS NOT NULL))::int AS activated,
+            (count(*) FILTER (WHERE NOT ut.is_disabled AND (ut.pending OR u.last_login IS NULL)))::int AS pending,
             (count(*) FILTER (WHERE ut.is_disabled))::int AS disabled,
             (count(*) FILTER (WHERE ut.created_at > now() - interval '7 days'))::int AS "addedThisWeek",
             (count(*) FILTER (WHERE u.super_user))::int AS "superAdmins"

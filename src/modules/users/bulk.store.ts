@@ -33,8 +33,8 @@ export async function findTask(q: Queryable, id: string, kind: BulkTaskRow['kind
 /** Memberships of `srcTenantId` copied to `targetTenantId` (state kept, sub-account access per the target); the users newly added. */
 export async function copyMemberships(q: Queryable, srcTenantId: string, targetTenantId: string, subAccess: boolean): Promise<string[]> {
   const { rows } = await q.query<{ user_id: string }>(
-    `INSERT INTO user_tenants (tenant_id, user_id, is_disabled, temporary_expiration_date, sub_account_access_allowed)
-     SELECT $2, user_id, is_disabled, temporary_expiration_date, $3 FROM user_tenants WHERE tenant_id = $1
+    `INSERT INTO user_tenants (tenant_id, user_id, is_disabled, temporary_expiration_date, sub_account_access_allowed, pending)
+     SELECT $2, user_id, is_disabled, temporary_expiration_date, $3, pending FROM user_tenants WHERE tenant_id = $1
      ON CONFLICT DO NOTHING RETURNING user_id`,
     [srcTenantId, targetTenantId, subAccess],
   );

@@ -1,7 +1,9 @@
 export { createUsersService, type UsersService } from './service.ts';
 export { usersRoutes } from './routes.ts';
 export { meRoutes } from './me.routes.ts';
-export { isLockedNow, activeMembership } from './record.ts';
+export { isLockedNow, activeMembership, scopeToAccount } from './record.ts';
+// Consent to join an account, proof of the mailbox, and the account-scoped view of a user record (consent.ts).
+export { proveMailbox, acceptMembership, asSeenBy } from './consent.ts';
 export { findByEmail, findByUsername, findById, updateUser, removeAccountUsers, phones, type UserRow, type MembershipRow } from './store.ts';
 // For the refresh lookup (src/modules/auth/store.ts), which reads a session, its user and their memberships at once.
 export { membershipsFromJson, membershipsWithStateSql, userFromJson } from './store.ts';

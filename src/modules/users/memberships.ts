@@ -19,8 +19,12 @@ export async function joinAccount(tx: Queryable, deps: { tenants: TenantsService
   await store.addRoles(tx, tenantId, userId, ids);
 }
 
-/** A membership found `distance` levels above the account gives access there unless disabled, expired or (above) closed to sub-accounts. */
+/**
+ * A membership found `distance` levels above the account gives access there unless pending (not accepted by the
+ * user), disabled, expired or (above) closed to sub-accounts.
+ */
 function usable(membership: store.MembershipRow, distance: number): store.MembershipRow | undefined {
+  if (membership.pending) return undefined;
   if (distance > 0 && !subAccess(membership)) return undefined;
   if (membership.is_disabled) return undefined;
   if (membership.temporary_expiration_date && membership.temporary_expiration_date <= new Date()) return undefined;
@@ -56,11 +60,11 @@ export async function accessView(q: Queryable, userId: string, rows?: (store.Mem
   };
 }
 
-/** The accounts a user belongs to, with names. */
+/** The accounts a user belongs to (accepted memberships of live accounts), with names. */
 export async function accountsOf(userId: string, q: Queryable): Promise<{ tenantId: string; name: string }[]> {
   const { rows } = await q.query<{ tenant_id: string; name: string }>(
     `SELECT t.tenant_id, t.name FROM user_tenants ut JOIN tenants t ON t.tenant_id = ut.tenant_id
-         WHERE ut.user_id = $1 AND t.deleted_at IS NULL ORDER BY ut.created_at, t.tenant_id`,
+         WHERE ut.user_id = $1 AND t.deleted_at IS NULL AND NOT ut.pending ORDER BY ut.created_at, t.tenant_id`,
     [userId],
   );
   return rows.map((r) => ({ tenantId: r.tenant_id, name: r.name }));

@@ -8,9 +8,9 @@ import * as store from './store.ts';
 /** Sub-account access of a membership: forced on when its account says alwaysOn. */
 export const subAccess = (m: store.MembershipRow) => m.sub_account_access_type === 'alwaysOn' || m.sub_account_access_allowed;
 
-/** The account a user acts in by default: the stored active one if still a membership, else the oldest. */
+/** The account a user acts in by default: the stored active one if still a membership, else the oldest accepted one. */
 export function activeMembership(user: store.UserRow, ms: store.MembershipRow[]): store.MembershipRow | undefined {
-  return ms.find((m) => m.tenant_id === user.active_tenant_id) ?? ms[0];
+  return ms.find((m) => m.tenant_id === user.active_tenant_id && !m.pending) ?? ms.find((m) => !m.pending) ?? ms[0];
 }
 
 /**
@@ -46,7 +46,7 @@ export async function buildUserRecord(q: Queryable, roles: RolesService, user: s
     permissions,
     provider: user.provider,
     tenantId: current?.tenant_id ?? '',
-    tenantIds: ms.map((m) => m.tenant_id),
+    tenantIds: ms.filter((m) => !m.pending).map((m) => m.tenant_id),
     activatedForTenant: current ? !current.is_disabled : false,
     isLocked: isLockedNow(user),
     tenants: ms.map((m) => ({
@@ -55,6 +55,7 @@ export async function buildUserRecord(q: Queryable, roles: RolesService, user: s
       ...(m.temporary_expiration_date ? { temporaryExpirationDate: iso(m.temporary_expiration_date)! } : {}),
       isDisabled: m.is_disabled,
       subAccountAccessAllowed: subAccess(m),
+      ...(m.pending ? { pending: true } : {}),
     })),
     invisible: user.invisible,
     superUser: user.super_user,
@@ -72,4 +73,27 @@ export async function buildUserRecord(q: Queryable, roles: RolesService, user: s
 /** Locked by an administrator (no expiry) or by the lockout policy until `locked_until`. */
 export function isLockedNow(user: Pick<store.UserRow, 'is_locked' | 'locked_until'>, now = new Date()): boolean {
   return user.is_locked && (user.locked_until === null || user.locked_until > now);
+}
+
+/**
+ * A user record as an account sees it (a user token's view; the environment sees the record whole): only what belongs
+ * to `tenantId`, never the user's other accounts, their roles there, or vendor metadata. For an invitee who has not
+ * accepted yet (pending membership), only the id, email, name and the pending invitation with its roles here.
+ */
+export function scopeToAccount(rec: User, tenantId: string): User {
+  const mine = rec.tenants.find((t) => t.tenantId === tenantId);
+  if (mine?.pending) {
+    return {
+      id: rec.id, sub: rec.sub, email: rec.email, name: rec.name, username: null, profilePictureUrl: '', verified: false,
+      mfaEnrolled: false, mfaBypass: false, phoneNumbers: [], roles: mine.roles, permissions: [], provider: '',
+      tenantId, tenantIds: [], activatedForTenant: false, isLocked: false, tenants: [mine], invisible: false,
+      superUser: false, metadata: '{}', vendorMetadata: '{}', externalId: null, createdAt: rec.createdAt, lastLogin: null,
+      groups: [], subAccountAccessAllowed: false, managedBy: rec.managedBy, invitationPending: true,
+    };
+  }
+  // The record's roles, permissions and groups are those of `rec.tenantId`: another account's are dropped.
+  const other = rec.tenantId !== tenantId
+    ? { tenantId, roles: [], permissions: [], groups: [], activatedForTenant: false, subAccountAccessAllowed: false }
+    : {};
+  return { ...rec, ...other, tenantIds: mine ? [tenantId] : [], tenants: mine ? [mine] : [], vendorMetadata: '{}' };
 }

@@ -4,6 +4,7 @@ import { accountOf, guard, tenantHeader } from '../../http/auth.ts';
 import { pageEnvelope } from '../../http/paging.ts';
 import { CreateUser, Empty, ListUsersQuery, RoleIdsBody, TenantBody, UpdateUser, User, UserParams, VendorCreateUser } from './schema.ts';
 import type { UsersService } from './service.ts';
+import { asSeenBy } from './consent.ts';
 import { emailRoutes } from './email.routes.ts';
 import { subAccountUsersRoutes } from './sub-accounts.routes.ts';
 import { teamRoutes } from './team.routes.ts';
@@ -32,7 +33,10 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
   app.post(`${U}/v1`, {
     config: guard.any('fe.secure.write.users'),
     schema: { tags, summary: 'Create a user in an account (default roles when roleIds is empty)', body: CreateUser, response: { 201: User } },
-  }, async (req, reply) => reply.status(201).send(await users.create(accountOf(req), req.body, req.auth?.kind === 'user' ? 'user' : 'vendor')));
+  }, async (req, reply) => {
+    const created = await users.create(accountOf(req), req.body, req.auth?.kind === 'user' ? 'user' : 'vendor');
+    return reply.status(201).send(asSeenBy(req.auth, created));
+  });
 
   app.post('/identity/resources/vendor-only/users/v1', {
     config: guard.vendor,
@@ -47,7 +51,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
   app.get(`${U}/v1/:userId`, {
     config: guard.any('fe.secure.read.users'),
     schema: { tags, summary: 'Get a user of the account', params: UserParams, response: { 200: User } },
-  }, async (req) => users.get(req.params.userId, accountOf(req)));
+  }, async (req) => asSeenBy(req.auth, await users.get(req.params.userId, accountOf(req))));
 
   for (const version of ['v2', 'v3']) {
     app.get(`${U}/${version}`, {
@@ -56,7 +60,8 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
     }, async (req) => {
       const tenantId = req.auth?.kind === 'user' ? req.auth.tenantId : tenantHeader(req);
       const r = await users.list(req.query, tenantId);
-      return pageEnvelope(r.items, { total: r.total, limit: r.limit, page: r.page, path: `${U}/${version}`, query: req.query });
+      const items = r.items.map((u) => asSeenBy(req.auth, u));
+      return pageEnvelope(items, { total: r.total, limit: r.limit, page: r.page, path: `${U}/${version}`, query: req.query });
     });
   }
 
@@ -98,7 +103,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
     app.post(`/identity/resources/tenants/users/v1/:userId/${action}`, {
       config: guard.any('fe.secure.write.users'),
       schema: { tags, summary: `${action === 'disable' ? 'Disable' : 'Enable'} a user in the account`, params: UserParams, response: { 200: User } },
-    }, async (req) => users.setMembershipFlag(accountOf(req), req.params.userId, { is_disabled: disabled }));
+    }, async (req) => asSeenBy(req.auth, await users.setMembershipFlag(accountOf(req), req.params.userId, { is_disabled: disabled })));
   }
 
   for (const [action, locked] of [['lock', true], ['unlock', false]] as const) {
@@ -126,7 +131,10 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
   app.put('/identity/resources/sub-tenants/users/v1/:userId/access', {
     config: guard.any('fe.secure.write.users'),
     schema: { tags, summary: "Allow or deny a user's access to the account's sub-accounts", params: UserParams, body: Type.Object({ allowAccess: Type.Boolean() }), response: { 200: User } },
-  }, async (req) => users.setMembershipFlag(accountOf(req), req.params.userId, { sub_account_access_allowed: req.body.allowAccess }));
+  }, async (req) => {
+    const rec = await users.setMembershipFlag(accountOf(req), req.params.userId, { sub_account_access_allowed: req.body.allowAccess });
+    return asSeenBy(req.auth, rec);
+  });
 
   const TempConfig = Type.Object({ enabled: Type.Boolean() });
   app.get(`${U}/temporary/v1/configuration`, { config: guard.vendor, schema: { tags, response: { 200: TempConfig } } }, async () => users.temporaryConfig());

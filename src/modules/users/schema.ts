@@ -71,6 +71,7 @@ export const UserTenant = Type.Object({
   temporaryExpirationDate: Type.Optional(Type.String()),
   isDisabled: Type.Boolean(),
   subAccountAccessAllowed: Type.Boolean(),
+  pending: Type.Optional(Type.Boolean({ description: 'true: invited, not accepted yet by the user (gives no access)' })),
 });
 
 /** The User record of interface section 2 (every required field present). */
@@ -104,6 +105,7 @@ export const User = Type.Object({
   groups: Type.Array(Type.Object({ id: Type.String(), name: Type.String(), color: Type.String(), description: Type.String(), metadata: Type.String(), managedBy: Type.String(), createdAt: Type.String(), updatedAt: Type.String() }), { description: 'the user\'s groups in the record\'s account' }),
   subAccountAccessAllowed: Type.Boolean(),
   managedBy: Type.String(),
+  invitationPending: Type.Optional(Type.Boolean({ description: "true: the user has not accepted the account's invitation yet" })),
 });
 export type User = Static<typeof User>;
 

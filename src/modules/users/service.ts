@@ -129,6 +129,8 @@ export function createUsersService(deps: UsersDeps) {
             metadata,
             vendor_metadata: vendorMetadata,
             password_hash: passwordHash,
+            // An account administrator's password for someone else lasts until the owner proves the mailbox.
+            password_temporary: passwordHash !== null && by === 'user',
             active_tenant_id: tenantId,
           });
           if (passwordHash) await deps.passwords.remember(tx, id, passwordHash);

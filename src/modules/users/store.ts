@@ -31,6 +31,8 @@ export interface UserRow {
   must_reset_password?: boolean;
   /** When the password was last set (migration 0031; password rotation). */
   password_changed_at: Date;
+  /** Set by an account administrator for someone else: dropped when the owner proves the mailbox (migration 0037). */
+  password_temporary?: boolean;
 }
 
 /** The keys of T whose values are dates. */
@@ -65,6 +67,8 @@ export interface MembershipRow {
   sub_account_access_type: string;
   created_at: Date;
   role_ids: string[];
+  /** Made by an account administrator for an existing user, not accepted yet: gives no access (migration 0037). */
+  pending: boolean;
 }
 
 export async function insertUser(q: Queryable, u: Partial<UserRow> & { id: string; email: string }): Promise<void> {
@@ -110,7 +114,7 @@ export async function memberships(q: Queryable, userId: string): Promise<Members
  */
 export const membershipsWithStateSql = (userExpr: string) =>
   `SELECT ut.tenant_id, ut.is_disabled, ut.temporary_expiration_date, ut.sub_account_access_allowed, ut.created_at,
-            t.sub_account_access_type, t.deleted_at IS NULL AS live,
+            ut.pending, t.sub_account_access_type, t.deleted_at IS NULL AND NOT ut.pending AS live,
             coalesce(array_agg(ur.role_id::text) FILTER (WHERE ur.role_id IS NOT NULL), '{}') AS role_ids
      FROM user_tenants ut
      JOIN tenants t ON t.tenant_id = ut.tenant_id
@@ -120,7 +124,7 @@ export const membershipsWithStateSql = (userExpr: string) =>
      ORDER BY ut.created_at, ut.tenant_id`;
 const MEMBERSHIPS_WITH_STATE = prepared(membershipsWithStateSql('$1'));
 
-/** `memberships`, each also saying whether its account is live (not removed). */
+/** `memberships`, each also saying whether it is live: its account not removed and the membership not pending. */
 export async function membershipsWithState(q: Queryable, userId: string): Promise<(MembershipRow & { live: boolean })[]> {
   const { rows } = await q.query<MembershipRow & { live: boolean }>(MEMBERSHIPS_WITH_STATE, [userId]);
   return rows;
@@ -128,7 +132,8 @@ export async function membershipsWithState(q: Queryable, userId: string): Promis
 
 /**
  * The user's membership of `tenantId` or of its nearest ancestor, with the distance (0 = the account itself); the
- * membership has the shape `memberships` gives. One statement: it runs on every sign-in and token refresh.
+ * membership has the shape `memberships` gives. Pending memberships are skipped (they give no access). One statement:
+ * it runs on every sign-in and token refresh.
  */
 export async function nearestMembership(q: Queryable, userId: string, tenantId: string): Promise<{ membership: MembershipRow; distance: number } | undefined> {
   const { rows } = await q.query<MembershipRow & { d: number }>(
@@ -138,10 +143,11 @@ export async function nearestMembership(q: Queryable, userId: string, tenantId: 
        SELECT t.tenant_id, t.parent_tenant_id, up.d + 1 FROM tenants t JOIN up ON t.tenant_id = up.parent_tenant_id
        WHERE up.d < 1000 AND t.deleted_at IS NULL),
      nearest AS (
-       SELECT up.tenant_id, up.d FROM up JOIN user_tenants ut ON ut.tenant_id = up.tenant_id AND ut.user_id = $1
+       SELECT up.tenant_id, up.d FROM up
+       JOIN user_tenants ut ON ut.tenant_id = up.tenant_id AND ut.user_id = $1 AND NOT ut.pending
        ORDER BY up.d LIMIT 1)
      SELECT n.d, ut.tenant_id, ut.is_disabled, ut.temporary_expiration_date, ut.sub_account_access_allowed, ut.created_at,
-            t.sub_account_access_type,
+            ut.pending, t.sub_account_access_type,
             coalesce(array_agg(ur.role_id::text) FILTER (WHERE ur.role_id IS NOT NULL), '{}') AS role_ids
      FROM nearest n
      JOIN user_tenants ut ON ut.tenant_id = n.tenant_id AND ut.user_id = $1
@@ -197,11 +203,13 @@ export async function replacePasswordHash(q: Queryable, id: string, current: str
   return r.rowCount > 0;
 }
 
-export async function addMembership(q: Queryable, tenantId: string, userId: string, m: { subAccess: boolean; expiresAt: Date | null }): Promise<boolean> {
+export async function addMembership(
+  q: Queryable, tenantId: string, userId: string, m: { subAccess: boolean; expiresAt: Date | null; pending?: boolean },
+): Promise<boolean> {
   const r = await q.query(
-    `INSERT INTO user_tenants (tenant_id, user_id, sub_account_access_allowed, temporary_expiration_date)
-     VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`,
-    [tenantId, userId, m.subAccess, m.expiresAt],
+    `INSERT INTO user_tenants (tenant_id, user_id, sub_account_access_allowed, temporary_expiration_date, pending)
+     VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`,
+    [tenantId, userId, m.subAccess, m.expiresAt, m.pending ?? false],
   );
   return r.rowCount > 0;
 }
@@ -245,7 +253,8 @@ export async function settleAfterLeaving(q: Queryable, userIds: string[], tenant
   if (userIds.length === 0) return;
   await q.query('DELETE FROM users WHERE id = ANY($1::uuid[]) AND NOT EXISTS (SELECT 1 FROM user_tenants ut WHERE ut.user_id = users.id)', [userIds]);
   await q.query(
-    `UPDATE users u SET active_tenant_id = (SELECT ut.tenant_id FROM user_tenants ut WHERE ut.user_id = u.id ORDER BY ut.created_at, ut.tenant_id LIMIT 1)
+    `UPDATE users u SET active_tenant_id = (SELECT ut.tenant_id FROM user_tenants ut WHERE ut.user_id = u.id
+                                              ORDER BY ut.pending, ut.created_at, ut.tenant_id LIMIT 1)
      WHERE u.id = ANY($1::uuid[]) AND u.active_tenant_id = $2`,
     [userIds, tenantId],
   );
@@ -259,4 +268,22 @@ export async function removeAccountUsers(q: Queryable, tenantId: string): Promis
   );
   await settleAfterLeaving(q, rows.map((r) => r.user_id), tenantId);
   return rows;
+}
+
+/** Accepts a pending membership (it gives access from now on); false when there is none pending. */
+export async function acceptMembership(q: Queryable, tenantId: string, userId: string): Promise<boolean> {
+  const r = await q.query('UPDATE user_tenants SET pending = false WHERE tenant_id = $1 AND user_id = $2 AND pending', [tenantId, userId]);
+  return r.rowCount > 0;
+}
+
+/**
+ * The owner proved the mailbox: a temporary (administrator-set) password is dropped, so it signs in no more. True
+ * when one was dropped (the caller's flow may then set the owner's own password, and ends the older sessions).
+ */
+export async function dropTemporaryPassword(q: Queryable, userId: string): Promise<boolean> {
+  const r = await q.query(
+    'UPDATE users SET password_hash = NULL, password_temporary = false, updated_at = now() WHERE id = $1 AND password_temporary',
+    [userId],
+  );
+  return r.rowCount > 0;
 }

@@ -7,6 +7,7 @@ import { PageEnvelopeOf, pageEnvelope } from '../../http/paging.ts';
 import type { Caller } from './accounts.service.ts';
 import { CreateUser, Empty, InviteUser, ListUsersQuery, RoleIdsBody, User, UserParams } from './schema.ts';
 import type { UsersService } from './service.ts';
+import { asSeenBy } from './consent.ts';
 
 const tags = ['sub-account users'];
 const S = '/identity/resources/sub-tenants/users';
@@ -56,7 +57,8 @@ export const subAccountUsersRoutes: FastifyPluginAsyncTypebox<{ users: UsersServ
   }, async (req) => {
     const tenantId = await reached(req, READ);
     const r = await users.list({ ...req.query, _tenantId: undefined }, tenantId);
-    return pageEnvelope(r.items, { total: r.total, limit: r.limit, page: r.page, path: `${S}/v1`, query: req.query });
+    const items = r.items.map((u) => asSeenBy(req.auth, u, tenantId));
+    return pageEnvelope(items, { total: r.total, limit: r.limit, page: r.page, path: `${S}/v1`, query: req.query });
   });
 
   app.post(`${S}/v1`, {
@@ -64,7 +66,7 @@ export const subAccountUsersRoutes: FastifyPluginAsyncTypebox<{ users: UsersServ
     schema: { tags, summary: 'Create a user in a sub-account (body as POST /identity/resources/users/v1)', headers: SubAccountHeaders, body: CreateUser, response: { 201: User } },
   }, async (req, reply) => {
     const tenantId = await reached(req, WRITE);
-    return reply.status(201).send(await users.create(tenantId, req.body, req.auth!.kind));
+    return reply.status(201).send(asSeenBy(req.auth, await users.create(tenantId, req.body, req.auth!.kind), tenantId));
   });
 
   // The invitation belongs to the invitations module; the route exists when the composition root lent it (useInviter).
@@ -76,7 +78,7 @@ export const subAccountUsersRoutes: FastifyPluginAsyncTypebox<{ users: UsersServ
     }, async (req, reply) => {
       const tenantId = await reached(req, WRITE);
       const by = req.auth!.kind === 'user' ? { kind: 'user' as const, userId: req.auth!.userId } : { kind: 'vendor' as const };
-      return reply.status(201).send(await invite(tenantId, req.body, by));
+      return reply.status(201).send(asSeenBy(req.auth, await invite(tenantId, req.body, by), tenantId));
     });
   }
 

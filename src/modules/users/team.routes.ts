@@ -6,6 +6,7 @@ import { PageEnvelopeOf, pageEnvelope } from '../../http/paging.ts';
 import { Role } from '../roles/index.ts';
 import { Empty, ListUsersQuery, User, UserParams } from './schema.ts';
 import type { UsersService } from './service.ts';
+import { asSeenBy } from './consent.ts';
 
 const tags = ['team'];
 const T = '/team/resources';
@@ -52,7 +53,8 @@ export const teamRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = as
     // _limit and _offset always arrive (schema defaults), so an older name, when sent, wins.
     const query = { ...rest, _limit: pageSize ?? rest._limit, _offset: pageOffset ?? rest._offset, _filter: filter ?? rest._filter, _tenantId: undefined };
     const r = await users.list(query, accountOf(req));
-    return pageEnvelope(r.items, { total: r.total, limit: r.limit, page: r.page, path: `${T}/members/v1`, query });
+    const items = r.items.map((u) => asSeenBy(req.auth, u));
+    return pageEnvelope(items, { total: r.total, limit: r.limit, page: r.page, path: `${T}/members/v1`, query });
   });
 
   app.put(`${T}/members/v1`, {
@@ -61,7 +63,7 @@ export const teamRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = as
   }, async (req) => {
     const tenantId = accountOf(req);
     await users.setRoles(tenantId, req.body.id, req.body.roleIds);
-    return users.get(req.body.id, tenantId);
+    return asSeenBy(req.auth, await users.get(req.body.id, tenantId));
   });
 
   app.delete(`${T}/members/v1/:userId`, {

@@ -6,6 +6,7 @@ import { AppError } from '../../http/errors.ts';
 import { PageEnvelopeOf, pageEnvelope } from '../../http/paging.ts';
 import { Empty, PhraseQuery, User, UserParams, UsernameAnswer, UsernameBody, UsernameParams, UsernamesQuery } from './schema.ts';
 import type { UsersService } from './service.ts';
+import { asSeenBy } from './consent.ts';
 
 const N = '/identity/resources/usernames/v1';
 const UserHeader = Type.Object({ 'gatehouse-user-id': Type.Optional(Type.String({ maxLength: 64, description: 'environment token: the user the call acts on' })) });
@@ -61,7 +62,10 @@ export const usernamesRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }>
       tags: ['users'], summary: 'Fuzzy user search: users whose name, email or username contains the phrase or has a word like it, best first (default 10, at most 200)',
       querystring: PhraseQuery, response: { 200: Type.Object({ items: Type.Array(User) }) },
     },
-  }, async (req) => users.searchUsers(req.query, req.auth?.kind === 'user' ? req.auth.tenantId : tenantHeader(req) ?? req.query._tenantId));
+  }, async (req) => {
+    const found = await users.searchUsers(req.query, req.auth?.kind === 'user' ? req.auth.tenantId : tenantHeader(req) ?? req.query._tenantId);
+    return { items: found.items.map((u) => asSeenBy(req.auth, u)) };
+  });
 
   app.post('/identity/resources/users/v3/me/unlock', {
     config: guard.public,
