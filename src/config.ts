@@ -28,6 +28,8 @@ export interface Config {
   vendorTokenTtl: number;
   /** How old cached signing keys may get before they are re-read (another instance may have rotated). */
   signingKeysReloadMs: number;
+  /** A token naming an unknown key id reloads the keys at most once per this many ms; others are refused at once. */
+  signingKeysUnknownKidReloadMs: number;
   /**
    * `userChunkSize`: users per transaction of a bulk user-migration job (USER_MIGRATION_CHUNK_SIZE, else JOB_CHUNK_SIZE
    * when set); undefined lets the user migration choose per store (src/modules/user-migration/service.ts).
@@ -42,6 +44,11 @@ export interface Config {
   production: boolean;
   /** PEM file of extra CA certificates trusted by outbound HTTPS (identity-provider migration), besides the system ones. */
   outboundCaFile?: string;
+  /**
+   * Outbound requests an account administrator or a sign-in can point (SSO: SAML metadata URLs, OIDC issuers):
+   * private, loopback, link-local and metadata addresses only when allowed (an IdP on a private network). Default off.
+   */
+  outbound: { allowPrivateNetworks: boolean };
   /** Events, webhooks and audit (issue 10; docs/events.md). `enabled` switches off the outbox / audit log (a benchmark aid). */
   events: { enabled: boolean };
   webhooks: { pollMs: number; timeoutMs: number; retryForSeconds: number; backoffBaseMs: number; backoffMaxMs: number; concurrency: number; allowPrivateNetworks: boolean; eventsRetentionDays: number };
@@ -158,6 +165,7 @@ export function loadConfig(env: Env = process.env): Config {
     publicUrl,
     vendorTokenTtl: int('VENDOR_TOKEN_TTL', 86400, 60, 30 * 86400),
     signingKeysReloadMs: int('SIGNING_KEYS_RELOAD_MS', 60_000, 1, 86_400_000),
+    signingKeysUnknownKidReloadMs: int('SIGNING_KEYS_UNKNOWN_KID_RELOAD_MS', 5_000, 1, 3_600_000),
     jobs: {
       enabled: bool('JOBS_ENABLED', true),
       pollMs: int('JOB_POLL_MS', 500, 10, 60000),
@@ -174,6 +182,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     production,
     outboundCaFile: env.OUTBOUND_CA_FILE || undefined,
+    outbound: { allowPrivateNetworks: bool('OUTBOUND_ALLOW_PRIVATE_NETWORKS', false) },
     events: { enabled: bool('EVENTS_ENABLED', true) },
     webhooks: {
       pollMs: int('WEBHOOK_POLL_MS', 500, 5, 60_000),

@@ -58,7 +58,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     algorithm: config.jwtAlgorithm,
     issuer: config.publicUrl,
     graceSeconds: Math.max(config.vendorTokenTtl, 86400),
-  }, config.signingKeysReloadMs);
+  }, config.signingKeysReloadMs, config.signingKeysUnknownKidReloadMs);
   await keys.init();
   const environment = createEnvironmentService({ db, keys, vendorTokenTtl: config.vendorTokenTtl, devOutbox: config.messaging.devOutbox });
 
@@ -75,6 +75,9 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   tenants.onRemove((tx, tenantId) => passwords.forgetAccount(tx, tenantId));
   const auth = createAuth({ db, config, keys, environment, roles, users, passwords, tenants, events });
   tenants.onRemove((tx, tenantId) => auth.sessions.forgetAccount(tx, tenantId));
+  // A password change: the sign-in's limits and failure count apply to the current password; other sessions end.
+  users.usePasswordChecks({ limit: (ip, id) => auth.login.limitAttempt(ip, id), failed: (user) => auth.login.registerFailure(user),
+    endOtherSessions: (q, userId, keep) => auth.sessions.endOtherSessions(q, userId, keep) });
   // Issue 9: user groups (members receive the groups' roles), IP and email-domain restrictions, user pools. The IP gate
   // is added before the MFA gate so that a refused address gets no second-factor challenge.
   const groups = createGroupsService({ db, roles, tenants });
@@ -179,7 +182,8 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   };
 
   // SSO per account and social login (issue 8): SAML/OIDC connections, domains, JIT provisioning.
-  const sso = createSso({ db, kek, publicUrl: config.publicUrl, environment, roles, tenants, events, login: auth.login, domainCheck: (q, tenantId, email) => assertEmailDomainAllowed(q, tenantId, email) });
+  const sso = createSso({ db, kek, publicUrl: config.publicUrl, environment, roles, tenants, events, login: auth.login, domainCheck: (q, tenantId, email) => assertEmailDomainAllowed(q, tenantId, email),
+    allowPrivateNetworks: config.outbound.allowPrivateNetworks });
   const social = createSocialService({ db, kek, environment, roles, tenants, events, login: auth.login, domainCheck: (q, tenantId, email) => assertEmailDomainAllowed(q, tenantId, email) });
 
   // Directory (issue 6): SCIM connections and the SCIM service; provisioned users are users of the connection's account.

@@ -25,6 +25,7 @@ export const catalogue = {
   SCOPE_DENIED: { status: 403, errorCode: 'GH-20007', message: 'The credential scopes do not cover this route' },
   CREDENTIAL_NOT_FOUND: { status: 404, errorCode: 'GH-20008', message: 'Credential not found' },
   KEY_NOT_FOUND: { status: 404, errorCode: 'GH-20009', message: 'Signing key not found' },
+  OUTBOUND_URL_REFUSED: { status: 400, errorCode: 'GH-20030', message: 'The URL points at a loopback, private, link-local or metadata address' },
 
   ACCOUNT_NOT_FOUND: { status: 404, errorCode: 'GH-30001', message: 'Account not found' },
   ACCOUNT_EXISTS: { status: 409, errorCode: 'GH-30002', message: 'An account with this id already exists' },

@@ -5,6 +5,7 @@ import { loadConfig } from '../../src/config.ts';
 import { createContext, createLogger, type Context } from '../../src/context.ts';
 import { buildApp } from '../../src/routes.ts';
 import type { ClosableDb } from '../../src/storage/db.ts';
+import type { Logger } from 'pino';
 import { openTestDb } from './db.ts';
 
 export const VENDOR = { clientId: 'test-client', secret: 'test-api-key-0123456789' };
@@ -31,7 +32,7 @@ export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
  * The whole API in-process over a real database, driven through HTTP with `app.inject`. Environment variables for
  * the config can be overridden per test file. Call `close()` in an `after` hook.
  */
-export async function startTestApp(env: Record<string, string> = {}, opts: { db?: ClosableDb; jobs?: boolean } = {}) {
+export async function startTestApp(env: Record<string, string> = {}, opts: { db?: ClosableDb; jobs?: boolean; log?: Logger } = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-test-'));
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -44,7 +45,7 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { db?
     ...env,
   });
   const db = opts.db ?? (await openTestDb());
-  const ctx = await createContext(config, db, createLogger(config));
+  const ctx = await createContext(config, db, opts.log ?? createLogger(config));
   await ctx.environment.bootstrap({ clientId: VENDOR.clientId, apiKey: VENDOR.secret });
   const app = await buildApp(ctx);
   if (opts.jobs !== false) ctx.jobs.start();

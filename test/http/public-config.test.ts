@@ -28,7 +28,7 @@ async function pub() {
 }
 
 before(async () => {
-  t = await startTestApp({ MESSAGING_DEV_OUTBOX: 'false' });
+  t = await startTestApp({ MESSAGING_DEV_OUTBOX: 'false', OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' });
   vendor = await t.vendorToken();
 });
 after(async () => t?.close());

@@ -125,7 +125,7 @@ async function userIdOf(email: string): Promise<string | undefined> {
 }
 
 before(async () => {
-  t = await startTestApp({ CODE_RATE_LIMIT_PER_IP: '1000', LOGIN_RATE_LIMIT_PER_IP: '100000' });
+  t = await startTestApp({ CODE_RATE_LIMIT_PER_IP: '1000', LOGIN_RATE_LIMIT_PER_IP: '100000', OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' });
   vendor = await t.vendorToken();
   mailbox = await startMailbox();
   await mailbox.configure(t);

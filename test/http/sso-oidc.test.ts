@@ -19,7 +19,8 @@ describe('OIDC SSO', () => {
     idp.accounts.set('u-alice', { email: 'alice@globex.test', name: 'Alice Globex', groups: ['engineering'] });
     idp.accounts.set('u-unverified', { email: 'eve@globex.test', email_verified: false });
     idp.accounts.set('u-outsider', { email: 'mallory@elsewhere.test' });
-    t = await startTestApp();
+    // The test IdP listens on loopback: an IdP on a private network needs the switch.
+    t = await startTestApp({ OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' });
     vendor = await t.vendorToken();
     assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: TENANT, name: 'Globex' } })).status, 201);
     await t.call('POST', '/identity/resources/configurations/v1', { token: vendor, body: { allowedRedirectUrls: [APP_CB] } });

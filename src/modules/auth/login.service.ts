@@ -141,6 +141,14 @@ export function createLoginService(deps: LoginDeps) {
     /** The `iss` of the tokens this service issues (the OAuth discovery document's issuer). */
     issuer: deps.issuer ?? '',
 
+    /** Counts an attempt against the sign-in limits (per client IP, per identifier): a password check elsewhere. */
+    limitAttempt(ip: string | undefined, identifier: string): void {
+      limit(`ip:${ip ?? 'unknown'}`, deps.limits.perIp);
+      limit(`id:${identifier.trim().toLowerCase()}`, deps.limits.perIdentifier);
+    },
+    /** A wrong password given elsewhere (password change) counts as a failed sign-in. */
+    registerFailure,
+
     /** `used`, when given, receives the environment settings the sign-in read (for the refresh cookie). */
     async login(body: { email?: string; username?: string; password: string; invitationToken?: string }, client: ClientInfo, used?: UsedSettings): Promise<LoginResponse | ResetPasswordResponse> {
       const identifier = (body.email ?? body.username ?? '').trim().toLowerCase();

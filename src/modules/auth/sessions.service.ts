@@ -120,6 +120,10 @@ export function createSessionsService(deps: { db: Db; environment: EnvironmentSe
       return { revoked: await store.revoke(db, { userId, exceptSessionId: keep }, keep ? 'revoked by user' : 'revoked by administrator') };
     },
 
+    /** Ends a user's sessions but `keep`, inside the caller's transaction (a password change). */
+    endOtherSessions: (q: Queryable, userId: string, keep: string | undefined): Promise<number> =>
+      store.revoke(q, { userId, exceptSessionId: keep }, 'password changed'),
+
     /** Ends a user's sessions in one account, inside the caller's transaction (SCIM deprovisioning). */
     endAccountSessions: (q: Queryable, userId: string, tenantId: string, reason: string): Promise<number> => store.revoke(q, { userId, tenantId }, reason),
 

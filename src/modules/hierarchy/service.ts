@@ -163,7 +163,10 @@ export function createHierarchyService(deps: HierarchyDeps) {
       return top;
     },
 
-    /** Creates (or reactivates) a sub-account under `parentTenantId`; a user only within their subtree. */
+    /**
+     * Creates a sub-account under `parentTenantId`; a user only within their subtree. Only the environment may reuse
+     * a removed account's id (reactivating it): a user would inherit its audit log and data, so gets 409.
+     */
     async createSubAccount(actor: Actor, body: CreateSubAccount): Promise<Account> {
       requireStorableBody(body);
       return db.transaction(async (tx) => {
@@ -173,7 +176,7 @@ export function createHierarchyService(deps: HierarchyDeps) {
         if ((await chainAbove(tx, body.parentTenantId)).length + 1 > MAX_DEPTH) {
           throw new AppError('HIERARCHY_TOO_DEEP', `A sub-account of ${body.parentTenantId} would be deeper than ${MAX_DEPTH} levels`);
         }
-        return tenants.create(body, tx);
+        return tenants.create(body, tx, { reactivate: actor.kind === 'vendor' });
       });
     },
 

@@ -65,19 +65,24 @@ export function createSigner(alg: Algorithm, kid: string, pkcs8Pem: string): Sig
 /**
  * Signing keys: one active key signs; retired keys verify until their grace period ends. Keys are cached in memory
  * (the private key imported once per load) and reloaded when a token names an unknown kid (another instance rotated)
- * or, in the background, once they are older than `reloadMs`.
+ * or, in the background, once they are older than `reloadMs`. Unknown kids reload at most once per `unknownKidReloadMs`
+ * (one reload at a time, the others wait for it): within that window a forged kid is refused without a key read.
  */
-export function createKeysService(deps: KeysDeps, reloadMs = 60_000) {
+export function createKeysService(deps: KeysDeps, reloadMs = 60_000, unknownKidReloadMs = 5_000) {
   let cache: Map<string, LoadedKey> = new Map();
   let active: LoadedKey | undefined;
   let loadedAt = 0;
   let reloading: Promise<void> | undefined;
+  let unknownKidReload: Promise<void> | undefined;
+  let unknownKidReloadAt = -Infinity;
+  let reloads = 0;
   // Runs a function in the async context this service was built in (outside any transaction). Tokens are signed
   // inside the sign-in and refresh transactions: a reload from there must not query the top-level Db in the
   // caller's transaction context (on PGlite, one session, that would wait for the transaction itself).
   const detached = AsyncResource.bind((fn: () => Promise<void>) => fn());
 
   async function load(): Promise<void> {
+    reloads++;
     const rows = await store.listUsableKeys(deps.db);
     const next = new Map<string, LoadedKey>();
     let nextActive: LoadedKey | undefined;
@@ -111,6 +116,17 @@ export function createKeysService(deps: KeysDeps, reloadMs = 60_000) {
     cache = next;
     active = nextActive;
     loadedAt = Date.now();
+  }
+
+  /** A reload for a kid not in the cache: joins the one running, else runs one unless one ran within the window. */
+  async function reloadForUnknownKid(): Promise<void> {
+    if (unknownKidReload) return unknownKidReload;
+    if (Date.now() - unknownKidReloadAt < unknownKidReloadMs) return;
+    unknownKidReloadAt = Date.now();
+    unknownKidReload = detached(() => load()).finally(() => {
+      unknownKidReload = undefined;
+    });
+    return unknownKidReload;
   }
 
   async function rotate(algorithm: Algorithm = deps.algorithm): Promise<{ kid: string }> {
@@ -153,6 +169,10 @@ export function createKeysService(deps: KeysDeps, reloadMs = 60_000) {
       if (!active || active.alg !== deps.algorithm) await rotate(deps.algorithm);
     },
     rotate,
+    /** Key loads so far (start, rotation, background and unknown-kid reloads): tests read it to bound the reads. */
+    get reloads(): number {
+      return reloads;
+    },
 
     /** A JWT of `claims` plus iss, iat (now) and exp (now + ttlSeconds), signed by the active key. */
     async sign(claims: JWTPayload & Record<string, unknown>, ttlSeconds: number): Promise<string> {
@@ -169,7 +189,7 @@ export function createKeysService(deps: KeysDeps, reloadMs = 60_000) {
           async (header) => {
             let key = header.kid ? cache.get(header.kid) : undefined;
             if (!key && header.kid) {
-              await load();
+              await reloadForUnknownKid();
               key = cache.get(header.kid);
             }
             if (!key || key.alg !== header.alg) throw new Error('unknown signing key');

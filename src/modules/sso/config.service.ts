@@ -4,6 +4,7 @@ import { AppError } from '../../http/errors.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
 import type { RolesService } from '../roles/index.ts';
 import type { TenantsService } from '../tenants/index.ts';
+import { assertPublicUrl, guardedFetch } from '../../lib/outbound.ts';
 import { certBody, normaliseCert, selfSignedCertificate } from './cert.ts';
 import { parseIdpMetadata, spMetadata, type SpSide } from './saml.ts';
 import { createSsoDomains, domainView, type TxtResolver } from './domains.service.ts';
@@ -17,8 +18,8 @@ export interface SsoConfigDeps {
   roles: RolesService;
   tenants: TenantsService;
   resolveTxt?: TxtResolver;
-  /** Outbound fetch for IdP metadata URLs (tests point it at local servers; default global fetch). */
-  fetch?: typeof fetch;
+  /** OUTBOUND_ALLOW_PRIVATE_NETWORKS: metadata URLs and OIDC issuers may be private addresses. */
+  allowPrivateNetworks?: boolean;
 }
 
 export type SsoConfigService = ReturnType<typeof createSsoConfigService>;
@@ -123,23 +124,34 @@ export function createSsoConfigService(deps: SsoConfigDeps) {
     return v;
   }
 
-  async function fetchMetadata(url: string): Promise<string> {
-    if (!/^https?:\/\//.test(url)) throw new AppError('VALIDATION', 'url must be an http(s) URL');
+  const allowPrivate = deps.allowPrivateNetworks === true;
+  const metadataFetch = guardedFetch({ allowPrivate, timeoutMs: 10_000, maxBytes: 200_000 });
+
+  /**
+   * The IdP metadata at `url` (an account administrator's URL): a refused address is a 400 before any connection;
+   * every other failure (unreachable, error status, redirect, too large, not SAML metadata) is one 502 answer, so
+   * the answers cannot map which ports or services a host has.
+   */
+  async function metadataFrom(url: string): Promise<ReturnType<typeof fromMetadata>> {
+    await assertPublicUrl(url, 'body.url', allowPrivate);
     try {
-      const res = await (deps.fetch ?? fetch)(url, { signal: AbortSignal.timeout(10_000), redirect: 'error' });
-      if (!res.ok) throw new Error(`HTTP ${res.status}`);
-      const text = await res.text();
-      if (text.length > 200_000) throw new Error('metadata larger than 200 kB');
-      return text;
-    } catch (err) {
-      throw new AppError('SSO_PROVIDER_UNAVAILABLE', `IdP metadata could not be fetched from ${url}: ${(err as Error).message}`);
+      const res = await metadataFetch(url);
+      if (res.status !== 200) throw new Error(`HTTP ${res.status}`);
+      return fromMetadata(await res.text());
+    } catch {
+      throw new AppError('SSO_PROVIDER_UNAVAILABLE', 'IdP metadata could not be read from body.url: it did not answer SAML metadata (HTTP 200, at most 200 kB, within 10 s)');
     }
   }
 
-  const fromMetadata = (xml: string) => {
+  /** The OIDC issuer a create or update sets is checked against the address guard (discovery checks it again). */
+  async function checkIssuer(v: { oidc_issuer?: string | null; type?: string }): Promise<void> {
+    if (v.type === 'oidc' && v.oidc_issuer) await assertPublicUrl(v.oidc_issuer, 'configMetadata.issuer', allowPrivate);
+  }
+
+  function fromMetadata(xml: string) {
     const m = parseIdpMetadata(xml);
     return { type: 'saml' as const, sso_endpoint: m.ssoUrl, idp_entity_id: m.entityId, idp_certs: m.certs };
-  };
+  }
 
   const domains = createSsoDomains(deps, requireConfig);
 
@@ -153,6 +165,7 @@ export function createSsoConfigService(deps: SsoConfigDeps) {
     },
     async create(tenantId: string, body: ConfigBody) {
       const v = columns(body);
+      await checkIssuer(v);
       return db.transaction(async (tx) => {
         await deps.tenants.requireLive(tx, tenantId);
         if (body.roleIds?.length) await deps.roles.assertAssignable(tx, tenantId, body.roleIds);
@@ -164,7 +177,9 @@ export function createSsoConfigService(deps: SsoConfigDeps) {
       return db.transaction(async (tx) => {
         const current = await requireConfig(tx, tenantId, id);
         if (body.roleIds?.length) await deps.roles.assertAssignable(tx, tenantId, body.roleIds);
-        const row = await store.updateConfig(tx, tenantId, id, { ...columns(body, current), default_role_ids: body.roleIds });
+        const v = columns(body, current);
+        await checkIssuer({ type: v.type, oidc_issuer: v.oidc_issuer ?? (v.type !== current.type ? current.oidc_issuer : undefined) });
+        const row = await store.updateConfig(tx, tenantId, id, { ...v, default_role_ids: body.roleIds });
         return view(tx, row!);
       });
     },
@@ -172,25 +187,25 @@ export function createSsoConfigService(deps: SsoConfigDeps) {
       if (!(isUuid(id) && (await store.deleteConfig(db, tenantId, id)))) throw new AppError('SSO_CONFIG_NOT_FOUND', `No SSO configuration ${id} in account ${tenantId}`);
       return {};
     },
-    async createFromMetadata(tenantId: string, xml: string, extra: ConfigBody = {}) {
-      const v = fromMetadata(xml);
+    async createFromMetadata(tenantId: string, xml: string, extra: ConfigBody = {}, parsed?: ReturnType<typeof fromMetadata>) {
+      const v = parsed ?? fromMetadata(xml);
       return db.transaction(async (tx) => {
         await deps.tenants.requireLive(tx, tenantId);
         return view(tx, await store.insertConfig(tx, tenantId, newId(), { ...columns({ ...extra, type: 'saml' }), ...v }));
       });
     },
-    async updateFromMetadata(tenantId: string, id: string, xml: string) {
-      const v = fromMetadata(xml);
+    async updateFromMetadata(tenantId: string, id: string, xml: string, parsed?: ReturnType<typeof fromMetadata>) {
+      const v = parsed ?? fromMetadata(xml);
       return db.transaction(async (tx) => {
         await requireConfig(tx, tenantId, id);
         return view(tx, (await store.updateConfig(tx, tenantId, id, v))!);
       });
     },
     async createFromMetadataUrl(tenantId: string, url: string, configMetadata?: Record<string, unknown>) {
-      return this.createFromMetadata(tenantId, await fetchMetadata(url), { configMetadata: { ...configMetadata, metadataUrl: url } });
+      return this.createFromMetadata(tenantId, '', { configMetadata: { ...configMetadata, metadataUrl: url } }, await metadataFrom(url));
     },
     async updateFromMetadataUrl(tenantId: string, id: string, url: string) {
-      return this.updateFromMetadata(tenantId, id, await fetchMetadata(url));
+      return this.updateFromMetadata(tenantId, id, '', await metadataFrom(url));
     },
     /** The SAML configuration of the account (the first one), for the legacy /saml/configurations routes. */
     async samlOf(tenantId: string) {

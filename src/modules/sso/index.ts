@@ -27,6 +27,8 @@ export interface SsoDeps {
   login: LoginService;
   resolveTxt?: TxtResolver;
   domainCheck?: (q: Queryable, tenantId: string, email: string) => Promise<void>;
+  /** OUTBOUND_ALLOW_PRIVATE_NETWORKS: metadata URLs and OIDC issuers may be private addresses. */
+  allowPrivateNetworks?: boolean;
 }
 
 /** SSO per account (SAML 2.0 and OIDC), wired over its dependencies. */

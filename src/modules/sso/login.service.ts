@@ -16,6 +16,8 @@ export interface SsoLoginDeps extends ProvisionDeps {
   environment: EnvironmentService;
   login: LoginService;
   configs: SsoConfigService;
+  /** OUTBOUND_ALLOW_PRIVATE_NETWORKS: OIDC requests may reach private addresses (an IdP on a private network). */
+  allowPrivateNetworks?: boolean;
 }
 
 export type SsoLoginService = ReturnType<typeof createSsoLoginService>;
@@ -30,6 +32,7 @@ const strings = (v: unknown): string[] => (Array.isArray(v) ? v.map(String) : ty
  */
 export function createSsoLoginService(deps: SsoLoginDeps) {
   const { db, kek } = deps;
+  const allowPrivate = deps.allowPrivateNetworks === true;
 
   /** Default roles of the configuration plus every role mapped from an IdP group the user is in. */
   async function rolesFor(q: Queryable, config: store.ConfigRow, groups: string[]): Promise<string[]> {
@@ -84,7 +87,7 @@ export function createSsoLoginService(deps: SsoLoginDeps) {
         return { address: url, type: 'saml', tenantId: config.tenant_id };
       }
       if (!redirect) throw new AppError('VALIDATION', 'redirectUri is required for OIDC: the allow-listed page that receives the code and calls oidc/postlogin');
-      const c = await oidc.discover(config.oidc_issuer, config.oidc_client_id, config.oidc_secret_enc ? decrypt(kek, config.oidc_secret_enc) : '');
+      const c = await oidc.discover(config.oidc_issuer, config.oidc_client_id, config.oidc_secret_enc ? decrypt(kek, config.oidc_secret_enc) : '', allowPrivate);
       const address = oidc.authorizationUrl(c, { redirectUri: redirect, scope: config.oidc_scopes, state: secrets.state, nonce: secrets.nonce, codeChallenge: secrets.codeChallenge });
       await saveFlow(db, kek, secrets, { kind: 'oidc', tenantId: config.tenant_id, configId: config.id, redirectUri: redirect });
       return { address, type: 'oidc', tenantId: config.tenant_id };
@@ -127,7 +130,7 @@ export function createSsoLoginService(deps: SsoLoginDeps) {
       return db.transaction(async (tx) => {
         const config = await deps.configs.requireConfig(tx, flow.tenant_id!, flow.config_id!);
         if (!config.enabled) throw new AppError('SSO_NOT_CONFIGURED', 'This SSO configuration is disabled');
-        const c = await oidc.discover(config.oidc_issuer, config.oidc_client_id, config.oidc_secret_enc ? decrypt(kek, config.oidc_secret_enc) : '');
+        const c = await oidc.discover(config.oidc_issuer, config.oidc_client_id, config.oidc_secret_enc ? decrypt(kek, config.oidc_secret_enc) : '', allowPrivate);
         const claims = await oidc.finish(c, { redirectUri: flow.redirect_uri!, code: body.code, state: body.state, iss: body.iss, codeVerifier: flow.codeVerifier, nonce: flow.nonce! });
         if (claims.email_verified === false) throw new AppError('SSO_INVALID_ASSERTION', 'The OpenID provider marks the email as not verified');
         const provider = typeof config.config_metadata.provider === 'string' ? config.config_metadata.provider : 'oidc';

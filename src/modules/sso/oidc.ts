@@ -1,19 +1,22 @@
 import * as oidc from 'openid-client';
 import { AppError } from '../../http/errors.ts';
+import { guardedFetch } from '../../lib/outbound.ts';
 
 /**
  * OpenID Connect relying party over openid-client v6: discovery (cached per issuer and client for 10 minutes),
  * authorization code flow with PKCE (S256), state and nonce, ID token validation (issuer, audience, expiry with
  * 60 s tolerance, nonce, and the signature against the provider's JWKS). Plain http is allowed only for loopback
- * issuers (local development and tests).
+ * issuers (local development and tests). Every request (discovery, token, userinfo, JWKS) goes through the outbound
+ * address guard unless `allowPrivate` (OUTBOUND_ALLOW_PRIVATE_NETWORKS), bounded by a timeout and a size.
  */
 const cache = new Map<string, { at: number; config: Promise<oidc.Configuration> }>();
 const TTL_MS = 10 * 60_000;
+const OUTBOUND = { timeoutMs: 10_000, maxBytes: 1024 * 1024 };
 
 const loopback = (u: URL) => ['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname);
 
-export async function configurationFor(issuer: string, clientId: string, secret: string): Promise<oidc.Configuration> {
-  const key = `${issuer}\n${clientId}\n${secret}`;
+export async function configurationFor(issuer: string, clientId: string, secret: string, allowPrivate: boolean): Promise<oidc.Configuration> {
+  const key = `${issuer}\n${clientId}\n${secret}\n${allowPrivate}`;
   const hit = cache.get(key);
   if (hit && Date.now() - hit.at < TTL_MS) return hit.config;
   let url: URL;
@@ -23,8 +26,11 @@ export async function configurationFor(issuer: string, clientId: string, secret:
     throw new AppError('VALIDATION', 'the OIDC issuer must be an absolute URL');
   }
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback(url))) throw new AppError('VALIDATION', 'the OIDC issuer must be an https URL');
+  const options: oidc.DiscoveryRequestOptions = { [oidc.customFetch]: guardedFetch({ ...OUTBOUND, allowPrivate }) as oidc.CustomFetch };
+  if (url.protocol === 'http:') options.execute = [oidc.allowInsecureRequests];
+  const auth = secret ? oidc.ClientSecretPost(secret) : oidc.None();
   const config = oidc
-    .discovery(url, clientId, { client_secret: secret || undefined, [oidc.clockTolerance]: 60 }, secret ? oidc.ClientSecretPost(secret) : oidc.None(), url.protocol === 'http:' ? { execute: [oidc.allowInsecureRequests] } : undefined)
+    .discovery(url, clientId, { client_secret: secret || undefined, [oidc.clockTolerance]: 60 }, auth, options)
     .then((c) => {
       oidc.enableNonRepudiationChecks(c);
       return c;
@@ -34,12 +40,13 @@ export async function configurationFor(issuer: string, clientId: string, secret:
   return config;
 }
 
-export async function discover(issuer: string, clientId: string, secret: string): Promise<oidc.Configuration> {
+/** One answer for any discovery failure (refused address, closed port, bad document): no probe of what is there. */
+export async function discover(issuer: string, clientId: string, secret: string, allowPrivate: boolean): Promise<oidc.Configuration> {
   try {
-    return await configurationFor(issuer, clientId, secret);
+    return await configurationFor(issuer, clientId, secret, allowPrivate);
   } catch (err) {
     if (err instanceof AppError) throw err;
-    throw new AppError('SSO_PROVIDER_UNAVAILABLE', `OIDC discovery at ${issuer} failed: ${(err as Error).message}`);
+    throw new AppError('SSO_PROVIDER_UNAVAILABLE', `OIDC discovery at ${issuer} failed: no valid discovery document was answered`);
   }
 }
 

@@ -115,11 +115,17 @@ export function createTenantsService(deps: TenantsDeps) {
     },
     insertAccounts,
 
-    /** Creates an account; an id held by a removed account reactivates it with the new fields only. */
-    async create(body: CreateAccount, q: Db = db): Promise<Account> {
+    /**
+     * Creates an account; an id held by a removed account reactivates it with the new fields only, unless
+     * `reactivate` is false (a user's sub-account): then that id answers as a live one would (409).
+     */
+    async create(body: CreateAccount, q: Db = db, opts: { reactivate?: boolean } = {}): Promise<Account> {
       return q.transaction(async (tx) => {
         const tenantId = body.tenantId ?? newId();
         if (body.parentTenantId === tenantId) throw new AppError('HIERARCHY_CYCLE', 'An account cannot be its own parent (parentTenantId equals tenantId)');
+        if (opts.reactivate === false && body.tenantId && (await store.isRemoved(tx, tenantId))) {
+          throw new AppError('ACCOUNT_EXISTS', `An account with tenantId ${tenantId} already exists`);
+        }
         if (body.parentTenantId) await requireLive(tx, body.parentTenantId, 'parentTenantId', 'FOR SHARE');
         const written = await insertAccounts(tx, [
           { tenant_id: tenantId, id: newId(), parent_tenant_id: body.parentTenantId ?? null, is_reseller: false, metadata: {}, name: tenantId, ...toColumns(body) },

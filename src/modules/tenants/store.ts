@@ -85,6 +85,12 @@ export async function findLive(db: Queryable, tenantId: string, lock?: 'FOR SHAR
   return rows[0];
 }
 
+/** Whether the id is held by a removed account (soft-deleted row); the row is locked until the transaction ends. */
+export async function isRemoved(db: Queryable, tenantId: string): Promise<boolean> {
+  const { rows } = await db.query('SELECT 1 FROM tenants WHERE tenant_id = $1 AND deleted_at IS NOT NULL FOR UPDATE', [tenantId]);
+  return rows.length > 0;
+}
+
 export async function liveIds(db: Queryable, tenantIds: string[]): Promise<Set<string>> {
   if (tenantIds.length === 0) return new Set();
   const { rows } = await db.query<{ tenant_id: string }>('SELECT tenant_id FROM tenants WHERE tenant_id = ANY($1::text[]) AND deleted_at IS NULL', [tenantIds]);

@@ -41,7 +41,8 @@ export const meRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = asyn
   }, async (req, reply) => {
     const userId = req.auth?.kind === 'user' ? req.auth.userId : req.headers['gatehouse-user-id'];
     if (!userId) throw new AppError('VALIDATION', 'headers.gatehouse-user-id is required with an environment token');
-    await users.changePassword(userId, req.body.password, req.body.newPassword);
+    const keepSessionId = req.auth?.kind === 'user' ? req.auth.sessionId : undefined;
+    await users.changePassword(userId, req.body.password, req.body.newPassword, { ip: req.ip, keepSessionId });
     return reply.status(201).send(null);
   });
 

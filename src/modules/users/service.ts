@@ -19,6 +19,7 @@ import { createAccountOps } from './accounts.service.ts';
 import { createUsernameOps } from './usernames.service.ts';
 import { createSearchOps } from './search.service.ts';
 import { createUnlockOps } from './unlock.service.ts';
+import { createPasswordChangeOps } from './password.service.ts';
 import { createBulkOps } from './bulk.service.ts';
 import * as store from './store.ts';
 import type { EventsService } from '../events/index.ts';
@@ -87,6 +88,7 @@ export function createUsersService(deps: UsersDeps) {
     ...createUsernameOps(deps, core),
     ...createSearchOps(deps, core),
     ...createUnlockOps(deps, core),
+    ...createPasswordChangeOps(deps, core),
     ...createBulkOps(deps, core, () => accountOps.inviter()),
 
     /**
@@ -167,19 +169,6 @@ export function createUsersService(deps: UsersDeps) {
         await store.removeMembership(tx, tenantId, userId);
         await store.settleAfterLeaving(tx, [userId], tenantId);
         await deps.events?.emit(tx, { eventKey: 'user.deleted', tenantId, entity: { type: 'user', id: userId }, data: { userId, email: member.email, tenantId, scope: 'account' } });
-      });
-    },
-
-    /** Changes a password, the current one required; policy and history apply; user.password_changed in the same transaction. */
-    async changePassword(userId: string, current: string, next: string): Promise<void> {
-      await db.transaction(async (tx) => {
-        const user = await requireUser(tx, userId, true);
-        if (!(await deps.passwords.verify(current, user.password_hash)).ok) throw new AppError('CURRENT_PASSWORD_INVALID', 'body.password is not the user\'s current password');
-        await deps.passwords.validate(tx, next, { tenantId: user.active_tenant_id ?? undefined, userId, email: user.email });
-        const hash = await deps.passwords.hash(next);
-        await store.updateUser(tx, userId, { password_hash: hash, must_reset_password: false });
-        await deps.passwords.remember(tx, userId, hash);
-        await deps.events?.emit(tx, { eventKey: 'user.password_changed', tenantId: user.active_tenant_id, entity: { type: 'user', id: userId }, data: { userId, tenantId: user.active_tenant_id } });
       });
     },
 

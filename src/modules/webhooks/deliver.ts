@@ -78,7 +78,7 @@ export async function send(url: string, secret: string, eventId: string, body: s
         clearTimeout(timer);
         return void send(url, secret, eventId, body, timeoutMs, allowPrivate, true).then(resolve);
       }
-      finish(fail(err.code === 'WEBHOOK_ADDRESS_REFUSED' ? err.message : (err.code ?? err.message ?? String(err))));
+      finish(fail(err.code === 'OUTBOUND_ADDRESS_REFUSED' ? err.message : (err.code ?? err.message ?? String(err))));
     });
     req.on('response', (res) => {
       const status = res.statusCode ?? 0;
