@@ -214,10 +214,11 @@ export function createDirectoryService(deps: DirectoryDeps) {
      * outside its transaction (no row lock held while provisioning). So lastSync is never more than about a second
      * older than the latest call, and a burst of 10,000 creates costs ~1 UPDATE a second, not 10,000.
      */
-    async touch(c: store.ConnectionRow): Promise<void> {
+    /** `write`: a provisioning write always moves lastSync (a directory checks it after a DELETE); reads at most once a second. */
+    async touch(c: store.ConnectionRow, write = false): Promise<void> {
       const now = Date.now();
       const last = touched.get(c.id);
-      if (last !== undefined && now - last < LAST_SYNC_GRANULARITY_MS) return;
+      if (!write && last !== undefined && now - last < LAST_SYNC_GRANULARITY_MS) return;
       if (touched.size >= AUTH_CACHE_MAX) touched.clear();
       touched.set(c.id, now);
       await store.touch(db, c.id);

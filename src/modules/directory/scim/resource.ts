@@ -138,13 +138,22 @@ export function memberIds(v: unknown): string[] {
   return [...new Set(ids)];
 }
 
-/** Primary email (or the first one, or an email-shaped userName), lower-cased; undefined when there is none. */
+const EMAIL = /^[^\s@]+@[^\s@]+$/;
+
+/**
+ * The address user management uses: the first valid address of `emails`, primary first (a directory may mark a value
+ * that is no address primary, as Entra's test collection does), else an email-shaped userName; lower-cased.
+ * Undefined when there is none. The SCIM resource keeps every address as given.
+ */
 export function emailOf(data: Json): string | undefined {
-  const emails = Array.isArray(data.emails) ? (data.emails as Json[]) : [];
-  const chosen = emails.find((e) => e.primary === true && typeof e.value === 'string') ?? emails.find((e) => typeof e.value === 'string');
-  const v = (chosen?.value as string | undefined) ?? (typeof data.userName === 'string' && data.userName.includes('@') ? data.userName : undefined);
-  const e = v?.trim().toLowerCase();
-  return e && /^[^\s@]+@[^\s@]+$/.test(e) ? e : undefined;
+  const emails = Array.isArray(data.emails) ? (data.emails as Json[]).filter(isObject) : [];
+  const ordered = [...emails.filter((e) => e.primary === true), ...emails.filter((e) => e.primary !== true)];
+  const candidates = [...ordered.map((e) => e.value), data.userName];
+  for (const v of candidates) {
+    const e = typeof v === 'string' ? v.trim().toLowerCase() : '';
+    if (EMAIL.test(e)) return e;
+  }
+  return undefined;
 }
 
 /** The display name Gatehouse shows: displayName, else given and family name, else formatted, else userName. */

@@ -110,7 +110,7 @@ export async function scimRoutes(app: FastifyInstance, { directory, publicUrl }:
     if (typeof ct === 'string' && ct.startsWith('application/json')) reply.header('content-type', 'application/scim+json; charset=utf-8');
     const c = req.scim?.connection;
     const isProvisioning = /\/(Users|Groups)(\/|$|\?)/.test(req.url);
-    if (c && isProvisioning && reply.statusCode < 400) await directory.touch(c as ConnectionRow).catch((err) => req.log.warn({ err }, 'lastSync update failed'));
+    if (c && isProvisioning && reply.statusCode < 400) await directory.touch(c as ConnectionRow, req.method !== 'GET').catch((err) => req.log.warn({ err }, 'lastSync update failed'));
     return payload;
   });
 

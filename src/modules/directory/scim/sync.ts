@@ -80,7 +80,7 @@ export function createSync(deps: SyncDeps) {
 
   function emailFor(data: Record<string, unknown>, strict: boolean): string | undefined {
     const email = emailOf(data);
-    if (!email && strict) throw new AppError('SCIM_INVALID_VALUE', 'With syncToUserManagement on, a user needs an email (emails, or an email-shaped userName)');
+    if (!email && strict) throw new AppError('SCIM_INVALID_VALUE', 'With syncToUserManagement on, a user needs an email address: emails holds no valid address and userName is not one');
     return email;
   }
 
