@@ -23,6 +23,7 @@ export const catalogue = {
   SCOPE_DENIED: { status: 403, errorCode: 'GH-20007', message: 'The credential scopes do not cover this route' },
   CREDENTIAL_NOT_FOUND: { status: 404, errorCode: 'GH-20008', message: 'Credential not found' },
   KEY_NOT_FOUND: { status: 404, errorCode: 'GH-20009', message: 'Signing key not found' },
+  ROLE_NOT_GRANTABLE: { status: 403, errorCode: 'GH-20020', message: 'A user may grant or take away only roles whose every permission they hold and whose level is not above their own' },
 
   ACCOUNT_NOT_FOUND: { status: 404, errorCode: 'GH-30001', message: 'Account not found' },
   ACCOUNT_EXISTS: { status: 409, errorCode: 'GH-30002', message: 'An account with this id already exists' },

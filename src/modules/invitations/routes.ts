@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { accountOf, guard } from '../../http/auth.ts';
 import type { EnvironmentService } from '../environment/index.ts';
+import { grantorOf } from '../roles/index.ts';
 import { clientOf, LoginAnswer, sendLogin } from '../passwordless/index.ts';
 import { AcceptBody, AcceptCodeBody, InvitationConfiguration, InvitedUser, InviteBody, ResetBody } from './schema.ts';
 import type { InvitationsService } from './service.ts';
@@ -21,8 +22,7 @@ export const invitationsRoutes: FastifyPluginAsyncTypebox<{ invitations: Invitat
     config: guard.any('fe.secure.write.users'),
     schema: { tags, summary: 'Invite a user to the account (tenant header, or the admin\'s own account); emails the invitation', body: InviteBody, response: { 201: InvitedUser } },
   }, async (req, reply) => {
-    const by = req.auth?.kind === 'user' ? { kind: 'user' as const, userId: req.auth.userId } : { kind: 'vendor' as const };
-    return reply.status(201).send(await invitations.invite(accountOf(req), req.body, by));
+    return reply.status(201).send(await invitations.invite(accountOf(req), req.body, grantorOf(req.auth!)));
   });
 
   app.post(`${U}/v1/invitation/accept`, {
