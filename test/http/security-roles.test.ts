@@ -54,7 +54,8 @@ function refused(r: { status: number; body: any }, key = 'admin') {
 before(async () => {
   t = await startTestApp();
   vendor = await t.vendorToken();
-  assert.equal((await as(vendor, 'POST', '/tenants/resources/tenants/v1', { tenantId: TENANT, name: 'Acme' })).status, 201);
+  const acme = await as(vendor, 'POST', '/tenants/resources/tenants/v1', { tenantId: TENANT, name: 'Acme' });
+  assert.equal(acme.status, 201);
   const seeded = (await as(vendor, 'GET', '/identity/resources/roles/v1')).body as { id: string; key: string }[];
   role.admin = seeded.find((r) => r.key === 'admin')!.id;
   role.userManager = await envRole('user-manager', 3, [READ_USERS, WRITE_USERS]);
@@ -76,26 +77,29 @@ describe('assigning roles to users', () => {
     assert.deepEqual(claims(await login('mallory@acme.test')).roles, ['user-manager'], 'nothing was assigned');
   });
 
-  test('he may assign a role whose permissions he holds at a level not above his; not one ranked above him', async () => {
+  test('he may assign a role he holds the permissions of at a level not above his; not one above him', async () => {
     const ok = await as(mallory, 'POST', `${U}/v1/${id.bob}/roles`, { roleIds: [role.viewer, role.userManager] });
     assert.equal(ok.status, 201, JSON.stringify(ok.body));
     refused(await as(mallory, 'POST', `${U}/v1/${id.bob}/roles`, { roleIds: [role.senior] }), 'senior-viewer');
     const mixed = await as(mallory, 'POST', `${U}/v1/${id.bob}/roles`, { roleIds: [role.viewer, role.admin] });
     refused(mixed);
-    assert.deepEqual(mixed.body.context?.roleKeys ?? ['admin'], ['admin'], 'only the roles beyond him are named');
+    assert.deepEqual(mixed.body.context.roleKeys, ['admin'], 'only the roles beyond him are named');
   });
 
-  test('the other role routes: replace (team, sub-accounts), user creation, and taking a higher role away', async () => {
-    refused(await as(mallory, 'PUT', '/team/resources/members/v1', { id: id.mallory, roleIds: [role.userManager, role.admin] }));
-    refused(await as(mallory, 'PATCH', `/identity/resources/sub-tenants/users/v1/${id.mallory}/roles`, { roleIds: [role.admin] }, hdr));
-    refused(await as(mallory, 'POST', `/identity/resources/sub-tenants/users/v1/${id.mallory}/roles`, { roleIds: [role.admin] }, hdr));
-    refused(await as(mallory, 'POST', `${U}/v1`, { email: 'sock@acme.test', roleIds: [role.admin] }));
+  test('other role routes: replace (team, sub-accounts), user creation, taking a higher role away', async () => {
+    const TEAM = '/team/resources/members/v1';
+    const SUB = `/identity/resources/sub-tenants/users/v1/${id.mallory}/roles`;
+    const admin = { roleIds: [role.admin] };
+    refused(await as(mallory, 'PUT', TEAM, { id: id.mallory, roleIds: [role.userManager, role.admin] }));
+    refused(await as(mallory, 'PATCH', SUB, admin, hdr));
+    refused(await as(mallory, 'POST', SUB, admin, hdr));
+    refused(await as(mallory, 'POST', `${U}/v1`, { email: 'sock@acme.test', ...admin }));
     // Taking the admin role from the real admin is refused too (demoting a superior is the same escalation).
-    refused(await as(mallory, 'DELETE', `${U}/v1/${id.ada}/roles`, { roleIds: [role.admin] }));
-    refused(await as(mallory, 'PUT', '/team/resources/members/v1', { id: id.ada, roleIds: [] }));
+    refused(await as(mallory, 'DELETE', `${U}/v1/${id.ada}/roles`, admin));
+    refused(await as(mallory, 'PUT', TEAM, { id: id.ada, roleIds: [] }));
     assert.deepEqual(claims(await login('ada@acme.test')).roles, ['admin']);
     // Replacing roles checks only what changes: the admin's own role stays, a role mallory may grant is added.
-    const keep = await as(mallory, 'PUT', '/team/resources/members/v1', { id: id.ada, roleIds: [role.admin, role.viewer] });
+    const keep = await as(mallory, 'PUT', TEAM, { id: id.ada, roleIds: [role.admin, role.viewer] });
     assert.equal(keep.status, 200, JSON.stringify(keep.body));
     const created = await as(mallory, 'POST', `${U}/v1`, { email: 'viewer@acme.test', roleIds: [role.viewer] });
     assert.equal(created.status, 201, JSON.stringify(created.body));
@@ -164,22 +168,24 @@ describe('groups carrying roles', () => {
 
 describe('invitations and invite links', () => {
   test('an invitation with the admin role by a non-admin is refused; within his roles it is not', async () => {
-    refused(await as(mallory, 'POST', `${U}/v2`, { email: 'friend@acme.test', roleIds: [role.admin], skipInviteEmail: true }));
-    const ok = await as(mallory, 'POST', `${U}/v2`, { email: 'friend@acme.test', roleIds: [role.viewer], skipInviteEmail: true });
+    const invite = (email: string, roleId: string) => ({ email, roleIds: [roleId], skipInviteEmail: true });
+    refused(await as(mallory, 'POST', `${U}/v2`, invite('friend@acme.test', role.admin)));
+    const ok = await as(mallory, 'POST', `${U}/v2`, invite('friend@acme.test', role.viewer));
     assert.equal(ok.status, 201, JSON.stringify(ok.body));
-    const bulk = await as(mallory, 'POST', `${U}/bulk/v1/invite`, { users: [{ email: 'bulk@acme.test', roleIds: [role.admin] }] });
+    const bulk = await as(mallory, 'POST', `${U}/bulk/v1/invite`, { users: [invite('bulk@acme.test', role.admin)] });
     assert.equal(bulk.status, 202, JSON.stringify(bulk.body));
     assert.equal(bulk.body.errors[0]?.errorCode, NOT_GRANTABLE);
-    const byAdmin = await as(ada, 'POST', `${U}/v2`, { email: 'deputy@acme.test', roleIds: [role.admin], skipInviteEmail: true });
+    const byAdmin = await as(ada, 'POST', `${U}/v2`, invite('deputy@acme.test', role.admin));
     assert.equal(byAdmin.status, 201, JSON.stringify(byAdmin.body));
   });
 
   test('an invite link that gives the admin role is refused to a non-admin', async () => {
     const T = '/identity/resources/tenants/invites/v2/user';
-    refused(await as(mallory, 'POST', T, { expiresInMinutes: 60, shouldSendEmail: false, roleIds: [role.admin] }));
-    const ok = await as(mallory, 'POST', T, { expiresInMinutes: 60, shouldSendEmail: false, roleIds: [role.viewer] });
+    const link = (roleId: string) => ({ expiresInMinutes: 60, shouldSendEmail: false, roleIds: [roleId] });
+    refused(await as(mallory, 'POST', T, link(role.admin)));
+    const ok = await as(mallory, 'POST', T, link(role.viewer));
     assert.equal(ok.status, 201, JSON.stringify(ok.body));
-    const byAdmin = await as(ada, 'POST', T, { expiresInMinutes: 60, shouldSendEmail: false, roleIds: [role.admin] });
+    const byAdmin = await as(ada, 'POST', T, link(role.admin));
     assert.equal(byAdmin.status, 201, JSON.stringify(byAdmin.body));
   });
 });
@@ -188,8 +194,8 @@ describe('configuration that assigns roles later', () => {
   test('SSO default roles and group mappings, SCIM group mappings, API tokens, roles v2', async () => {
     const manager = await t.userToken({
       sub: id.mallory, tenantId: TENANT, roles: ['user-manager'],
-      permissions: ['fe.secure.read.users', 'fe.secure.write.users', 'fe.secure.write.samlConfiguration', 'fe.secure.write.scim',
-        'fe.secure.read.scim', 'fe.secure.write.tenantApiTokens', 'fe.secure.write.roles'],
+      permissions: ['fe.secure.read.users', 'fe.secure.write.users', 'fe.secure.write.samlConfiguration',
+        'fe.secure.write.scim', 'fe.secure.read.scim', 'fe.secure.write.tenantApiTokens', 'fe.secure.write.roles'],
     });
     const sso = await as(vendor, 'POST', '/team/resources/sso/v1/configurations', { type: 'saml' }, hdr);
     assert.equal(sso.status, 201, JSON.stringify(sso.body));
@@ -197,21 +203,52 @@ describe('configuration that assigns roles later', () => {
     refused(await as(manager, 'PUT', `${C}/roles`, { roleIds: [role.admin] }));
     refused(await as(manager, 'POST', `${C}/groups`, { group: 'it', roleIds: [role.admin] }));
     refused(await as(manager, 'PATCH', C, { roleIds: [role.admin] }));
-    refused(await as(manager, 'POST', '/team/resources/sso/v1/configurations', { type: 'saml', roleIds: [role.admin] }));
+    const SSO = '/team/resources/sso/v1/configurations';
+    refused(await as(manager, 'POST', SSO, { type: 'saml', roleIds: [role.admin] }));
     assert.equal((await as(manager, 'PUT', `${C}/roles`, { roleIds: [role.viewer] })).status, 201);
 
     const SCIM = '/directory/resources/v1/configurations/scim2';
     const conn = await as(vendor, 'POST', SCIM, { source: 'okta' }, hdr);
     assert.equal(conn.status, 201, JSON.stringify(conn.body));
     const mappings = (roleIds: string[]) => ({ mappings: [{ group: 'it', roleIds }] });
-    refused(await as(manager, 'PUT', `${SCIM}/${conn.body.id}/group-mappings`, mappings([role.admin])));
-    assert.equal((await as(manager, 'PUT', `${SCIM}/${conn.body.id}/group-mappings`, mappings([role.viewer]))).status, 200);
+    const MAP = `${SCIM}/${conn.body.id}/group-mappings`;
+    refused(await as(manager, 'PUT', MAP, mappings([role.admin])));
+    assert.equal((await as(manager, 'PUT', MAP, mappings([role.viewer]))).status, 200);
 
     refused(await as(manager, 'POST', '/identity/resources/tenants/api-tokens/v1', { roleIds: [role.admin] }));
 
     // A role made by a user never ranks above its maker, whatever its base role.
-    const made = await as(manager, 'POST', '/identity/resources/roles/v2', { key: 'copy', name: 'Copy', baseRoleId: role.admin });
+    const copy = { key: 'copy', name: 'Copy', baseRoleId: role.admin };
+    const made = await as(manager, 'POST', '/identity/resources/roles/v2', copy);
     assert.equal(made.status, 200, JSON.stringify(made.body));
     assert.equal(made.body.level, 3);
+  });
+});
+
+describe('the first member of a sub-account', () => {
+  test('a user who fills an empty sub-account gives its first-user roles: only when he could grant them', async () => {
+    const sub = (tenantId: string) => ({ tenantId, name: tenantId, parentTenantId: TENANT });
+    const kid = await as(vendor, 'POST', '/tenants/resources/sub-tenants/v1', sub('sr-kid'));
+    assert.equal(kid.status, 201, JSON.stringify(kid.body));
+    for (const who of [id.mallory, id.ada]) {
+      const ACCESS = `/identity/resources/sub-tenants/users/v1/${who}/access`;
+      const open = await as(vendor, 'PUT', ACCESS, { allowAccess: true }, hdr);
+      assert.equal(open.status, 200, JSON.stringify(open.body));
+    }
+    const S = '/identity/resources/sub-tenants/users';
+    const kidHdr = { 'gatehouse-tenant-id': 'sr-kid' };
+    refused(await as(mallory, 'POST', `${S}/v1`, { email: 'puppet@acme.test' }, kidHdr));
+    refused(await as(mallory, 'POST', `${S}/v2`, { email: 'puppet@acme.test', skipInviteEmail: true }, kidHdr));
+    const members = await as(vendor, 'GET', `${S}/v1`, undefined, kidHdr);
+    assert.equal(members.body._metadata.totalItems, 0, 'nobody joined');
+    const puppet = { email: 'puppet@acme.test', roleIds: [role.viewer] };
+    const within = await as(mallory, 'POST', `${S}/v1`, puppet, kidHdr);
+    assert.equal(within.status, 201, JSON.stringify(within.body));
+    const kid2 = await as(vendor, 'POST', '/tenants/resources/sub-tenants/v1', sub('sr-kid2'));
+    assert.equal(kid2.status, 201, JSON.stringify(kid2.body));
+    const kid2Hdr = { 'gatehouse-tenant-id': 'sr-kid2' };
+    const byAdmin = await as(ada, 'POST', `${S}/v1`, { email: 'kid-admin@acme.test' }, kid2Hdr);
+    assert.equal(byAdmin.status, 201, JSON.stringify(byAdmin.body));
+    assert.deepEqual(byAdmin.body.roles.map((r: any) => r.key), ['admin'], 'the admin may give the first-user roles');
   });
 });

@@ -64,6 +64,17 @@ export function createAccountOps(deps: UsersDeps, core: UsersCore) {
       });
     },
 
+    /**
+     * A user who creates or invites the first member of an account (a sub-account they reach) without roleIds gives
+     * that member the account's first-user roles: 403 unless the caller may grant them. Checked before the call.
+     */
+    async assertFirstMemberRoles(tenantId: string, caller: Caller, roleIds: readonly string[] | undefined): Promise<void> {
+      if (caller.kind === 'vendor' || roleIds?.length) return;
+      if (await accounts.hasMembers(db, tenantId)) return;
+      const ids = await roles.firstUserRoleIds(db, tenantId);
+      await roles.assertGrantableExisting(db, tenantId, caller, ids, 'roleIds (none: the first-user roles)');
+    },
+
     /** Members of each account asked, in the order asked (ids repeated once); 0 for an unknown or removed account. */
     async countUsers(tenantIds: string[]): Promise<{ tenantId: string; totalUsers: number }[]> {
       const ids = [...new Set(tenantIds)];

@@ -62,6 +62,7 @@ export const subAccountUsersRoutes: FastifyPluginAsyncTypebox<{ users: UsersServ
     schema: { tags, summary: 'Create a user in a sub-account (body as POST /identity/resources/users/v1)', headers: SubAccountHeaders, body: CreateUser, response: { 201: User } },
   }, async (req, reply) => {
     const tenantId = await reached(req, WRITE);
+    await users.assertFirstMemberRoles(tenantId, callerOf(req), req.body.roleIds);
     return reply.status(201).send(await users.create(tenantId, req.body, callerOf(req)));
   });
 
@@ -73,6 +74,7 @@ export const subAccountUsersRoutes: FastifyPluginAsyncTypebox<{ users: UsersServ
       schema: { tags, summary: 'Invite a user (new or existing) to a sub-account and email the invitation (body as POST /identity/resources/users/v2)', headers: SubAccountHeaders, body: InviteUser, response: { 201: User } },
     }, async (req, reply) => {
       const tenantId = await reached(req, WRITE);
+      await users.assertFirstMemberRoles(tenantId, callerOf(req), req.body.roleIds);
       return reply.status(201).send(await invite(tenantId, req.body, callerOf(req)));
     });
   }
