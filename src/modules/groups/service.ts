@@ -84,7 +84,7 @@ export function createGroupsService(deps: GroupsDeps) {
   async function assertGroupRolesWithin(q: Queryable, tenantId: string, groupId: string, by: Grantor, verb: Way) {
     if (by.kind === 'vendor') return;
     const ids = (await store.roleIdsOfGroups(q, tenantId, [groupId])).map((l) => l.role_id);
-    const field = `userIds (the roles of group ${groupId})`;
+    const field = `the roles of group ${groupId}`;
     if (verb === 'join') await roles.assertGrantableExisting(q, tenantId, by, ids, field);
     else await roles.assertRevocable(q, tenantId, by, ids, field);
   }
