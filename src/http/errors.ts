@@ -26,6 +26,7 @@ export const catalogue = {
   CREDENTIAL_NOT_FOUND: { status: 404, errorCode: 'GH-20008', message: 'Credential not found' },
   KEY_NOT_FOUND: { status: 404, errorCode: 'GH-20009', message: 'Signing key not found' },
   OUTBOUND_URL_REFUSED: { status: 400, errorCode: 'GH-20030', message: 'The URL points at a loopback, private, link-local or metadata address' },
+  ROLE_NOT_GRANTABLE: { status: 403, errorCode: 'GH-20020', message: 'A user may grant or take away only roles whose every permission they hold and whose level is not above their own' },
 
   ACCOUNT_NOT_FOUND: { status: 404, errorCode: 'GH-30001', message: 'Account not found' },
   ACCOUNT_EXISTS: { status: 409, errorCode: 'GH-30002', message: 'An account with this id already exists' },

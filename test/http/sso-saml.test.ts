@@ -225,7 +225,8 @@ describe('SAML SSO', () => {
   test('configuration management: account admin permission, default roles, DNS validation with a local resolver', async () => {
     const noPerm = await t.userToken({ tenantId: TENANT, permissions: [] });
     assert.equal((await t.call('GET', '/team/resources/sso/v1/configurations', { token: noPerm })).status, 403);
-    const admin = await t.userToken({ tenantId: TENANT, permissions: ['fe.secure.read.samlConfiguration', 'fe.secure.write.samlConfiguration'] });
+    // The account's admin: default roles it sets must be within its own roles (the admin role, every fe.* permission).
+    const admin = await t.userToken({ tenantId: TENANT, roles: ['admin'], permissions: ['fe.*'] });
     const made = await t.call('POST', '/identity/resources/sso/v1/configurations', { token: admin, body: { type: 'saml', ssoEndpoint: 'https://idp2.test/sso', publicCertificate: IDP_CERT, signRequest: false } });
     assert.equal(made.status, 201, JSON.stringify(made.body));
     assert.equal((await t.call('POST', '/identity/resources/sso/v1/configurations', { token: admin, body: { type: 'saml', publicCertificate: 'not a cert' } })).status, 400);

@@ -40,7 +40,8 @@ describe('SSO: older admin-portal paths and OIDC settings', () => {
     assert.ok((await t.call('POST', '/identity/resources/configurations/v1', { token: vendor, body: { allowedRedirectUrls: [APP_CB] } })).status < 300);
     const role = await t.call('POST', '/identity/resources/roles/v1', { token: vendor, body: [{ key: 'legacy-admin', name: 'Legacy admin', level: 1 }] });
     roleId = (Array.isArray(role.body) ? role.body[0] : role.body).id;
-    admin = await t.userToken({ tenantId: TENANT, permissions: ['fe.secure.read.samlConfiguration', 'fe.secure.write.samlConfiguration'] });
+    // The account's admin: the roles its SSO configuration gives must be within its own (grant rule of the roles module).
+    admin = await t.userToken({ tenantId: TENANT, roles: ['admin'], permissions: ['fe.secure.read.samlConfiguration', 'fe.secure.write.samlConfiguration'] });
     t.ctx.sso.configs.useTxtResolver(async (name) => records[name] ?? []);
   });
   after(() => t.close());

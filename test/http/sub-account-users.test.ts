@@ -17,7 +17,10 @@ const fails = (r: { status: number; body: any }, status: number, code?: string, 
   if (msg) assert.match(r.body.errors.join(' '), msg);
 };
 const as = (token: string, tenantId?: string, extra: Record<string, string> = {}) => ({ token, headers: { ...(tenantId ? { 'gatehouse-tenant-id': tenantId } : {}), ...extra } });
-const rootToken = (permissions = ALL) => t.userToken({ tenantId: 'sa-root', sub: admin.id, permissions });
+// The root account's admin (its first user): the token carries that role and its permissions (every fe.* one), as
+// role changes are held to the caller's own roles.
+const ADMIN = ['fe.*'];
+const rootToken = (permissions = ADMIN) => t.userToken({ tenantId: 'sa-root', sub: admin.id, permissions, roles: ['admin'] });
 const emailsOf = async (tenantId: string) => (await t.call('GET', `${S}/v1?_limit=200`, as(vendor, tenantId))).body.items.map((u: any) => u.email).sort();
 
 before(async () => {

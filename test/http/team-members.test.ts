@@ -17,7 +17,10 @@ const fails = (r: { status: number; body: any }, status: number, code?: string, 
   if (msg) assert.match(r.body.errors.join(' '), msg);
 };
 const inAcct = (tenantId: string) => ({ token: vendor, headers: { 'gatehouse-tenant-id': tenantId } });
-const annToken = (permissions = ALL) => t.userToken({ tenantId: 'tm-acme', sub: ann.id, permissions });
+// Ann is the account's first user, its admin: her token carries that role and its permissions (every fe.* one), as
+// role changes are held to the caller's own roles.
+const ADMIN = ['fe.*'];
+const annToken = (permissions = ADMIN) => t.userToken({ tenantId: 'tm-acme', sub: ann.id, permissions, roles: ['admin'] });
 
 before(async () => {
   t = await startTestApp();

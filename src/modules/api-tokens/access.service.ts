@@ -4,7 +4,7 @@ import { newId } from '../../lib/crypto.ts';
 import { isUuid } from '../../lib/pg-errors.ts';
 import { iso } from '../../lib/time.ts';
 import type { Queryable } from '../../storage/db.ts';
-import { assertHeld, assertUsable, checkPermissionIds, effectiveClaims, settingsOf, userPermissions, type Caller } from './claims.ts';
+import { assertUsable, checkPermissionIds, effectiveClaims, settingsOf, userPermissions, type Caller } from './claims.ts';
 import type { CreateTenantAccessToken, CreateUserAccessToken } from './schema.ts';
 import { expiryOf, type MachineDeps } from './service.ts';
 import * as store from './store.ts';
@@ -75,10 +75,7 @@ export function createAccessTokensService(deps: MachineDeps) {
       await requireEnabled();
       const row = await db.transaction(async (tx) => {
         await deps.tenants.requireLive(tx, tenantId, 'gatehouse-tenant-id');
-        if (body.roleIds?.length) {
-          await deps.roles.assertAssignable(tx, tenantId, body.roleIds);
-          if (caller.kind === 'user') assertHeld(await deps.roles.permissionKeysOfRoles(tx, body.roleIds), caller.permissions, 'roleIds');
-        }
+        await deps.roles.assertGrantable(tx, tenantId, caller, body.roleIds ?? []);
         return store.insertToken(tx, {
           tenant_id: tenantId,
           id: newId(),

@@ -3,10 +3,11 @@ import { holdsPermission } from '../../lib/permissions.ts';
 import type { Queryable } from '../../storage/db.ts';
 import { DEFAULT_SETTINGS, type VendorSettings } from '../environment/index.ts';
 import type { TokenIssuer } from '../auth/index.ts';
+import type { UserGrantor } from '../roles/index.ts';
 import * as store from './store.ts';
 
 /** Who calls a management route: the environment, or a user (possibly a machine token acting as a user). */
-export type Caller = { kind: 'vendor' } | { kind: 'user'; userId: string; tenantId: string; permissions: string[]; machine: boolean };
+export type Caller = { kind: 'vendor' } | (UserGrantor & { machine: boolean });
 
 export const settingsOf = (row: { settings: Record<string, unknown> | null }): VendorSettings => ({ ...DEFAULT_SETTINGS, ...((row.settings ?? {}) as Partial<VendorSettings>) });
 

@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { accountOf, guard, tenantHeader } from '../../http/auth.ts';
 import { AppError } from '../../http/errors.ts';
+import { grantorOf, type UserGrantor } from '../roles/index.ts';
 import type { AccessTokensService } from './access.service.ts';
 import type { Caller } from './claims.ts';
 import * as S from './schema.ts';
@@ -20,7 +21,7 @@ const USER_HEADERS = Type.Object({ 'gatehouse-tenant-id': Type.Optional(Type.Str
 
 export function callerOf(req: FastifyRequest): Caller {
   const a = req.auth!;
-  return a.kind === 'vendor' ? { kind: 'vendor' } : { kind: 'user', userId: a.userId, tenantId: a.tenantId, permissions: a.permissions, machine: Boolean(a.actor) };
+  return a.kind === 'vendor' ? { kind: 'vendor' } : { ...grantorOf(a) as UserGrantor, machine: Boolean(a.actor) };
 }
 
 /** The user whose personal tokens a call manages: the caller itself, or (vendor) the user named by the headers. */

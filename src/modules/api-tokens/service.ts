@@ -11,7 +11,7 @@ import type { KeysService } from '../keys/index.ts';
 import type { RolesService } from '../roles/index.ts';
 import type { TenantsService } from '../tenants/index.ts';
 import type { UsersService } from '../users/index.ts';
-import { assertHeld, assertUsable, checkPermissionIds, effectiveClaims, secondsUntil, settingsOf, userPermissions, type Caller } from './claims.ts';
+import { assertUsable, checkPermissionIds, effectiveClaims, secondsUntil, settingsOf, userPermissions, type Caller } from './claims.ts';
 import type { ApiTokenAuthResponse, CreateTenantApiToken, CreateUserApiToken, UpdateTenantApiToken } from './schema.ts';
 import * as store from './store.ts';
 
@@ -62,13 +62,13 @@ export function createApiTokensService(deps: MachineDeps) {
   const { db } = deps;
   const DECOY_HASH = sha256Hex(randomSecret());
 
-  /** The roles and permissions an account token may get from this caller; 400 unknown ids, 403 beyond the caller's own. */
+  /**
+   * The roles and permissions an account token may get from this caller; 400 unknown ids, 403 beyond the caller's own
+   * (roles: the roles module's grant rule, permissions and level).
+   */
   async function checkGrants(q: Queryable, tenantId: string, caller: Caller, roleIds: string[] | undefined, permissionIds: string[] | undefined): Promise<void> {
-    const held = caller.kind === 'user' ? caller.permissions : undefined;
-    if (roleIds?.length) {
-      await deps.roles.assertAssignable(q, tenantId, roleIds);
-      if (held) assertHeld(await deps.roles.permissionKeysOfRoles(q, roleIds), held, 'roleIds');
-    }
+    await deps.roles.assertGrantable(q, tenantId, caller, roleIds ?? []);
+    const held = caller.kind === 'user' ? [...caller.permissions] : undefined;
     if (permissionIds?.length) await checkPermissionIds(q, permissionIds, held);
   }
 

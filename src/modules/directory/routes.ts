@@ -4,6 +4,7 @@ import { accountOf, guard, tenantHeader } from '../../http/auth.ts';
 import { Connection, ConnectionParams, CreateConnection, CreatedConnection, DeleteConnection, GroupMappings, ListConnectionsQuery, NoContent, UpdateConnection } from './schema.ts';
 import type { DirectoryService } from './service.ts';
 import { directoryUsersCountRoutes } from './users-count.ts';
+import { grantorOf } from '../roles/index.ts';
 
 const tags = ['directory'];
 const C = '/directory/resources/v1/configurations/scim2';
@@ -63,5 +64,5 @@ export const directoryRoutes: FastifyPluginAsyncTypebox<{ directory: DirectorySe
   app.put(`${C}/:id/group-mappings`, {
     config: guard.any('fe.secure.write.scim'),
     schema: { tags, summary: 'Set the SCIM group-to-role mapping (members of a group get its roles in the account)', params: ConnectionParams, body: GroupMappings, response: { 200: GroupMappings } },
-  }, async (req) => directory.setGroupMappings(accountOf(req), req.params.id, req.body));
+  }, async (req) => directory.setGroupMappings(accountOf(req), req.params.id, req.body, grantorOf(req.auth!)));
 };

@@ -6,7 +6,7 @@ import type { JobHandler, JobRunner } from '../../jobs/runner.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
 import type { SessionsService } from '../auth/index.ts';
 import type { EventsService } from '../events/index.ts';
-import type { RolesService } from '../roles/index.ts';
+import type { Grantor, RolesService } from '../roles/index.ts';
 import type { TenantsService } from '../tenants/index.ts';
 import * as users from '../users/index.ts';
 import * as store from './connections.store.ts';
@@ -173,15 +173,24 @@ export function createDirectoryService(deps: DirectoryDeps) {
       return { mappings: (await requireConnection(db, tenantId, id)).group_roles };
     },
 
-    /** Sets the group-to-role mapping and brings every synced user's mapped roles in line with it. */
-    async setGroupMappings(tenantId: string, id: string, body: GroupMappings): Promise<GroupMappings> {
+    /**
+     * Sets the group-to-role mapping and brings every synced user's mapped roles in line with it. The roles it gives,
+     * and those it stops giving, must be within `by` (the one grant rule of the roles module).
+     */
+    async setGroupMappings(tenantId: string, id: string, body: GroupMappings, by: Grantor): Promise<GroupMappings> {
       const mappings = body.mappings.map((m) => ({ group: m.group.trim(), roleIds: [...new Set(m.roleIds)] }));
       return db.transaction(async (tx) => {
         const c = await requireConnection(tx, tenantId, id, true);
-        await deps.roles.assertAssignable(tx, tenantId, [...new Set(mappings.flatMap((m) => m.roleIds))]);
+        const wanted = [...new Set(mappings.flatMap((m) => m.roleIds))];
+        await deps.roles.assertAssignable(tx, tenantId, wanted);
+        const before = new Set(c.group_roles.flatMap((m) => m.roleIds.map((r) => r.toLowerCase())));
+        const after = new Set(wanted.map((r) => r.toLowerCase()));
+        const added = wanted.filter((r) => !before.has(r.toLowerCase()));
+        await deps.roles.assertGrantable(tx, tenantId, by, added, 'mappings');
+        await deps.roles.assertRevocable(tx, tenantId, by, [...before].filter((r) => !after.has(r)), 'mappings');
         await store.update(tx, tenantId, id, { group_roles: mappings });
-        const after = { ...c, group_roles: mappings };
-        if (after.sync_to_user_management) await sync.recomputeRoles(tx, after, await scimStore.usersOfConnection(tx, scope(after)));
+        const next = { ...c, group_roles: mappings };
+        if (next.sync_to_user_management) await sync.recomputeRoles(tx, next, await scimStore.usersOfConnection(tx, scope(next)));
         return { mappings };
       }).finally(() => forget(id));
     },

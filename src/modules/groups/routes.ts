@@ -19,6 +19,7 @@ import {
   UpdateGroup,
   UserIdsBody,
 } from './schema.ts';
+import { grantorOf } from '../roles/index.ts';
 import type { GroupsService } from './service.ts';
 import { userGroupsRoutes } from './user-groups.routes.ts';
 
@@ -81,27 +82,27 @@ export const groupsRoutes: FastifyPluginAsyncTypebox<{ groups: GroupsService }> 
     config: write,
     schema: { tags, summary: 'Delete a group (its members keep their own roles)', headers, params: GroupParams, response: { 200: Empty } },
   }, async (req) => {
-    await groups.remove(accountOf(req), req.params.id);
+    await groups.remove(accountOf(req), req.params.id, grantorOf(req.auth!));
     return {};
   });
 
   app.post(`${G}/v1/:groupId/roles`, {
     config: write,
     schema: { tags, summary: 'Add roles to a group: environment roles or roles of the account', headers, params: GroupIdParams, body: RoleIdsBody, response: { 201: Group } },
-  }, async (req, reply) => reply.status(201).send(await groups.addRoles(accountOf(req), req.params.groupId, req.body.roleIds)));
+  }, async (req, reply) => reply.status(201).send(await groups.addRoles(accountOf(req), req.params.groupId, req.body.roleIds, grantorOf(req.auth!))));
 
   app.delete(`${G}/v1/:groupId/roles`, {
     config: write,
     schema: { tags, summary: 'Remove roles from a group', headers, params: GroupIdParams, body: RoleIdsBody, response: { 200: Group } },
-  }, async (req) => groups.removeRoles(accountOf(req), req.params.groupId, req.body.roleIds));
+  }, async (req) => groups.removeRoles(accountOf(req), req.params.groupId, req.body.roleIds, grantorOf(req.auth!)));
 
   app.post(`${G}/v1/:groupId/users`, {
     config: write,
     schema: { tags, summary: 'Add users of the account to a group', headers, params: GroupIdParams, body: UserIdsBody, response: { 201: Group } },
-  }, async (req, reply) => reply.status(201).send(await groups.addUsers(accountOf(req), req.params.groupId, req.body.userIds)));
+  }, async (req, reply) => reply.status(201).send(await groups.addUsers(accountOf(req), req.params.groupId, req.body.userIds, grantorOf(req.auth!))));
 
   app.delete(`${G}/v1/:groupId/users`, {
     config: write,
     schema: { tags, summary: 'Remove users from a group', headers, params: GroupIdParams, body: UserIdsBody, response: { 200: Group } },
-  }, async (req) => groups.removeUsers(accountOf(req), req.params.groupId, req.body.userIds));
+  }, async (req) => groups.removeUsers(accountOf(req), req.params.groupId, req.body.userIds, grantorOf(req.auth!)));
 };

@@ -3,7 +3,7 @@ import { newId } from '../../lib/crypto.ts';
 import { isUniqueViolation, isUuid } from '../../lib/pg-errors.ts';
 import { iso } from '../../lib/time.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
-import type { RolesService } from '../roles/index.ts';
+import type { Grantor, RolesService } from '../roles/index.ts';
 import { parseMetadata, type TenantsService } from '../tenants/index.ts';
 import type { CreateGroup, Group, GroupsPageQuery, Relations, UpdateGroup, UserGroupSummary } from './schema.ts';
 import * as store from './store.ts';
@@ -79,6 +79,16 @@ export function createGroupsService(deps: GroupsDeps) {
     });
   }
 
+  type Way = 'join' | 'leave';
+  /** Joining or leaving a group gives or takes its roles: the caller must be able to grant them all. */
+  async function assertGroupRolesWithin(q: Queryable, tenantId: string, groupId: string, by: Grantor, verb: Way) {
+    if (by.kind === 'vendor') return;
+    const ids = (await store.roleIdsOfGroups(q, tenantId, [groupId])).map((l) => l.role_id);
+    const field = `the roles of group ${groupId}`;
+    if (verb === 'join') await roles.assertGrantableExisting(q, tenantId, by, ids, field);
+    else await roles.assertRevocable(q, tenantId, by, ids, field);
+  }
+
   const one = async (q: Queryable, tenantId: string, id: string, relations: Relations = 'rolesAndUsers') =>
     (await records(q, tenantId, [await requireGroup(q, tenantId, id)], relations))[0];
 
@@ -150,18 +160,21 @@ export function createGroupsService(deps: GroupsDeps) {
       }
     },
 
-    async remove(tenantId: string, id: string): Promise<void> {
+    /** Deletes a group; its members lose its roles, so a user caller must be able to take them away. */
+    async remove(tenantId: string, id: string, by: Grantor): Promise<void> {
       await db.transaction(async (tx) => {
         const row = await requireGroup(tx, tenantId, id, true);
+        await assertGroupRolesWithin(tx, tenantId, row.id, by, 'leave');
         await store.deleteGroup(tx, tenantId, row.id);
       });
     },
 
     /** Adds members; every id must name a member of the group's account (400 naming the others, nothing added). */
-    async addUsers(tenantId: string, groupId: string, userIds: string[]): Promise<Group> {
+    async addUsers(tenantId: string, groupId: string, userIds: string[], by: Grantor): Promise<Group> {
       return db.transaction(async (tx) => {
         await requireEnabled(tx, 'groups');
         const group = await requireGroup(tx, tenantId, groupId, true);
+        await assertGroupRolesWithin(tx, tenantId, group.id, by, 'join');
         const ids = userIds.map((s) => s.toLowerCase());
         const members = await store.membersAmong(tx, tenantId, ids.filter(isUuid));
         const outside = userIds.filter((u, i) => !members.has(ids[i]));
@@ -174,29 +187,31 @@ export function createGroupsService(deps: GroupsDeps) {
     },
 
     /** Removes members; ids that are not members of the group are ignored. */
-    async removeUsers(tenantId: string, groupId: string, userIds: string[]): Promise<Group> {
+    async removeUsers(tenantId: string, groupId: string, userIds: string[], by: Grantor): Promise<Group> {
       return db.transaction(async (tx) => {
         const group = await requireGroup(tx, tenantId, groupId, true);
+        await assertGroupRolesWithin(tx, tenantId, group.id, by, 'leave');
         const ids = userIds.filter(isUuid).map((s) => s.toLowerCase());
         if (ids.length && (await store.removeUsers(tx, tenantId, group.id, ids))) await store.touchGroup(tx, tenantId, group.id);
         return one(tx, tenantId, group.id);
       });
     },
 
-    /** Gives the group roles: environment roles or roles of the group's account (400 naming others). */
-    async addRoles(tenantId: string, groupId: string, roleIds: string[]): Promise<Group> {
+    /** Gives the group roles: environment roles or the group's account's (400 naming others; 403 beyond `by`). */
+    async addRoles(tenantId: string, groupId: string, roleIds: string[], by: Grantor): Promise<Group> {
       return db.transaction(async (tx) => {
         await requireEnabled(tx, 'roles');
         const group = await requireGroup(tx, tenantId, groupId, true);
-        await roles.assertAssignable(tx, tenantId, roleIds);
+        await roles.assertGrantable(tx, tenantId, by, roleIds);
         if (await store.addRoles(tx, tenantId, group.id, roleIds.map((s) => s.toLowerCase()))) await store.touchGroup(tx, tenantId, group.id);
         return one(tx, tenantId, group.id);
       });
     },
 
-    async removeRoles(tenantId: string, groupId: string, roleIds: string[]): Promise<Group> {
+    async removeRoles(tenantId: string, groupId: string, roleIds: string[], by: Grantor): Promise<Group> {
       return db.transaction(async (tx) => {
         const group = await requireGroup(tx, tenantId, groupId, true);
+        await roles.assertRevocable(tx, tenantId, by, roleIds);
         const ids = roleIds.filter(isUuid).map((s) => s.toLowerCase());
         if (ids.length && (await store.removeRoles(tx, tenantId, group.id, ids))) await store.touchGroup(tx, tenantId, group.id);
         return one(tx, tenantId, group.id);

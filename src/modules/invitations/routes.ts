@@ -5,6 +5,7 @@ import { accountOf, guard, type UserAuth } from '../../http/auth.ts';
 import { AppError } from '../../http/errors.ts';
 import { asSeenBy } from '../users/index.ts';
 import type { EnvironmentService } from '../environment/index.ts';
+import { grantorOf } from '../roles/index.ts';
 import { clientOf, LoginAnswer, sendLogin } from '../passwordless/index.ts';
 import { AcceptBody, AcceptCodeBody, InvitationConfiguration, InvitedUser, InviteBody, ResetBody } from './schema.ts';
 import type { InvitationsService } from './service.ts';
@@ -39,8 +40,7 @@ export const invitationsRoutes: FastifyPluginAsyncTypebox<{ invitations: Invitat
     config: guard.any('fe.secure.write.users'),
     schema: { tags, summary: 'Invite a user to the account (tenant header, or the admin\'s own account); emails the invitation', body: InviteBody, response: { 201: InvitedUser } },
   }, async (req, reply) => {
-    const by = req.auth?.kind === 'user' ? { kind: 'user' as const, userId: req.auth.userId } : { kind: 'vendor' as const };
-    return reply.status(201).send(asSeenBy(req.auth, await invitations.invite(accountOf(req), req.body, by)));
+    return reply.status(201).send(asSeenBy(req.auth, await invitations.invite(accountOf(req), req.body, grantorOf(req.auth!))));
   });
 
   app.get(`${U}/v1/me/invitations`, {

@@ -5,7 +5,7 @@ import type { Db, Queryable } from '../../storage/db.ts';
 import type { LoginService } from '../auth/index.ts';
 import type { PasswordService } from '../credentials/index.ts';
 import type { EventsService } from '../events/index.ts';
-import type { RolesService } from '../roles/index.ts';
+import type { Grantor, RolesService } from '../roles/index.ts';
 import { parseMetadata, type TenantsService } from '../tenants/index.ts';
 import {
   acceptMembership, addMembership, addPhone, addRoles, findByEmail, findById, findByUsername, insertUser, proveMailbox, removeMembership,
@@ -31,8 +31,8 @@ export interface InvitationsDeps {
   endSessions?: (q: Queryable, userId: string) => Promise<unknown>;
 }
 
-/** Who invites: an environment token, or an account admin (their user id). */
-export type Inviter = { kind: 'vendor' } | { kind: 'user'; userId: string };
+/** Who invites: an environment token, or an account admin (their user id, and what their token holds). */
+export type Inviter = Grantor;
 
 export type InvitationsService = ReturnType<typeof createInvitationsService>;
 
@@ -109,7 +109,7 @@ export function createInvitationsService(deps: InvitationsDeps) {
         // A new user of the account: the environment's and the account's email-domain restrictions (403 rolls back).
         await assertEmailDomainAllowed(tx, tenantId, email);
         let roleIds = body.roleIds ?? [];
-        if (roleIds.length) await deps.roles.assertAssignable(tx, tenantId, roleIds);
+        if (roleIds.length) await deps.roles.assertGrantable(tx, tenantId, by, roleIds);
         else roleIds = rows.length === 0 ? await deps.roles.firstUserRoleIds(tx, tenantId) : await deps.roles.defaultRoleIds(tx, tenantId);
         await addRoles(tx, tenantId, user.id, roleIds);
         await store.insertInvitation(tx, tenantId, user.id, by.kind === 'user' ? by.userId : null);

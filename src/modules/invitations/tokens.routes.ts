@@ -5,6 +5,7 @@ import { accountOf, guard, tenantHeader } from '../../http/auth.ts';
 import { AppError } from '../../http/errors.ts';
 import type { Db } from '../../storage/db.ts';
 import { clientOf, type Client } from '../passwordless/index.ts';
+import { grantorOf } from '../roles/index.ts';
 import type { InvitationsService } from './service.ts';
 import { userTenantStatuses, type UserTenantStatus } from './store.ts';
 import type { InviteTokensService } from './tokens.service.ts';
@@ -50,7 +51,10 @@ export const inviteTokensRoutes: FastifyPluginAsyncTypebox<InviteTokensRouteDeps
   });
 
   const createOwn = async (req: FastifyRequest, b: { expiresInMinutes: number; shouldSendEmail: boolean; roleIds?: string[] }) =>
-    tokens.create({ ...ownerOf(req), expiresInMinutes: b.expiresInMinutes, shouldSendEmail: b.shouldSendEmail, roleIds: b.roleIds });
+    tokens.create({
+      ...ownerOf(req), expiresInMinutes: b.expiresInMinutes, shouldSendEmail: b.shouldSendEmail, roleIds: b.roleIds,
+      by: grantorOf(req.auth!),
+    });
 
   app.post(`${T}/v1/user`, {
     config: guard.any('fe.secure.write.users'),

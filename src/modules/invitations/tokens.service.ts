@@ -4,7 +4,7 @@ import { AppError } from '../../http/errors.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
 import type { EventsService } from '../events/index.ts';
 import type { MessagingService } from '../messaging/index.ts';
-import type { RolesService } from '../roles/index.ts';
+import type { Grantor, RolesService } from '../roles/index.ts';
 import { addMembership, addRoles, findById, updateUser, type UserRow } from '../users/index.ts';
 import { readFlowSettings } from '../passwordless/index.ts';
 import * as invitations from './store.ts';
@@ -70,7 +70,8 @@ export function createInviteTokensService(deps: InviteTokensDeps) {
     if (!rows.length) throw new AppError('NOT_A_MEMBER', `User ${userId} is not a member of account ${tenantId}`);
   }
 
-  async function create(q: Queryable, a: { tenantId: string; userId?: string; expiresInMinutes?: number; shouldSendEmail?: boolean; roleIds?: string[] }): Promise<InviteTokenDto> {
+  /** `by`: who creates it (the environment when absent); the roles joiners get must be within theirs. */
+  async function create(q: Queryable, a: { tenantId: string; userId?: string; expiresInMinutes?: number; shouldSendEmail?: boolean; roleIds?: string[]; by?: Grantor }): Promise<InviteTokenDto> {
     await requireAccount(q, a.tenantId);
     if (a.userId !== undefined) {
       await requireMember(q, a.tenantId, a.userId);
@@ -78,7 +79,7 @@ export function createInviteTokensService(deps: InviteTokensDeps) {
       await store.removeOfOwner(q, a.tenantId, a.userId);
     }
     const roleIds = a.roleIds ?? [];
-    if (roleIds.length) await deps.roles.assertAssignable(q, a.tenantId, roleIds);
+    await deps.roles.assertGrantable(q, a.tenantId, a.by ?? { kind: 'vendor' }, roleIds);
     const ttl = minutes(a.expiresInMinutes) ?? (await readFlowSettings(q, 'invitation')).codeExpiration;
     const token = randomSecret(32);
     const row = await store.insert(q, {

@@ -27,6 +27,7 @@ import {
 } from './schema.ts';
 import type { Actor, RolesService } from './service.ts';
 import { userRolesRoutes } from './user-roles.routes.ts';
+import { grantorOf } from './grants.ts';
 
 const ROLES = '/identity/resources/roles/v1';
 const ROLES_V2 = '/identity/resources/roles/v2';
@@ -40,10 +41,7 @@ function readScope(req: FastifyRequest): string | undefined {
   return req.auth?.kind === 'user' ? req.auth.tenantId : tenantHeader(req);
 }
 
-function actorOf(req: FastifyRequest): Actor {
-  const auth = req.auth!;
-  return auth.kind === 'user' ? { kind: 'user', tenantId: auth.tenantId, permissions: auth.permissions } : { kind: 'vendor' };
-}
+const actorOf = (req: FastifyRequest): Actor => grantorOf(req.auth!);
 
 export const rolesRoutes: FastifyPluginAsyncTypebox<{ roles: RolesService }> = async (app, { roles }) => {
   await app.register(userRolesRoutes, { roles });

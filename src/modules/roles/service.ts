@@ -3,6 +3,7 @@ import { newId } from '../../lib/crypto.ts';
 import { holdsPermission } from '../../lib/permissions.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
 import { liveIds } from '../tenants/index.ts';
+import { createGrants, grantorLevel, type Grantor } from './grants.ts';
 import { createPermissionsService } from './permissions.service.ts';
 import { checkName, checkText, missing, normalizeIds, repeated, toPermission, toRole, uniqueAs, unknownIds } from './records.ts';
 import type { CreateAccountRole, CreateRole, PermissionRecord, RoleListQuery, RoleRecord, UpdateRole } from './schema.ts';
@@ -16,7 +17,7 @@ export interface RolesDeps {
 }
 
 /** Who calls: the environment (vendor token) or a user acting on their own account with their permissions. */
-export type Actor = { kind: 'vendor' } | { kind: 'user'; tenantId: string; permissions: string[] };
+export type Actor = Grantor;
 
 const ROLE_COLUMNS: Record<string, string> = {
   key: 'key',
@@ -84,7 +85,9 @@ export function createRolesService(deps: RolesDeps) {
     defaultRoleIds: (q: Queryable, tenantId: string): Promise<string[]> => store.flaggedRoleIds(q, tenantId, 'is_default'),
     /** Ids of the roles the first user of an account gets. */
     firstUserRoleIds: (q: Queryable, tenantId: string): Promise<string[]> => store.flaggedRoleIds(q, tenantId, 'first_user_role'),
-    /** 400 `UNKNOWN_IDS` naming ids that name no role, or a role of another account than `tenantId`. */
+    // assertGrantable / assertRevocable (grants.ts): the one rule for who may give or take away which roles.
+    ...createGrants(rolesInReach),
+    /** The id check alone (400 `UNKNOWN_IDS`: no role in the account's reach); grants use assertGrantable. */
     async assertAssignable(q: Queryable, tenantId: string, roleIds: string[]): Promise<void> {
       await rolesInReach(q, roleIds, 'roleIds', tenantId);
     },
@@ -231,8 +234,10 @@ export function createRolesService(deps: RolesDeps) {
           inherited = inherited.filter(grantable);
           granted = explicit.filter(grantable);
         }
-        // A new account role ranks with its base role, else below every role the account can see.
-        const level = base ? base.level : Math.max(0, ...(await store.distinctLevels(tx, tenantId)));
+        // A new account role ranks with its base role, else below every role the account can see; a user's never
+        // ranks above the user (grants.ts), as its permissions never exceed theirs.
+        let level = base ? base.level : Math.max(0, ...(await store.distinctLevels(tx, tenantId)));
+        if (actor.kind === 'user') level = Math.max(level, (await grantorLevel(tx, actor)) ?? level);
         const id = newId();
         const written = await store.insertRoles(tx, [{
           id,

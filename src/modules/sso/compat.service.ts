@@ -1,5 +1,6 @@
 import { AppError } from '../../http/errors.ts';
 import type { EnvironmentService } from '../environment/index.ts';
+import type { Grantor } from '../roles/index.ts';
 import type { LegacySamlBody, LegacySamlConfiguration, OidcSettings } from './compat.schema.ts';
 import type { SsoConfigService } from './config.service.ts';
 import { assertAllowedRedirect } from './flow.ts';
@@ -38,13 +39,13 @@ export function createSsoCompat(configs: SsoConfigService, environment: Environm
      * account as it was: the claim comes first on an existing configuration (and is released if the update fails);
      * a configuration made here is removed again if its domain cannot be claimed.
      */
-    async saveSaml(tenantId: string, body: LegacySamlBody): Promise<LegacySamlConfiguration> {
+    async saveSaml(tenantId: string, body: LegacySamlBody, by: Grantor): Promise<LegacySamlConfiguration> {
       const { domain, ...rest } = body;
       const fields = { ...rest, type: 'saml' as const };
       const name = domain ? domainName(domain) : '';
       const current = await samlConfig(tenantId);
       if (!current) {
-        const made = await configs.create(tenantId, fields);
+        const made = await configs.create(tenantId, fields, by);
         if (name) {
           try {
             await configs.addDomain(tenantId, made.id, name);
@@ -58,7 +59,7 @@ export function createSsoCompat(configs: SsoConfigService, environment: Environm
       const kept = name ? current.domains.find((d) => d.domain === name) : undefined;
       const claimed = name && !kept ? await configs.addDomain(tenantId, current.id, name) : undefined;
       try {
-        await configs.update(tenantId, current.id, fields);
+        await configs.update(tenantId, current.id, fields, by);
       } catch (err) {
         if (claimed) await configs.removeDomain(tenantId, current.id, claimed.id);
         throw err;
@@ -89,14 +90,17 @@ export function createSsoCompat(configs: SsoConfigService, environment: Environm
       const c = await samlConfig(tenantId);
       return c ? configs.defaultRoles(tenantId, c.id) : { roleIds: [] };
     },
-    setDefaultRoles: async (tenantId: string, roleIds: string[]) => configs.setDefaultRoles(tenantId, (await requireSaml(tenantId)).id, roleIds),
+    setDefaultRoles: async (tenantId: string, roleIds: string[], by: Grantor) =>
+      configs.setDefaultRoles(tenantId, (await requireSaml(tenantId)).id, roleIds, by),
 
     async groups(tenantId: string) {
       const c = await samlConfig(tenantId);
       return c ? configs.groups(tenantId, c.id) : [];
     },
-    addGroup: async (tenantId: string, group: string, roleIds: string[]) => configs.addGroup(tenantId, (await requireSaml(tenantId)).id, group, roleIds),
-    updateGroup: async (tenantId: string, id: string, group: string, roleIds: string[]) => configs.updateGroup(tenantId, (await requireSaml(tenantId)).id, id, group, roleIds),
+    addGroup: async (tenantId: string, group: string, roleIds: string[], by: Grantor) =>
+      configs.addGroup(tenantId, (await requireSaml(tenantId)).id, group, roleIds, by),
+    updateGroup: async (tenantId: string, id: string, group: string, roleIds: string[], by: Grantor) =>
+      configs.updateGroup(tenantId, (await requireSaml(tenantId)).id, id, group, roleIds, by),
     removeGroup: async (tenantId: string, id: string) => configs.removeGroup(tenantId, (await requireSaml(tenantId)).id, id),
 
     /** The pre-login view of an account: whether SSO sign-in can be routed to it. */

@@ -2,7 +2,7 @@ import { decrypt, encrypt, newId } from '../../lib/crypto.ts';
 import { isUniqueViolation, isUuid } from '../../lib/pg-errors.ts';
 import { AppError } from '../../http/errors.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
-import type { RolesService } from '../roles/index.ts';
+import type { Grantor, RolesService } from '../roles/index.ts';
 import type { TenantsService } from '../tenants/index.ts';
 import { assertPublicUrl, guardedFetch } from '../../lib/outbound.ts';
 import { certBody, normaliseCert, selfSignedCertificate } from './cert.ts';
@@ -163,20 +163,21 @@ export function createSsoConfigService(deps: SsoConfigDeps) {
       const rows = await store.listConfigs(db, tenantId);
       return Promise.all(rows.map((r) => view(db, r)));
     },
-    async create(tenantId: string, body: ConfigBody) {
+    // Default roles and group mappings assign roles at every SSO sign-in: `by` must be able to grant them.
+    async create(tenantId: string, body: ConfigBody, by: Grantor) {
       const v = columns(body);
       await checkIssuer(v);
       return db.transaction(async (tx) => {
         await deps.tenants.requireLive(tx, tenantId);
-        if (body.roleIds?.length) await deps.roles.assertAssignable(tx, tenantId, body.roleIds);
+        await deps.roles.assertGrantable(tx, tenantId, by, body.roleIds ?? []);
         const row = await store.insertConfig(tx, tenantId, newId(), { ...v, default_role_ids: body.roleIds });
         return view(tx, row);
       });
     },
-    async update(tenantId: string, id: string, body: ConfigBody) {
+    async update(tenantId: string, id: string, body: ConfigBody, by: Grantor) {
       return db.transaction(async (tx) => {
         const current = await requireConfig(tx, tenantId, id);
-        if (body.roleIds?.length) await deps.roles.assertAssignable(tx, tenantId, body.roleIds);
+        await deps.roles.assertGrantable(tx, tenantId, by, body.roleIds ?? []);
         const v = columns(body, current);
         await checkIssuer({ type: v.type, oidc_issuer: v.oidc_issuer ?? (v.type !== current.type ? current.oidc_issuer : undefined) });
         const row = await store.updateConfig(tx, tenantId, id, { ...v, default_role_ids: body.roleIds });
@@ -230,10 +231,10 @@ export function createSsoConfigService(deps: SsoConfigDeps) {
     ...domains,
 
     // -- roles and groups --
-    async setDefaultRoles(tenantId: string, configId: string, roleIds: string[]) {
+    async setDefaultRoles(tenantId: string, configId: string, roleIds: string[], by: Grantor) {
       return db.transaction(async (tx) => {
         await requireConfig(tx, tenantId, configId);
-        await deps.roles.assertAssignable(tx, tenantId, roleIds);
+        await deps.roles.assertGrantable(tx, tenantId, by, roleIds);
         await store.updateConfig(tx, tenantId, configId, { default_role_ids: roleIds });
         return { roleIds };
       });
@@ -241,11 +242,11 @@ export function createSsoConfigService(deps: SsoConfigDeps) {
     async defaultRoles(tenantId: string, configId: string) {
       return { roleIds: (await requireConfig(db, tenantId, configId)).default_role_ids };
     },
-    async addGroup(tenantId: string, configId: string, group: string, roleIds: string[]) {
+    async addGroup(tenantId: string, configId: string, group: string, roleIds: string[], by: Grantor) {
       try {
         return await db.transaction(async (tx) => {
           await requireConfig(tx, tenantId, configId);
-          await deps.roles.assertAssignable(tx, tenantId, roleIds);
+          await deps.roles.assertGrantable(tx, tenantId, by, roleIds);
           return groupView(await store.insertGroup(tx, { tenantId, id: newId(), configId, group, roleIds }));
         });
       } catch (err) {
@@ -257,10 +258,10 @@ export function createSsoConfigService(deps: SsoConfigDeps) {
       await requireConfig(db, tenantId, configId);
       return (await store.groupsOf(db, tenantId, configId)).map(groupView);
     },
-    async updateGroup(tenantId: string, configId: string, groupId: string, group: string, roleIds: string[]) {
+    async updateGroup(tenantId: string, configId: string, groupId: string, group: string, roleIds: string[], by: Grantor) {
       return db.transaction(async (tx) => {
         await requireConfig(tx, tenantId, configId);
-        await deps.roles.assertAssignable(tx, tenantId, roleIds);
+        await deps.roles.assertGrantable(tx, tenantId, by, roleIds);
         const row = isUuid(groupId) ? await store.updateGroup(tx, tenantId, configId, groupId, group, roleIds) : undefined;
         if (!row) throw new AppError('SSO_GROUP_NOT_FOUND', `No group ${groupId} on configuration ${configId}`);
         return groupView(row);

@@ -1,6 +1,7 @@
 import { AppError } from '../../http/errors.ts';
 import { holdsPermission } from '../../lib/permissions.ts';
 import type { Queryable } from '../../storage/db.ts';
+import type { Grantor } from '../roles/index.ts';
 import * as accounts from './accounts.store.ts';
 import { accessTo } from './memberships.ts';
 import type { UsersCore } from './profile.service.ts';
@@ -10,12 +11,12 @@ import * as store from './store.ts';
 
 /**
  * Who acts on an account's users: an environment token (any live account), or a signed-in user: `tenantId` is the
- * account of their token and `permissions` what it holds there (the route guard has checked them).
+ * account of their token, `permissions` and `roleKeys` what it holds there (the route guard has checked them).
  */
-export type Caller = { kind: 'vendor' } | { kind: 'user'; userId: string; tenantId: string; permissions: string[] };
+export type Caller = Grantor;
 
 /** Invites a user (new or existing) to an account, as POST /identity/resources/users/v2 does (the invitations module's). */
-export type Inviter = (tenantId: string, body: Record<string, unknown>, by: { kind: 'vendor' } | { kind: 'user'; userId: string }) => Promise<User>;
+export type Inviter = (tenantId: string, body: Record<string, unknown>, by: Grantor) => Promise<User>;
 
 /** Sub-account reach, role replacement, counts and statistics (for the users service, service.ts). */
 export function createAccountOps(deps: UsersDeps, core: UsersCore) {
@@ -46,14 +47,32 @@ export function createAccountOps(deps: UsersDeps, core: UsersCore) {
       }
     },
 
-    /** Replaces a member's roles in the account (an empty list removes them all); 400 for roles out of the account's reach. */
-    async setRoles(tenantId: string, userId: string, roleIds: string[]) {
+    /**
+     * Replaces a member's roles in the account (an empty list removes them all); 400 for roles out of the account's
+     * reach; 403 when a role added or taken away is beyond the caller (roles kept as they are need no check).
+     */
+    async setRoles(tenantId: string, userId: string, roleIds: string[], caller: Caller) {
       return db.transaction(async (tx) => {
         await core.requireMembership(tx, tenantId, userId);
-        if (roleIds.length) await roles.assertAssignable(tx, tenantId, roleIds);
+        await roles.assertAssignable(tx, tenantId, roleIds);
+        const held = await accounts.roleIdsOf(tx, tenantId, userId);
+        const wanted = new Set(roleIds.map((id) => id.toLowerCase()));
+        await roles.assertGrantable(tx, tenantId, caller, roleIds.filter((id) => !held.includes(id.toLowerCase())));
+        await roles.assertRevocable(tx, tenantId, caller, held.filter((id) => !wanted.has(id)));
         await accounts.replaceRoles(tx, tenantId, userId, roleIds);
         return { tenantId, userId, roles: (await core.record(tx, (await store.findById(tx, userId))!, tenantId)).roles };
       });
+    },
+
+    /**
+     * A user who creates or invites the first member of an account (a sub-account they reach) without roleIds gives
+     * that member the account's first-user roles: 403 unless the caller may grant them. Checked before the call.
+     */
+    async assertFirstMemberRoles(tenantId: string, caller: Caller, roleIds: readonly string[] | undefined): Promise<void> {
+      if (caller.kind === 'vendor' || roleIds?.length) return;
+      if (await accounts.hasMembers(db, tenantId)) return;
+      const ids = await roles.firstUserRoleIds(db, tenantId);
+      await roles.assertGrantableExisting(db, tenantId, caller, ids, 'roleIds (none: the first-user roles)');
     },
 
     /** Members of each account asked, in the order asked (ids repeated once); 0 for an unknown or removed account. */

@@ -56,6 +56,19 @@ export async function memberStats(q: Queryable, tenantId: string): Promise<Membe
   return rows[0];
 }
 
+export async function hasMembers(q: Queryable, tenantId: string): Promise<boolean> {
+  return (await q.query('SELECT 1 FROM user_tenants WHERE tenant_id = $1 LIMIT 1', [tenantId])).rows.length > 0;
+}
+
+/** The ids of the roles a member holds directly in an account (lower-case). */
+export async function roleIdsOf(q: Queryable, tenantId: string, userId: string): Promise<string[]> {
+  const { rows } = await q.query<{ id: string }>(
+    'SELECT role_id::text AS id FROM user_roles WHERE tenant_id = $1 AND user_id = $2',
+    [tenantId, userId],
+  );
+  return rows.map((r) => r.id);
+}
+
 /** Replaces a member's roles in an account (the membership must exist; roles checked by the caller). */
 export async function replaceRoles(q: Queryable, tenantId: string, userId: string, roleIds: string[]): Promise<void> {
   await q.query('DELETE FROM user_roles WHERE tenant_id = $1 AND user_id = $2', [tenantId, userId]);

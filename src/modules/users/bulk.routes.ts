@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import { accountOf, guard } from '../../http/auth.ts';
 import { BULK_INVITE_MAX, BULK_ROLES_MAX_TENANTS } from './bulk.service.ts';
 import { UserParams } from './schema.ts';
+import { grantorOf } from '../roles/index.ts';
 import type { UsersService } from './service.ts';
 import { InviteUser } from './schema.ts';
 
@@ -36,8 +37,7 @@ export const bulkRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = as
       body: Type.Object({ users: Type.Array(InviteUser, { minItems: 1, maxItems: BULK_INVITE_MAX }) }), response: { 202: InviteTask },
     },
   }, async (req, reply) => {
-    const by = req.auth?.kind === 'user' ? { kind: 'user' as const, userId: req.auth.userId } : { kind: 'vendor' as const };
-    return reply.status(202).send(await users.bulkInvite(accountOf(req), req.body.users, by));
+    return reply.status(202).send(await users.bulkInvite(accountOf(req), req.body.users, grantorOf(req.auth!)));
   });
 
   app.get('/identity/resources/users/bulk/v1/status/:id', {

@@ -16,7 +16,7 @@ export const BULK_INVITE_MAX = 100;
 /** Accounts per bulk role update. */
 export const BULK_ROLES_MAX_TENANTS = 500;
 
-type By = { kind: 'vendor' } | { kind: 'user'; userId: string };
+type By = Parameters<Inviter>[2];
 
 const failure = (err: unknown) => (err instanceof AppError
   ? { errorCode: err.errorCode, message: err.message }

@@ -3,6 +3,7 @@ import { Type } from 'typebox';
 import { accountOf, guard, tenantHeader } from '../../http/auth.ts';
 import { pageEnvelope } from '../../http/paging.ts';
 import { CreateUser, Empty, ListUsersQuery, RoleIdsBody, TenantBody, UpdateUser, User, UserParams, VendorCreateUser } from './schema.ts';
+import { grantorOf } from '../roles/index.ts';
 import type { UsersService } from './service.ts';
 import { asSeenBy } from './consent.ts';
 import { emailRoutes } from './email.routes.ts';
@@ -34,7 +35,7 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
     config: guard.any('fe.secure.write.users'),
     schema: { tags, summary: 'Create a user in an account (default roles when roleIds is empty)', body: CreateUser, response: { 201: User } },
   }, async (req, reply) => {
-    const created = await users.create(accountOf(req), req.body, req.auth?.kind === 'user' ? 'user' : 'vendor');
+    const created = await users.create(accountOf(req), req.body, grantorOf(req.auth!));
     return reply.status(201).send(asSeenBy(req.auth, created));
   });
 
@@ -92,12 +93,12 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
   app.post(`${U}/v1/:userId/roles`, {
     config: guard.any('fe.secure.write.users'),
     schema: { tags, summary: 'Assign roles to a user in the account', params: UserParams, body: RoleIdsBody, response: { 201: RolesAnswer } },
-  }, async (req, reply) => reply.status(201).send(await users.assignRoles(accountOf(req), req.params.userId, req.body.roleIds)));
+  }, async (req, reply) => reply.status(201).send(await users.assignRoles(accountOf(req), req.params.userId, req.body.roleIds, grantorOf(req.auth!))));
 
   app.delete(`${U}/v1/:userId/roles`, {
     config: guard.any('fe.secure.write.users'),
     schema: { tags, summary: 'Unassign roles from a user in the account', params: UserParams, body: RoleIdsBody, response: { 200: RolesAnswer } },
-  }, async (req) => users.unassignRoles(accountOf(req), req.params.userId, req.body.roleIds));
+  }, async (req) => users.unassignRoles(accountOf(req), req.params.userId, req.body.roleIds, grantorOf(req.auth!)));
 
   for (const [action, disabled] of [['disable', true], ['enable', false]] as const) {
     app.post(`/identity/resources/tenants/users/v1/:userId/${action}`, {

@@ -4,7 +4,7 @@ import { AppError } from '../../http/errors.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
 import type { EnvironmentService } from '../environment/index.ts';
 import type { PasswordService } from '../credentials/index.ts';
-import type { RolesService } from '../roles/index.ts';
+import type { Grantor, RolesService } from '../roles/index.ts';
 import { parseMetadata, type TenantsService } from '../tenants/index.ts';
 import { listUsers } from './list.store.ts';
 import { accessTo, accessView, accountsOf, joinAccount } from './memberships.ts';
@@ -93,10 +93,10 @@ export function createUsersService(deps: UsersDeps) {
 
     /**
      * Creates a user in an account. An email already in the environment is a 409 (add the user to the account instead).
-     * `by: 'user'` (an account admin's token): a field of VENDOR_ONLY_CREATE is a 400 naming it.
+     * A user's token (`by`): a field of VENDOR_ONLY_CREATE is a 400 naming it; roleIds beyond the user are a 403.
      */
-    async create(tenantId: string, body: CreateUser, by: 'vendor' | 'user' = 'vendor'): Promise<User> {
-      if (by === 'user') {
+    async create(tenantId: string, body: CreateUser, by: Grantor = { kind: 'vendor' }): Promise<User> {
+      if (by.kind === 'user') {
         const refused = VENDOR_ONLY_CREATE.filter((k) => (body as Record<string, unknown>)[k] !== undefined);
         if (refused.length > 0) {
           throw new AppError('VALIDATION', `${refused.map((k) => `body.${k}`).join(', ')}: only an environment token sets ${refused.join(', ')} of a user`, { fields: refused });
@@ -111,6 +111,7 @@ export function createUsersService(deps: UsersDeps) {
         return await db.transaction(async (tx) => {
           await deps.tenants.requireLive(tx, tenantId);
           await assertEmailDomainAllowed(tx, tenantId, email, 'email');
+          await roles.assertGrantable(tx, tenantId, by, body.roleIds ?? []);
           if (await store.findByEmail(tx, email)) throw new AppError('USER_EXISTS', `A user with email ${email} already exists in the environment; add them to the account instead`);
           if (body.username && (await store.findByUsername(tx, body.username))) throw new AppError('USERNAME_TAKEN', `Username ${body.username} is taken`);
           let passwordHash: string | null = null;
@@ -132,7 +133,7 @@ export function createUsersService(deps: UsersDeps) {
             vendor_metadata: vendorMetadata,
             password_hash: passwordHash,
             // An account administrator's password for someone else lasts until the owner proves the mailbox.
-            password_temporary: passwordHash !== null && by === 'user',
+            password_temporary: passwordHash !== null && by.kind === 'user',
             active_tenant_id: tenantId,
           });
           if (passwordHash) await deps.passwords.remember(tx, id, passwordHash);
@@ -198,18 +199,21 @@ export function createUsersService(deps: UsersDeps) {
       });
     },
 
-    async assignRoles(tenantId: string, userId: string, roleIds: string[]) {
+    /** Adds roles to a member; 400 for roles out of the account's reach, 403 for roles beyond the caller. */
+    async assignRoles(tenantId: string, userId: string, roleIds: string[], by: Grantor) {
       return db.transaction(async (tx) => {
         await requireMembership(tx, tenantId, userId);
-        await roles.assertAssignable(tx, tenantId, roleIds);
+        await roles.assertGrantable(tx, tenantId, by, roleIds);
         await store.addRoles(tx, tenantId, userId, roleIds);
         return { tenantId, userId, roles: (await record(tx, (await store.findById(tx, userId))!, tenantId)).roles };
       });
     },
 
-    async unassignRoles(tenantId: string, userId: string, roleIds: string[]) {
+    /** Takes roles from a member (ids naming no role are ignored); 403 for roles beyond the caller. */
+    async unassignRoles(tenantId: string, userId: string, roleIds: string[], by: Grantor) {
       return db.transaction(async (tx) => {
         await requireMembership(tx, tenantId, userId);
+        await roles.assertRevocable(tx, tenantId, by, roleIds);
         await store.removeRoles(tx, tenantId, userId, roleIds);
         return { tenantId, userId, roles: (await record(tx, (await store.findById(tx, userId))!, tenantId)).roles };
       });

@@ -6,6 +6,7 @@ import { AppError } from '../../http/errors.ts';
 import { PageEnvelopeOf, pageEnvelope } from '../../http/paging.ts';
 import type { Caller } from './accounts.service.ts';
 import { CreateUser, Empty, InviteUser, ListUsersQuery, RoleIdsBody, User, UserParams } from './schema.ts';
+import { grantorOf } from '../roles/index.ts';
 import type { UsersService } from './service.ts';
 import { asSeenBy } from './consent.ts';
 
@@ -26,10 +27,7 @@ const RolesAnswer = Type.Object({ tenantId: Type.String(), userId: Type.String()
 const SetRolesBody = Type.Object({ roleIds: Type.Array(Type.String({ maxLength: 64 }), { maxItems: 100, uniqueItems: true, description: 'the roles the user has afterwards; [] removes them all' }) });
 
 /** The caller as the users service sees it (the guard has run, so `req.auth` is set). */
-export function callerOf(req: FastifyRequest): Caller {
-  const auth = req.auth!;
-  return auth.kind === 'user' ? { kind: 'user', userId: auth.userId, tenantId: auth.tenantId, permissions: auth.permissions } : { kind: 'vendor' };
-}
+export const callerOf = (req: FastifyRequest): Caller => grantorOf(req.auth!);
 
 /** The sub-account a call acts on: the tenant header, required with either kind of token. */
 function subAccountOf(req: FastifyRequest): string {
@@ -66,7 +64,8 @@ export const subAccountUsersRoutes: FastifyPluginAsyncTypebox<{ users: UsersServ
     schema: { tags, summary: 'Create a user in a sub-account (body as POST /identity/resources/users/v1)', headers: SubAccountHeaders, body: CreateUser, response: { 201: User } },
   }, async (req, reply) => {
     const tenantId = await reached(req, WRITE);
-    return reply.status(201).send(asSeenBy(req.auth, await users.create(tenantId, req.body, req.auth!.kind), tenantId));
+    await users.assertFirstMemberRoles(tenantId, callerOf(req), req.body.roleIds);
+    return reply.status(201).send(asSeenBy(req.auth, await users.create(tenantId, req.body, callerOf(req)), tenantId));
   });
 
   // The invitation belongs to the invitations module; the route exists when the composition root lent it (useInviter).
@@ -77,8 +76,8 @@ export const subAccountUsersRoutes: FastifyPluginAsyncTypebox<{ users: UsersServ
       schema: { tags, summary: 'Invite a user (new or existing) to a sub-account and email the invitation (body as POST /identity/resources/users/v2)', headers: SubAccountHeaders, body: InviteUser, response: { 201: User } },
     }, async (req, reply) => {
       const tenantId = await reached(req, WRITE);
-      const by = req.auth!.kind === 'user' ? { kind: 'user' as const, userId: req.auth!.userId } : { kind: 'vendor' as const };
-      return reply.status(201).send(asSeenBy(req.auth, await invite(tenantId, req.body, by), tenantId));
+      await users.assertFirstMemberRoles(tenantId, callerOf(req), req.body.roleIds);
+      return reply.status(201).send(asSeenBy(req.auth, await invite(tenantId, req.body, callerOf(req)), tenantId));
     });
   }
 
@@ -100,17 +99,17 @@ export const subAccountUsersRoutes: FastifyPluginAsyncTypebox<{ users: UsersServ
   app.post(`${S}/v1/:userId/roles`, {
     config: guard.any(WRITE),
     schema: { tags, summary: 'Assign roles to a user in a sub-account', headers: SubAccountHeaders, params: UserParams, body: RoleIdsBody, response: { 201: RolesAnswer } },
-  }, async (req, reply) => reply.status(201).send(await users.assignRoles(await reached(req, WRITE), req.params.userId, req.body.roleIds)));
+  }, async (req, reply) => reply.status(201).send(await users.assignRoles(await reached(req, WRITE), req.params.userId, req.body.roleIds, callerOf(req))));
 
   app.patch(`${S}/v1/:userId/roles`, {
     config: guard.any(WRITE),
     schema: { tags, summary: "Set a user's roles in a sub-account (replaces them; [] removes all)", headers: SubAccountHeaders, params: UserParams, body: SetRolesBody, response: { 200: RolesAnswer } },
-  }, async (req) => users.setRoles(await reached(req, WRITE), req.params.userId, req.body.roleIds));
+  }, async (req) => users.setRoles(await reached(req, WRITE), req.params.userId, req.body.roleIds, callerOf(req)));
 
   app.delete(`${S}/v1/:userId/roles`, {
     config: guard.any(WRITE),
     schema: { tags, summary: 'Unassign roles from a user in a sub-account', headers: SubAccountHeaders, params: UserParams, body: RoleIdsBody, response: { 200: RolesAnswer } },
-  }, async (req) => users.unassignRoles(await reached(req, WRITE), req.params.userId, req.body.roleIds));
+  }, async (req) => users.unassignRoles(await reached(req, WRITE), req.params.userId, req.body.roleIds, callerOf(req)));
 
   // Users per account, for a list of accounts (vendor): what the accounts screen shows beside each account.
   app.post('/identity/resources/tenants/users/v1/count', {

@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { accountOf, guard, type UserAuth } from '../../http/auth.ts';
 import { AppError } from '../../http/errors.ts';
 import { PageEnvelopeOf, pageEnvelope } from '../../http/paging.ts';
-import { Role } from '../roles/index.ts';
+import { grantorOf, Role } from '../roles/index.ts';
 import { Empty, ListUsersQuery, User, UserParams } from './schema.ts';
 import type { UsersService } from './service.ts';
 import { asSeenBy } from './consent.ts';
@@ -62,7 +62,7 @@ export const teamRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = as
     schema: { tags, summary: "Set a member's roles in the account (replaces them); answers the member", headers: TenantHeaders, body: UpdateMember, response: { 200: User } },
   }, async (req) => {
     const tenantId = accountOf(req);
-    await users.setRoles(tenantId, req.body.id, req.body.roleIds);
+    await users.setRoles(tenantId, req.body.id, req.body.roleIds, grantorOf(req.auth!));
     return asSeenBy(req.auth, await users.get(req.body.id, tenantId));
   });
 
