@@ -38,6 +38,8 @@ export async function buildApp(ctx: Context, opts: { logger?: boolean } = {}) {
     publicUrl: ctx.config.publicUrl,
     logger: opts.logger === false ? false : ctx.log,
     authenticate: ctx.authenticate,
+    recentAuthMaxAge: ctx.config.recentAuthMaxAge,
+    checkLive: (auth) => ctx.auth.liveness.check(auth),
     ready: async () => (await ctx.db.query('SELECT 1 AS ok')).rows.length === 1,
   });
   // The audit hook (issue 10) is on the root instance, before any module's routes, so it sees every write route.
