@@ -3,7 +3,7 @@ import { AppError } from '../../http/errors.ts';
 import { isUuid } from '../../lib/pg-errors.ts';
 import { revocations } from '../../lib/revocations.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
-import { findById, isLockedNow, type UsersService } from '../users/index.ts';
+import { findById, isLockedNow, type UserRow, type UsersService } from '../users/index.ts';
 import * as store from './store.ts';
 
 /** How long this instance trusts a liveness answer; another instance's revocation reaches it within this time. */
@@ -20,9 +20,9 @@ export type ActCheck = (q: Queryable, actId: string, userId: string, tenantId: s
 /**
  * Whether a user token's session (`sid`) and its user's membership of the token's account are still live: the
  * session not revoked or expired (for impersonation and delegation tokens, the act row present and unexpired), the
- * user present and not locked, the account reachable by the user. Answers are cached per sid, account and user for
- * LIVENESS_CACHE_MS, and dropped at once when this process revokes anything (lib/revocations.ts): a cache hit runs
- * no statement, a miss one (sessions) or three (acts).
+ * user present and not locked, the account reachable by the user. Live answers (and ended sessions) are cached per
+ * sid, account and user for LIVENESS_CACHE_MS, and dropped at once when this process revokes anything
+ * (lib/revocations.ts): a cache hit runs no statement, a miss one (sessions) or three (acts).
  */
 export function createLiveness(deps: { db: Db; users: UsersService }) {
   const { db } = deps;
@@ -35,23 +35,27 @@ export function createLiveness(deps: { db: Db; users: UsersService }) {
     return undefined;
   }
 
+  /** A locked user is told so (403, as sign-in and refresh do); a user that is gone has no live token (401). */
+  function userError(user: UserRow | undefined): AppError | undefined {
+    if (!user) return new AppError('ACCESS_REVOKED', 'The user of this token no longer exists');
+    if (isLockedNow(user)) return new AppError('USER_LOCKED', 'The user is locked; ask an administrator to unlock it or wait for the lock to expire');
+    return undefined;
+  }
+
   async function lookup(auth: UserAuth, sid: string): Promise<AppError | undefined> {
     if (!isUuid(sid)) return new AppError('SESSION_REVOKED', 'The token belongs to no live session');
     if (isActingToken(auth)) {
       if (!acts || !(await acts(db, sid, auth.userId, auth.tenantId))) {
         return new AppError('SESSION_REVOKED', 'The impersonation or delegation of this token expired or was removed');
       }
-      const user = await findById(db, auth.userId);
-      if (!user || isLockedNow(user)) return new AppError('ACCESS_REVOKED', 'The user of this token is gone or locked');
-      return membershipError(db, user.id, auth.tenantId);
+      return userError(await findById(db, auth.userId)) ?? membershipError(db, auth.userId, auth.tenantId);
     }
     const view = await store.sessionView(db, sid);
     const s = view?.session;
     if (!view || !s || s.user_id !== auth.userId || s.revoked_at || s.expires_at.getTime() <= Date.now()) {
       return new AppError('SESSION_REVOKED', 'The session of this token was revoked or has ended: sign in again');
     }
-    if (!view.user || isLockedNow(view.user)) return new AppError('ACCESS_REVOKED', 'The user of this token is gone or locked');
-    return membershipError(db, view.user.id, auth.tenantId, view.memberships);
+    return userError(view.user) ?? membershipError(db, auth.userId, auth.tenantId, view.memberships);
   }
 
   return {
@@ -72,8 +76,11 @@ export function createLiveness(deps: { db: Db; users: UsersService }) {
       // The epoch as of before the read: a revocation during the read voids this entry at once.
       const epoch = revocations.epoch;
       const error = await lookup(auth, sid);
-      if (cache.size >= MAX_ENTRIES) cache.clear();
-      cache.set(key, { at: now, epoch, error });
+      // A lock or a membership may come back (unlock, re-add): only answers that cannot change are cached as refusals.
+      if (!error || error.code === 'SESSION_REVOKED') {
+        if (cache.size >= MAX_ENTRIES) cache.clear();
+        cache.set(key, { at: now, epoch, error });
+      }
       if (error) throw error;
     },
 
