@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { totpCode } from '../../src/modules/mfa/index.ts';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
 
 /**
@@ -26,6 +27,19 @@ const claims = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'b
 const H = (tenantId: string, userId?: string) => ({ 'gatehouse-tenant-id': tenantId, ...(userId ? { 'gatehouse-user-id': userId } : {}) });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ids: Record<string, string> = {};
+
+/** An authenticator app: a fresh step's code each time (codes are single-use per step). */
+class Authenticator {
+  used = -Infinity;
+  constructor(readonly secret: string) {}
+  async code(): Promise<string> {
+    while (Date.now() % 30_000 > 29_000) await sleep(100);
+    const now = Math.floor(Date.now() / 30_000);
+    const step = Math.max(now - 1, this.used + 1);
+    this.used = step;
+    return totpCode(this.secret, step);
+  }
+}
 
 async function user(app: TestApp, token: string, tenantId: string, email: string) {
   const r = await app.call('POST', '/identity/resources/users/v1', { token, body: { email, password: PASSWORD }, headers: H(tenantId) });
@@ -200,6 +214,30 @@ describe('recent authentication and step-up', () => {
     assert.equal((await old.call('POST', REFRESH, { body: { refreshToken: s.refreshToken } })).status, 401);
   });
 
+  test('step-up with a code of the authenticator app', async () => {
+    const v = await old.vendorToken();
+    const hal = await user(old, v, 'acme', 'hal@acme.test');
+    const e = await old.call('POST', '/identity/resources/users/v1/mfa/authenticator/enroll', { token: v, headers: H('acme', hal) });
+    assert.equal(e.status, 200, JSON.stringify(e.body));
+    const app = new Authenticator(new URL(e.body.uri).searchParams.get('secret')!);
+    const enrolled = await old.call('POST', '/identity/resources/users/v1/mfa/authenticator/enroll/verify', { token: v, headers: H('acme', hal), body: { token: await app.code() } });
+    assert.equal(enrolled.status, 200, JSON.stringify(enrolled.body));
+    let s = (await old.call('POST', SIGNIN, { body: { email: 'hal@acme.test', password: PASSWORD } })).body;
+    if (s.mfaRequired) {
+      const done = await old.call('POST', '/identity/resources/auth/v1/user/mfa/verify', { body: { mfaToken: s.mfaToken, value: await app.code() } });
+      assert.ok(done.status < 300, JSON.stringify(done.body));
+      s = done.body;
+    }
+    await sleep(2100);
+    assert.equal((await old.call('POST', EMAILS, { token: s.accessToken, body: { email: 'hal.two@acme.test' } })).status, 403);
+    const wrong = await old.call('POST', STEP_UP, { token: s.accessToken, body: { code: '000000' } });
+    assert.ok(wrong.status === 400 || wrong.status === 401, JSON.stringify(wrong.body));
+    const step = await old.call('POST', STEP_UP, { token: s.accessToken, body: { code: await app.code() } });
+    assert.equal(step.status, 200, JSON.stringify(step.body));
+    assert.equal(claims(step.body.accessToken).sid, claims(s.accessToken).sid);
+    assert.equal((await old.call('POST', EMAILS, { token: step.body.accessToken, body: { email: 'hal.two@acme.test' } })).status, 201);
+  });
+
   test('a password change that checks the current password needs no recent authentication', async () => {
     const s = await signIn(old, 'gus@acme.test');
     await sleep(2100);
@@ -240,6 +278,30 @@ describe('access tokens of ended sessions and removed members', () => {
     const second = await t.call('POST', IMPERSONATE, { token: vendor, body: { userId: ids.erin } });
     await t.db.query('DELETE FROM token_acts WHERE id = $1', [second.body.impersonationId]);
     assert.equal((await t.call('GET', USERS, { token: second.body.accessToken })).status, 401);
+  });
+
+  test('a cache hit runs no statement: only the first call of a token in 5 s reads its session', async () => {
+    const erin = await signIn(t, 'erin@acme.test');
+    const db = t.db as unknown as { query: (...a: unknown[]) => Promise<unknown> };
+    const original = db.query;
+    let n = 0;
+    db.query = (...a: unknown[]) => {
+      n += 1;
+      return original.apply(t.db, a);
+    };
+    const statements = async () => {
+      n = 0;
+      assert.equal((await t.call('GET', '/identity/resources/users/v2/me', { token: erin.accessToken })).status, 200);
+      return n;
+    };
+    try {
+      const miss = await statements();
+      const hit = await statements();
+      assert.equal(await statements(), hit);
+      assert.equal(miss - hit, 1, `the check costs one statement on a miss (${miss}) and none on a hit (${hit})`);
+    } finally {
+      db.query = original;
+    }
   });
 
   test('a revocation made elsewhere (another instance) applies within 5 s', async () => {
