@@ -61,6 +61,11 @@ export interface Config {
   scim: { maxResults: number; bodyLimit: number };
   /** Captcha policy: the siteverify endpoint tokens are checked against (Google reCAPTCHA's, or one speaking its protocol). */
   captcha: { verifyUrl: string };
+  /**
+   * RECENT_AUTH_MAX_AGE: how many seconds after a user signed in (or re-authenticated with the step-up route) the
+   * session's tokens may still change who the user is (emails, password, MFA, phones, personal tokens).
+   */
+  recentAuthMaxAge: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -207,6 +212,7 @@ export function loadConfig(env: Env = process.env): Config {
       bodyLimit: int('SCIM_BODY_LIMIT', 1024 * 1024, 1024, 64 * 1024 * 1024),
     },
     captcha: { verifyUrl: captchaVerifyUrl },
+    recentAuthMaxAge: int('RECENT_AUTH_MAX_AGE', 300, 1, 86_400),
     messaging: {
       devOutbox: bool('MESSAGING_DEV_OUTBOX', !production),
       maxAttempts: int('MESSAGING_MAX_ATTEMPTS', 5, 1, 20),

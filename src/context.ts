@@ -92,6 +92,8 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     messaging: () => messaging,
     limits: { perIp: config.loginRateLimit.perIp, perUser: config.loginRateLimit.perIdentifier, windowSeconds: config.loginRateLimit.windowSeconds } });
   tenants.onRemove((tx, tenantId) => mfa.forgetAccount(tx, tenantId));
+  // Step-up re-authentication accepts a current code of the user's authenticator app besides the password.
+  auth.login.useStepUpFactor((userId, code) => mfa.devices.checkCode(userId, code));
 
   const handlers = {};
   const jobs = createJobRunner({ db, log, pollMs: config.jobs.pollMs, leaseMs: config.jobs.leaseMs, handlers });
@@ -156,6 +158,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   const machine = createMachineAccess({ db, keys, environment, roles, users, tenants, issue: auth.issue, events, log, ipAllowed: restrictions.ip.allows });
   for (const [type, verify] of machine.tokenTypes) tokenTypes.set(type, verify);
   tenants.onRemove((tx, tenantId) => machine.forgetAccount(tx, tenantId));
+  auth.liveness.useActs((q, actId, userId, tenantId) => machine.delegation.actLive(q, actId, userId, tenantId));
   const authenticate: Authenticate = async (token): Promise<AuthContext> => {
     const claims = await keys.verify(token);
     if (claims.aud !== environment.id && !(Array.isArray(claims.aud) && claims.aud.includes(environment.id))) {

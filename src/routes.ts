@@ -39,6 +39,8 @@ export async function buildApp(ctx: Context, opts: { logger?: boolean } = {}) {
     logger: opts.logger === false ? false : ctx.log,
     authenticate: ctx.authenticate,
     rewriteUrl: canonicalScimUrl,
+    recentAuthMaxAge: ctx.config.recentAuthMaxAge,
+    checkLive: (auth) => ctx.auth.liveness.check(auth),
     ready: async () => (await ctx.db.query('SELECT 1 AS ok')).rows.length === 1,
   });
   // The audit hook (issue 10) is on the root instance, before any module's routes, so it sees every write route.

@@ -3,7 +3,7 @@ import { AccessLog } from './access-log.ts';
 import type { Logger } from 'pino';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { randomUUID } from 'node:crypto';
-import { installAuth, type Authenticate } from './auth.ts';
+import { installAuth, type Authenticate, type UserAuth } from './auth.ts';
 import { frameworkError, installErrorHandler } from './error-handler.ts';
 import { installInputGuard } from './input-guard.ts';
 import { installOpenApi } from './openapi.ts';
@@ -20,6 +20,10 @@ export interface HttpOptions {
   authenticate: Authenticate;
   /** Further URL rewrites of the modules (applied after the compatibility prefix is stripped). */
   rewriteUrl?: (url: string) => string;
+  /** Seconds an authentication stays recent enough for identity-changing routes (config RECENT_AUTH_MAX_AGE). */
+  recentAuthMaxAge?: number;
+  /** Throws unless a user token's session and membership are still live. */
+  checkLive?: (auth: UserAuth) => Promise<void>;
   /** Readiness probe behind GET /health (the database answers). */
   ready: () => Promise<boolean>;
 }
@@ -71,7 +75,7 @@ export async function createHttp(opts: HttpOptions) {
   installValidation(app);
   installInputGuard(app);
   installErrorHandler(app);
-  installAuth(app, opts.authenticate);
+  installAuth(app, opts.authenticate, { recentAuthMaxAge: opts.recentAuthMaxAge ?? 300, checkLive: opts.checkLive });
   await installOpenApi(app, opts.publicUrl);
 
   app.get('/health', { config: { auth: 'public' }, schema: { hide: true } }, async (_req, reply) => {

@@ -30,8 +30,20 @@ export interface UserAuth {
 
 export type AuthContext = VendorAuth | UserAuth;
 
+/**
+ * An identity-changing route (emails, password, MFA factors, sign-in phones, personal tokens, username): user tokens
+ * must be the user's own signed-in session, and (unless `recent` is false) authenticated within RECENT_AUTH_MAX_AGE.
+ * `recent: false` is for routes that re-check the current password themselves, or that only refuse acting tokens.
+ * `when`: the rule applies only to requests whose (validated) body it accepts (a profile update naming a phone).
+ * Environment tokens pass: the environment owns every identity.
+ */
+export interface IdentityRule {
+  recent?: boolean;
+  when?: (body: unknown) => boolean;
+}
+
 /** What a route accepts: `public`, or token kinds with an optional permission that user tokens must hold. */
-export type AuthSpec = 'public' | { kinds: TokenKind[]; permission?: string; optional?: boolean };
+export type AuthSpec = 'public' | { kinds: TokenKind[]; permission?: string; optional?: boolean; identity?: IdentityRule };
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -50,7 +62,40 @@ export const guard = {
   any: (permission?: string) => ({ auth: { kinds: ['vendor', 'user'], permission } as AuthSpec }),
   /** No token needed; a token that is sent is still verified and sets `req.auth`. */
   optional: { auth: { kinds: ['vendor', 'user'], optional: true } as AuthSpec },
+  /** An identity-changing route (see IdentityRule): environment or user tokens, the rule applied to user tokens. */
+  identity: (rule: IdentityRule & { permission?: string; userOnly?: boolean } = {}) => {
+    const { permission, userOnly, ...identity } = rule;
+    return { auth: { kinds: userOnly ? ['user'] : ['vendor', 'user'], permission, identity } as AuthSpec };
+  },
 };
+
+const strings = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+
+/** Whether a user token acts for someone else: impersonation or delegation (`act` claim, or their `amr`). */
+export function isActingToken(auth: UserAuth): boolean {
+  const amr = strings(auth.claims.amr);
+  return auth.claims.act !== undefined || amr.includes('impersonation') || amr.includes('delegation');
+}
+
+/**
+ * The identity rule for a user token: a human session (no machine token, no acting token, a session id), and with
+ * `recent`, an `auth_time` at most `maxAge` seconds old.
+ */
+export function checkIdentity(auth: UserAuth, recent: boolean, maxAge: number): void {
+  if (auth.actor) {
+    throw new AppError('HUMAN_SESSION_REQUIRED', `This route changes who the user is: a ${auth.actor.type} cannot call it; the user must sign in`);
+  }
+  if (isActingToken(auth)) {
+    throw new AppError('HUMAN_SESSION_REQUIRED', 'This route changes who the user is: an impersonation or delegated token cannot call it');
+  }
+  if (!auth.sessionId) throw new AppError('HUMAN_SESSION_REQUIRED', 'This route changes who the user is: the token belongs to no sign-in session');
+  if (!recent) return;
+  const at = auth.claims.auth_time;
+  const age = typeof at === 'number' ? Date.now() / 1000 - at : Infinity;
+  if (!(age <= maxAge)) {
+    throw new AppError('RECENT_AUTHENTICATION_REQUIRED', `This route needs an authentication within the last ${maxAge} s: re-authenticate with POST /identity/resources/auth/v1/user/step-up/generate {password} (or {code} of your authenticator app), then call again with its accessToken; users without a password sign in again`);
+  }
+}
 
 export type Authenticate = (token: string) => Promise<AuthContext>;
 
@@ -73,7 +118,14 @@ const serviceOf = (url: string) => url.split('/')[1] ?? '';
  * Installs the guard: every route must declare `config.auth` (checked when the route is added, so a forgotten guard
  * is a start-up error, never an open route). Runs at onRequest, before the body is parsed or validated.
  */
-export function installAuth(app: FastifyInstance, authenticate: Authenticate): void {
+export interface GuardOptions {
+  /** Seconds an authentication stays recent (RECENT_AUTH_MAX_AGE). */
+  recentAuthMaxAge: number;
+  /** Throws unless a user token's session and membership are still live (auth/liveness.ts). */
+  checkLive?: (auth: UserAuth) => Promise<void>;
+}
+
+export function installAuth(app: FastifyInstance, authenticate: Authenticate, opts: GuardOptions = { recentAuthMaxAge: 300 }): void {
   app.addHook('onRoute', (route) => {
     const spec = route.config?.auth;
     if (!spec) {
@@ -108,10 +160,21 @@ export function installAuth(app: FastifyInstance, authenticate: Authenticate): v
       const ok = ctx.scopes.some((s) => s === service || (s === `${service}:read` && (req.method === 'GET' || req.method === 'HEAD')));
       if (!ok) throw new AppError('SCOPE_DENIED', `The credential's scopes (${ctx.scopes.join(', ')}) do not cover ${req.method} /${service}`);
     }
+    // A session or membership that ended stops its access tokens (machine tokens check their own row; optional-token
+    // routes such as logout must still work with a dead session's token).
+    if (ctx.kind === 'user' && !ctx.actor && !spec.optional) await opts.checkLive?.(ctx);
     if (ctx.kind === 'user' && spec.permission && !holdsPermission(ctx.permissions, spec.permission)) {
       throw new AppError('MISSING_PERMISSION', `This route needs the permission ${spec.permission}`);
     }
+    // The identity rule: here, before the body is read, unless it depends on the body (then at preHandler).
+    if (ctx.kind === 'user' && spec.identity && !spec.identity.when) checkIdentity(ctx, spec.identity.recent !== false, opts.recentAuthMaxAge);
     req.auth = ctx;
+  });
+
+  app.addHook('preHandler', async (req) => {
+    const spec = req.routeOptions.config.auth;
+    if (!spec || spec === 'public' || !spec.identity?.when || req.auth?.kind !== 'user') return;
+    if (spec.identity.when(req.body)) checkIdentity(req.auth, spec.identity.recent !== false, opts.recentAuthMaxAge);
   });
 }
 

@@ -27,6 +27,10 @@ export const catalogue = {
   KEY_NOT_FOUND: { status: 404, errorCode: 'GH-20009', message: 'Signing key not found' },
   OUTBOUND_URL_REFUSED: { status: 400, errorCode: 'GH-20030', message: 'The URL points at a loopback, private, link-local or metadata address' },
   ROLE_NOT_GRANTABLE: { status: 403, errorCode: 'GH-20020', message: 'A user may grant or take away only roles whose every permission they hold and whose level is not above their own' },
+  HUMAN_SESSION_REQUIRED: { status: 403, errorCode: 'GH-20010', message: 'This route changes who the user is: it needs the user\'s own signed-in session (no API, access, impersonation or delegated token)' },
+  RECENT_AUTHENTICATION_REQUIRED: { status: 403, errorCode: 'GH-20011', message: 'This route needs a recent authentication: re-authenticate with POST /identity/resources/auth/v1/user/step-up/generate, or sign in again' },
+  ACCESS_REVOKED: { status: 401, errorCode: 'GH-20012', message: 'The token\'s session or account membership is no longer live' },
+  STEP_UP_UNAVAILABLE: { status: 400, errorCode: 'GH-20013', message: 'The user has no password or authenticator app to re-authenticate with: sign in again' },
 
   ACCOUNT_NOT_FOUND: { status: 404, errorCode: 'GH-30001', message: 'Account not found' },
   ACCOUNT_EXISTS: { status: 409, errorCode: 'GH-30002', message: 'An account with this id already exists' },

@@ -352,7 +352,7 @@ describe('user (personal) API tokens', () => {
     const s = await signIn(created.clientId, created.secret);
     const r = await t.call('POST', USER_TOKENS, { token: s.access_token, body: {} });
     assert.equal(r.status, 403);
-    assert.equal(r.body.errorCode, 'GH-64010');
+    assert.equal(r.body.errorCode, 'GH-20010', 'personal tokens are an identity change: the user\'s own session only');
   });
 
   test('a user API token stops working when its user is deleted or leaves the account', async () => {

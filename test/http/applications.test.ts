@@ -22,12 +22,14 @@ async function createApp(body: Record<string, unknown>): Promise<any> {
   return r.body;
 }
 
+const PASSWORD = 'a long enough password 42!';
+
 before(async () => {
   t = await startTestApp({}, { jobs: false });
   vendor = await t.vendorToken();
   for (const tenantId of ['ap-acme', 'ap-beta', 'ap-gone']) assert.equal((await v('POST', '/tenants/resources/tenants/v1', { tenantId, name: tenantId })).status, 201);
   for (const [email, tenantId] of [['ann@ap.test', 'ap-acme'], ['ben@ap.test', 'ap-beta']]) {
-    const r = await v('POST', '/identity/resources/users/v1', { email }, { 'gatehouse-tenant-id': tenantId });
+    const r = await v('POST', '/identity/resources/users/v1', { email, password: PASSWORD }, { 'gatehouse-tenant-id': tenantId });
     assert.equal(r.status, 201, JSON.stringify(r.body));
     users[email] = r.body.id;
   }
@@ -258,7 +260,10 @@ describe('users and applications', () => {
     const free = await createApp({ name: 'Active free' });
     const managed = await createApp({ name: 'Active managed', accessType: 'MANAGED_ACCESS' });
     const ann = users['ann@ap.test'];
-    const token = await t.userToken({ sub: ann, tenantId: 'ap-acme', tenantIds: ['ap-acme', 'ap-beta'] });
+    // Switching the active account is the user's own: a signed-in session (no acting or machine token).
+    const signedIn = await t.call('POST', '/identity/resources/auth/v1/user', { body: { email: 'ann@ap.test', password: PASSWORD } });
+    assert.equal(signedIn.status, 200, JSON.stringify(signedIn.body));
+    const token = signedIn.body.accessToken as string;
     assert.deepEqual((await t.call('GET', ACTIVE, { token })).body, { applicationActiveTenants: [] });
     const put = await t.call('PUT', ACTIVE, { token, body: { activeApplicationTenants: [{ applicationId: free.id, tenantId: 'ap-beta' }] } });
     assert.equal(put.status, 200, JSON.stringify(put.body));

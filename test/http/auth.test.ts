@@ -215,8 +215,10 @@ describe('sessions', () => {
     const mine = await t.call('POST', `${S}/revoke`, { token: b.body.accessToken, body: { sessionIds: [claims(a.body.accessToken).sid] } });
     assert.deepEqual(mine.body, { revoked: 1 });
     assert.equal((await refresh(a.body.refreshToken)).status, 401);
-    // Its access token is still a valid JWT until it expires, but it has no live session any more.
-    assert.equal((await t.call('GET', `${S}/me/current`, { token: a.body.accessToken })).status, 404);
+    // Its access token is still a valid JWT until it expires, but its session ended: the guard refuses it.
+    const ended = await t.call('GET', `${S}/me/current`, { token: a.body.accessToken });
+    assert.equal(ended.status, 401);
+    assert.equal(ended.body.errorCode, 'GH-43003');
     assert.equal((await t.call('GET', `${S}/me/current`, { token: b.body.accessToken })).status, 200);
   });
 

@@ -49,8 +49,9 @@ describe('POST /users/v3/me/token', () => {
     const grant = await t.call('POST', `/identity/resources/users/v1/${id}/roles`, { token: vendor, body: { roleIds: [roleIds.admin] }, headers: { 'gatehouse-tenant-id': tenantId } });
     assert.equal(grant.status, 201, JSON.stringify(grant.body));
 
-    // The session started an hour ago (as seen by the database): auth_time must be that time, not the re-issue's.
-    await t.db.query(`UPDATE sessions SET created_at = created_at - interval '1 hour' WHERE id = $1`, [before.sid]);
+    // The session's user authenticated an hour ago (as seen by the database): auth_time must be that time, not the
+    // re-issue's.
+    await t.db.query(`UPDATE sessions SET created_at = created_at - interval '1 hour', auth_time = auth_time - interval '1 hour' WHERE id = $1`, [before.sid]);
 
     const r = await meToken(s.accessToken);
     assert.equal(r.status, 201, JSON.stringify(r.body));
@@ -111,13 +112,16 @@ describe('POST /users/v3/me/token', () => {
     assert.equal((await meToken(s.accessToken)).status, 201);
   });
 
-  test('a membership disabled since sign-in answers 403 and ends the session', async () => {
+  test('a membership disabled since sign-in: the access token is refused (401), the refresh answers 403 and ends the session', async () => {
     const { id, tenantId, s } = await signedIn('disabled');
     const d = await t.call('POST', `/identity/resources/tenants/users/v1/${id}/disable`, { token: vendor, headers: { 'gatehouse-tenant-id': tenantId } });
     assert.ok(d.status < 300, JSON.stringify(d.body));
     const r = await meToken(s.accessToken);
-    assert.equal(r.status, 403, JSON.stringify(r.body));
-    assert.equal(r.body.errorCode, 'GH-43004');
+    assert.equal(r.status, 401, JSON.stringify(r.body));
+    assert.equal(r.body.errorCode, 'GH-20012');
+    const refreshed = await t.call('POST', `${A}/user/token/refresh`, { body: { refreshToken: s.refreshToken } });
+    assert.equal(refreshed.status, 403, JSON.stringify(refreshed.body));
+    assert.equal(refreshed.body.errorCode, 'GH-43004');
     assert.equal((await t.call('POST', `${A}/user/token/refresh`, { body: { refreshToken: s.refreshToken } })).status, 401, 'the session was revoked');
   });
 

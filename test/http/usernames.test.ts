@@ -15,6 +15,12 @@ const create = async (tenantId: string, email: string, name: string, extra: Reco
   return r.body;
 };
 const tokenOf = (who: string, tenantId = 'un-a') => t.userToken({ tenantId, sub: people[who].id, permissions: ['*'] });
+/** A signed-in session of the user: changing a username is an identity change (the user's own recent session). */
+const sessionOf = async (who: string) => {
+  const r = await t.call('POST', '/identity/resources/auth/v1/user', { body: { email: people[who].email, password: PASSWORD } });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  return r.body.accessToken as string;
+};
 
 before(async () => {
   t = await startTestApp();
@@ -33,7 +39,7 @@ after(async () => t?.close());
 
 describe('usernames', () => {
   test('a user sets their username (201), changes it (200), reads it; sign-in by username works', async () => {
-    const token = await tokenOf('jon');
+    const token = await sessionOf('jon');
     const r = await t.call('POST', N, { token, body: { username: 'jsmith' } });
     assert.equal(r.status, 201, JSON.stringify(r.body));
     assert.deepEqual(r.body, { username: 'jsmith', userId: people.jon.id });
@@ -47,12 +53,12 @@ describe('usernames', () => {
   });
 
   test('a taken username (any case) is a 409 and changes nothing; bad input is a 400', async () => {
-    const r = await t.call('POST', N, { token: await tokenOf('maria'), body: { username: 'KINGNORTH' } });
+    const r = await t.call('POST', N, { token: await sessionOf('maria'), body: { username: 'KINGNORTH' } });
     assert.equal(r.status, 409);
     assert.equal(r.body.errorCode, 'GH-42003');
     assert.equal((await t.call('GET', `${N}/me`, { token: await tokenOf('maria') })).status, 404);
     for (const body of [{}, { username: '' }, { username: 'has space' }, { username: 'x'.repeat(129) }, { username: 7 }]) {
-      const bad = await t.call('POST', N, { token: await tokenOf('maria'), body });
+      const bad = await t.call('POST', N, { token: await sessionOf('maria'), body });
       assert.equal(bad.status, 400, JSON.stringify(body));
       assert.equal(bad.body.errorCode, 'GH-10001');
     }
@@ -88,7 +94,7 @@ describe('usernames', () => {
   });
 
   test('delete: a user removes only their own (another one is a 404); then /me is a 404', async () => {
-    const maria = await tokenOf('maria');
+    const maria = await sessionOf('maria');
     const foreign = await t.call('DELETE', `${N}/kingnorth`, { token: maria });
     assert.equal(foreign.status, 404);
     assert.equal(foreign.body.errorCode, 'GH-42009');

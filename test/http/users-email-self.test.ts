@@ -22,6 +22,12 @@ let cy: any; // ue-a, no password
 const v = (method: string, url: string, body?: unknown, headers: Record<string, string> = {}) => t.call(method, url, { token: vendor, body, headers });
 const inAccount = (tenantId: string, userId?: string) => ({ 'gatehouse-tenant-id': tenantId, ...(userId ? { 'gatehouse-user-id': userId } : {}) });
 /** The whole record, as the vendor-only get answers it: what "nothing changed" compares. */
+/** A signed-in session: a profile update that sets a phone number is an identity change (the user's own session). */
+const sessionOf = async (email: string) => {
+  const r = await t.call('POST', '/identity/resources/auth/v1/user', { body: { email, password: PASSWORD } });
+  assert.equal(r.status, 200, JSON.stringify(r.body));
+  return r.body.accessToken as string;
+};
 const recordOf = async (id: string) => {
   const r = await v('GET', `/identity/resources/vendor-only/users/v1/${id}`);
   assert.equal(r.status, 200, JSON.stringify(r.body));
@@ -90,7 +96,7 @@ describe('GET /users/v1/email: a user by email', () => {
 
 describe('PUT /users/v1: the own profile', () => {
   test('a user token changes its own user, answered in its active account; phone numbers are added; user.updated', async () => {
-    const token = await t.userToken({ tenantId: 'ue-a', sub: ada.id });
+    const token = await sessionOf('ada@ue.test');
     const r = await t.call('PUT', `${U}/v1`, { token, body: { name: 'Ada L', profilePictureUrl: 'https://img.test/ada.png', metadata: '{"lang":"en"}', phoneNumber: '+15550002002' } });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.id, ada.id);
@@ -140,7 +146,7 @@ describe('PUT /users/v1: the own profile', () => {
   });
 
   test('bad values are 400 naming the field and rule; a phone number of another user is 409; nothing changes', async () => {
-    const token = await t.userToken({ tenantId: 'ue-a', sub: bob.id });
+    const token = await sessionOf('bob@ue.test');
     const before = await recordOf(bob.id);
     const cases: [Record<string, unknown>, number, string, RegExp][] = [
       [{ name: 'X', phoneNumber: '0123' }, 400, 'GH-10001', /body\.phoneNumber must match pattern/],

@@ -135,7 +135,7 @@ export function createDelegationService(deps: MachineDeps & { events: EventsServ
           tenantId = user.active_tenant_id && (await view.accessTo(user.active_tenant_id)) ? user.active_tenant_id : view.tenantIds[0];
           if (!tenantId) throw new AppError('NOT_A_MEMBER', `User ${user.id} has no account to act in`);
         }
-        const { membership, tenantIds } = await membershipIn(tx, user, tenantId);
+        const { membership } = await membershipIn(tx, user, tenantId);
         if (caller.kind === 'user') {
           const beyond = (await userPermissions(tx, tenantId, user.id, deps.issue)).filter((k) => !holdsPermission(caller.permissions, k));
           if (beyond.length) throw new AppError('IMPERSONATION_NOT_ALLOWED', `The user holds permissions you do not: ${beyond.join(', ')}`, { permissions: beyond });
@@ -154,7 +154,8 @@ export function createDelegationService(deps: MachineDeps & { events: EventsServ
         });
         const { accessToken, expiresIn } = await deps.issue(
           tx,
-          { user, tenantId, membership, tenantIds, sessionId: act.id, amr: [IMPERSONATION_AMR], authTime: new Date() },
+          // Only the impersonated account: the token cannot be used to reach the user's other accounts.
+          { user, tenantId, membership, tenantIds: [tenantId], sessionId: act.id, amr: [IMPERSONATION_AMR], authTime: new Date() },
           { settings },
         );
         await deps.events.emit(tx, {
@@ -167,6 +168,9 @@ export function createDelegationService(deps: MachineDeps & { events: EventsServ
         return { accessToken, expiresIn, expires: new Date(Date.now() + expiresIn * 1000).toISOString(), userId: user.id, tenantId, impersonationId: act.id };
       });
     },
+
+    /** Whether an impersonation or delegation token's act (its `sid`) is still live (the guard's liveness check). */
+    actLive: (q: Queryable, actId: string, userId: string, tenantId: string) => store.actLive(q, actId, userId, tenantId),
 
     async listActs(tenantId: string | undefined, limit = 100) {
       return (await store.listActs(db, tenantId, limit)).map(actView);

@@ -79,7 +79,7 @@ export const apiTokensRoutes: FastifyPluginAsyncTypebox<{ apiTokens: ApiTokensSe
 
   // -- user (personal) client-credentials tokens --
   app.post('/identity/resources/users/api-tokens/v1', {
-    config: guard.any(),
+    config: guard.identity(),
     schema: { tags: TAGS, summary: 'Create a personal API token of a user (client credentials; secret shown once)', headers: USER_HEADERS, body: S.CreateUserApiToken, response: { 201: S.CreatedUserApiToken } },
   }, async (req, reply) => {
     const p = personOf(req);
@@ -124,7 +124,7 @@ export const apiTokensRoutes: FastifyPluginAsyncTypebox<{ apiTokens: ApiTokensSe
 
   // -- user (personal) access tokens --
   app.post('/identity/resources/users/access-tokens/v1', {
-    config: guard.any(),
+    config: guard.identity(),
     schema: { tags: TAGS, summary: 'Create a long-lived personal access token (shown once)', headers: USER_HEADERS, body: S.CreateUserAccessToken, response: { 201: S.UserAccessToken } },
   }, async (req, reply) => {
     const p = personOf(req);

@@ -217,3 +217,12 @@ export async function listActs(q: Queryable, tenantId: string | undefined, limit
     : await q.query<ActRow>('SELECT * FROM token_acts ORDER BY created_at DESC, id LIMIT $1', [limit]);
   return rows;
 }
+
+/** Whether the act `id` is live: for this user and account, and unexpired. */
+export async function actLive(q: Queryable, id: string, userId: string, tenantId: string): Promise<boolean> {
+  const { rows } = await q.query(
+    'SELECT 1 FROM token_acts WHERE id = $1 AND user_id = $2 AND tenant_id = $3 AND expires_at > now()',
+    [id, userId, tenantId],
+  );
+  return rows.length > 0;
+}

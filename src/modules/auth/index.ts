@@ -7,6 +7,7 @@ import type { RolesService } from '../roles/index.ts';
 import type { TenantsService } from '../tenants/index.ts';
 import type { UsersService } from '../users/index.ts';
 import type { EventsService } from '../events/index.ts';
+import { createLiveness } from './liveness.ts';
 import { createLoginService } from './login.service.ts';
 import { createRateLimiter } from './rate-limit.ts';
 import { createSessionsService } from './sessions.service.ts';
@@ -20,6 +21,7 @@ export type { SignInGate, GateInput, SignInOptions, ClientInfo } from './sign-in
 export type { TokenIssuer, RoleSource, ClaimSource, LoginResponse } from './tokens.ts';
 export type { SessionsService } from './sessions.service.ts';
 export { createRateLimiter, type RateLimiter } from './rate-limit.ts';
+export { LIVENESS_CACHE_MS, type Liveness, type ActCheck } from './liveness.ts';
 
 /** Sign-in, sessions and token issuing, wired over their dependencies. */
 export function createAuth(deps: { db: Db; config: Config; keys: KeysService; environment: EnvironmentService; roles: RolesService; users: UsersService; passwords: PasswordService; tenants: TenantsService; events?: EventsService }) {
@@ -37,5 +39,8 @@ export function createAuth(deps: { db: Db; config: Config; keys: KeysService; en
     events: deps.events,
     issuer: deps.config.publicUrl,
   });
-  return { login, sessions, issue };
+  // Whether a user token's session and membership are still live (checked by the guard for every user-token route).
+  const liveness = createLiveness({ db: deps.db, users: deps.users });
+  deps.events?.onEvent((key) => liveness.observe(key));
+  return { login, sessions, issue, liveness };
 }

@@ -8,6 +8,7 @@ import type { RateLimiter } from './rate-limit.ts';
 import type { EventsService } from '../events/index.ts';
 import { createRefresh } from './refresh.service.ts';
 import { createReissue } from './reissue.service.ts';
+import { createStepUp, type StepUpFactor } from './step-up.service.ts';
 import type { SessionsService } from './sessions.service.ts';
 import type { ClientInfo, GateInput, Respond, SignInGate, SignInOptions, UsedSettings } from './sign-in.types.ts';
 import * as store from './store.ts';
@@ -35,6 +36,7 @@ export function createLoginService(deps: LoginDeps) {
   const gates: Array<{ name: string; gate: SignInGate; stable?: boolean }> = [];
   let prefetches: store.GatePrefetch[] = [];
   let inviteJoin: ((q: Queryable, user: UserRow, token: string) => Promise<string>) | undefined;
+  let stepUpFactor: StepUpFactor | undefined;
 
   async function runGates(q: Queryable, a: GateInput, satisfied: string[] = [], resumes?: string, prefetched?: Record<string, unknown>): Promise<Record<string, unknown> | undefined> {
     const resumed = resumes ? gates.findIndex((g) => g.name === resumes) : -1;
@@ -252,6 +254,18 @@ export function createLoginService(deps: LoginDeps) {
 
     /** A fresh access token for a live session, its refresh token not rotated (reissue.service.ts). */
     reissue: createReissue({ db, users, environment: deps.environment, sessions: deps.sessions, issue: deps.issue, runGates }),
+
+    /** Re-authentication of the caller's session (step-up.service.ts): its auth_time becomes now. */
+    stepUp: createStepUp({
+      db, users, environment: deps.environment, sessions: deps.sessions, issue: deps.issue, runGates, respond, passwords, registerFailure,
+      limit: (identifier) => limit(`id:${identifier.trim().toLowerCase()}`, deps.limits.perIdentifier),
+      factor: () => stepUpFactor,
+    }),
+
+    /** Sets the second factor the step-up accepts as `{code}` (the MFA module's authenticator app). */
+    useStepUpFactor(factor: StepUpFactor): void {
+      stepUpFactor = factor;
+    },
 
     /** Ends the session of a refresh token or of an access token's `sid`. Unknown tokens are ignored. */
     async logout(by: { refreshToken?: string; sessionId?: string }): Promise<void> {

@@ -60,7 +60,7 @@ export function createRefresh(deps: RefreshDeps) {
     if (!claims) return replayed();
     // The entry is committed with the rotation; the audit hook must not stage it again whatever happens next.
     entry?.stored();
-    return respond(db, user, session.tenant_id, membership, session.id, next, session.amr, session.created_at, { tenantIds, settings, claims }, used);
+    return respond(db, user, session.tenant_id, membership, session.id, next, session.amr, session.auth_time, { tenantIds, settings, claims }, used);
   }
 
   return refresh;

@@ -10,7 +10,7 @@ import { Empty, User, type UsersService } from '../users/index.ts';
 import type { LoginService } from './login.service.ts';
 import { oauthRoutes } from './oauth.routes.ts';
 import { meTokenRoutes } from './me-token.routes.ts';
-import { LoginBody, LoginResponse, RefreshBody, Session, SessionPolicy, SessionPolicyBody } from './schema.ts';
+import { LoginBody, LoginResponse, RefreshBody, StepUpBody, Session, SessionPolicy, SessionPolicyBody } from './schema.ts';
 import type { SessionsService } from './sessions.service.ts';
 import type { UsedSettings } from './sign-in.types.ts';
 
@@ -58,6 +58,21 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
     return r;
   });
 
+  app.post(`${A}/user/step-up/generate`, {
+    config: guard.user(),
+    schema: {
+      tags,
+      summary: 'Re-authenticate my session (password, or a code of my authenticator app): a token with auth_time now, same sid',
+      body: StepUpBody,
+      response: { 200: LoginResponse },
+    },
+  }, async (req, reply) => {
+    const used: UsedSettings = {};
+    const r = await login.stepUp(req.auth as UserAuth, req.body, client(req), used);
+    await setRefreshCookie(reply, r.refreshToken, used);
+    return r;
+  });
+
   app.post(`${A}/user/token/refresh`, {
     config: guard.public,
     schema: { tags, summary: 'Rotate the refresh token (cookie gh_refresh, or {refreshToken} in the body)', body: RefreshBody, response: { 201: LoginResponse } },
@@ -81,7 +96,8 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
   });
 
   app.put('/identity/resources/users/v1/tenant', {
-    config: guard.user(),
+    // Switching accounts is the user's own: impersonation, delegated and machine tokens cannot (no recency needed).
+    config: guard.identity({ userOnly: true, recent: false }),
     schema: { tags, summary: 'Switch my active account (the next refresh issues tokens for it)', body: Type.Object({ tenantId: Type.String({ minLength: 1, maxLength: 255 }) }), response: { 200: User } },
   }, async (req) => {
     const me = req.auth as UserAuth;

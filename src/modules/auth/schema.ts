@@ -8,6 +8,12 @@ export const LoginBody = Type.Object({
   invitationToken: Type.Optional(Type.String()),
 });
 
+/** Step-up: exactly one of the password and a current code of the user's authenticator app. */
+export const StepUpBody = Type.Object({
+  password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+  code: Type.Optional(Type.String({ minLength: 1, maxLength: 32, description: 'a current code of the authenticator app' })),
+});
+
 export const RefreshBody = Type.Optional(Type.Object({ refreshToken: Type.Optional(Type.String({ maxLength: 512 })) }));
 
 /** The MFA devices of a challenge (phones and emails masked). */

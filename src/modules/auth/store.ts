@@ -1,6 +1,7 @@
 import type { Queryable } from '../../storage/db.ts';
 import { prepared } from '../../storage/prepared.ts';
 import { dispatchedAtSql } from '../events/index.ts';
+import { revocations } from '../../lib/revocations.ts';
 import type { ClaimsSql, RoleClaims } from './tokens.ts';
 
 export interface SessionRow {
@@ -11,6 +12,8 @@ export interface SessionRow {
   ip: string | null;
   user_agent: string | null;
   created_at: Date;
+  /** When the user last proved who they are in this session: the sign-in (column default), or a step-up. */
+  auth_time: Date;
   last_used_at: Date;
   expires_at: Date;
   revoked_at: Date | null;
@@ -118,6 +121,29 @@ export async function touchWithClaims(q: Queryable, sessionId: string, claims: C
 }
 
 /**
+ * A step-up (re-authentication) of a live session, in one statement: the session's `auth_time` set to now and the
+ * session touched on the condition that it is not revoked, its unrotated refresh tokens marked rotated and `newHash`
+ * added (as a refresh rotates), the user's failed attempts reset (as a sign-in does), and the token's role claims
+ * read (`claims`, numbered from $4). Answers undefined when the session was revoked meanwhile (nothing written then).
+ */
+export async function stepUpWithClaims(
+  q: Queryable,
+  r: { sessionId: string; userId: string; newHash: string },
+  claims: ClaimsSql,
+): Promise<(RoleClaims & { authTime: Date }) | undefined> {
+  const sql = compose(`step-up:${claims.cte}`, () =>
+    `WITH stepped AS (UPDATE sessions SET auth_time = now(), last_used_at = now() WHERE id = $1 AND revoked_at IS NULL RETURNING id, auth_time),
+          rotated AS (UPDATE refresh_tokens SET rotated_at = now() WHERE session_id IN (SELECT id FROM stepped) AND rotated_at IS NULL),
+          issued AS (INSERT INTO refresh_tokens (token_hash, session_id) SELECT $3, id FROM stepped),
+          reset AS (UPDATE users SET failed_attempts = 0 WHERE id = $2 AND failed_attempts <> 0 AND EXISTS (SELECT 1 FROM stepped)),
+          ${claims.cte}
+     SELECT (SELECT auth_time FROM stepped) AS auth_time, ${claims.select}`);
+  const { rows } = await q.query<RoleClaims & { auth_time: Date | null }>(sql, [r.sessionId, r.userId, r.newHash, ...claims.params]);
+  const { auth_time, ...roleClaims } = rows[0];
+  return auth_time ? { ...roleClaims, authTime: new Date(auth_time) } : undefined;
+}
+
+/**
  * A flow's own writes made by the session-start statement (e.g. the MFA verify's TOTP step and mfaToken spent):
  * WITH items `ctes(first)` with `values` numbered from `first`; `key` names the text (constant per key). `check` is a
  * select expression that raises an error when those writes did not happen (e.g. a cast of a marker text to boolean),
@@ -187,7 +213,9 @@ export async function revokeBeyond(q: Queryable, userId: string, keep: number, r
      SELECT count(*)::int AS n FROM revoked`,
     [reason, userId, keep],
   );
-  return Number(r.rows[0]?.n ?? 0);
+  const n = Number(r.rows[0]?.n ?? 0);
+  if (n > 0) revocations.bump();
+  return n;
 }
 
 export async function revoke(q: Queryable, where: { sessionId?: string; sessionIds?: string[]; userId?: string; exceptSessionId?: string; tenantId?: string }, reason: string): Promise<number> {
@@ -208,7 +236,10 @@ export async function revoke(q: Queryable, where: { sessionId?: string; sessionI
      SELECT count(*)::int AS n FROM revoked`,
     params,
   );
-  return Number(r.rows[0]?.n ?? 0);
+  const n = Number(r.rows[0]?.n ?? 0);
+  // Access tokens of the revoked sessions stop at once on this instance (auth/liveness.ts).
+  if (n > 0) revocations.bump();
+  return n;
 }
 
 export async function activeSessions(q: Queryable, userId: string): Promise<SessionRow[]> {

@@ -72,6 +72,7 @@ function fromRawView(v: RawView): RefreshView {
   const session = {
     ...s,
     created_at: dateFromJson(s.created_at),
+    auth_time: dateFromJson(s.auth_time ?? s.created_at),
     last_used_at: dateFromJson(s.last_used_at),
     expires_at: dateFromJson(s.expires_at),
     revoked_at: dateFromJson(s.revoked_at),

@@ -42,6 +42,10 @@ const WAKE_MS = 25;
  */
 export function createEventsService(opts: EventsOptions = {}) {
   const listeners: Array<() => void> = [];
+  const observers: Array<(eventKey: string) => void> = [];
+  const observe = (list: NewEvent[]) => {
+    for (const o of observers) for (const e of list) o(e.eventKey);
+  };
   let wakeTimer: NodeJS.Timeout | undefined;
   const api = {
     enabled: opts.enabled !== false,
@@ -56,6 +60,7 @@ export function createEventsService(opts: EventsOptions = {}) {
      * Undefined when events are off. Same row and checks as `emit`.
      */
     inline(e: NewEvent): { cte: (first: number) => string; values: unknown[]; written: () => void } | undefined {
+      observe([e]);
       if (opts.enabled === false) return undefined;
       const values = rowOf(e);
       return {
@@ -68,10 +73,18 @@ export function createEventsService(opts: EventsOptions = {}) {
     onEmit(listener: () => void): void {
       listeners.push(listener);
     },
+    /**
+     * Told synchronously of every event a service emits (its key), even with events switched off; the event is
+     * written in the caller's transaction, which may still roll back.
+     */
+    onEvent(observer: (eventKey: string) => void): void {
+      observers.push(observer);
+    },
   };
   return api;
 
   async function emitMany(q: Queryable, list: NewEvent[]): Promise<void> {
+    observe(list);
     if (opts.enabled === false || list.length === 0) return;
     for (let i = 0; i < list.length; i += 1000) {
       const params: unknown[] = [];

@@ -103,6 +103,25 @@ export function createDeviceFlows(deps: { db: Db; core: MfaCore }) {
       });
     },
 
+    /**
+     * Re-authentication (step-up) with a current code of the user's authenticator app: the code's step is spent; a
+     * wrong code counts towards the lockout policy, as at sign-in.
+     */
+    async checkCode(userId: string, code: string): Promise<void> {
+      core.limitUser(userId);
+      await core.attempt(async (tx) => {
+        const user = await userOf(tx, { userId, admin: false }, true);
+        const devs = (await core.devicesOf(tx, user)).filter((d) => d.kind === 'authenticator');
+        if (devs.length === 0) {
+          throw new AppError('STEP_UP_UNAVAILABLE', 'The user has no authenticator app: re-authenticate with {password}, or sign in again');
+        }
+        const r = await core.checkTotp(tx, devs, code);
+        if (!(r instanceof AppError)) return {};
+        await core.registerFailure(tx, user.id);
+        return { error: r };
+      });
+    },
+
     /** Environment call: removes every factor of a user (e.g. a lost phone and no recovery code). */
     async unenroll(userId: string) {
       return db.transaction(async (tx) => {

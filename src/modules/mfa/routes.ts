@@ -112,13 +112,13 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRouteDeps> = async (app, de
   // -- self-service factors --
   for (const path of [`${U}/enroll`, `${U}/authenticator/enroll`]) {
     app.post(path, {
-      config: guard.any(),
+      config: guard.identity(),
       schema: { tags, summary: 'Start enrolling an authenticator app (QR code and otpauth URI)', response: { 200: S.Qr } },
     }, async (req) => mfa.devices.enrollAuthenticator(actorOf(req)));
   }
   for (const path of [`${U}/enroll/verify`, `${U}/authenticator/enroll/verify`]) {
     app.post(path, {
-      config: guard.any(),
+      config: guard.identity(),
       schema: { tags, summary: 'Verify the first code of the authenticator app; answers the recovery codes (shown once)', body: S.TokenBody, response: { 200: S.RecoveryCodes } },
     }, async (req) => mfa.devices.verifyAuthenticator(actorOf(req), req.body.token));
   }
@@ -127,27 +127,27 @@ export const mfaRoutes: FastifyPluginAsyncTypebox<MfaRouteDeps> = async (app, de
     schema: { tags, summary: 'My MFA devices', response: { 200: S.Devices } },
   }, async (req) => mfa.devices.list(actorOf(req)));
   app.post(`${U}/disable`, {
-    config: guard.any(),
+    config: guard.identity(),
     schema: { tags, summary: 'Remove the authenticator app whose current code is given', body: S.OptionalTokenBody, response: { 200: S.Empty } },
   }, async (req) => mfa.devices.disableAuthenticator(actorOf(req), req.body?.token));
   app.post(`${U}/authenticator/:deviceId/disable/verify`, {
-    config: guard.any(),
+    config: guard.identity(),
     schema: { tags, summary: 'Remove one authenticator device (a user gives its current code)', params: DeviceParams, body: S.OptionalTokenBody, response: { 200: S.Empty } },
   }, async (req) => mfa.devices.disableAuthenticator(actorOf(req), req.body?.token, req.params.deviceId));
   app.post(`${U}/sms/enroll`, {
-    config: guard.any(),
+    config: guard.identity(),
     schema: { tags, summary: 'Start enrolling a phone for SMS MFA (sends a code)', body: S.SmsEnrollBody, response: { 200: S.OtcResponse } },
   }, async (req) => mfa.codes.enrollSms(actorOf(req), req.body.phoneNumber));
   app.post(`${U}/sms/enroll/verify`, {
-    config: guard.any(),
+    config: guard.identity(),
     schema: { tags, summary: 'Verify the code of the phone enrolment', body: S.OtcBody, response: { 200: S.SmsEnrolled } },
   }, async (req) => mfa.codes.enrollSmsVerify(actorOf(req), req.body));
   app.post(`${U}/sms/:deviceId/disable`, {
-    config: guard.any(),
+    config: guard.identity(),
     schema: { tags, summary: 'Send a code to the SMS device to be removed', params: DeviceParams, response: { 200: S.OtcResponse } },
   }, async (req) => mfa.codes.disableSms(actorOf(req), req.params.deviceId));
   app.post(`${U}/sms/:deviceId/disable/verify`, {
-    config: guard.any(),
+    config: guard.identity(),
     schema: { tags, summary: 'Remove the SMS device with the code sent to it', params: DeviceParams, body: S.OtcBody, response: { 200: S.Empty } },
   }, async (req) => mfa.codes.disableSmsVerify(actorOf(req), req.params.deviceId, req.body));
   app.post('/identity/resources/vendor-only/users/v1/:userId/mfa/unenroll', {

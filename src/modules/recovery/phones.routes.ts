@@ -66,7 +66,7 @@ export const phoneNumbersRoutes: FastifyPluginAsyncTypebox<{ phones: PhonesServi
   }, async (req) => phones.mine(actingUser(req)));
 
   app.post(`${P}/v1`, {
-    config: guard.any(),
+    config: guard.identity(),
     schema: {
       tags, summary: 'Set a phone number for the user: with verify (default) a code is texted and /verify adds it verified; verify:false adds it unverified',
       body: Type.Object({ phoneNumber: PHONE, verify: Type.Optional(Type.Boolean()) }), response: { 201: Created },
@@ -74,17 +74,17 @@ export const phoneNumbersRoutes: FastifyPluginAsyncTypebox<{ phones: PhonesServi
   }, async (req, reply) => reply.status(201).send(await phones.add(actingUser(req), req.body.phoneNumber, req.body.verify !== false, req.ip)));
 
   app.post(`${P}/v1/preverify`, {
-    config: guard.any(),
+    config: guard.identity(),
     schema: { tags, summary: 'Text a verification code to a number (new, or held unverified by the user); answers the otcToken', body: Type.Object({ phoneNumber: PHONE }), response: { 200: Created } },
   }, async (req) => phones.preverify(actingUser(req), req.body.phoneNumber, req.ip));
 
   app.post(`${P}/v1/verify`, {
-    config: guard.any(),
+    config: guard.identity(),
     schema: { tags, summary: 'Prove a number with the texted code (otcToken + code): adds it verified or marks it verified', body: CodeBody, response: { 200: PhoneNumber } },
   }, async (req) => phones.verify(actingUser(req), req.body.otcToken, req.body.code));
 
   app.delete(`${P}/v1/:id`, {
-    config: guard.any(),
+    config: guard.identity(),
     schema: {
       tags, summary: "Remove one of the user's numbers: a verified number needs the code texted to it (answers otcToken); an unverified one goes at once",
       params: Type.Object({ id: Id }), response: { 200: DeleteAnswer },
@@ -92,7 +92,7 @@ export const phoneNumbersRoutes: FastifyPluginAsyncTypebox<{ phones: PhonesServi
   }, async (req) => phones.requestDelete(actingUser(req), req.params.id, req.ip));
 
   app.post(`${P}/v1/:id/delete/verify`, {
-    config: guard.any(),
+    config: guard.identity(),
     schema: { tags, summary: 'Remove a verified number with the texted code', params: Type.Object({ id: Id }), body: CodeBody, response: { 200: Type.Object({}) } },
   }, async (req) => (await phones.verifyDelete(actingUser(req), req.params.id, req.body.otcToken, req.body.code), {}));
 

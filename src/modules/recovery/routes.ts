@@ -65,11 +65,11 @@ export const recoveryRoutes: FastifyPluginAsyncTypebox<{ reset: ResetService; ve
 
   // -- email verification --
   app.post(`${U}/v1/email/me`, {
-    config: guard.user(),
+    config: guard.identity({ userOnly: true }),
     schema: { tags: vtags, summary: 'Send a verification code and link to the given address: your own (verify it) or a new one (change to it once verified)', body: Type.Object({ email: Type.String({ minLength: 1, maxLength: 320 }) }), response: { 200: Ok } },
   }, async (req) => (await verification.requestForMe(me(req), req.body.email), {}));
   app.post(`${U}/v1/email/me/verify`, {
-    config: guard.user(),
+    config: guard.identity({ userOnly: true }),
     schema: { tags: vtags, summary: 'Enter the emailed code: marks the address verified (and makes it yours when it was a change)', body: Type.Object({ code: Id('6-digit code'), email: Type.String({ minLength: 1, maxLength: 320 }) }), response: { 200: Ok } },
   }, async (req) => (await verification.verifyMine(me(req), req.body), {}));
   app.post(`${U}/v1/email/verify`, {

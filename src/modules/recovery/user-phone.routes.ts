@@ -25,7 +25,7 @@ export const userPhoneRoutes: FastifyPluginAsyncTypebox<{ phones: PhonesService;
   };
 
   app.post(U, {
-    config: guard.any(),
+    config: guard.identity(),
     schema: {
       tags, summary: 'Add a phone number: texts a verification code to it (answers the otcToken); phone-numbers/v1/verify {otcToken, code} adds it verified',
       body: Type.Object({ phoneNumber: PHONE }), response: { 201: CodeSent },
@@ -33,7 +33,7 @@ export const userPhoneRoutes: FastifyPluginAsyncTypebox<{ phones: PhonesService;
   }, async (req, reply) => reply.status(201).send(await phones.preverify(actingUser(req), req.body.phoneNumber, req.ip) as { otcToken: string; phoneNumber: string; id?: string }));
 
   app.post(`${U}/verify`, {
-    config: guard.any(),
+    config: guard.identity(),
     schema: {
       tags, summary: 'Prove the number added by POST phone with the texted code: it is added verified (as phone-numbers/v1/verify)',
       body: CodeBody, response: { 200: PhoneNumber },
@@ -41,7 +41,7 @@ export const userPhoneRoutes: FastifyPluginAsyncTypebox<{ phones: PhonesService;
   }, async (req) => (await phones.verify(actingUser(req), req.body.otcToken, req.body.code)) as PhoneNumberOut);
 
   app.put(`${U}/change`, {
-    config: guard.any(),
+    config: guard.identity(),
     schema: {
       tags, summary: 'Set a phone number without a code: added unverified (prove it later with preverify and verify); the number itself when the user has it already',
       body: Type.Object({ phoneNumber: PHONE }), response: { 200: PhoneNumber },
@@ -49,7 +49,7 @@ export const userPhoneRoutes: FastifyPluginAsyncTypebox<{ phones: PhonesService;
   }, async (req) => (await phones.add(actingUser(req), req.body.phoneNumber, false, req.ip)) as PhoneNumberOut);
 
   app.post(`${U}/reset`, {
-    config: guard.any(),
+    config: guard.identity(),
     schema: {
       tags, summary: "Reset (remove) one of the user's numbers: a verified one gets the ResetPhoneNumber code texted to it (answers otcToken); an unverified one goes at once",
       body: Type.Object({ phoneNumber: PHONE }), response: { 200: DeleteAnswer },
@@ -60,7 +60,7 @@ export const userPhoneRoutes: FastifyPluginAsyncTypebox<{ phones: PhonesService;
   });
 
   app.post(`${U}/reset/verify`, {
-    config: guard.any(),
+    config: guard.identity(),
     schema: {
       tags, summary: 'Remove the verified number with the texted code (otcToken from phone/reset)',
       body: Type.Object({ phoneNumber: PHONE, ...CodeFields }), response: { 200: Type.Object({}) },

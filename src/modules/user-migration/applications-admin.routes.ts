@@ -78,7 +78,7 @@ export const applicationsAdminRoutes: FastifyPluginAsyncTypebox<{ applications: 
     schema: { tags, summary: 'The user\'s active account in each application where one was set (a user token: its own user)', headers: S.UserHeaders, response: { 200: S.ActiveTenants } },
   }, async (req) => admin.activeTenants(userOf(req)));
   app.put(ACTIVE, {
-    config: guard.any(),
+    config: guard.identity({ recent: false }),
     schema: { tags, summary: 'Switch the user\'s active account in applications (member of each account; MANAGED_ACCESS: the account must be assigned); all or nothing', headers: S.UserHeaders, body: S.ActiveTenantsBody, response: { 200: S.ActiveTenants } },
   }, async (req) => admin.switchActiveTenants(userOf(req), req.body));
 

@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { accountOf, guard, tenantHeader } from '../../http/auth.ts';
 import { AppError } from '../../http/errors.ts';
-import { EmailBody, EmailQuery, UpdateProfile, User, UserParams, VerifyPasswordAnswer, VerifyPasswordBody } from './schema.ts';
+import { EmailBody, EmailQuery, namesPhone, UpdateProfile, User, UserParams, VerifyPasswordAnswer, VerifyPasswordBody } from './schema.ts';
 import type { UsersService } from './service.ts';
 
 const tags = ['users'];
@@ -36,7 +36,7 @@ export const emailRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
   }, async (req) => users.getByEmail(req.query.email, tenantHeader(req)));
 
   app.put(`${U}/v1`, {
-    config: guard.any(),
+    config: guard.identity({ when: namesPhone }),
     schema: {
       tags, summary: 'Update the own profile: a user token\'s user in its account, or (environment token) the user and account of the headers; vendorMetadata, mfaBypass, externalId and email are refused',
       headers: ActingHeaders, body: UpdateProfile, response: { 200: User },

@@ -67,7 +67,7 @@ export const userEmailsRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }
   }, async (req) => ops.listOfUser(actingUser(req)));
 
   app.post(E, {
-    config: guard.any(),
+    config: guard.identity(),
     schema: { tags, summary: 'Add an address to the user: unverified, a 6-digit code is emailed to it (again for an unverified one: 200)', headers: Headers, body: Type.Object({ email: Email }), response: { 200: UserEmail, 201: UserEmail } },
   }, async (req, reply) => {
     const r = await ops.add(actingUser(req), req.body.email, false, true);
@@ -75,12 +75,12 @@ export const userEmailsRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }
   });
 
   app.post(`${E}/verify`, {
-    config: guard.any(),
+    config: guard.identity(),
     schema: { tags, summary: 'Verify an added address with the code emailed to it', headers: Headers, body: Type.Object({ email: Email, code: Type.String({ minLength: 1, maxLength: 32 }) }), response: { 200: UserEmail } },
   }, async (req) => ops.verify(actingUser(req), req.body));
 
   app.delete(`${E}/:emailId`, {
-    config: guard.any(),
+    config: guard.identity(),
     schema: { tags, summary: 'Delete a secondary address of the user (the primary: 409)', headers: Headers, params: EmailParams, response: { 200: Empty } },
   }, async (req) => {
     await ops.remove(actingUser(req), req.params.emailId);
@@ -88,7 +88,7 @@ export const userEmailsRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }
   });
 
   app.post(`${E}/me/primary`, {
-    config: guard.any(),
+    config: guard.identity(),
     schema: { tags, summary: 'Make a verified address primary (sign-in address); under the user emails policy allowEmailChange', headers: Headers, body: Type.Object({ email: Email }), response: { 200: Empty } },
   }, async (req) => {
     await ops.makePrimary(actingUser(req), req.body.email, true);

@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { guard, type UserAuth } from '../../http/auth.ts';
 import { AppError } from '../../http/errors.ts';
-import { UpdateProfile, User } from './schema.ts';
+import { namesPhone, UpdateProfile, User } from './schema.ts';
 import type { UsersService } from './service.ts';
 
 const tags = ['me'];
@@ -19,7 +19,7 @@ export const meRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = asyn
   }
 
   app.put('/identity/resources/users/v2/me', {
-    config: guard.user(),
+    config: guard.identity({ userOnly: true, when: namesPhone }),
     schema: { tags, summary: 'Update my profile (as PUT /identity/resources/users/v1 with a user token)', body: UpdateProfile, response: { 200: User } },
   }, async (req) => users.updateProfile(me(req).userId, me(req).tenantId, req.body));
 
@@ -31,7 +31,7 @@ export const meRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = asyn
   }
 
   app.post('/identity/resources/users/v1/passwords/change', {
-    config: guard.any(),
+    config: guard.identity({ recent: false }),
     schema: {
       tags, summary: 'Change a password, the current one required (a user token: its own; an environment token: the gatehouse-user-id header\'s user)',
       headers: Type.Object({ 'gatehouse-user-id': Type.Optional(Type.String({ maxLength: 64 })) }),

@@ -52,6 +52,8 @@ export const UpdateProfile = Type.Object({
   name: Type.Optional(Type.String({ maxLength: 255 })),
 });
 export type UpdateProfile = Static<typeof UpdateProfile>;
+/** A profile update that sets a phone number (a sign-in identifier: the identity rule applies to it). */
+export const namesPhone = (body: unknown): boolean => typeof body === 'object' && body !== null && (body as UpdateProfile).phoneNumber !== undefined;
 
 const RoleSchema = Type.Object({
   id: Type.String(), vendorId: Type.String(), tenantId: Type.Union([Type.String(), Type.Null()]), key: Type.String(), name: Type.String(),

@@ -33,7 +33,7 @@ export const usernamesRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }>
   });
 
   app.post(N, {
-    config: guard.any(),
+    config: guard.identity(),
     schema: {
       tags: ['usernames'], summary: "Set a user's username (a user token: your own; an environment token: the gatehouse-user-id header's user); 201 when the user had none, 200 when it replaced one; 409 when taken",
       headers: UserHeader, body: UsernameBody, response: { 200: UsernameAnswer, 201: UsernameAnswer },
@@ -44,7 +44,7 @@ export const usernamesRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }>
   });
 
   app.delete(`${N}/:username`, {
-    config: guard.any(),
+    config: guard.identity(),
     schema: { tags: ['usernames'], summary: 'Remove a username (a user token: only your own); the user keeps signing in with the email', params: UsernameParams, response: { 200: Empty } },
   }, async (req) => {
     await users.deleteUsername(req.params.username, req.auth?.kind === 'user' ? { owner: req.auth.userId } : { tenantId: tenantHeader(req) });
