@@ -274,7 +274,8 @@ describe('accounts and self-service with real tokens', () => {
     assert.equal(claims(r.body.accessToken).tenantId, 'a-two');
     assert.deepEqual(claims(r.body.accessToken).roles, ['read-only']);
     const tenants = await t.call('GET', '/identity/resources/users/v3/me/tenants', { token: r.body.accessToken });
-    assert.deepEqual(tenants.body.map((x: any) => x.tenantId).sort(), ['a-one', 'a-two']);
+    assert.deepEqual(tenants.body.tenants.map((x: any) => x.tenantId).sort(), ['a-one', 'a-two']);
+    assert.equal(tenants.body.activeTenant.tenantId, 'a-two');
     const none = await t.call('PUT', '/identity/resources/users/v1/tenant', { token: r.body.accessToken, body: { tenantId: 'a-pol' } });
     assert.equal(none.status, 403);
   });
