@@ -292,6 +292,11 @@ describe('accounts and self-service with real tokens', () => {
     assert.equal(ok.status, 200);
     const r = await refresh(s.body.refreshToken);
     assert.equal(claims(r.body.accessToken).tenantId, 'a-child');
+    // The active account is reached through sub-account access: not a membership, still the activeTenant.
+    const mine = await t.call('GET', '/identity/resources/users/v1/me/tenants', { token: r.body.accessToken });
+    assert.deepEqual(mine.body.tenants.map((a: { tenantId: string }) => a.tenantId), ['a-parent']);
+    assert.equal(mine.body.activeTenant.tenantId, 'a-child');
+    assert.equal(mine.body.activeTenant.vendorId, t.ctx.environment.id);
   });
 
   test('foundation self-service routes with a real token: hierarchy, settings, delete current account', async () => {
