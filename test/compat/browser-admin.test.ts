@@ -13,11 +13,14 @@ before(async () => {
   adminId = await s.user('m-acme', 'admin@acme.test', { name: 'Ada' });
   // The catalogue has no audit-reading permission: the environment adds one and gives it to its administrators.
   const P = '/identity/resources/permissions/v1';
-  const created = await s.t.call('POST', P, { token: s.vendor, body: [{ key: 'fe.secure.read.audits', name: 'Read audits' }] });
+  const body = [{ key: 'fe.secure.read.audits', name: 'Read audits' }];
+  const created = await s.t.call('POST', P, { token: s.vendor, body });
   assert.equal(created.status, 201, JSON.stringify(created.body));
   const roles = await s.t.call('GET', '/identity/resources/roles/v1', { token: s.vendor });
   const admin = roles.body.find((r: { key: string }) => r.key === 'admin');
-  const grant = await s.t.call('PUT', `${P}/${created.body[0].id}/roles`, { token: s.vendor, body: { roleIds: [admin.id] } });
+  const grant = await s.t.call('PUT', `${P}/${created.body[0].id}/roles`, {
+    token: s.vendor, body: { roleIds: [admin.id] },
+  });
   assert.equal(grant.status, 200, JSON.stringify(grant.body));
   await s.signIn('admin@acme.test');
 });
@@ -65,7 +68,8 @@ describe('@frontegg/rest-api roles and permissions', () => {
     assert.ok(categories.some((c) => c.id === read.categoryId));
     const readOnly = (await s.sdk.api.roles.getRoles()).find((r) => r.key === 'read-only')!;
     const role = await s.sdk.api.roles.addRoleV2({
-      key: 'auditor', name: 'Auditor', description: 'reads', isDefault: false, level: 1, permissionIds: [read.id], baseRoleId: readOnly.id,
+      key: 'auditor', name: 'Auditor', description: 'reads', isDefault: false, level: 1,
+      permissionIds: [read.id], baseRoleId: readOnly.id,
     });
     assert.equal(role.key, 'auditor');
     assert.equal(role.tenantId, 'm-acme');
@@ -82,7 +86,8 @@ describe('@frontegg/rest-api groups', () => {
     await s.sdk.api.groups.addUsersToGroup(group.id, { userIds: [memberId] });
     const readOnly = (await s.sdk.api.roles.getRoles()).find((r) => r.key === 'read-only')!;
     await s.sdk.api.groups.addRolesToGroup(group.id, { roleIds: [readOnly.id] });
-    const full = await s.sdk.api.groups.getGroupById({ groupId: group.id }, { _groupsRelations: s.sdk.GroupRelations.rolesAndUsers });
+    const relations = { _groupsRelations: s.sdk.GroupRelations.rolesAndUsers };
+    const full = await s.sdk.api.groups.getGroupById({ groupId: group.id }, relations);
     assert.deepEqual(full.users?.map((u) => u.id), [memberId]);
     assert.deepEqual(full.roles?.map((r) => r.id), [readOnly.id]);
     // routes.md fixes this answer as GroupsResponse {groups}; the SDK's IGroupResponse[] does not match it.
@@ -107,7 +112,9 @@ describe('@frontegg/rest-api account settings, audits, SCIM configuration', () =
   });
 
   test('getAudits answers {data, total} with the account\'s records; getAuditsStats the counts', async () => {
-    const audits = await s.sdk.api.audits.getAudits({ sortDirection: 'desc', sortBy: 'createdAt', filter: '', offset: 0, count: 20 });
+    const audits = await s.sdk.api.audits.getAudits({
+      sortDirection: 'desc', sortBy: 'createdAt', filter: '', offset: 0, count: 20,
+    });
     assert.ok(Array.isArray(audits.data), JSON.stringify(audits).slice(0, 300));
     assert.equal(typeof audits.total, 'number');
     assert.ok(audits.total > 0);

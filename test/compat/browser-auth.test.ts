@@ -21,11 +21,15 @@ before(async () => {
     assert.equal(r.status, 201, JSON.stringify(r.body));
   }
   const u = await t.call('POST', '/identity/resources/users/v1', {
-    token: vendor, body: { email: 'browser@one.test', password: PASSWORD, name: 'Bea' }, headers: { 'gatehouse-tenant-id': 'b-one' },
+    token: vendor,
+    body: { email: 'browser@one.test', password: PASSWORD, name: 'Bea' },
+    headers: { 'gatehouse-tenant-id': 'b-one' },
   });
   assert.equal(u.status, 201, JSON.stringify(u.body));
   userId = u.body.id;
-  const j = await t.call('POST', `/identity/resources/users/v1/${userId}/tenant`, { token: vendor, body: { tenantId: 'b-two' } });
+  const j = await t.call('POST', `/identity/resources/users/v1/${userId}/tenant`, {
+    token: vendor, body: { tenantId: 'b-two' },
+  });
   assert.ok(j.status < 300, JSON.stringify(j.body));
 });
 after(async () => t?.close());
@@ -100,7 +104,8 @@ describe('@frontegg/rest-api sign-in', () => {
   });
 
   test('a wrong password is a FronteggApiError carrying the wire error', async () => {
-    await assert.rejects(sdk.api.auth.loginv2({ email: 'browser@one.test', password: 'wrong' }), (e: InstanceType<typeof sdk.FronteggApiError>) => {
+    const wrong = sdk.api.auth.loginv2({ email: 'browser@one.test', password: 'wrong' });
+    await assert.rejects(wrong, (e: InstanceType<typeof sdk.FronteggApiError>) => {
       assert.equal(e.statusCode, 401);
       assert.ok(e.message.length > 0);
       return true;

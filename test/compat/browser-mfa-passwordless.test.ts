@@ -70,7 +70,7 @@ describe('passwordless through the browser SDK', () => {
   test('magic link: passwordlessPreLogin emails a link; passwordlessPostLoginV2 with its token signs in', async () => {
     const before = mailbox.to('pl@acme.test').length;
     await s.sdk.api.auth.passwordlessPreLogin({ type: s.sdk.AuthStrategyEnum.MagicLink, email: 'pl@acme.test' });
-    const mail = await mailbox.waitFor((m) => m.to.includes('pl@acme.test') && mailbox.to('pl@acme.test').indexOf(m) >= before);
+    const mail = await mailbox.waitFor((m) => mailbox.to('pl@acme.test').indexOf(m) >= before);
     const token = linkIn(mail).searchParams.get('token')!;
     const r = await s.sdk.api.auth.passwordlessPostLoginV2({ type: s.sdk.AuthStrategyEnum.MagicLink, token });
     assert.equal(r.user.email, 'pl@acme.test');
@@ -81,7 +81,7 @@ describe('passwordless through the browser SDK', () => {
   test('email code: passwordlessPreLogin emails a code; passwordlessPostLoginV2 with it signs in', async () => {
     const before = mailbox.to('pl@acme.test').length;
     await s.sdk.api.auth.passwordlessPreLogin({ type: s.sdk.AuthStrategyEnum.Code, email: 'pl@acme.test' });
-    const mail = await mailbox.waitFor((m) => m.to.includes('pl@acme.test') && mailbox.to('pl@acme.test').indexOf(m) >= before);
+    const mail = await mailbox.waitFor((m) => mailbox.to('pl@acme.test').indexOf(m) >= before);
     // The login box sends the email beside the code (the SDK passes the body through).
     const body = { type: s.sdk.AuthStrategyEnum.Code, token: codeIn(mail), email: 'pl@acme.test' };
     const r = await s.sdk.api.auth.passwordlessPostLoginV2(body);

@@ -16,7 +16,9 @@ const idp = samlify.IdentityProvider({
   privateKey: readFileSync(join(FIX, 'idp-key.pem'), 'utf8'),
   signingCert: readFileSync(join(FIX, 'idp-cert.pem'), 'utf8'),
   nameIDFormat: [EMAIL_FMT],
-  singleSignOnService: [{ Binding: 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect', Location: 'https://idp.test/sso' }],
+  singleSignOnService: [
+    { Binding: 'urn:oasis:names:tc:SAML:2.0:bindings:HTTP-Redirect', Location: 'https://idp.test/sso' },
+  ],
   requestSignatureAlgorithm: 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256',
   wantAuthnRequestsSigned: false,
 });
@@ -27,11 +29,14 @@ before(async () => {
   s = await startBrowserSdk();
   await s.account(TENANT, 'Acme');
   const h = { 'gatehouse-tenant-id': TENANT };
-  const created = await s.t.call('POST', '/team/resources/sso/v1/configurations/metadata', { token: s.vendor, headers: h, body: { metadata: idp.getMetadata() } });
+  const C = '/team/resources/sso/v1/configurations';
+  const metadata = idp.getMetadata();
+  const created = await s.t.call('POST', `${C}/metadata`, { token: s.vendor, headers: h, body: { metadata } });
   assert.equal(created.status, 201, JSON.stringify(created.body));
-  const dom = await s.t.call('POST', `/team/resources/sso/v1/configurations/${created.body.id}/domains`, { token: s.vendor, headers: h, body: { domain: 'sso.test' } });
+  const domain = { domain: 'sso.test' };
+  const dom = await s.t.call('POST', `${C}/${created.body.id}/domains`, { token: s.vendor, headers: h, body: domain });
   assert.equal(dom.status, 201, JSON.stringify(dom.body));
-  const ok = await s.t.call('PUT', '/team/resources/sso/v1/configurations/domains/sso.test/force-validate', { token: s.vendor, body: {} });
+  const ok = await s.t.call('PUT', `${C}/domains/sso.test/force-validate`, { token: s.vendor, body: {} });
   assert.equal(ok.status, 200);
   const md = await s.t.call('GET', '/team/resources/sso/v1/saml/configurations/sp-metadata', { headers: h });
   sp = samlify.ServiceProvider({ metadata: md.body as string });
@@ -47,11 +52,13 @@ async function idpAnswer(address: string, email: string) {
   const requestId = parsed.extract.request!.id as string;
   const acs = sp.entityMeta.getAssertionConsumerService('urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST') as string;
   const now = Date.now();
-  const res = await idp.createLoginResponse(sp, { extract: { request: { id: requestId } } } as never, 'post', { email }, {
+  const request = { extract: { request: { id: requestId } } } as never;
+  const res = await idp.createLoginResponse(sp, request, 'post', { email }, {
     relayState: query.RelayState,
     customTagReplacement: (template: string) => {
       const tv: Record<string, string> = {
-        ID: `_${randomUUID()}`, AssertionID: `_${randomUUID()}`, Destination: acs, Audience: sp.entityMeta.getEntityID(),
+        ID: `_${randomUUID()}`, AssertionID: `_${randomUUID()}`, Destination: acs,
+        Audience: sp.entityMeta.getEntityID(),
         EntityID: sp.entityMeta.getEntityID(), SubjectRecipient: acs, Issuer: 'https://idp.test/metadata',
         IssueInstant: new Date(now).toISOString(), AssertionConsumerServiceURL: acs,
         StatusCode: 'urn:oasis:names:tc:SAML:2.0:status:Success', ConditionsNotBefore: new Date(now).toISOString(),

@@ -18,7 +18,9 @@ after(async () => s?.t.close());
 
 describe('@frontegg/rest-api sub-accounts', () => {
   test('getSubTenants lists the descendants with their level', async () => {
-    const subs = (await s.sdk.api.tenants.getSubTenants()) as unknown as { tenantId: string; tenantName?: string; level: number }[];
+    // The SDK declares one ISubTenant; a list of them arrives (as the portal reads it).
+    type Sub = { tenantId: string; tenantName?: string; level: number };
+    const subs = (await s.sdk.api.tenants.getSubTenants()) as unknown as Sub[];
     assert.ok(Array.isArray(subs), JSON.stringify(subs));
     const byId = new Map(subs.map((x) => [x.tenantId, x]));
     assert.equal(byId.get('h-mid')?.level, 1);
@@ -48,7 +50,9 @@ describe('@frontegg/rest-api sub-accounts', () => {
   });
 
   test('createSubTenant, updateSubTenantManagement, deleteSubTenant', async () => {
-    const created = await s.sdk.api.subTenants.createSubTenant({ tenantId: 'h-new', name: 'New', parentTenantId: 'h-top' });
+    const created = await s.sdk.api.subTenants.createSubTenant({
+      tenantId: 'h-new', name: 'New', parentTenantId: 'h-top',
+    });
     assert.equal(created.tenantId, 'h-new');
     assert.equal(created.name, 'New');
     const managed = await s.sdk.api.subTenants.updateSubTenantManagement({ tenantId: 'h-new' }, { isReseller: true });

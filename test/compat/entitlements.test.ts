@@ -23,7 +23,9 @@ let userId: string;
 const dir = mkdtempSync(join(tmpdir(), 'gatehouse-agent-'));
 const E = '/entitlements/resources';
 const FEATURES = ['reports', 'export', 'audit', 'beta', 'expiring', 'ghost'];
-const PERMISSIONS = ['reports.read', 'export.run', 'exp.use', 'fe.secure.read.users', 'fe.secure.write.users', 'never.held'];
+const PERMISSIONS = [
+  'reports.read', 'export.run', 'exp.use', 'fe.secure.read.users', 'fe.secure.write.users', 'never.held',
+];
 // The agent's justification for an expired grant has the evaluator's name BUNDLE_EXPIRED.
 const sdkName = (j?: string) => (j === 'PLAN_EXPIRED' ? 'BUNDLE_EXPIRED' : j);
 
@@ -39,7 +41,9 @@ before(async () => {
   userId = await s.user('e-acme', 'ent@acme.test');
   const roles = await v('GET', '/identity/resources/roles/v1');
   const admin = roles.find((r: { key: string }) => r.key === 'admin');
-  const perms = await v('POST', '/identity/resources/permissions/v1', [{ key: 'reports.read', name: 'R' }, { key: 'export.run', name: 'X' }]);
+  const perms = await v('POST', '/identity/resources/permissions/v1', [
+    { key: 'reports.read', name: 'R' }, { key: 'export.run', name: 'X' },
+  ]);
   for (const p of perms) await v('PUT', `/identity/resources/permissions/v1/${p.id}/roles`, { roleIds: [admin.id] });
   await v('POST', `${E}/features/v1`, { name: 'Reports', key: 'reports', permissions: ['reports.read'] });
   await v('POST', `${E}/features/v1`, { name: 'Export', key: 'export', permissions: ['export.run'] });
@@ -60,7 +64,9 @@ before(async () => {
     snapshotFile: join(dir, 'snapshot.json'), log: createLogger('silent'),
   });
   void sync.start();
-  agent = await createAgentApp({ engine: () => sync.engine, offset: () => sync.offset, logger: false, bodyLimit: 1 << 20 });
+  agent = await createAgentApp({
+    engine: () => sync.engine, offset: () => sync.offset, logger: false, bodyLimit: 1 << 20,
+  });
   await agent.listen({ port: 0, host: '127.0.0.1' });
   agentOrigin = `http://127.0.0.1:${(agent.server.address() as AddressInfo).port}`;
   for (let i = 0; i < 200 && !sync.engine; i++) await new Promise((r) => setTimeout(r, 25));
@@ -78,7 +84,9 @@ async function ask(kind: 'feature' | 'permission', key: string, permissions: str
   const requestContext = kind === 'feature' ? { featureKey: key } : { permissionKey: key };
   const res = await fetch(`${agentOrigin}${DECISION_PATHS[kind]}`, {
     method: 'POST', headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ input: { subjectContext: { tenantId: 'e-acme', userId, permissions, attributes: {} }, requestContext } }),
+    body: JSON.stringify({
+      input: { subjectContext: { tenantId: 'e-acme', userId, permissions, attributes: {} }, requestContext },
+    }),
   });
   assert.equal(res.status, 200, await res.clone().text());
   return ((await res.json()) as { result: { result: boolean; justification?: string } }).result;
@@ -98,20 +106,23 @@ describe('user entitlements and the vendor evaluator', () => {
     const ctx = (await s.sdk.api.entitlements.loadEntitlementsV2()) as UserEntitlementsContext;
     // The permission keys of the signed-in user's token, as an application would hand them to the agent.
     const token = s.sdk.ContextHolder.for('default').getAccessToken()!;
-    const { permissions } = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()) as { permissions: string[] };
+    const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
+    const permissions = claims.permissions as string[];
     const seen: Record<string, boolean> = {};
     for (const key of FEATURES) {
       const mine = evaluateIsEntitledToFeature(key, ctx);
       const theirs = await ask('feature', key, permissions);
       assert.equal(mine.isEntitled, theirs.result, `feature ${key}`);
-      if (!theirs.result) assert.equal(sdkName(theirs.justification), (mine as { justification: string }).justification, key);
+      const why = (mine as { justification?: string }).justification;
+      if (!theirs.result) assert.equal(sdkName(theirs.justification), why, key);
       seen[key] = mine.isEntitled;
     }
     for (const key of PERMISSIONS) {
       const mine = evaluateIsEntitledToPermissions(key, ctx, {});
       const theirs = await ask('permission', key, permissions);
       assert.equal(mine.isEntitled, theirs.result, `permission ${key}`);
-      if (!theirs.result) assert.equal(sdkName(theirs.justification), (mine as { justification: string }).justification, key);
+      const why = (mine as { justification?: string }).justification;
+      if (!theirs.result) assert.equal(sdkName(theirs.justification), why, key);
       seen[key] = mine.isEntitled;
     }
     // The data covers each kind of answer.

@@ -21,7 +21,8 @@ before(async () => {
     token: vendor, body: { email: 'node@one.test', password: PASSWORD }, headers: { 'gatehouse-tenant-id': 'n-one' },
   });
   assert.equal(u.status, 201, JSON.stringify(u.body));
-  const s = await t.call('POST', '/identity/resources/auth/v1/user', { body: { email: 'node@one.test', password: PASSWORD } });
+  const body = { email: 'node@one.test', password: PASSWORD };
+  const s = await t.call('POST', '/identity/resources/auth/v1/user', { body });
   assert.equal(s.status, 200, JSON.stringify(s.body));
   userToken = s.body.accessToken;
   sdk.FronteggContext.init({ FRONTEGG_CLIENT_ID: VENDOR.clientId, FRONTEGG_API_KEY: VENDOR.secret });
@@ -77,7 +78,8 @@ describe('@frontegg/client', () => {
 
   test('validateToken refuses a missing permission (403) and a missing role (403)', async () => {
     const id = sdk.IdentityClient.getInstance();
-    await assert.rejects(id.validateToken(userToken, { permissions: ['not.a.held.permission'] }), (e: { statusCode: number }) => {
+    const missing = id.validateToken(userToken, { permissions: ['not.a.held.permission'] });
+    await assert.rejects(missing, (e: { statusCode: number }) => {
       assert.equal(e.statusCode, 403);
       return true;
     });
