@@ -276,7 +276,8 @@ describe('accounts and self-service with real tokens', () => {
     assert.equal(claims(r.body.accessToken).tenantId, 'a-two');
     assert.deepEqual(claims(r.body.accessToken).roles, ['read-only']);
     const tenants = await t.call('GET', '/identity/resources/users/v3/me/tenants', { token: r.body.accessToken });
-    assert.deepEqual(tenants.body.map((x: any) => x.tenantId).sort(), ['a-one', 'a-two']);
+    assert.deepEqual(tenants.body.tenants.map((x: any) => x.tenantId).sort(), ['a-one', 'a-two']);
+    assert.equal(tenants.body.activeTenant.tenantId, 'a-two');
     const none = await t.call('PUT', '/identity/resources/users/v1/tenant', { token: r.body.accessToken, body: { tenantId: 'a-pol' } });
     assert.equal(none.status, 403);
   });
@@ -293,6 +294,11 @@ describe('accounts and self-service with real tokens', () => {
     assert.equal(ok.status, 200);
     const r = await refresh(s.body.refreshToken);
     assert.equal(claims(r.body.accessToken).tenantId, 'a-child');
+    // The active account is reached through sub-account access: not a membership, still the activeTenant.
+    const mine = await t.call('GET', '/identity/resources/users/v1/me/tenants', { token: r.body.accessToken });
+    assert.deepEqual(mine.body.tenants.map((a: { tenantId: string }) => a.tenantId), ['a-parent']);
+    assert.equal(mine.body.activeTenant.tenantId, 'a-child');
+    assert.equal(mine.body.activeTenant.vendorId, t.ctx.environment.id);
   });
 
   test('foundation self-service routes with a real token: hierarchy, settings, delete current account', async () => {

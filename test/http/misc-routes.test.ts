@@ -97,13 +97,16 @@ describe('GET /entitlements/api/v2/user-entitlements', () => {
     assert.equal(plan.status, 200, JSON.stringify(plan.body));
     const empty = await t.call('GET', '/entitlements/api/v2/user-entitlements', { token: user.token });
     assert.equal(empty.status, 200, JSON.stringify(empty.body));
-    assert.deepEqual(empty.body.features.reports, { isEntitled: false, justification: 'MISSING_FEATURE' });
+    // The vendor evaluator's input: features decided (expireTime -1 entitled, null missing), held permissions.
+    assert.deepEqual(empty.body.features.reports, { planIds: [], expireTime: null, linkedPermissions: ['reports.read'] });
+    assert.deepEqual(empty.body.plans, {});
 
     assert.equal((await v('POST', `${E}/entitlements/v2`, { planId: plan.body.id, tenantId: 'mr-a', expirationDate: null })).status, 200);
     const r = await t.call('GET', '/entitlements/api/v2/user-entitlements', { token: user.token });
-    assert.deepEqual(r.body.features.reports, { isEntitled: true });
-    assert.deepEqual(r.body.features.export, { isEntitled: false, justification: 'MISSING_FEATURE' });
-    assert.deepEqual(r.body.permissions['reports.read'], { isEntitled: false, justification: 'MISSING_PERMISSION' });
+    assert.deepEqual(r.body.features.reports, { planIds: [], expireTime: -1, linkedPermissions: ['reports.read'] });
+    assert.deepEqual(r.body.features.export, { planIds: [], expireTime: null, linkedPermissions: [] });
+    assert.equal(r.body.permissions['reports.read'], undefined, 'not held');
+    assert.ok(Object.values(r.body.permissions).every((x) => x === true));
     assert.equal((await t.call('GET', '/entitlements/api/v2/user-entitlements', { token: vendor })).status, 403);
     assert.equal((await t.call('GET', '/entitlements/api/v2/user-entitlements')).status, 401);
   });

@@ -86,7 +86,7 @@ describe('inviting an existing user of another account', () => {
     const sw = await t.call('PUT', `${U}/v1/tenant`, { token, body: { tenantId: 'beta' } });
     assert.equal(sw.status, 403, JSON.stringify(sw.body));
     const mine = await t.call('GET', `${U}/v3/me/tenants`, { token });
-    assert.deepEqual(mine.body.map((a: { tenantId: string }) => a.tenantId), ['acme']);
+    assert.deepEqual(mine.body.tenants.map((a: { tenantId: string }) => a.tenantId), ['acme']);
     const me = await t.call('GET', `${U}/v1/me/invitations`, { token });
     assert.equal(me.status, 200, JSON.stringify(me.body));
     assert.deepEqual(me.body.map((i: { tenantId: string; name: string; invitedBy: string }) => [i.tenantId, i.name, i.invitedBy]), [['beta', 'Beta', betaAdminId]]);

@@ -112,6 +112,8 @@ export function createTokenIssuer(deps: { keys: KeysService; roles: RolesService
         ...extra,
         type: 'userToken',
         sub: a.user.id,
+        // The vendor's Node SDK declares `userId` on a user token's entity (IUser); apps read it.
+        userId: a.user.id,
         email: a.user.email,
         email_verified: a.user.verified,
         name: a.user.name,

@@ -8,18 +8,29 @@ import type { EntitlementsService } from './service.ts';
 /** Account machine tokens act for their account: no user of theirs can hold a user grant. */
 const ACCOUNT_TOKENS = new Set(['tenantApiToken', 'tenantAccessToken']);
 
-type Entitlement = { isEntitled: boolean; justification?: string };
+/**
+ * The vendor's evaluator input (UserEntitlementsContext of @frontegg/entitlements-javascript-commons): the client
+ * decides from it. Features arrive already decided by the engine, so the client's direct evaluation gives the
+ * agent's answer: `expireTime` -1 (no expiry) when entitled, 0 (in the past: BUNDLE_EXPIRED) when only an expired
+ * grant exists, null when missing. Flags and plan targeting are not shipped (they were applied by the engine).
+ */
+interface FeatureEntry {
+  planIds: string[];
+  expireTime: number | null;
+  linkedPermissions: string[];
+}
 export interface UserEntitlements {
-  features: Record<string, Entitlement>;
-  permissions: Record<string, Entitlement>;
+  features: Record<string, FeatureEntry>;
+  plans: Record<string, never>;
+  permissions: Record<string, true>;
 }
 
-const entitlement = (d: Decision): Entitlement => (d.result ? { isEntitled: true } : { isEntitled: false, justification: d.justification });
+const expireTime = (d: Decision): number | null => (d.result ? -1 : d.justification === 'PLAN_EXPIRED' ? 0 : null);
 
 /**
  * The caller's entitlements as the decision engine computes them over the current snapshot (the agent's answers):
- * every feature of the catalogue, and every permission the caller holds or a feature links. Compiled once per
- * snapshot (the service rebuilds the snapshot only when its offset moves).
+ * every feature of the catalogue with the permissions it links, and the permission keys the caller holds. Compiled
+ * once per snapshot (the service rebuilds the snapshot only when its offset moves).
  */
 export function createUserEntitlements(e: Pick<EntitlementsService, 'snapshot'>) {
   const engines = new WeakMap<Snapshot, Engine>();
@@ -29,32 +40,39 @@ export function createUserEntitlements(e: Pick<EntitlementsService, 'snapshot'>)
       let engine = engines.get(snap);
       if (!engine) engines.set(snap, (engine = compile(snap.data)));
       const now = Date.now();
-      const features: Record<string, Entitlement> = {};
-      const permissions: Record<string, Entitlement> = {};
-      const permissionKeys = new Set(subject.permissions.filter((p) => !p.includes('*')));
+      const features: Record<string, FeatureEntry> = {};
       for (const [, key, linked] of snap.data.features ?? []) {
-        features[key] = entitlement(engine.decide('feature', { subjectContext: subject, requestContext: { featureKey: key } }, now));
-        for (const p of linked ?? []) permissionKeys.add(p);
+        const d = engine.decide('feature', { subjectContext: subject, requestContext: { featureKey: key } }, now);
+        features[key] = { planIds: [], expireTime: expireTime(d), linkedPermissions: [...(linked ?? [])] };
       }
-      for (const key of [...permissionKeys].sort()) {
-        permissions[key] = entitlement(engine.decide('permission', { subjectContext: subject, requestContext: { permissionKey: key } }, now));
-      }
-      return { features, permissions };
+      const permissions: Record<string, true> = {};
+      for (const key of [...new Set(subject.permissions)].sort()) permissions[key] = true;
+      return { features, plans: {}, permissions };
     },
   };
 }
 
-const Entitled = Type.Object({ isEntitled: Type.Boolean(), justification: Type.Optional(Type.String()) });
+const Feature = Type.Object({
+  planIds: Type.Array(Type.String()),
+  expireTime: Type.Union([Type.Number(), Type.Null()], { description: '-1: entitled, no expiry; 0: expired; null: missing' }),
+  linkedPermissions: Type.Array(Type.String()),
+});
+const UserEntitlementsContext = Type.Object({
+  features: Type.Record(Type.String(), Feature),
+  plans: Type.Object({}, { description: 'always empty: plan targeting is applied by the engine' }),
+  permissions: Type.Record(Type.String(), Type.Literal(true)),
+});
 
-/** GET /entitlements/api/v2/user-entitlements (user token) → {features: {key: {isEntitled, justification?}}, permissions: {…}}. */
+/** GET /entitlements/api/v2/user-entitlements (user token) → the vendor evaluator's UserEntitlementsContext. */
 export const userEntitlementsRoutes: FastifyPluginAsyncTypebox<{ entitlements: EntitlementsService }> = async (app, { entitlements }) => {
   const svc = createUserEntitlements(entitlements);
   app.get('/entitlements/api/v2/user-entitlements', {
     config: guard.user(),
     schema: {
       tags: ['entitlements'],
-      summary: "The signed-in user's entitlements in the token's account: every feature and every held or feature-linked permission, decided as the agent decides",
-      response: { 200: Type.Object({ features: Type.Record(Type.String(), Entitled), permissions: Type.Record(Type.String(), Entitled) }) },
+      summary: "The signed-in user's entitlements in the token's account, as the vendor's evaluator reads them: every feature "
+        + 'decided as the agent decides (with its linked permissions) and the permissions the token holds',
+      response: { 200: UserEntitlementsContext },
     },
   }, async (req) => {
     const auth = req.auth;

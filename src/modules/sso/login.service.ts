@@ -84,13 +84,13 @@ export function createSsoLoginService(deps: SsoLoginDeps) {
         const sp = await deps.configs.spSide(config.tenant_id, config);
         const { url, requestId } = await authnRequestUrl(sp, { ssoUrl: config.sso_endpoint, entityId: config.idp_entity_id, certs: config.idp_certs, signRequest: config.sign_request }, secrets.state);
         await saveFlow(db, kek, secrets, { kind: 'saml', tenantId: config.tenant_id, configId: config.id, requestId, appRedirect: redirect });
-        return { address: url, type: 'saml', tenantId: config.tenant_id };
+        return { address: url, type: 'saml', idpType: 'saml', tenantId: config.tenant_id };
       }
       if (!redirect) throw new AppError('VALIDATION', 'redirectUri is required for OIDC: the allow-listed page that receives the code and calls oidc/postlogin');
       const c = await oidc.discover(config.oidc_issuer, config.oidc_client_id, config.oidc_secret_enc ? decrypt(kek, config.oidc_secret_enc) : '', allowPrivate);
       const address = oidc.authorizationUrl(c, { redirectUri: redirect, scope: config.oidc_scopes, state: secrets.state, nonce: secrets.nonce, codeChallenge: secrets.codeChallenge });
       await saveFlow(db, kek, secrets, { kind: 'oidc', tenantId: config.tenant_id, configId: config.id, redirectUri: redirect });
-      return { address, type: 'oidc', tenantId: config.tenant_id };
+      return { address, type: 'oidc', idpType: 'oidc', tenantId: config.tenant_id };
     },
 
     /**

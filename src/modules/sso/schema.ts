@@ -78,7 +78,10 @@ export const PreloginBody = Type.Object({
   /** SAML: where the browser goes after the ACS; OIDC: the redirect_uri the IdP sends the code to. Allow-listed. */
   redirectUri: Type.Optional(Url),
 });
-export const PreloginResponse = Type.Object({ address: Type.String(), type: Type.String(), tenantId: Type.String() });
+// `idpType` is the name the browser SDK reads (IPreLoginWithIdpTypeResponse); `type` is kept for older clients.
+export const PreloginResponse = Type.Object({
+  address: Type.String(), type: Type.String(), idpType: Type.String(), tenantId: Type.String(),
+});
 
 export const SamlPostLoginBody = Type.Object({ SAMLResponse: Type.String({ minLength: 1, maxLength: 500000 }), RelayState: Type.Optional(Type.String({ maxLength: 500 })) });
 export const OidcPostLoginBody = Type.Object({

@@ -2,11 +2,14 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { guard, type UserAuth } from '../../http/auth.ts';
 import { AppError } from '../../http/errors.ts';
+import { Account } from '../tenants/index.ts';
 import { namesPhone, UpdateProfile, User } from './schema.ts';
 import type { UsersService } from './service.ts';
 
 const tags = ['me'];
-const Tenants = Type.Array(Type.Object({ tenantId: Type.String(), name: Type.String() }));
+// The browser SDK's shapes (ITenantsResponse, GetCurrentUserTenantsResponse): account records with `vendorId`.
+const AccountRecord = Type.Object({ ...Account.properties, vendorId: Type.String({ description: 'the environment id' }) });
+const CurrentUserTenants = Type.Object({ tenants: Type.Array(AccountRecord), activeTenant: Type.Optional(AccountRecord) });
 const me = (req: { auth?: unknown }) => req.auth as UserAuth;
 
 /** Self-service routes: the signed-in user, in the account of their token. */
@@ -23,12 +26,20 @@ export const meRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = asyn
     schema: { tags, summary: 'Update my profile (as PUT /identity/resources/users/v1 with a user token)', body: UpdateProfile, response: { 200: User } },
   }, async (req) => users.updateProfile(me(req).userId, me(req).tenantId, req.body));
 
-  for (const path of ['/identity/resources/users/v3/me/tenants', '/identity/resources/users/v2/me/tenants', '/identity/resources/users/v1/me/tenants']) {
-    app.get(path, {
+  for (const version of ['v1', 'v3']) {
+    app.get(`/identity/resources/users/${version}/me/tenants`, {
       config: guard.user(),
-      schema: { tags, summary: 'The accounts I belong to', response: { 200: Tenants } },
-    }, async (req) => users.accountsOf(me(req).userId));
+      schema: {
+        tags, summary: 'The accounts I belong to and the active one (the account of my token)',
+        response: { 200: CurrentUserTenants },
+      },
+    }, async (req) => users.myAccounts(me(req).userId, me(req).tenantId));
   }
+
+  app.get('/identity/resources/users/v2/me/tenants', {
+    config: guard.user(),
+    schema: { tags, summary: 'The accounts I belong to', response: { 200: Type.Array(AccountRecord) } },
+  }, async (req) => (await users.myAccounts(me(req).userId, me(req).tenantId)).tenants);
 
   app.post('/identity/resources/users/v1/passwords/change', {
     config: guard.identity({ recent: false }),

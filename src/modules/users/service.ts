@@ -7,7 +7,7 @@ import type { PasswordService } from '../credentials/index.ts';
 import type { Grantor, RolesService } from '../roles/index.ts';
 import { parseMetadata, type TenantsService } from '../tenants/index.ts';
 import { listUsers } from './list.store.ts';
-import { accessTo, accessView, accountsOf, joinAccount } from './memberships.ts';
+import { accessTo, accessView, accountRecordsOf, accountsOf, joinAccount } from './memberships.ts';
 import { buildUserRecord } from './record.ts';
 import { groupsOfUsers } from '../groups/index.ts';
 import { assertEmailDomainAllowed } from '../restrictions/index.ts';
@@ -277,5 +277,16 @@ export function createUsersService(deps: UsersDeps) {
     accessView,
     /** The accounts a user belongs to, with names. */
     accountsOf: (userId: string, q: Queryable = db): Promise<{ tenantId: string; name: string }[]> => accountsOf(userId, q),
+    /**
+     * The current user's accounts as the browser SDK reads them: account records with the environment as `vendorId`,
+     * and the active one (an account reached through sub-account access is not among the memberships).
+     */
+    async myAccounts(userId: string, activeTenantId: string) {
+      const vendorId = deps.environment.id;
+      const tenants = (await accountRecordsOf(userId, db)).map((a) => ({ ...a, vendorId }));
+      const found = tenants.find((a) => a.tenantId === activeTenantId);
+      const other = found ? undefined : await deps.tenants.get(activeTenantId);
+      return { tenants, activeTenant: found ?? (other ? { ...other, vendorId } : undefined) };
+    },
   };
 }
