@@ -140,3 +140,50 @@ describe('SSO pre-login for OIDC uses the environment\'s redirect page', () => {
     await t.call('POST', '/identity/resources/configurations/v1', { token: vendor, body: { allowedRedirectUrls: [PAGE_A, PAGE_B, PAGE_C] } });
   });
 });
+
+describe('Accounts: alias, and GET /tenants/resources/tenants/v2/alias/{alias}', () => {
+  const V1 = '/tenants/resources/tenants/v1';
+  const V2 = '/tenants/resources/tenants/v2';
+  test('an alias set on create finds the account (any case); unknown is 404', async () => {
+    const made = await account('alias-one', { alias: 'Acme-Corp' });
+    assert.equal(made.alias, 'Acme-Corp');
+    const r = await t.call('GET', `${V2}/alias/Acme-Corp`, { token: vendor });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.tenantId, 'alias-one');
+    assert.equal(r.body.alias, 'Acme-Corp');
+    assert.equal((await t.call('GET', `${V2}/alias/acme-corp`, { token: vendor })).body.tenantId, 'alias-one');
+    const none = await t.call('GET', `${V2}/alias/no-such-alias`, { token: vendor });
+    assert.equal(none.status, 404);
+    assert.match(none.body.errors[0], /alias no-such-alias/);
+    assert.equal((await t.call('GET', `${V2}/alias-one`, { token: vendor })).body.alias, 'Acme-Corp');
+    // The route needs the environment's token.
+    assert.equal((await t.call('GET', `${V2}/alias/Acme-Corp`)).status, 401);
+  });
+  test('a duplicate alias is 409 on create and update and changes nothing', async () => {
+    const dup = await t.call('POST', V1, { token: vendor, body: { tenantId: 'alias-two', name: 'two', alias: 'ACME-corp' } });
+    assert.equal(dup.status, 409);
+    assert.match(dup.body.errors[0], /alias/);
+    assert.equal((await t.call('GET', `${V2}/alias-two`, { token: vendor })).body.length, 0);
+    await account('alias-two', { alias: 'two' });
+    const upd = await t.call('PUT', `${V2}/alias-two`, { token: vendor, body: { alias: 'acme-corp', name: 'renamed' } });
+    assert.equal(upd.status, 409);
+    const still = await t.call('GET', `${V2}/alias-two`, { token: vendor });
+    assert.equal(still.body.alias, 'two');
+    assert.equal(still.body.name, 'alias-two');
+  });
+  test('update sets and clears it; a removed account frees its alias; bad aliases are 400', async () => {
+    await account('alias-three');
+    const set = await t.call('PUT', `${V2}/alias-three`, { token: vendor, body: { alias: 'third' } });
+    assert.equal(set.status, 200, JSON.stringify(set.body));
+    assert.equal((await t.call('GET', `${V2}/alias/third`, { token: vendor })).body.tenantId, 'alias-three');
+    assert.equal((await t.call('PUT', `${V2}/alias-three`, { token: vendor, body: { alias: null } })).body.alias, null);
+    assert.equal((await t.call('GET', `${V2}/alias/third`, { token: vendor })).status, 404);
+    assert.equal((await t.call('DELETE', `${V1}/alias-one`, { token: vendor })).status, 200);
+    assert.equal((await t.call('GET', `${V2}/alias/Acme-Corp`, { token: vendor })).status, 404);
+    assert.equal((await t.call('PUT', `${V2}/alias-three`, { token: vendor, body: { alias: 'acme-corp' } })).status, 200);
+    const bad = await t.call('PUT', `${V2}/alias-three`, { token: vendor, body: { alias: 'has space' } });
+    assert.equal(bad.status, 400);
+    assert.match(JSON.stringify(bad.body.errors), /alias/);
+    assert.equal((await t.call('POST', V1, { token: vendor, body: { tenantId: 'alias-four', alias: '' } })).status, 400);
+  });
+});

@@ -4,6 +4,7 @@ export interface TenantRow {
   tenant_id: string;
   id: string;
   name: string;
+  alias: string | null;
   status: string | null;
   website: string | null;
   application_url: string | null;
@@ -55,7 +56,11 @@ export interface NewTenant {
   [column: string]: unknown;
 }
 
-const INSERT_COLUMNS = ['tenant_id', 'id', 'parent_tenant_id', 'metadata', 'is_reseller', ...Object.values(COLUMNS).filter((c) => c !== 'is_reseller')];
+// alias is not in COLUMNS (toColumns): only the account routes set it, one account at a time (uniqueness → 409).
+const INSERT_COLUMNS = [
+  'tenant_id', 'id', 'parent_tenant_id', 'metadata', 'is_reseller', 'alias',
+  ...Object.values(COLUMNS).filter((c) => c !== 'is_reseller'),
+];
 const RECORD_TYPES = INSERT_COLUMNS.map((c) => `${c} ${c === 'metadata' ? 'jsonb' : c === 'is_reseller' ? 'boolean' : c === 'id' ? 'uuid' : 'text'}`).join(', ');
 
 /**
@@ -82,6 +87,15 @@ export async function insertAccounts(db: Queryable, rows: NewTenant[]): Promise<
 /** A live account; `lock` takes a row lock for the rest of the transaction (a parent must not vanish under a child). */
 export async function findLive(db: Queryable, tenantId: string, lock?: 'FOR SHARE' | 'FOR UPDATE'): Promise<TenantRow | undefined> {
   const { rows } = await db.query<TenantRow>(`SELECT * FROM tenants WHERE tenant_id = $1 AND deleted_at IS NULL ${lock ?? ''}`, [tenantId]);
+  return rows[0];
+}
+
+/** The live account holding an alias (compared without regard to case). */
+export async function findLiveByAlias(db: Queryable, alias: string): Promise<TenantRow | undefined> {
+  const { rows } = await db.query<TenantRow>(
+    'SELECT * FROM tenants WHERE lower(alias) = lower($1) AND alias IS NOT NULL AND deleted_at IS NULL',
+    [alias],
+  );
   return rows[0];
 }
 
