@@ -1,5 +1,9 @@
 import assert from 'node:assert/strict';
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
 import { startOidcIdp } from '../fixtures/sso/oidc-idp.ts';
 
@@ -186,4 +190,150 @@ describe('Accounts: alias, and GET /tenants/resources/tenants/v2/alias/{alias}',
     assert.match(JSON.stringify(bad.body.errors), /alias/);
     assert.equal((await t.call('POST', V1, { token: vendor, body: { tenantId: 'alias-four', alias: '' } })).status, 400);
   });
+});
+
+describe('Social sign-in: unvouched emails make unverified users; OpenID tokens are verified', () => {
+  const CB = PAGE_C;
+  const people: Record<string, { sub: string; email?: string; email_verified?: boolean }> = {};
+  const tweak: { kind?: 'rogueKey' | 'wrongIss' | 'wrongAud' | 'wrongNonce' | 'unsigned' } = {};
+  let base = '';
+  let server: Server;
+  let rogue: CryptoKey;
+
+  /** A local OpenID provider per path prefix: authorize, token (RS256 ID tokens), jwks. */
+  before(async () => {
+    const { privateKey, publicKey } = await generateKeyPair('RS256');
+    rogue = (await generateKeyPair('RS256')).privateKey;
+    const jwks = { keys: [{ ...(await exportJWK(publicKey)), kid: 'k1', alg: 'RS256', use: 'sig' }] };
+    const codes = new Map<string, { name: string; clientId: string; nonce: string }>();
+    server = createServer(async (req, res) => {
+      const url = new URL(req.url!, 'http://x');
+      const [, name, op] = url.pathname.split('/');
+      const json = (status: number, v: unknown) => {
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(v));
+      };
+      if (op === 'jwks') return json(200, jwks);
+      if (op === 'authorize') {
+        const code = randomUUID();
+        const q = url.searchParams;
+        codes.set(code, { name, clientId: q.get('client_id')!, nonce: q.get('nonce')! });
+        const back = new URL(q.get('redirect_uri')!);
+        back.searchParams.set('code', code);
+        back.searchParams.set('state', q.get('state')!);
+        res.writeHead(302, { location: back.href });
+        return res.end();
+      }
+      if (op === 'token') {
+        let raw = '';
+        for await (const chunk of req) raw += chunk;
+        const c = codes.get(new URLSearchParams(raw).get('code') ?? '');
+        if (!c || c.name !== name) return json(400, { error: 'invalid_grant' });
+        const who = people[name];
+        const claims = {
+          nonce: tweak.kind === 'wrongNonce' ? 'another-nonce' : c.nonce,
+          ...(who.email ? { email: who.email } : {}),
+          ...(who.email_verified !== undefined ? { email_verified: who.email_verified } : {}),
+        };
+        const jwt = new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+          .setIssuer(tweak.kind === 'wrongIss' ? 'https://elsewhere.example' : `${base}/${name}`)
+          .setAudience(tweak.kind === 'wrongAud' ? 'another-client' : c.clientId)
+          .setSubject(who.sub).setIssuedAt().setExpirationTime('5m');
+        let idToken = await jwt.sign(tweak.kind === 'rogueKey' ? rogue : privateKey);
+        if (tweak.kind === 'unsigned') {
+          const [h, p] = idToken.split('.');
+          idToken = `${h}.${p}.${Buffer.from('not a signature').toString('base64url')}`;
+        }
+        return json(200, { access_token: `at-${randomUUID()}`, token_type: 'Bearer', id_token: idToken });
+      }
+      json(404, {});
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    await t.call('POST', '/identity/resources/configurations/v1', {
+      token: vendor,
+      body: { allowedRedirectUrls: [PAGE_A, PAGE_B, PAGE_C], allowSignups: false },
+    });
+    for (const name of ['quiet-id', 'sure-id']) {
+      const made = await t.call('POST', '/identity/resources/sso/custom/v1', {
+        token: vendor,
+        body: {
+          type: name, clientId: `client-${name}`, secret: `secret-${name}-0123456789`, redirectUrl: CB, active: true,
+          authorizationUrl: `${base}/${name}/authorize`, tokenUrl: `${base}/${name}/token`,
+          issuer: `${base}/${name}`, jwksUrl: `${base}/${name}/jwks`, scopes: 'openid email', allowSignups: true,
+        },
+      });
+      assert.equal(made.status, 200, JSON.stringify(made.body));
+    }
+  });
+  after(async () => {
+    await new Promise<void>((r) => server?.close(() => r()));
+  });
+
+  async function signIn(name: string) {
+    const pre = await t.call('POST', `/identity/resources/auth/v1/user/sso/${name}/prelogin`, { body: {} });
+    assert.equal(pre.status, 200, JSON.stringify(pre.body));
+    const res = await fetch(pre.body.address, { redirect: 'manual' });
+    const back = new URL(res.headers.get('location')!);
+    return t.call('POST', `/identity/resources/auth/v1/user/sso/${name}/postlogin`, {
+      body: { code: back.searchParams.get('code'), state: back.searchParams.get('state') },
+    });
+  }
+  const claimsOf = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
+
+  test('no email_verified: a new user is created unverified and signed in', async () => {
+    people['quiet-id'] = { sub: 'q-1', email: 'quiet.new@social-drop.test' };
+    const r = await signIn('quiet-id');
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const c = claimsOf(r.body.accessToken);
+    const user = await t.call('GET', `/identity/resources/users/v1/${c.sub}`, { token: vendor, headers: { 'gatehouse-tenant-id': c.tenantId } });
+    assert.equal(user.body.email, 'quiet.new@social-drop.test');
+    assert.equal(user.body.verified, false);
+    // The same subject signs in again (linked by subject).
+    assert.equal((await signIn('quiet-id')).status, 200);
+  });
+
+  test('an unvouched email of an existing user is not linked (403)', async () => {
+    await account('social-drop');
+    const made = await t.call('POST', '/identity/resources/users/v1', {
+      token: vendor,
+      headers: { 'gatehouse-tenant-id': 'social-drop' },
+      body: { email: 'owner@social-drop.test', name: 'Owner', password: 'Very-Long-Passw0rd!x' },
+    });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    people['quiet-id'] = { sub: 'q-2', email: 'owner@social-drop.test', email_verified: false };
+    const r = await signIn('quiet-id');
+    assert.equal(r.status, 403);
+    assert.equal(r.body.errorCode, 'GH-66018');
+    people['quiet-id'] = { sub: 'q-3', email: 'owner@social-drop.test' };
+    assert.equal((await signIn('quiet-id')).status, 403);
+  });
+
+  test('a later vouched sign-in proves the address and drops the unvouched link', async () => {
+    people['quiet-id'] = { sub: 'q-squatter', email: 'victim@social-drop.test' };
+    const squat = await signIn('quiet-id');
+    assert.equal(squat.status, 200, JSON.stringify(squat.body));
+    people['sure-id'] = { sub: 's-owner', email: 'victim@social-drop.test', email_verified: true };
+    const owner = await signIn('sure-id');
+    assert.equal(owner.status, 200, JSON.stringify(owner.body));
+    assert.equal(owner.body.userId, squat.body.userId);
+    const again = await signIn('quiet-id');
+    assert.equal(again.status, 403, 'the unvouched identity no longer reaches the proven user');
+  });
+
+  for (const kind of ['rogueKey', 'unsigned', 'wrongIss', 'wrongAud', 'wrongNonce'] as const) {
+    test(`an ID token with ${kind} is refused (401) and signs no one in`, async () => {
+      people['sure-id'] = { sub: `s-${kind}`, email: `${kind.toLowerCase()}@social-drop.test`, email_verified: true };
+      tweak.kind = kind;
+      try {
+        const r = await signIn('sure-id');
+        assert.equal(r.status, 401, JSON.stringify(r.body));
+        assert.equal(r.body.errorCode, 'GH-66017');
+      } finally {
+        tweak.kind = undefined;
+      }
+      const u = await t.call('GET', `/identity/resources/users/v1/email?email=${kind.toLowerCase()}@social-drop.test`, { token: vendor });
+      assert.notEqual(u.status, 200);
+    });
+  }
 });
