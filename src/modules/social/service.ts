@@ -66,6 +66,7 @@ export function createSocialService(deps: SocialDeps) {
     return {
       id: r.id, type: r.type, active: r.active, clientId: r.client_id, redirectUrl: r.redirect_url, scopes: r.scopes || def?.scopes || '',
       authorizationUrl: urls.authorizationUrl ?? '', tokenUrl: urls.tokenUrl ?? '', userInfoUrl: urls.userInfoUrl ?? '',
+      issuer: urls.issuer ?? '', jwksUrl: urls.jwksUrl ?? '',
       displayName: String(r.options.displayName ?? r.type), ssoLogoUrl: String(r.options.ssoLogoUrl ?? ''), customised: r.custom,
       allowSignups: Boolean(r.options.allowSignups), createdAt: r.created_at.toISOString(), updatedAt: r.updated_at.toISOString(),
     };

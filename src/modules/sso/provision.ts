@@ -28,8 +28,8 @@ export interface IdpIdentity {
 
 /**
  * Just-in-time provisioning into an account for an identity its own IdP asserted: a new user is created (verified
- * unless `who.verified` is false, `provider` = saml or the OIDC provider); a known user not yet a member joins the account; a member gets the
- * mapped roles added (never removed: roles given in Gatehouse stay). Runs in the caller's transaction.
+ * unless `who.verified` is false, `provider` = saml or the OIDC provider); a known user not yet a member joins the
+ * account; a member gets the mapped roles added (never removed: roles given in Gatehouse stay). Runs in the caller's transaction.
  */
 export async function provisionIntoAccount(tx: Queryable, deps: ProvisionDeps, tenantId: string, who: IdpIdentity): Promise<UserRow> {
   const email = who.email.trim().toLowerCase();
