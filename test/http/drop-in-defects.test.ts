@@ -192,6 +192,32 @@ describe('Accounts: alias, and GET /tenants/resources/tenants/v2/alias/{alias}',
   });
 });
 
+describe('Accounts: aliases through the account migration', () => {
+  test('aliases are imported; one another account holds or an earlier item names is an item error', async () => {
+    const V2 = '/tenants/resources/tenants/v2';
+    await account('mig-alias-live', { alias: 'held-alias' });
+    const items = [
+      { tenantId: 'mig-alias-1', alias: 'fresh-alias' },
+      { tenantId: 'mig-alias-2', alias: 'HELD-alias' },
+      { tenantId: 'mig-alias-3', alias: 'Fresh-Alias' },
+      { tenantId: 'mig-alias-4' },
+    ];
+    const r = await t.call('POST', '/tenants/resources/migrations/v1/tenants', { token: vendor, body: { tenants: items } });
+    assert.equal(r.status, 202, JSON.stringify(r.body));
+    let s: any;
+    for (let i = 0; i < 300; i++) {
+      s = (await t.call('GET', `/tenants/resources/migrations/v1/tenants/status/${r.body.migrationId}`, { token: vendor })).body;
+      if (s.state === 'completed') break;
+      await new Promise((done) => setTimeout(done, 20));
+    }
+    assert.equal(s.state, 'completed', JSON.stringify(s));
+    assert.deepEqual(s.errors.map((e: any) => [e.index, e.code]).sort(), [[1, 'GH-10030'], [2, 'GH-10030']]);
+    assert.equal((await t.call('GET', `${V2}/alias/fresh-alias`, { token: vendor })).body.tenantId, 'mig-alias-1');
+    assert.equal((await t.call('GET', `${V2}/mig-alias-4`, { token: vendor })).body.alias, null);
+    assert.equal((await t.call('GET', `${V2}/mig-alias-2`, { token: vendor })).body.length, 0);
+  });
+});
+
 describe('Social sign-in: unvouched emails make unverified users; OpenID tokens are verified', () => {
   const CB = PAGE_C;
   const people: Record<string, { sub: string; email?: string; email_verified?: boolean }> = {};

@@ -99,6 +99,16 @@ export async function findLiveByAlias(db: Queryable, alias: string): Promise<Ten
   return rows[0];
 }
 
+/** The live accounts holding any of these aliases: lower-cased alias → tenant id. */
+export async function aliasHolders(db: Queryable, aliases: string[]): Promise<Map<string, string>> {
+  if (aliases.length === 0) return new Map();
+  const { rows } = await db.query<{ alias: string; tenant_id: string }>(
+    'SELECT lower(alias) AS alias, tenant_id FROM tenants WHERE lower(alias) = ANY($1::text[]) AND deleted_at IS NULL',
+    [aliases.map((a) => a.toLowerCase())],
+  );
+  return new Map(rows.map((r) => [r.alias, r.tenant_id]));
+}
+
 /** Whether the id is held by a removed account (soft-deleted row); the row is locked until the transaction ends. */
 export async function isRemoved(db: Queryable, tenantId: string): Promise<boolean> {
   const { rows } = await db.query('SELECT 1 FROM tenants WHERE tenant_id = $1 AND deleted_at IS NOT NULL FOR UPDATE', [tenantId]);
