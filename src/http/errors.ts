@@ -34,6 +34,7 @@ export const catalogue = {
 
   ACCOUNT_NOT_FOUND: { status: 404, errorCode: 'GH-30001', message: 'Account not found' },
   ACCOUNT_EXISTS: { status: 409, errorCode: 'GH-30002', message: 'An account with this id already exists' },
+  ACCOUNT_ALIAS_TAKEN: { status: 409, errorCode: 'GH-10030', message: 'Another account already has this alias' },
   HIERARCHY_CYCLE: { status: 409, errorCode: 'GH-30003', message: 'This assignment would create a cycle in the account hierarchy' },
   NOT_IN_HIERARCHY: { status: 404, errorCode: 'GH-30004', message: 'The account has no parent in the hierarchy' },
   OUTSIDE_HIERARCHY: { status: 403, errorCode: 'GH-30005', message: 'The account is not within your account hierarchy' },

@@ -5,7 +5,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { SignJWT } from 'jose';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import * as samlify from 'samlify';
 import { totpCode } from '../../src/modules/mfa/totp.ts';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
@@ -429,11 +429,14 @@ async function startGoogle() {
   const people = { current: { sub: '', email: '', verified: true, name: '' } };
   const codes = new Map<string, { nonce?: string; clientId: string; person: typeof people.current }>();
   const tokens = new Map<string, typeof people.current>();
-  const key = new TextEncoder().encode(randomUUID());
+  // ID tokens are signed RS256 with the key published at /jwks (the sign-in verifies the signature).
+  const { privateKey: key, publicKey } = await generateKeyPair('RS256');
+  const jwks = { keys: [{ ...(await exportJWK(publicKey)), kid: 'g1', alg: 'RS256', use: 'sig' }] };
   const read = (req: IncomingMessage) => new Promise<string>((r) => { let s = ''; req.on('data', (c) => (s += c)); req.on('end', () => r(s)); });
   const server: Server = createServer(async (req, res) => {
     const url = new URL(req.url!, 'http://x');
     const json = (status: number, v: unknown) => { res.writeHead(status, { 'content-type': 'application/json' }); res.end(JSON.stringify(v)); };
+    if (url.pathname === '/jwks') return json(200, jwks);
     if (url.pathname === '/authorize') {
       const code = randomUUID();
       codes.set(code, { nonce: url.searchParams.get('nonce') ?? undefined, clientId: url.searchParams.get('client_id')!, person: { ...people.current } });
@@ -451,7 +454,7 @@ async function startGoogle() {
       const at = `at-${randomUUID()}`;
       tokens.set(at, c.person);
       const idToken = await new SignJWT({ nonce: c.nonce, email: c.person.email, email_verified: c.person.verified })
-        .setProtectedHeader({ alg: 'HS256' }).setIssuer('https://accounts.google.example').setAudience(c.clientId).setSubject(c.person.sub).setIssuedAt().setExpirationTime('5m').sign(key);
+        .setProtectedHeader({ alg: 'RS256', kid: 'g1' }).setIssuer('https://accounts.google.example').setAudience(c.clientId).setSubject(c.person.sub).setIssuedAt().setExpirationTime('5m').sign(key);
       return json(200, { access_token: at, token_type: 'bearer', id_token: idToken });
     }
     const p = tokens.get((req.headers.authorization ?? '').replace(/^Bearer /, ''));
@@ -471,7 +474,7 @@ describe('social login: MFA, identities by subject, activation', () => {
     const b = google.base;
     const r = await t.call('POST', '/identity/resources/sso/v2', {
       token: vendor,
-      body: { type: 'google', clientId: 'client-google', secret: 'secret-google', redirectUrl: SOCIAL_CB, active: true, authorizationUrl: `${b}/authorize`, tokenUrl: `${b}/token`, userInfoUrl: `${b}/userinfo`, allowSignups: true },
+      body: { type: 'google', clientId: 'client-google', secret: 'secret-google', redirectUrl: SOCIAL_CB, active: true, authorizationUrl: `${b}/authorize`, tokenUrl: `${b}/token`, userInfoUrl: `${b}/userinfo`, issuer: 'https://accounts.google.example', jwksUrl: `${b}/jwks`, allowSignups: true },
     });
     assert.equal(r.status, 200, JSON.stringify(r.body));
   });
@@ -513,9 +516,13 @@ describe('social login: MFA, identities by subject, activation', () => {
     const other = await googleSignIn({ sub: 'g-mallory', email: 'dave@social.test' });
     assert.equal(other.status, 409, JSON.stringify(other.body));
     assert.equal(other.body.errorCode, 'GH-66021');
+    // A new address the provider does not vouch for makes a new user, unverified; an existing user's is refused.
     const unverified = await googleSignIn({ sub: 'g-nobody', email: 'nobody@social.test', verified: false });
-    assert.equal(unverified.status, 403);
-    assert.equal(unverified.body.errorCode, 'GH-66018');
+    assert.equal(unverified.status, 200, JSON.stringify(unverified.body));
+    assert.equal(unverified.body.emailVerified, false);
+    const taken = await googleSignIn({ sub: 'g-nobody-2', email: 'dave@social.test', verified: false });
+    assert.equal(taken.status, 403);
+    assert.equal(taken.body.errorCode, 'GH-66018');
   });
 
   test('a user who signed up and never activated is activated by a verified provider email; the sign-up password is dropped', async () => {

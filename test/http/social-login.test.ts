@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { jwtVerify, SignJWT } from 'jose';
+import { exportJWK, generateKeyPair, jwtVerify, SignJWT } from 'jose';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
 import { startOidcIdp } from '../fixtures/sso/oidc-idp.ts';
 
@@ -26,12 +26,15 @@ async function startProviders() {
   const codes = new Map<string, { p: string; clientId: string; redirectUri: string; challenge: string; nonce?: string }>();
   const tokens = new Map<string, { p: string; person: Person }>();
   const tweaks = { wrongNonce: false, githubEmails: undefined as undefined | { email: string; primary: boolean; verified: boolean }[] };
-  const idKey = new TextEncoder().encode(randomUUID());
+  // ID tokens are signed RS256 with a key published at /<provider>/jwks, as the real providers do.
+  const { privateKey: idKey, publicKey } = await generateKeyPair('RS256');
+  const jwks = { keys: [{ ...(await exportJWK(publicKey)), kid: 'local-1', alg: 'RS256', use: 'sig' }] };
   const body = (req: IncomingMessage) => new Promise<string>((r) => { let s = ''; req.on('data', (c) => (s += c)); req.on('end', () => r(s)); });
   const server: Server = createServer(async (req, res) => {
     const url = new URL(req.url!, 'http://x');
     const [, p, op] = url.pathname.split('/');
     const json = (status: number, v: unknown) => { res.writeHead(status, { 'content-type': 'application/json' }); res.end(JSON.stringify(v)); };
+    if (op === 'jwks') return json(200, jwks);
     if (op === 'authorize') {
       const q = url.searchParams;
       if (q.get('code_challenge_method') !== 'S256' || !q.get('state')) return json(400, { error: 'invalid_request' });
@@ -65,7 +68,7 @@ async function startProviders() {
       const out: Record<string, unknown> = { access_token: accessToken, token_type: 'bearer' };
       if (OIDC_LIKE.has(p)) {
         out.id_token = await new SignJWT({ nonce: tweaks.wrongNonce ? 'other' : c.nonce, email: person.email, email_verified: p === 'apple' ? String(person.verified) : person.verified, ...(p === 'microsoft' ? { xms_edov: person.verified } : {}) })
-          .setProtectedHeader({ alg: 'HS256' }).setIssuer(`https://${p}.example`).setAudience(c.clientId).setSubject(person.sub).setIssuedAt().setExpirationTime('5m').sign(idKey);
+          .setProtectedHeader({ alg: 'RS256', kid: 'local-1' }).setIssuer(`https://${p}.example`).setAudience(c.clientId).setSubject(person.sub).setIssuedAt().setExpirationTime('5m').sign(idKey);
       }
       return json(200, out);
     }
@@ -108,7 +111,8 @@ describe('social login', () => {
 
   async function configure(p: string, extra: Record<string, unknown> = {}) {
     const b = fake.base;
-    const urls = p === 'github' ? { userInfoUrl: `${b}/github/user`, emailsUrl: `${b}/github/emails` } : p === 'facebook' ? { userInfoUrl: `${b}/facebook/me?fields=id,name,email,picture` } : p === 'apple' ? {} : { userInfoUrl: `${b}/${p}/userinfo` };
+    const openId = OIDC_LIKE.has(p) ? { issuer: `https://${p}.example`, jwksUrl: `${b}/${p}/jwks` } : {};
+    const urls = p === 'github' ? { userInfoUrl: `${b}/github/user`, emailsUrl: `${b}/github/emails` } : p === 'facebook' ? { userInfoUrl: `${b}/facebook/me?fields=id,name,email,picture` } : p === 'apple' ? openId : { userInfoUrl: `${b}/${p}/userinfo`, ...openId };
     const r = await t.call('POST', '/identity/resources/sso/v2', {
       token: vendor,
       body: { type: p, clientId: `client-${p}`, secret: p === 'apple' ? APPLE_P8 : `secret-${p}`, redirectUrl: APP_CB, active: true, authorizationUrl: `${b}/${p}/authorize`, tokenUrl: `${b}/${p}/token`, ...urls, ...(p === 'apple' ? { teamId: 'TEAM123456', keyId: 'KEY9876543' } : {}), allowSignups: true, ...extra },

@@ -5,7 +5,7 @@ import { AppError } from '../../http/errors.ts';
 import type { JobHandler, JobRunner } from '../../jobs/runner.ts';
 import { newId } from '../../lib/crypto.ts';
 import type { Db } from '../../storage/db.ts';
-import { liveIds, toColumns, type NewTenant, type TenantsService } from '../tenants/index.ts';
+import { aliasHolders, liveIds, toColumns, type NewTenant, type TenantsService } from '../tenants/index.ts';
 import { createMigrationEngine, type ChunkItem, type ItemError } from './engine.ts';
 import { MAX_MIGRATION_ITEMS, MigratedAccount } from './schema.ts';
 
@@ -65,8 +65,36 @@ export function parseAccountItem(item: unknown): { row: NewTenant; parent: strin
   const parent = body.parentTenantId ?? null;
   return {
     parent,
-    row: { tenant_id: body.tenantId, id: newId(), parent_tenant_id: parent, is_reseller: false, metadata: {}, name: body.tenantId, ...columns },
+    row: {
+      tenant_id: body.tenantId, id: newId(), parent_tenant_id: parent, is_reseller: false, metadata: {}, name: body.tenantId,
+      ...columns, alias: body.alias ?? null,
+    },
   };
+}
+
+/**
+ * Aliases are unique among live accounts (any case): an item naming one another account holds, or one an earlier
+ * item of the chunk names, is refused (409) before the insert, so one item cannot fail the whole chunk.
+ */
+async function checkAliases<R extends { index: number; row: NewTenant }>(tx: Db, rows: R[]): Promise<{ kept: R[]; errors: ItemError[] }> {
+  const named = rows.filter((r) => typeof r.row.alias === 'string');
+  const holders = await aliasHolders(tx, named.map((r) => r.row.alias as string));
+  const seen = new Set<string>();
+  const kept: R[] = [];
+  const errors: ItemError[] = [];
+  for (const r of rows) {
+    const alias = typeof r.row.alias === 'string' ? r.row.alias : undefined;
+    const key = alias?.toLowerCase();
+    const holder = key ? holders.get(key) : undefined;
+    if (key && ((holder && holder !== r.row.tenant_id) || seen.has(key))) {
+      const message = `alias ${alias} is already the alias of another account`;
+      errors.push({ index: r.index, key: r.row.tenant_id, code: 'ACCOUNT_ALIAS_TAKEN', message });
+      continue;
+    }
+    if (key) seen.add(key);
+    kept.push(r);
+  }
+  return { kept, errors };
 }
 
 /**
@@ -99,6 +127,9 @@ export async function importAccounts(tx: Db, items: ChunkItem[], insertAccounts:
     accepted.add(v.row.tenant_id);
     rows.push(v);
   }
+  const aliasErrors = await checkAliases(tx, rows);
+  errors.push(...aliasErrors.errors);
+  rows.splice(0, rows.length, ...aliasErrors.kept);
 
   // Parent and child may go in the same statement: the foreign key is checked at the end of the statement.
   const written = await insertAccounts(tx, rows.map((r) => r.row));

@@ -58,6 +58,21 @@ function columns(body: PolicyBody) {
   return v;
 }
 
+/** The lowest remembered-device lifetime; 0 is accepted only where nothing is remembered (it means nothing there). */
+export const MIN_DEVICE_EXPIRATION_SECONDS = 60;
+
+/** Checks the policy as it will be stored (the body merged over the current or inherited values). */
+function checkStored(v: { allow_remember: boolean; device_expiration_seconds: number }) {
+  const s = v.device_expiration_seconds;
+  if (s >= MIN_DEVICE_EXPIRATION_SECONDS) return;
+  if (s === 0 && !v.allow_remember) return;
+  throw new AppError(
+    'VALIDATION',
+    `mfaDeviceExpiration must be at least ${MIN_DEVICE_EXPIRATION_SECONDS} seconds` +
+      (s === 0 ? ' when allowRememberMyDevice is true (0 is accepted only with allowRememberMyDevice false)' : ''),
+  );
+}
+
 export function createPolicyService(deps: { db: Db; requireAccount: (q: Queryable, tenantId: string) => Promise<unknown> }) {
   const { db } = deps;
   const signInCache = createReadCache<{ config: ConfigRow; policy: EffectivePolicy }>({ ttlMs: MFA_SIGN_IN_CACHE_MS });
@@ -109,7 +124,9 @@ export function createPolicyService(deps: { db: Db; requireAccount: (q: Queryabl
         await lockScope(tx, scope);
         if (await store.ownPolicy(tx, scope)) throw new AppError('POLICY_EXISTS', 'This scope already has its own MFA policy; change it with PATCH or PUT');
         const base = (await store.effectivePolicy(tx, scope)) ?? DEFAULT_POLICY;
-        return policyRecord(await store.insertPolicy(tx, scope, { enforce: base.enforce, allow_remember: base.allow_remember, device_expiration_seconds: base.device_expiration_seconds, ...columns(body) }));
+        const row = { enforce: base.enforce, allow_remember: base.allow_remember, device_expiration_seconds: base.device_expiration_seconds, ...columns(body) };
+        checkStored(row);
+        return policyRecord(await store.insertPolicy(tx, scope, row));
       }));
     },
     /** PATCH: 404 when the scope has no policy of its own. */
@@ -120,6 +137,7 @@ export function createPolicyService(deps: { db: Db; requireAccount: (q: Queryabl
         await lockScope(tx, scope);
         const own = await store.ownPolicy(tx, scope);
         if (!own) throw new AppError('POLICY_NOT_FOUND', 'This scope has no MFA policy of its own; create it with POST or PUT');
+        checkStored({ ...own, ...v });
         return policyRecord(await store.updatePolicy(tx, own.id, v));
       }));
     },
@@ -129,9 +147,14 @@ export function createPolicyService(deps: { db: Db; requireAccount: (q: Queryabl
         await lockScope(tx, scope);
         const own = await store.ownPolicy(tx, scope);
         const v = columns(body);
-        if (own) return policyRecord(Object.keys(v).length ? await store.updatePolicy(tx, own.id, v) : own);
+        if (own) {
+          checkStored({ ...own, ...v });
+          return policyRecord(Object.keys(v).length ? await store.updatePolicy(tx, own.id, v) : own);
+        }
         const base = (await store.effectivePolicy(tx, scope)) ?? DEFAULT_POLICY;
-        return policyRecord(await store.insertPolicy(tx, scope, { enforce: base.enforce, allow_remember: base.allow_remember, device_expiration_seconds: base.device_expiration_seconds, ...v }));
+        const row = { enforce: base.enforce, allow_remember: base.allow_remember, device_expiration_seconds: base.device_expiration_seconds, ...v };
+        checkStored(row);
+        return policyRecord(await store.insertPolicy(tx, scope, row));
       }));
     },
     /** Inside the account removal's transaction: the removed account cannot be signed in to, so a stale entry is harmless. */

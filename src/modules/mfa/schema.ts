@@ -11,7 +11,11 @@ export const EnforceType = Type.Union([Type.Literal('Off'), Type.Literal('DontFo
 export const PolicyBody = Type.Object({
   enforceMFAType: Type.Optional(EnforceType),
   allowRememberMyDevice: Type.Optional(Type.Boolean()),
-  mfaDeviceExpiration: Type.Optional(Type.Integer({ minimum: 60, maximum: 31536000, description: 'seconds a remembered device skips MFA' })),
+  mfaDeviceExpiration: Type.Optional(Type.Integer({
+    minimum: 0,
+    maximum: 31536000,
+    description: 'seconds a remembered device skips MFA: 60 or more; 0 only with allowRememberMyDevice false',
+  })),
 });
 export const Policy = Type.Object({
   id: Type.String(),

@@ -3,13 +3,18 @@ import { AppError } from '../../http/errors.ts';
 /**
  * The social providers: their real endpoints (each overridable per configuration in `urls`, so a site can use a
  * regional host and tests can use local servers), default scopes, and how their answers map to a profile.
- * `oidc` providers get a nonce and their ID token is checked for audience, expiry and nonce.
+ * `oidc` providers get a nonce, and their code exchange goes through openid-client: the ID token's signature (the
+ * issuer's JWKS), `iss`, `aud`, expiry and `nonce` are verified.
  */
 export interface Endpoints {
   authorizationUrl: string;
   tokenUrl: string;
   userInfoUrl?: string;
   emailsUrl?: string;
+  /** OpenID providers: the ID token's `iss` (Entra's `{tenantid}` template is filled from the token's `tid`). */
+  issuer?: string;
+  /** OpenID providers: the keys that sign ID tokens; without it a custom provider's discovery document names them. */
+  jwksUrl?: string;
 }
 
 export interface SocialProfile {
@@ -54,7 +59,13 @@ async function userInfo(p: ProfileInput): Promise<Record<string, unknown>> {
 export const PROVIDERS: Record<string, ProviderDef> = {
   google: {
     oidc: true,
-    endpoints: { authorizationUrl: 'https://accounts.google.com/o/oauth2/v2/auth', tokenUrl: 'https://oauth2.googleapis.com/token', userInfoUrl: 'https://openidconnect.googleapis.com/v1/userinfo' },
+    endpoints: {
+      authorizationUrl: 'https://accounts.google.com/o/oauth2/v2/auth',
+      tokenUrl: 'https://oauth2.googleapis.com/token',
+      userInfoUrl: 'https://openidconnect.googleapis.com/v1/userinfo',
+      issuer: 'https://accounts.google.com',
+      jwksUrl: 'https://www.googleapis.com/oauth2/v3/certs',
+    },
     scopes: 'openid email profile',
     profile: async (p) => {
       const c = await userInfo(p);
@@ -63,7 +74,13 @@ export const PROVIDERS: Record<string, ProviderDef> = {
   },
   microsoft: {
     oidc: true,
-    endpoints: { authorizationUrl: 'https://login.microsoftonline.com/common/oauth2/v2.0/authorize', tokenUrl: 'https://login.microsoftonline.com/common/oauth2/v2.0/token', userInfoUrl: 'https://graph.microsoft.com/oidc/userinfo' },
+    endpoints: {
+      authorizationUrl: 'https://login.microsoftonline.com/common/oauth2/v2.0/authorize',
+      tokenUrl: 'https://login.microsoftonline.com/common/oauth2/v2.0/token',
+      userInfoUrl: 'https://graph.microsoft.com/oidc/userinfo',
+      issuer: 'https://login.microsoftonline.com/{tenantid}/v2.0',
+      jwksUrl: 'https://login.microsoftonline.com/common/discovery/v2.0/keys',
+    },
     scopes: 'openid email profile',
     // Entra ID does not vouch for `email` unless the ID token says the domain owner verified it (xms_edov).
     profile: async (p) => {
@@ -73,7 +90,13 @@ export const PROVIDERS: Record<string, ProviderDef> = {
   },
   slack: {
     oidc: true,
-    endpoints: { authorizationUrl: 'https://slack.com/openid/connect/authorize', tokenUrl: 'https://slack.com/api/openid.connect.token', userInfoUrl: 'https://slack.com/api/openid.connect.userInfo' },
+    endpoints: {
+      authorizationUrl: 'https://slack.com/openid/connect/authorize',
+      tokenUrl: 'https://slack.com/api/openid.connect.token',
+      userInfoUrl: 'https://slack.com/api/openid.connect.userInfo',
+      issuer: 'https://slack.com',
+      jwksUrl: 'https://slack.com/openid/connect/keys',
+    },
     scopes: 'openid email profile',
     profile: async (p) => {
       const c = await userInfo(p);
@@ -83,7 +106,12 @@ export const PROVIDERS: Record<string, ProviderDef> = {
   },
   apple: {
     oidc: true,
-    endpoints: { authorizationUrl: 'https://appleid.apple.com/auth/authorize', tokenUrl: 'https://appleid.apple.com/auth/token' },
+    endpoints: {
+      authorizationUrl: 'https://appleid.apple.com/auth/authorize',
+      tokenUrl: 'https://appleid.apple.com/auth/token',
+      issuer: 'https://appleid.apple.com',
+      jwksUrl: 'https://appleid.apple.com/auth/keys',
+    },
     scopes: 'name email',
     authParams: { response_mode: 'form_post' },
     profile: async (p) => {

@@ -26,6 +26,8 @@ const Body = Type.Object({
   tokenUrl: Type.Optional(Url),
   userInfoUrl: Type.Optional(Url),
   emailsUrl: Type.Optional(Url),
+  issuer: Type.Optional(Url),
+  jwksUrl: Type.Optional(Url),
   ssoLogoUrl: Type.Optional(Type.String({ maxLength: 2000 })),
   displayName: Type.Optional(Type.String({ maxLength: 200 })),
   teamId: Type.Optional(Type.String({ maxLength: 100 })),

@@ -12,6 +12,8 @@ export const SocialProvider = Type.Object({
   authorizationUrl: Type.String(),
   tokenUrl: Type.String(),
   userInfoUrl: Type.String(),
+  issuer: Type.String({ description: "OpenID: the ID token issuer checked ('' = the authorization URL's origin; unused without OpenID)" }),
+  jwksUrl: Type.String({ description: "OpenID providers: the keys the ID token's signature is checked with ('' = discovered)" }),
   displayName: Type.String(),
   ssoLogoUrl: Type.String(),
   customised: Type.Boolean({ description: 'a custom OAuth 2.0 / OIDC provider' }),

@@ -69,3 +69,7 @@ export async function linkIdentity(q: Queryable, provider: string, subject: stri
   );
   return rows.length > 0;
 }
+/** Removes the user's identities at providers other than `keep` (links made before the address was proven). */
+export async function unlinkOthers(q: Queryable, userId: string, keep: string): Promise<void> {
+  await q.query('DELETE FROM user_identities WHERE user_id = $1 AND provider <> $2', [userId, keep]);
+}

@@ -70,6 +70,23 @@ export function createSsoLoginService(deps: SsoLoginDeps) {
     return (await deps.environment.settings()).allowedRedirectUrls ?? [];
   }
 
+  /**
+   * The OIDC redirect_uri: the body's, else the environment's redirect page (`sso/v1/oidc/configurations`, when
+   * active). Either must still be in allowedRedirectUrls; with neither there is nowhere to send the code.
+   */
+  async function oidcRedirect(fromBody: string | undefined): Promise<string> {
+    if (fromBody) return assertAllowedRedirect(await allowList(), fromBody, 'redirectUri');
+    const s = (await deps.configs.settings('oidc', db)) as { active?: unknown; redirectUri?: unknown };
+    if (s.active === true && typeof s.redirectUri === 'string' && s.redirectUri) {
+      return assertAllowedRedirect(await allowList(), s.redirectUri, 'the OIDC redirect page (sso/v1/oidc/configurations redirectUri)');
+    }
+    throw new AppError(
+      'VALIDATION',
+      'redirectUri is required for OIDC when the environment has no active OIDC redirect page ' +
+        '(set one with sso/v1/oidc/configurations): the allow-listed page that receives the code and calls oidc/postlogin',
+    );
+  }
+
   return {
     /** Finds the account's IdP for an email and answers the address to send the browser to. */
     async prelogin(body: { email: string; tenantId?: string; redirectUri?: string }) {
@@ -78,15 +95,15 @@ export function createSsoLoginService(deps: SsoLoginDeps) {
       if (body.tenantId) config = (await store.listConfigs(db, body.tenantId)).find((c) => c.enabled);
       else config = await store.routeDomain(db, domainOf(email));
       if (!config || (await store.isExcluded(db, config.tenant_id, email))) throw new AppError('SSO_NOT_CONFIGURED', `No SSO is configured for ${email}; sign in with a password`);
-      const redirect = body.redirectUri ? assertAllowedRedirect(await allowList(), body.redirectUri, 'redirectUri') : undefined;
       const secrets = flowSecrets();
       if (config.type === 'saml') {
+        const redirect = body.redirectUri ? assertAllowedRedirect(await allowList(), body.redirectUri, 'redirectUri') : undefined;
         const sp = await deps.configs.spSide(config.tenant_id, config);
         const { url, requestId } = await authnRequestUrl(sp, { ssoUrl: config.sso_endpoint, entityId: config.idp_entity_id, certs: config.idp_certs, signRequest: config.sign_request }, secrets.state);
         await saveFlow(db, kek, secrets, { kind: 'saml', tenantId: config.tenant_id, configId: config.id, requestId, appRedirect: redirect });
         return { address: url, type: 'saml', idpType: 'saml', tenantId: config.tenant_id };
       }
-      if (!redirect) throw new AppError('VALIDATION', 'redirectUri is required for OIDC: the allow-listed page that receives the code and calls oidc/postlogin');
+      const redirect = await oidcRedirect(body.redirectUri);
       const c = await oidc.discover(config.oidc_issuer, config.oidc_client_id, config.oidc_secret_enc ? decrypt(kek, config.oidc_secret_enc) : '', allowPrivate);
       const address = oidc.authorizationUrl(c, { redirectUri: redirect, scope: config.oidc_scopes, state: secrets.state, nonce: secrets.nonce, codeChallenge: secrets.codeChallenge });
       await saveFlow(db, kek, secrets, { kind: 'oidc', tenantId: config.tenant_id, configId: config.id, redirectUri: redirect });

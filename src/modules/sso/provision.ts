@@ -22,12 +22,14 @@ export interface IdpIdentity {
   provider: string;
   /** Role ids of the account for this user (defaults and group mappings resolved by the caller). */
   roleIds: string[];
+  /** Whether the identity provider vouched for the email (default true); a new user is created with it. */
+  verified?: boolean;
 }
 
 /**
- * Just-in-time provisioning into an account for an identity its own IdP asserted: a new user is created (verified,
- * `provider` = saml or the OIDC provider); a known user not yet a member joins the account; a member gets the
- * mapped roles added (never removed: roles given in Gatehouse stay). Runs in the caller's transaction.
+ * Just-in-time provisioning into an account for an identity its own IdP asserted: a new user is created (verified
+ * unless `who.verified` is false, `provider` = saml or the OIDC provider); a known user not yet a member joins the
+ * account; a member gets the mapped roles added (never removed: roles given in Gatehouse stay). Runs in the caller's transaction.
  */
 export async function provisionIntoAccount(tx: Queryable, deps: ProvisionDeps, tenantId: string, who: IdpIdentity): Promise<UserRow> {
   const email = who.email.trim().toLowerCase();
@@ -39,7 +41,10 @@ export async function provisionIntoAccount(tx: Queryable, deps: ProvisionDeps, t
   const roleIds = who.roleIds.length ? who.roleIds : await deps.roles.defaultRoleIds(tx, tenantId);
   if (!user) {
     const id = newId();
-    await insertUser(tx, { id, email, name: who.name ?? '', profile_picture_url: who.picture ?? null, verified: true, provider: who.provider, active_tenant_id: tenantId, metadata: {}, vendor_metadata: {} });
+    await insertUser(tx, {
+      id, email, name: who.name ?? '', profile_picture_url: who.picture ?? null, verified: who.verified ?? true,
+      provider: who.provider, active_tenant_id: tenantId, metadata: {}, vendor_metadata: {},
+    });
     await addMembership(tx, tenantId, id, { subAccess: account.sub_account_access_type !== 'defaultOff', expiresAt: null });
     await addRoles(tx, tenantId, id, roleIds);
     await deps.events.emit(tx, { eventKey: 'user.created', tenantId, entity: { type: 'user', id }, data: { userId: id, email, provider: who.provider, via: 'sso' } });

@@ -75,7 +75,10 @@ export const GroupParams = Type.Object({ configurationId: Id, groupId: Id });
 export const PreloginBody = Type.Object({
   email: Type.String({ minLength: 3, maxLength: 320 }),
   tenantId: Type.Optional(Type.String({ maxLength: 255 })),
-  /** SAML: where the browser goes after the ACS; OIDC: the redirect_uri the IdP sends the code to. Allow-listed. */
+  /**
+   * SAML: where the browser goes after the ACS; OIDC: the redirect_uri the IdP sends the code to (default: the
+   * environment's active OIDC redirect page, sso/v1/oidc/configurations). Allow-listed.
+   */
   redirectUri: Type.Optional(Url),
 });
 // `idpType` is the name the browser SDK reads (IPreLoginWithIdpTypeResponse); `type` is kept for older clients.

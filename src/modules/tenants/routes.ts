@@ -2,7 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { guard } from '../../http/auth.ts';
 import { pageEnvelope } from '../../http/paging.ts';
-import { Account, AccountPage, CreateAccount, ListQuery, MetadataBody, MetadataKeyParams, TenantParams, UpdateAccount } from './schema.ts';
+import { Account, AccountPage, AliasParams, CreateAccount, ListQuery, MetadataBody, MetadataKeyParams, TenantParams, UpdateAccount } from './schema.ts';
 import type { TenantsService } from './service.ts';
 
 const tags = ['accounts'];
@@ -27,6 +27,11 @@ export const tenantsRoutes: FastifyPluginAsyncTypebox<{ tenants: TenantsService 
     const r = await tenants.list(req.query);
     return pageEnvelope(r.items, { total: r.total, limit: r.limit, page: r.page, path: V2, query: req.query });
   });
+
+  app.get(`${V2}/alias/:alias`, {
+    config: guard.vendor,
+    schema: { tags, summary: 'Get an account by its alias (any case); 404 when no live account has it', params: AliasParams, response: { 200: Account } },
+  }, async (req) => tenants.getByAlias(req.params.alias));
 
   app.get(`${V2}/:tenantId`, {
     config: guard.vendor,

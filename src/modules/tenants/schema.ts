@@ -7,6 +7,12 @@ export type AccessType = Static<typeof AccessType>;
 
 const Text = (max = 2048) => Type.String({ maxLength: max });
 
+/** An alias: the tenant id's characters; unique among live accounts regardless of case; null clears it. */
+export const Alias = Type.Union([
+  Type.String({ pattern: TENANT_ID_PATTERN, description: '1-255 characters: letters, digits, _ . : @ -' }),
+  Type.Null(),
+]);
+
 /** The editable descriptive fields of an account (settings included). */
 export const AccountFields = {
   name: Type.String({ minLength: 1, maxLength: 255 }),
@@ -34,12 +40,15 @@ export const MetadataInput = Type.Union([Type.Object({}, { additionalProperties:
 export const CreateAccount = Type.Object({
   tenantId: Type.Optional(TenantId),
   ...Type.Partial(Type.Object(AccountFields)).properties,
+  alias: Type.Optional(Alias),
   parentTenantId: Type.Optional(TenantId),
   metadata: Type.Optional(MetadataInput),
 });
 export type CreateAccount = Static<typeof CreateAccount>;
 
-export const UpdateAccount = Type.Partial(Type.Object({ ...AccountFields, metadata: MetadataInput }), { minProperties: 1 });
+export const UpdateAccount = Type.Partial(Type.Object({ ...AccountFields, alias: Alias, metadata: MetadataInput }), {
+  minProperties: 1,
+});
 export type UpdateAccount = Static<typeof UpdateAccount>;
 
 const Nullable = Type.Union([Type.String(), Type.Null()]);
@@ -47,6 +56,7 @@ export const Account = Type.Object({
   id: Type.String(),
   tenantId: Type.String(),
   name: Type.String(),
+  alias: Nullable,
   metadata: Type.String({ description: 'stringified JSON object' }),
   isReseller: Type.Boolean(),
   subAccountAccessType: AccessType,
@@ -87,6 +97,7 @@ export const AccountPage = Type.Object({
   _links: Type.Object({ next: Type.String(), prev: Type.String(), first: Type.String(), last: Type.String() }),
 });
 
+export const AliasParams = Type.Object({ alias: Type.String({ minLength: 1, maxLength: 255 }) });
 export const TenantParams = Type.Object({ tenantId: Type.String({ minLength: 1, maxLength: 255 }) });
 export const MetadataBody = Type.Object({ metadata: Type.Object({}, { additionalProperties: true, description: 'keys to add or overwrite' }) });
 export const MetadataKeyParams = Type.Object({ tenantId: Type.String({ minLength: 1, maxLength: 255 }), key: Type.String({ minLength: 1, maxLength: 255 }) });

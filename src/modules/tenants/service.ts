@@ -1,6 +1,7 @@
 import { newId } from '../../lib/crypto.ts';
 import { iso } from '../../lib/time.ts';
 import { AppError } from '../../http/errors.ts';
+import { isUniqueViolation } from '../../lib/pg-errors.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
 import { listAccounts } from './list.store.ts';
 import { DEFAULT_LIST_CACHE, ListCache, type ListCacheLimits } from './list.cache.ts';
@@ -26,6 +27,7 @@ export function toAccount(r: store.TenantRow): Account {
     id: r.id,
     tenantId: r.tenant_id,
     name: r.name,
+    alias: r.alias,
     metadata: JSON.stringify(r.metadata ?? {}),
     isReseller: r.is_reseller,
     subAccountAccessType: r.sub_account_access_type,
@@ -75,6 +77,18 @@ export function toColumns(body: Partial<CreateAccount>): Record<string, unknown>
 }
 
 export type TenantsService = ReturnType<typeof createTenantsService>;
+
+/** A write that set an alias another live account holds (the unique index on lower(alias)) is a 409 naming it. */
+async function aliasWrite<T>(alias: string | null | undefined, write: () => Promise<T>): Promise<T> {
+  try {
+    return await write();
+  } catch (err) {
+    if (alias && isUniqueViolation(err) && String((err as { constraint?: unknown }).constraint ?? 'tenants_alias') === 'tenants_alias') {
+      throw new AppError('ACCOUNT_ALIAS_TAKEN', `alias ${alias} is already the alias of another account`);
+    }
+    throw err;
+  }
+}
 
 export function createTenantsService(deps: TenantsDeps) {
   const { db } = deps;
@@ -127,9 +141,11 @@ export function createTenantsService(deps: TenantsDeps) {
           throw new AppError('ACCOUNT_EXISTS', `An account with tenantId ${tenantId} already exists`);
         }
         if (body.parentTenantId) await requireLive(tx, body.parentTenantId, 'parentTenantId', 'FOR SHARE');
-        const written = await insertAccounts(tx, [
-          { tenant_id: tenantId, id: newId(), parent_tenant_id: body.parentTenantId ?? null, is_reseller: false, metadata: {}, name: tenantId, ...toColumns(body) },
-        ]);
+        const row: store.NewTenant = {
+          tenant_id: tenantId, id: newId(), parent_tenant_id: body.parentTenantId ?? null, is_reseller: false, metadata: {},
+          name: tenantId, ...toColumns(body), alias: body.alias ?? null,
+        };
+        const written = await aliasWrite(body.alias, () => insertAccounts(tx, [row]));
         if (!written.has(tenantId)) throw new AppError('ACCOUNT_EXISTS', `An account with tenantId ${tenantId} already exists`);
         return toAccount(await requireLive(tx, tenantId));
       });
@@ -140,11 +156,19 @@ export function createTenantsService(deps: TenantsDeps) {
       return row ? toAccount(row) : undefined;
     },
 
+    /** The live account holding an alias (any case); 404 naming the alias when none does. */
+    async getByAlias(alias: string): Promise<Account> {
+      const row = await store.findLiveByAlias(db, alias);
+      if (!row) throw new AppError('ACCOUNT_NOT_FOUND', `No account with alias ${alias}`);
+      return toAccount(row);
+    },
+
     async update(tenantId: string, body: UpdateAccount): Promise<Account> {
       const values = toColumns(body);
+      if (body.alias !== undefined) values.alias = body.alias;
       if (Object.keys(values).length === 0) throw new AppError('VALIDATION', 'The body must set at least one account field');
       return db.transaction(async (tx) => {
-        const row = await store.updateColumns(tx, tenantId, values);
+        const row = await aliasWrite(body.alias, () => store.updateColumns(tx, tenantId, values));
         if (!row) throw new AppError('ACCOUNT_NOT_FOUND', `No account with tenantId ${tenantId}`);
         await emitUpdated(tx, row, Object.keys(body));
         return toAccount(row);

@@ -4,6 +4,7 @@ export interface TenantRow {
   tenant_id: string;
   id: string;
   name: string;
+  alias: string | null;
   status: string | null;
   website: string | null;
   application_url: string | null;
@@ -55,7 +56,11 @@ export interface NewTenant {
   [column: string]: unknown;
 }
 
-const INSERT_COLUMNS = ['tenant_id', 'id', 'parent_tenant_id', 'metadata', 'is_reseller', ...Object.values(COLUMNS).filter((c) => c !== 'is_reseller')];
+// alias is not in COLUMNS (toColumns): only the account routes set it, one account at a time (uniqueness → 409).
+const INSERT_COLUMNS = [
+  'tenant_id', 'id', 'parent_tenant_id', 'metadata', 'is_reseller', 'alias',
+  ...Object.values(COLUMNS).filter((c) => c !== 'is_reseller'),
+];
 const RECORD_TYPES = INSERT_COLUMNS.map((c) => `${c} ${c === 'metadata' ? 'jsonb' : c === 'is_reseller' ? 'boolean' : c === 'id' ? 'uuid' : 'text'}`).join(', ');
 
 /**
@@ -83,6 +88,25 @@ export async function insertAccounts(db: Queryable, rows: NewTenant[]): Promise<
 export async function findLive(db: Queryable, tenantId: string, lock?: 'FOR SHARE' | 'FOR UPDATE'): Promise<TenantRow | undefined> {
   const { rows } = await db.query<TenantRow>(`SELECT * FROM tenants WHERE tenant_id = $1 AND deleted_at IS NULL ${lock ?? ''}`, [tenantId]);
   return rows[0];
+}
+
+/** The live account holding an alias (compared without regard to case). */
+export async function findLiveByAlias(db: Queryable, alias: string): Promise<TenantRow | undefined> {
+  const { rows } = await db.query<TenantRow>(
+    'SELECT * FROM tenants WHERE lower(alias) = lower($1) AND alias IS NOT NULL AND deleted_at IS NULL',
+    [alias],
+  );
+  return rows[0];
+}
+
+/** The live accounts holding any of these aliases: lower-cased alias → tenant id. */
+export async function aliasHolders(db: Queryable, aliases: string[]): Promise<Map<string, string>> {
+  if (aliases.length === 0) return new Map();
+  const { rows } = await db.query<{ alias: string; tenant_id: string }>(
+    'SELECT lower(alias) AS alias, tenant_id FROM tenants WHERE lower(alias) = ANY($1::text[]) AND deleted_at IS NULL',
+    [aliases.map((a) => a.toLowerCase())],
+  );
+  return new Map(rows.map((r) => [r.alias, r.tenant_id]));
 }
 
 /** Whether the id is held by a removed account (soft-deleted row); the row is locked until the transaction ends. */
