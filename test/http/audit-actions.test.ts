@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, VENDOR, type TestApp } from '../helpers/harness.ts';
 import { actionOf, deriveAction } from '../../src/modules/audit/actions.ts';
+import type { ClosableDb, Db } from '../../src/storage/db.ts';
+import { openTestDb } from '../helpers/db.ts';
 
 // What an account administrator reads in the audit log: catalogue event names as actions, a sentence saying who did
 // what to whom, and failed sign-ins of the account's users in the account's log.
@@ -97,5 +99,61 @@ describe('audit actions an administrator can read', () => {
     assert.equal(deriveAction('POST', '/identity/resources/configurations/v1/lockout-policy'), 'configuration.lockout_policy.created');
     assert.equal(deriveAction('POST', '/webhook/:id/test'), 'webhook.test');
     assert.equal(deriveAction('POST', '/directory/resources/scim/v2.0/:configId/Users/.search'), 'scim.user.search');
+  });
+});
+
+describe('a wrong password costs the same work whether or not the email has a user', () => {
+  let app: TestApp;
+  let inner: ClosableDb;
+  let log: string[] | undefined;
+  // Every statement the app sends, as text, while `log` is set (transactions marked), so both paths can be compared.
+  const wrap = (q: Db): Db => ({
+    async query(sql, params) {
+      log?.push(sql.replace(/\s+/g, ' ').trim());
+      return q.query(sql, params);
+    },
+    transaction(fn) {
+      log?.push('<transaction>');
+      return q.transaction((tx) => fn(wrap(tx)));
+    },
+  });
+  before(async () => {
+    inner = await openTestDb();
+    app = await startTestApp({}, { db: { ...wrap(inner), kind: inner.kind, close: async () => {} }, jobs: false });
+    const v = await app.vendorToken();
+    assert.equal((await app.call('POST', '/tenants/resources/tenants/v1', { token: v, body: { tenantId: 'aa-time', name: 'T' } })).status, 201);
+    const made = await app.call('POST', `${U}/v1`, { token: v, headers: { 'gatehouse-tenant-id': 'aa-time' }, body: { email: 'known@aa.test', password: PASSWORD, verified: true } });
+    assert.equal(made.status, 201);
+  });
+  after(async () => {
+    await app?.close();
+    await inner?.close();
+  });
+
+  const statementsOf = async (email: string) => {
+    log = [];
+    const r = await app.call('POST', '/identity/resources/auth/v1/user', { body: { email, password: 'not the password' } });
+    assert.equal(r.status, 401);
+    const out = log;
+    log = undefined;
+    return out;
+  };
+
+  // The known user's failure event and the unknown identifier's decoy row are the same step: a committed write.
+  const step = (sql: string) => (/^INSERT INTO events |^UPDATE sign_in_decoys /.test(sql) ? '<failure record>' : sql);
+
+  test('the same statements in the same order, each committed (an unknown email leaves no event)', async () => {
+    // Once each first: settings read once and cached (captcha, lockout, ...) are out of the comparison.
+    await statementsOf('known@aa.test');
+    await statementsOf('unknown@aa.test');
+    const known = await statementsOf('known@aa.test');
+    const unknown = await statementsOf('unknown@aa.test');
+    assert.ok(known.includes('<transaction>'), 'the known path records the failure in a transaction');
+    assert.deepEqual(unknown.map(step), known.map(step));
+    assert.ok(unknown.some((x) => x.startsWith('UPDATE sign_in_decoys ')), 'the unknown path commits a write too');
+    const events = await inner.query<{ n: number }>(`SELECT count(*)::int AS n FROM events WHERE event_key = 'user.sign_in_failed' AND data->>'email' = 'unknown@aa.test'`);
+    assert.equal(events.rows[0].n, 0);
+    const counted = await inner.query<{ failed_attempts: number }>(`SELECT failed_attempts FROM users WHERE email = 'known@aa.test'`);
+    assert.equal(counted.rows[0].failed_attempts, 2);
   });
 });
