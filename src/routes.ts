@@ -45,7 +45,10 @@ export async function buildApp(ctx: Context, opts: { logger?: boolean } = {}) {
   // The audit hook (issue 10) is on the root instance, before any module's routes, so it sees every write route.
   installAudit(app, ctx.audit, {
     // What an entry shows of its target (a user's email, an account's name) and whom a failed sign-in named.
-    display: async (type, id) => (type === 'user' ? (isUuid(id) ? (await findById(ctx.db, id))?.email : undefined) : (await ctx.tenants.get(id))?.name),
+    display: async (type, id) => {
+      if (type === 'account') return (await ctx.tenants.get(id))?.name;
+      return isUuid(id) ? (await findById(ctx.db, id))?.email : undefined;
+    },
     user: async (identifier, by) => {
       const u = by === 'email' ? await findByEmail(ctx.db, identifier) : await findByUsername(ctx.db, identifier);
       return u && { id: u.id, tenantId: u.active_tenant_id, email: u.email };

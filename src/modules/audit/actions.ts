@@ -20,33 +20,48 @@ const ENT = '/entitlements/resources/entitlements/v2';
 
 /** Routes whose write emits a catalogue event: the event key is the action (success or failure alike). */
 const CATALOGUE: Record<string, string[]> = {
-  'user.created': [`POST ${U}/v1`, `POST ${U}/v2`, `POST ${U}/v1/signUp`, 'POST /identity/resources/migrations/v1/local'],
+  'user.created': [
+    `POST ${U}/v1`, `POST ${U}/v2`, `POST ${U}/v1/signUp`, 'POST /identity/resources/migrations/v1/local',
+  ],
   'user.updated': [
-    `PUT ${U}/v1`, `PUT ${U}/v2/me`, `PUT ${U}/v1/:userId`, `POST ${U}/v1/:userId/verify`, `PUT ${U}/v1/:userId/invisible`,
-    `PUT ${U}/v1/:userId/superuser`, `PUT ${U}/v1/:userId/email`, `POST ${U}/v1/email/verify`,
+    `PUT ${U}/v1`, `PUT ${U}/v2/me`, `PUT ${U}/v1/:userId`, `POST ${U}/v1/:userId/verify`,
+    `PUT ${U}/v1/:userId/invisible`, `PUT ${U}/v1/:userId/superuser`, `PUT ${U}/v1/:userId/email`,
+    `POST ${U}/v1/email/verify`,
   ],
   'user.deleted': [`DELETE ${U}/v1/:userId`, 'DELETE /team/resources/members/v1/:userId'],
   'user.locked': [`POST ${U}/v1/:userId/lock`],
   'user.unlocked': [`POST ${U}/v1/:userId/unlock`],
   'user.invited': [
-    'POST /identity/resources/tenants/invites/v1/user', 'POST /identity/resources/tenants/invites/v2/user', `POST ${U}/bulk/v1/invite`,
+    'POST /identity/resources/tenants/invites/v1/user', 'POST /identity/resources/tenants/invites/v2/user',
+    `POST ${U}/bulk/v1/invite`,
   ],
-  'user.activated': [`POST ${U}/v1/activate`, `POST ${U}/v1/activate/code`, `POST ${U}/v1/invitation/accept`, `POST ${U}/v1/invitation/accept/code`],
+  'user.activated': [
+    `POST ${U}/v1/activate`, `POST ${U}/v1/activate/code`, `POST ${U}/v1/invitation/accept`,
+    `POST ${U}/v1/invitation/accept/code`,
+  ],
   'user.password_changed': [`POST ${U}/v1/passwords/change`],
   'user.password_reset': [`POST ${U}/v1/passwords/reset/verify`, `POST ${U}/v2/passwords/reset/sms/verify`],
   'user.mfa_enrolled': [
-    `POST ${U}/v1/mfa/enroll/verify`, `POST ${U}/v1/mfa/authenticator/enroll/verify`, `POST ${U}/v1/mfa/sms/enroll/verify`,
-    'POST /identity/resources/auth/v1/user/mfa/authenticator/enroll/verify', 'POST /identity/resources/auth/v1/user/mfa/sms/enroll/verify',
+    `POST ${U}/v1/mfa/enroll/verify`, `POST ${U}/v1/mfa/authenticator/enroll/verify`,
+    `POST ${U}/v1/mfa/sms/enroll/verify`, 'POST /identity/resources/auth/v1/user/mfa/authenticator/enroll/verify',
+    'POST /identity/resources/auth/v1/user/mfa/sms/enroll/verify',
   ],
-  'user.mfa_removed': [`POST ${U}/v1/mfa/disable`, `POST ${U}/v1/mfa/authenticator/:deviceId/disable/verify`, `POST ${U}/v1/mfa/sms/:deviceId/disable/verify`],
+  'user.mfa_removed': [
+    `POST ${U}/v1/mfa/disable`, `POST ${U}/v1/mfa/authenticator/:deviceId/disable/verify`,
+    `POST ${U}/v1/mfa/sms/:deviceId/disable/verify`,
+  ],
   'user.impersonated': ['POST /identity/resources/impersonation/v1'],
-  'session.revoked': [`DELETE ${U}/sessions/v1/me/all`, `DELETE ${U}/sessions/v1/me/:id`, `POST ${U}/sessions/v1/revoke`],
+  'session.revoked': [
+    `DELETE ${U}/sessions/v1/me/all`, `DELETE ${U}/sessions/v1/me/:id`, `POST ${U}/sessions/v1/revoke`,
+  ],
   'account.created': [`POST ${T}/tenants/v1`, `POST ${T}/sub-tenants/v1`],
   'account.updated': [
     `PUT ${T}/tenants/v1/:tenantId`, `PUT ${T}/tenants/v2/:tenantId`, `POST ${T}/tenants/v1/:tenantId/metadata`,
     `DELETE ${T}/tenants/v1/:tenantId/metadata/:key`, `PATCH ${T}/sub-tenants/v1/:tenantId`,
   ],
-  'account.deleted': [`DELETE ${T}/tenants/v1/:tenantId`, `DELETE ${T}/tenants/v1`, `DELETE ${T}/sub-tenants/v1/:tenantId`],
+  'account.deleted': [
+    `DELETE ${T}/tenants/v1/:tenantId`, `DELETE ${T}/tenants/v1`, `DELETE ${T}/sub-tenants/v1/:tenantId`,
+  ],
   'account.moved': [`POST ${T}/hierarchy/v1`, `DELETE ${T}/hierarchy/v1`],
   'scim.user_provisioned': [`POST ${SCIM}/Users`, `PUT ${SCIM}/Users/:id`, `PATCH ${SCIM}/Users/:id`],
   'scim.user_deprovisioned': [`DELETE ${SCIM}/Users/:id`],
@@ -55,14 +70,16 @@ const CATALOGUE: Record<string, string[]> = {
   'entitlement.revoked': [`DELETE ${ENT}/:id`, `DELETE ${ENT}/batch`],
 };
 
-const BY_ROUTE = new Map(Object.entries(CATALOGUE).flatMap(([action, routes]) => routes.map((r) => [r, action] as const)));
+const BY_ROUTE = new Map(
+  Object.entries(CATALOGUE).flatMap(([action, routes]) => routes.map((r) => [r, action] as const)),
+);
 
 /** First words of a route's last segment that make it an action, not a resource ("…/:userId/lock" is `user.lock`). */
 const VERBS = new Set([
-  'accept', 'activate', 'approver', 'assign', 'bulk', 'change', 'check', 'count', 'decline', 'delete', 'disable', 'enable',
-  'enroll', 'execute', 'export', 'force', 'generate', 'import', 'invite', 'link', 'logout', 'migrate', 'postlogin', 'prelogin',
-  'preverify', 'recover', 'refresh', 'regenerate', 'replace', 'replay', 'resend', 'reset', 'revoke', 'rotate', 'search', 'test',
-  'unassign', 'unlink', 'unlock', 'validate', 'verify',
+  'accept', 'activate', 'approver', 'assign', 'bulk', 'change', 'check', 'count', 'decline', 'delete', 'disable',
+  'enable', 'enroll', 'execute', 'export', 'force', 'generate', 'import', 'invite', 'link', 'logout', 'migrate',
+  'postlogin', 'prelogin', 'preverify', 'recover', 'refresh', 'regenerate', 'replace', 'replay', 'resend', 'reset',
+  'revoke', 'rotate', 'search', 'test', 'unassign', 'unlink', 'unlock', 'validate', 'verify',
 ]);
 const METHOD_VERB: Record<string, string> = { POST: 'created', PUT: 'updated', PATCH: 'updated', DELETE: 'deleted' };
 
@@ -78,7 +95,8 @@ function word(segment: string): string {
  * The dotted name of a write without a catalogue event: the route's literal segments (without the area prefix before
  * `resources`, `resources` itself and versions), then the verb: the last segment when it names an action, else
  * `created` / `updated` / `deleted` by method. `POST /identity/resources/roles/v1` → `role.created`,
- * `POST /identity/resources/users/v1/:userId/roles` → `user.role.created`, `PUT …/sso/v1/…/validate` → `….validate`.
+ * `POST /identity/resources/users/v1/:userId/roles` → `user.role.created`,
+ * `PUT …/sso/v1/…/validate` → `….validate`.
  */
 export function deriveAction(method: string, url: string): string {
   const parts = url.split('/').filter(Boolean);
@@ -96,7 +114,13 @@ export function actionOf(method: string, url: string, configured?: string): stri
 }
 
 /** "user.created alice@a.test by bob@a.test", with ": failed (GH-…)" for a refused write. */
-export function describe(e: { action: string; target?: string | null; actor: string; outcome: string; error?: string | null }): string {
+export function describe(e: {
+  action: string;
+  target?: string | null;
+  actor: string;
+  outcome: string;
+  error?: string | null;
+}): string {
   const who = e.target && e.target !== e.actor ? `${e.action} ${e.target} by ${e.actor}` : `${e.action} by ${e.actor}`;
   return e.outcome === 'failure' ? `${who}: failed${e.error ? ` (${e.error})` : ''}` : who;
 }

@@ -13,7 +13,10 @@ export { NAMED_ACTIONS } from './actions.ts';
  */
 export interface AuditLookups {
   display(type: 'user' | 'account', id: string): Promise<string | undefined>;
-  user(identifier: string, by: 'email' | 'username'): Promise<{ id: string; tenantId: string | null; email: string } | undefined>;
+  user(
+    identifier: string,
+    by: 'email' | 'username',
+  ): Promise<{ id: string; tenantId: string | null; email: string } | undefined>;
 }
 
 /** What the look-ups found for one entry. */
@@ -104,7 +107,12 @@ function str(v: unknown): string | undefined {
 const signInIdentifier = (reqBody: Record<string, unknown>) => str(reqBody.email) ?? str(reqBody.username);
 
 /** Who acted, as a person reads it: a user's email, else the credential's kind and id. */
-function actorDisplay(req: FastifyRequest, actor: AuditInput['actor'], body: Record<string, unknown> | undefined, reqBody: Record<string, unknown>): string {
+function actorDisplay(
+  req: FastifyRequest,
+  actor: AuditInput['actor'],
+  body: Record<string, unknown> | undefined,
+  reqBody: Record<string, unknown>,
+): string {
   if (actor.type === 'anonymous') return 'anonymous';
   if (actor.type === 'user') {
     const claims = req.auth?.kind === 'user' && !req.auth.actor ? req.auth.claims : undefined;
@@ -114,7 +122,11 @@ function actorDisplay(req: FastifyRequest, actor: AuditInput['actor'], body: Rec
 }
 
 /** The target's display value that the request or its answer shows (an email, a name, a key). */
-function displayFromBodies(type: string | null | undefined, reqBody: Record<string, unknown>, body: Record<string, unknown> | undefined): string | undefined {
+function displayFromBodies(
+  type: string | null | undefined,
+  reqBody: Record<string, unknown>,
+  body: Record<string, unknown> | undefined,
+): string | undefined {
   const b = body ?? {};
   if (type === 'user') return str(b.email) ?? str(b.userEmail) ?? str(reqBody.email);
   if (type === 'account') return str(b.name) ?? str(reqBody.name);
@@ -150,7 +162,8 @@ export function installAudit(app: FastifyInstance, audit: AuditService, lookups?
       const target = targetOf(url, (req.params ?? {}) as Record<string, string>);
       const type = lookupType(target?.type);
       if (!type || !target) return;
-      (req as unknown as Record<symbol, string | undefined>)[BEFORE] = await lookups.display(type, target.id).catch(() => undefined);
+      const display = await lookups.display(type, target.id).catch(() => undefined);
+      (req as unknown as Record<symbol, string | undefined>)[BEFORE] = display;
     });
   }
   app.decorateRequest('auditInline', function (this: FastifyRequest, status: number, body: Record<string, unknown>): InlineAudit | undefined {
@@ -189,7 +202,9 @@ export function installAudit(app: FastifyInstance, audit: AuditService, lookups?
         /* not JSON */
       }
     }
-    const resolved = lookups ? await resolve(req, reply.statusCode, url, config?.audit, body, lookups).catch(() => ({})) : {};
+    const resolved = lookups
+      ? await resolve(req, reply.statusCode, url, config?.audit, body, lookups).catch(() => ({}))
+      : {};
     try {
       await audit.record(entryOf(req, reply.statusCode, url, config?.audit, body, errorCode, resolved));
     } catch (err) {
@@ -204,11 +219,18 @@ export function installAudit(app: FastifyInstance, audit: AuditService, lookups?
   });
 }
 
-const bodyOf = (req: FastifyRequest) => (req.body && typeof req.body === 'object' ? req.body : {}) as Record<string, unknown>;
+const bodyOf = (req: FastifyRequest) =>
+  (req.body && typeof req.body === 'object' ? req.body : {}) as Record<string, unknown>;
 const actionFor = (req: FastifyRequest, url: string, configured: string | false | undefined) =>
   actionOf(req.method, url, typeof configured === 'string' ? configured : undefined);
 
-function targetFor(req: FastifyRequest, url: string, action: string, actor: AuditInput['actor'], body: Record<string, unknown> | undefined) {
+function targetFor(
+  req: FastifyRequest,
+  url: string,
+  action: string,
+  actor: AuditInput['actor'],
+  body: Record<string, unknown> | undefined,
+) {
   let target: AuditInput['target'] = req.auditTarget ?? targetOf(url, (req.params ?? {}) as Record<string, string>);
   if (!target && body && req.method === 'POST') target = targetFromBody(url, body);
   if (!target && req.auth?.kind === 'user' && /\/me(\/|$)/.test(url)) target = { type: 'user', id: req.auth.userId };
@@ -220,7 +242,14 @@ function targetFor(req: FastifyRequest, url: string, action: string, actor: Audi
  * The look-ups an entry needs (onSend only; the inline path of a sign-in has what it needs): the user a failed
  * sign-in named, or the display value of a user or account target that neither the request nor the answer shows.
  */
-async function resolve(req: FastifyRequest, status: number, url: string, configured: string | false | undefined, body: Record<string, unknown> | undefined, lookups: AuditLookups): Promise<Resolved> {
+async function resolve(
+  req: FastifyRequest,
+  status: number,
+  url: string,
+  configured: string | false | undefined,
+  body: Record<string, unknown> | undefined,
+  lookups: AuditLookups,
+): Promise<Resolved> {
   const action = actionFor(req, url, configured);
   const reqBody = bodyOf(req);
   if (action === 'user.sign_in' && status >= 400) {
@@ -261,12 +290,14 @@ function entryOf(
     if (body?.mfaRequired === true) data.mfaRequired = true;
   }
   const outcome = status < 400 ? 'success' : 'failure';
-  const targetDisplay = resolved.signIn?.email ?? displayFromBodies(target?.type, reqBody, body) ?? resolved.targetDisplay
-    ?? (action === 'user.sign_in' ? signInIdentifier(reqBody) : undefined) ?? target?.id ?? undefined;
+  const targetDisplay = resolved.signIn?.email ?? displayFromBodies(target?.type, reqBody, body)
+    ?? resolved.targetDisplay ?? (action === 'user.sign_in' ? signInIdentifier(reqBody) : undefined)
+    ?? target?.id ?? undefined;
   const who = actorDisplay(req, actor, body, reqBody);
   if (targetDisplay) data.targetDisplay = targetDisplay.slice(0, 255);
   data.actorDisplay = who.slice(0, 255);
-  data.description = describe({ action, target: targetDisplay, actor: who, outcome, error: errorCode ?? (outcome === 'failure' ? String(status) : null) });
+  const error = errorCode ?? (outcome === 'failure' ? String(status) : null);
+  data.description = describe({ action, target: targetDisplay, actor: who, outcome, error });
   return {
     tenantId,
     actor,

@@ -51,7 +51,9 @@ const newToken = () => `ghscim_${randomSecret(32)}`;
 /** SCIM connections of accounts (interface 4.2) and the SCIM service each one serves. */
 export function createDirectoryService(deps: DirectoryDeps) {
   const { db } = deps;
-  const sync = createSync({ roles: deps.roles, tenants: deps.tenants, events: deps.events, sessions: deps.sessions, passwords: deps.passwords });
+  const sync = createSync({
+    roles: deps.roles, tenants: deps.tenants, events: deps.events, sessions: deps.sessions, passwords: deps.passwords,
+  });
 
   // Auth cache: connection id → the row read to authenticate, until `expires`. Touched: when this process last wrote
   // lastSync for the connection.

@@ -94,7 +94,9 @@ const MAX_PAGES = 1000;
 /** The export file, uncompressed: past this the migration fails rather than exhaust memory. */
 const MAX_EXPORT_BYTES = 1024 * 1024 * 1024;
 /** The user fields asked of the export (JSON format: the metadata objects come whole). */
-const EXPORT_FIELDS = ['user_id', 'email', 'email_verified', 'name', 'picture', 'username', 'phone_number', 'app_metadata', 'user_metadata'];
+const EXPORT_FIELDS = [
+  'user_id', 'email', 'email_verified', 'name', 'picture', 'username', 'phone_number', 'app_metadata', 'user_metadata',
+];
 
 /**
  * Every user of the Auth0 tenant through its export job: create it (`POST /api/v2/jobs/users-exports`, JSON format),
@@ -110,15 +112,21 @@ async function exportUsers(base: string, token: string, o: OutboundOptions): Pro
   // A small export is ready within a second; a large one is polled every exportPollMs (the API is rate-limited).
   let wait = 250;
   for (;;) {
-    const state = (await httpsJson(`${base}/api/v2/jobs/${encodeURIComponent(job.id)}`, { ...o, token })) as Record<string, unknown>;
+    const url = `${base}/api/v2/jobs/${encodeURIComponent(job.id)}`;
+    const state = (await httpsJson(url, { ...o, token })) as Record<string, unknown>;
     if (state?.status === 'completed') {
-      if (typeof state.location !== 'string') throw new Error(`users-export job ${job.id} completed without a location`);
+      if (typeof state.location !== 'string') {
+        throw new Error(`users-export job ${job.id} completed without a location`);
+      }
       return downloadNdjson<Auth0User>(state.location, o);
     }
     if (state?.status === 'failed' || state?.status === 'cancelled') {
-      throw new Error(`users-export job ${job.id} ${String(state.status)}${state.summary ? `: ${JSON.stringify(state.summary).slice(0, 200)}` : ''}`);
+      const summary = state.summary ? `: ${JSON.stringify(state.summary).slice(0, 200)}` : '';
+      throw new Error(`users-export job ${job.id} ${String(state.status)}${summary}`);
     }
-    if (Date.now() > deadline) throw new Error(`users-export job ${job.id} did not complete in time (${String(state?.status)})`);
+    if (Date.now() > deadline) {
+      throw new Error(`users-export job ${job.id} did not complete in time (${String(state?.status)})`);
+    }
     await new Promise((r) => setTimeout(r, Math.min(wait, o.exportPollMs ?? 2_000)));
     wait *= 2;
   }
@@ -130,7 +138,8 @@ function downloadNdjson<T>(url: string, o: OutboundOptions): Promise<T[]> {
   if (u.protocol !== 'https:') return Promise.reject(new Error('the users-export location is not an https URL'));
   const where = `${u.origin}${u.pathname}`;
   return new Promise((resolve, reject) => {
-    const req = request(u, { ca: o.extraCa ? [...rootCertificates, o.extraCa] : undefined, timeout: o.timeoutMs ?? 10_000 }, (res) => {
+    const tls = { ca: o.extraCa ? [...rootCertificates, o.extraCa] : undefined, timeout: o.timeoutMs ?? 10_000 };
+    const req = request(u, tls, (res) => {
       if ((res.statusCode ?? 0) < 200 || (res.statusCode ?? 0) >= 300) {
         res.resume();
         return reject(new Error(`GET ${where} answered ${res.statusCode}`));
@@ -151,7 +160,9 @@ function downloadNdjson<T>(url: string, o: OutboundOptions): Promise<T[]> {
       const gunzip = createGunzip();
       gunzip.on('data', (c: Buffer) => {
         size += c.length;
-        if (size > MAX_EXPORT_BYTES) return gunzip.destroy(new Error(`the users export is larger than ${MAX_EXPORT_BYTES} bytes`));
+        if (size > MAX_EXPORT_BYTES) {
+          return gunzip.destroy(new Error(`the users export is larger than ${MAX_EXPORT_BYTES} bytes`));
+        }
         const lines = (rest + c.toString('utf8')).split('\n');
         rest = lines.pop() ?? '';
         try {
@@ -220,7 +231,8 @@ export async function fetchAuth0(p: FetchParams, o: OutboundOptions): Promise<un
   const roleNames = new Map<string, string[]>();
   for (const role of roles) {
     const path = `/api/v2/roles/${encodeURIComponent(role.id)}/users?take=${PER_PAGE}`;
-    const members = await checkpoints<{ user_id: string }>((from) => call(from ? `${path}&from=${encodeURIComponent(from)}` : path), 'users');
+    const next = (from: string | undefined) => call(from ? `${path}&from=${encodeURIComponent(from)}` : path);
+    const members = await checkpoints<{ user_id: string }>(next, 'users');
     for (const m of members) roleNames.set(m.user_id, [...(roleNames.get(m.user_id) ?? []), role.name]);
   }
   return users.map((u) => {

@@ -114,9 +114,13 @@ export function passwordOf(input: unknown): string | undefined {
   if (!isObject(input)) return undefined;
   const names = ['password', `${URN.user.toLowerCase()}:password`];
   let found: unknown;
-  for (const [k, v] of Object.entries(input)) if (names.includes(k.toLowerCase()) && v !== null && v !== undefined) found = v;
+  for (const [k, v] of Object.entries(input)) {
+    if (names.includes(k.toLowerCase()) && v !== null && v !== undefined) found = v;
+  }
   if (found === undefined) return undefined;
-  if (typeof found !== 'string' || found === '') throw new AppError('SCIM_INVALID_VALUE', 'password must be a non-empty string');
+  if (typeof found !== 'string' || found === '') {
+    throw new AppError('SCIM_INVALID_VALUE', 'password must be a non-empty string');
+  }
   return found;
 }
 

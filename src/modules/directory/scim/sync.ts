@@ -30,11 +30,13 @@ export function createSync(deps: SyncDeps) {
   const scopeOf = (c: ConnectionRow): store.Scope => ({ tenantId: c.tenant_id, connectionId: c.id });
 
   /** A directory-set password meets the account's policy like any other (refused: 400 invalidValue, nothing kept). */
-  async function hashFor(tx: Queryable, c: ConnectionRow, password: string, email: string, userId?: string): Promise<string> {
+  async function hashFor(tx: Queryable, c: ConnectionRow, password: string, email: string, userId?: string) {
     try {
       await deps.passwords.validate(tx, password, { tenantId: c.tenant_id, email, userId });
     } catch (err) {
-      if (err instanceof AppError && err.code === 'WEAK_PASSWORD') throw new AppError('SCIM_INVALID_VALUE', `password: ${err.message}`);
+      if (err instanceof AppError && err.code === 'WEAK_PASSWORD') {
+        throw new AppError('SCIM_INVALID_VALUE', `password: ${err.message}`);
+      }
       throw err;
     }
     return deps.passwords.hash(password);
@@ -128,7 +130,9 @@ export function createSync(deps: SyncDeps) {
   async function materialise(tx: Queryable, c: ConnectionRow, row: store.ScimUserRow, strict: boolean, opts: { facts?: AccountFacts; recompute?: boolean; password?: string } = {}): Promise<void> {
     const email = emailFor(row.data, strict);
     if (!email) return;
-    const u = { email, name: displayOf(row.data), externalId: row.external_id, active: row.active, password: opts.password };
+    const u = {
+      email, name: displayOf(row.data), externalId: row.external_id, active: row.active, password: opts.password,
+    };
     const { userId, owns } = await link(tx, c, u, opts.facts);
     await store.linkUser(tx, scopeOf(c), row.id, userId, owns);
     row.user_id = userId;
@@ -174,7 +178,8 @@ export function createSync(deps: SyncDeps) {
     ): Promise<{ userId: string; owns: boolean } | undefined> {
       if (!c.sync_to_user_management) return undefined;
       const email = emailFor(data, true)!;
-      return link(tx, c, { email, name: displayOf(data), externalId: columns.external_id, active: columns.active, password });
+      const u = { email, name: displayOf(data), externalId: columns.external_id, active: columns.active, password };
+      return link(tx, c, u);
     },
 
     /** After a create's insert: the events (the Gatehouse user, if any, was made by beforeCreate). */
@@ -186,7 +191,13 @@ export function createSync(deps: SyncDeps) {
       if (!row.active) await deprovisioned(tx, c, row, 'deactivated');
     },
 
-    async updated(tx: Queryable, c: ConnectionRow, before: store.ScimUserRow, after: store.ScimUserRow, password?: string): Promise<void> {
+    async updated(
+      tx: Queryable,
+      c: ConnectionRow,
+      before: store.ScimUserRow,
+      after: store.ScimUserRow,
+      password?: string,
+    ): Promise<void> {
       after.granted_role_ids = before.granted_role_ids;
       if (c.sync_to_user_management) {
         if (!after.user_id) await materialise(tx, c, after, true, { password });
