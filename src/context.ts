@@ -190,7 +190,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   const social = createSocialService({ db, kek, environment, roles, tenants, events, login: auth.login, domainCheck: (q, tenantId, email) => assertEmailDomainAllowed(q, tenantId, email) });
 
   // Directory (issue 6): SCIM connections and the SCIM service; provisioned users are users of the connection's account.
-  const directory = createDirectoryService({ db, tenants, roles, events, sessions: auth.sessions, jobs, chunkSize: config.jobs.chunkSize, publicUrl: config.publicUrl, scim: config.scim });
+  const directory = createDirectoryService({ db, tenants, roles, events, sessions: auth.sessions, passwords, jobs, chunkSize: config.jobs.chunkSize, publicUrl: config.publicUrl, scim: config.scim });
   Object.assign(handlers, directory.jobs);
   tenants.onRemove((tx, tenantId) => directory.forgetAccount(tx, tenantId));
 

@@ -10,7 +10,8 @@ import { accountSettingsRoutes } from './modules/account-settings/index.ts';
 import { accountMigrationRoutes } from './modules/account-migration/index.ts';
 import { securityPolicyRoutes } from './modules/credentials/index.ts';
 import { rolesRoutes } from './modules/roles/index.ts';
-import { meRoutes, usersRoutes } from './modules/users/index.ts';
+import { findByEmail, findById, findByUsername, meRoutes, usersRoutes } from './modules/users/index.ts';
+import { isUuid } from './lib/pg-errors.ts';
 import { authRoutes } from './modules/auth/index.ts';
 import { mfaRoutes } from './modules/mfa/index.ts';
 import { userMigrationRoutes } from './modules/user-migration/index.ts';
@@ -44,7 +45,17 @@ export async function buildApp(ctx: Context, opts: { logger?: boolean } = {}) {
     ready: async () => (await ctx.db.query('SELECT 1 AS ok')).rows.length === 1,
   });
   // The audit hook (issue 10) is on the root instance, before any module's routes, so it sees every write route.
-  installAudit(app, ctx.audit);
+  installAudit(app, ctx.audit, {
+    // What an entry shows of its target (a user's email, an account's name) and whom a failed sign-in named.
+    display: async (type, id) => {
+      if (type === 'account') return (await ctx.tenants.get(id))?.name;
+      return isUuid(id) ? (await findById(ctx.db, id))?.email : undefined;
+    },
+    user: async (identifier, by) => {
+      const u = by === 'email' ? await findByEmail(ctx.db, identifier) : await findByUsername(ctx.db, identifier);
+      return u && { id: u.id, tenantId: u.active_tenant_id, email: u.email };
+    },
+  });
   // The captcha check (policy on) of the public sign-in, sign-up, passwordless, reset and activation routes: also root.
   installCaptcha(app, ctx.captcha);
   await app.register(captchaRoutes, { captcha: ctx.captcha });

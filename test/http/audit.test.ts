@@ -42,14 +42,15 @@ describe('audit: entries for a scripted series of actions', () => {
     const { data, total } = await entriesSince(since);
     const vendorActor = `vendor:${VENDOR.clientId}`;
     assert.deepEqual(data.map(tuple), [
-      ['POST /tenants/resources/tenants/v1', 'success', vendorActor, 'account:au-a', 'au-a'],
-      [`POST ${U}/v1`, 'success', vendorActor, `user:${userId}`, 'au-a'],
-      ['user.sign_in', 'failure', 'anonymous:null', 'null:null', null],
+      ['account.created', 'success', vendorActor, 'account:au-a', 'au-a'],
+      ['user.created', 'success', vendorActor, `user:${userId}`, 'au-a'],
+      // A failed sign-in of a known user: that user's, in the user's account (the caller stays anonymous).
+      ['user.sign_in', 'failure', 'anonymous:null', `user:${userId}`, 'au-a'],
       ['user.sign_in', 'success', `user:${userId}`, `user:${userId}`, null],
-      [`PUT ${U}/v2/me`, 'success', `user:${userId}`, `user:${userId}`, 'au-a'],
-      ['POST /tenants/resources/tenants/v1', 'failure', 'anonymous:null', 'null:null', null],
-      ['PUT /tenants/resources/tenants/v1/:tenantId', 'failure', vendorActor, 'account:au-missing', 'au-missing'],
-      [`DELETE ${U}/v1/:userId`, 'success', vendorActor, `user:${userId}`, 'au-a'],
+      ['user.updated', 'success', `user:${userId}`, `user:${userId}`, 'au-a'],
+      ['account.created', 'failure', 'anonymous:null', 'null:null', null],
+      ['account.updated', 'failure', vendorActor, 'account:au-missing', 'au-missing'],
+      ['user.deleted', 'success', vendorActor, `user:${userId}`, 'au-a'],
     ]);
     assert.equal(total, 8);
     for (const e of data) {
@@ -57,7 +58,12 @@ describe('audit: entries for a scripted series of actions', () => {
       assert.equal(e.ip, '127.0.0.1');
       assert.match(e.hash, /^[0-9a-f]{64}$/);
     }
-    assert.deepEqual(data[2].data, { method: 'POST', path: `${A}/user`, statusCode: 401, errorCode: data[2].data.errorCode, identifier: 'au@a.test' });
+    assert.deepEqual(data[2].data, {
+      method: 'POST', path: `${A}/user`, statusCode: 401, errorCode: data[2].data.errorCode, identifier: 'au@a.test',
+      targetDisplay: 'au@a.test', actorDisplay: 'anonymous', description: `user.sign_in au@a.test by anonymous: failed (${data[2].data.errorCode})`,
+    });
+    assert.equal(data[1].data.description, `user.created au@a.test by vendor ${VENDOR.clientId}`);
+    assert.equal(data[7].data.description, `user.deleted au@a.test by vendor ${VENDOR.clientId}`);
     assert.match(data[2].data.errorCode, /^GH-/);
     assert.equal(data[2].severity, 'Medium');
     assert.equal(data[3].severity, 'Info');
@@ -84,12 +90,12 @@ describe('audit: entries for a scripted series of actions', () => {
 
     const byAction = await t.call('GET', '/audits?action=user.sign_in', { token: vendor });
     assert.equal(byAction.body.total, 2);
-    const prefix = await t.call('GET', `/audits?action=${encodeURIComponent('POST /tenants*')}`, { token: vendor });
-    assert.equal(prefix.body.total, 2);
+    const prefix = await t.call('GET', `/audits?action=${encodeURIComponent('account.*')}`, { token: vendor });
+    assert.equal(prefix.body.total, 3);
     const byTenant = await t.call('GET', '/audits?tenantId=au-a&count=2&offset=1&sortBy=createdAt&sortDirection=asc', { token: vendor });
-    assert.equal(byTenant.body.total, 5);
+    assert.equal(byTenant.body.total, 6);
     assert.equal(byTenant.body.data.length, 2);
-    assert.equal(byTenant.body.data[0].action, `POST ${U}/v1`);
+    assert.equal(byTenant.body.data[0].action, 'user.created');
     const byActor = await t.call('GET', `/audits?actor=${VENDOR.clientId}&filter=au-missing`, { token: vendor });
     assert.equal(byActor.body.total, 1);
     assert.equal((await t.call('GET', '/audits?to=2000-01-01T00:00:00Z', { token: vendor })).body.total, 0);
@@ -104,7 +110,7 @@ describe('audit: entries for a scripted series of actions', () => {
 
     const stats = await t.call('GET', '/audits/stats', { token: vendor, headers: { 'gatehouse-tenant-id': 'au-a' } });
     assert.equal(stats.status, 200);
-    assert.equal(stats.body.total, 5);
+    assert.equal(stats.body.total, 6);
     assert.equal(stats.body.bySeverity.High, 1);
     const metrics = await t.call('GET', '/audits/resources/metrics/v1', { token: vendor });
     assert.equal(metrics.status, 200);
@@ -123,7 +129,7 @@ describe('audit: entries for a scripted series of actions', () => {
     assert.equal(csv.statusCode, 200);
     const rows = csv.body.trim().split('\n');
     assert.equal(rows[0], 'id,createdAt,tenantId,actorType,actorId,action,targetType,targetId,outcome,ip,userAgent,severity,data,hash,prevHash');
-    assert.equal(rows.length - 1, 5);
+    assert.equal(rows.length - 1, 6);
   });
 });
 

@@ -209,9 +209,9 @@ describe('events: every catalogue key is emitted by its module and arrives once'
     assert.equal(r.status, 200);
     const writes = r.body.data.map((e: any) => [e.action, e.actor.type, e.actor.id, e.tenantId, e.outcome]);
     assert.deepEqual(writes, [
-      ['POST /directory/resources/scim/v2.0/:configId/Users', 'scim', scimConn.id, 'cov-p', 'success'],
-      ['POST /directory/resources/scim/v2.0/:configId/Groups', 'scim', scimConn.id, 'cov-p', 'success'],
-      ['DELETE /directory/resources/scim/v2.0/:configId/Users/:id', 'scim', scimConn.id, 'cov-p', 'success'],
+      ['scim.user_provisioned', 'scim', scimConn.id, 'cov-p', 'success'],
+      ['scim.group_provisioned', 'scim', scimConn.id, 'cov-p', 'success'],
+      ['scim.user_deprovisioned', 'scim', scimConn.id, 'cov-p', 'success'],
     ]);
     // A wrong token is not attributed to the connection.
     assert.equal((await scim('POST', `${SCIM}/${scimConn.id}/Users`, 'ghscim_wrong', { schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName: 'x@cov.test' })).status, 401);

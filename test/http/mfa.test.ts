@@ -581,11 +581,11 @@ describe('sign-in statements (audit entries stored with the challenge and the se
     assert.ok((await login('audited-plain@opt.test')).body.accessToken);
     const a = await t.call('GET', `/audits?from=${encodeURIComponent(since)}&sortDirection=asc&count=1000`, { token: vendor });
     assert.equal(a.status, 200, JSON.stringify(a.body));
-    const mine = a.body.data.filter((e: any) => e.action === 'user.sign_in' || e.action.includes('/mfa/verify'));
+    const mine = a.body.data.filter((e: any) => e.action === 'user.sign_in' || e.action === 'auth.user.mfa.verify');
     assert.deepEqual(mine.map((e: any) => [e.action, e.outcome, `${e.actor.type}:${e.actor.id}`, e.data.statusCode, e.data.mfaRequired ?? null]), [
       ['user.sign_in', 'success', `user:${id}`, 200, true],
-      [`POST ${M}/verify`, 'failure', 'anonymous:null', 400, null],
-      [`POST ${M}/verify`, 'success', `user:${id}`, 201, null],
+      ['auth.user.mfa.verify', 'failure', 'anonymous:null', 400, null],
+      ['auth.user.mfa.verify', 'success', `user:${id}`, 201, null],
       ['user.sign_in', 'success', `user:${plain}`, 200, null],
     ]);
     assert.equal(mine[0].data.identifier, 'audited@opt.test');

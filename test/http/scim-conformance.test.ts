@@ -99,3 +99,62 @@ describe('groups and lastSync', () => {
     assert.ok(Date.parse(afterDelete) > Date.parse(before), `${afterDelete} after ${before}`);
   });
 });
+
+describe('password (writeOnly, returned never; sync to user management on)', () => {
+  const signIn = (email: string, password: string) => t.call('POST', '/identity/resources/auth/v1/user', { body: { email, password } });
+  const PW = 'Dir3ctory-Set-Pass!';
+
+  test('a user provisioned with a password signs in with it; the password is never stored or returned', async () => {
+    const r = await scim('POST', '/Users', { schemas: [USER], userName: 'PwUser1', emails: [{ value: 'pw1@entra.test' }], password: PW });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    assert.equal(JSON.stringify(r.body).includes(PW), false);
+    const read = await scim('GET', `/Users/${r.body.id}`);
+    assert.equal(JSON.stringify(read.body).includes(PW), false);
+    const stored = await t.db.query<{ data: unknown }>('SELECT data FROM scim_users WHERE id = $1', [r.body.id]);
+    assert.equal(JSON.stringify(stored.rows[0].data).toLowerCase().includes('password'), false);
+    const ok = await signIn('pw1@entra.test', PW);
+    assert.equal(ok.status, 200, JSON.stringify(ok.body));
+    assert.ok(ok.body.accessToken);
+    assert.equal((await signIn('pw1@entra.test', 'Wrong-Pass-123!')).status, 401);
+  });
+
+  test('PATCH and PUT with a new password change it for a user the connection owns', async () => {
+    const r = await scim('POST', '/Users', { schemas: [USER], userName: 'pw2@entra.test', password: PW });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    const next = 'Rotated-By-Directory-2!';
+    const p = await scim('PATCH', `/Users/${r.body.id}`, {
+      schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'],
+      Operations: [{ op: 'replace', path: 'password', value: next }],
+    });
+    assert.equal(p.status, 200, JSON.stringify(p.body));
+    assert.equal((await signIn('pw2@entra.test', next)).status, 200);
+    assert.equal((await signIn('pw2@entra.test', PW)).status, 401);
+    const third = 'Replaced-By-Put-3!';
+    const put = await scim('PUT', `/Users/${r.body.id}`, { schemas: [USER], userName: 'pw2@entra.test', displayName: 'Pw Two', password: third });
+    assert.equal(put.status, 200, JSON.stringify(put.body));
+    assert.equal((await signIn('pw2@entra.test', third)).status, 200);
+  });
+
+  test("a password below the account's password policy: 400 invalidValue, no user made", async () => {
+    const r = await scim('POST', '/Users', { schemas: [USER], userName: 'pw3@entra.test', password: 'abc' });
+    assert.equal(r.status, 400, JSON.stringify(r.body));
+    assert.equal(r.body.scimType, 'invalidValue');
+    assert.match(r.body.detail, /password/);
+    assert.equal(await gatehouseUser('pw3@entra.test'), undefined);
+  });
+
+  test('an existing Gatehouse user linked by email keeps its own password', async () => {
+    const own = 'Users-Own-Pass-4!';
+    const made = await t.call('POST', '/identity/resources/users/v1', { token: vendor, headers: hdr, body: { email: 'pw4@entra.test', password: own, verified: true } });
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    const r = await scim('POST', '/Users', { schemas: [USER], userName: 'pw4@entra.test', password: PW });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    const p = await scim('PATCH', `/Users/${r.body.id}`, {
+      schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'],
+      Operations: [{ op: 'replace', value: { password: 'Another-Dir-Pass-5!' } }],
+    });
+    assert.equal(p.status, 200, JSON.stringify(p.body));
+    assert.equal((await signIn('pw4@entra.test', PW)).status, 401);
+    assert.equal((await signIn('pw4@entra.test', own)).status, 200);
+  });
+});

@@ -48,7 +48,7 @@ describe('token hot paths: audit entries stored with the change', () => {
     assert.equal(ok2.status, 200);
     const bad = await t.call('POST', EXCHANGE, { body: { ...creds, secret: 'wrong' }, headers: UA });
     assert.equal(bad.status, 401);
-    const got = await entries(since, `POST ${EXCHANGE}`);
+    const got = await entries(since, 'api_token.sign_in');
     assert.deepEqual(got.map((e) => [e.outcome, e.data.statusCode, e.data.errorCode ?? null]), [['success', 200, null], ['success', 200, null], ['failure', 401, bad.body.errorCode]]);
     for (const e of got) {
       assert.deepEqual(e.actor, { type: 'anonymous', id: null });
@@ -67,7 +67,7 @@ describe('token hot paths: audit entries stored with the change', () => {
     assert.equal(r1.status, 200);
     const replay = await t.call('POST', API_REFRESH, { body: { refreshToken: x.body.refresh_token } });
     assert.equal(replay.status, 401);
-    const got = await entries(since, `POST ${API_REFRESH}`);
+    const got = await entries(since, 'api_token.token_refresh');
     assert.deepEqual(got.map((e) => [e.outcome, e.data.statusCode]), [['success', 200], ['failure', 401]]);
   });
 

@@ -4,6 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
 import { ENV, waitFor } from '../helpers/user-migration.ts';
@@ -15,15 +16,22 @@ let domain: string;
 let t: TestApp;
 const calls: string[] = [];
 
-/** 250 users over three pages: 240 with an account in app_metadata.accountId, 10 without; roles through /api/v2/roles. */
-const USERS = Array.from({ length: 250 }, (_, i) => ({
+/**
+ * 2,500 users (past Auth0's 1,000-result window of GET /api/v2/users): 2,400 with an account in
+ * app_metadata.accountId, 100 without. The server speaks Auth0's user-export job and checkpoint pagination of a
+ * role's members (rol_1: every 15th user from the 4th, more than one page).
+ */
+const USERS = Array.from({ length: 2500 }, (_, i) => ({
   user_id: `auth0|${i}`,
   email: `idp-${i}@auth0.test`,
   email_verified: i % 2 === 0,
   name: `Idp ${i}`,
-  app_metadata: i < 240 ? { accountId: i % 3 ? 'idp-a' : 'idp-b' } : {},
+  app_metadata: i < 2400 ? { accountId: i % 3 ? 'idp-a' : 'idp-b' } : {},
   user_metadata: { n: i },
+  logins_count: i,
 }));
+const ROLE_MEMBERS = USERS.filter((_, i) => i % 15 === 3).map((u) => ({ user_id: u.user_id, email: u.email }));
+const jobs = new Map<string, { fields: string[]; polls: number }>();
 
 before(async () => {
   // A self-signed certificate for 127.0.0.1 made by openssl; the app trusts it through OUTBOUND_CA_FILE only.
@@ -42,13 +50,49 @@ before(async () => {
       });
       return;
     }
+    const file = /^\/exports\/(job_\d+)\.json\.gz$/.exec(url.pathname);
+    if (req.method === 'GET' && file && jobs.has(file[1])) {
+      // A pre-signed link: a request carrying another credential is refused (as S3 does).
+      if (req.headers.authorization) return send(400, { message: 'Only one auth mechanism allowed' });
+      const { fields } = jobs.get(file[1])!;
+      const ndjson = USERS.map((u) => JSON.stringify(Object.fromEntries(Object.entries(u).filter(([k]) => fields.includes(k))))).join('\n');
+      return res.writeHead(200, { 'content-type': 'application/gzip' }).end(gzipSync(`${ndjson}\n`));
+    }
     if (req.headers.authorization !== 'Bearer mgmt-token') return send(401, { message: 'bad token' });
     const page = Number(url.searchParams.get('page') ?? 0);
     const per = Number(url.searchParams.get('per_page') ?? 50);
     const paged = (list: unknown[], field: string) => send(200, { start: page * per, limit: per, total: list.length, [field]: list.slice(page * per, page * per + per) });
-    if (url.pathname === '/api/v2/users') return paged(USERS, 'users');
+    if (url.pathname === '/api/v2/users') {
+      // Auth0's window: offset paging ends at the 1,000th result.
+      if ((page + 1) * per > 1000) return send(400, { statusCode: 400, error: 'Bad Request', message: `Requesting page ${page} exceeds the allowed maximum of 1000 records` });
+      return paged(USERS, 'users');
+    }
+    if (req.method === 'POST' && url.pathname === '/api/v2/jobs/users-exports') {
+      let raw = '';
+      req.on('data', (c) => (raw += c));
+      req.on('end', () => {
+        const b = JSON.parse(raw);
+        if (b.format !== 'json') return send(400, { message: 'only json in this test server' });
+        const id = `job_${jobs.size + 1}`;
+        jobs.set(id, { fields: b.fields.map((f: { name: string }) => f.name), polls: 0 });
+        send(201, { type: 'users_export', status: 'pending', format: 'json', fields: b.fields, id, created_at: new Date().toISOString() });
+      });
+      return;
+    }
+    const job = /^\/api\/v2\/jobs\/(job_\d+)$/.exec(url.pathname);
+    if (job && jobs.has(job[1])) {
+      const j = jobs.get(job[1])!;
+      // Processing at the first look, completed at the next: the client must poll.
+      if (j.polls++ === 0) return send(200, { type: 'users_export', status: 'processing', id: job[1], percentage_done: 40 });
+      return send(200, { type: 'users_export', status: 'completed', id: job[1], location: `${domain}/exports/${job[1]}.json.gz` });
+    }
     if (url.pathname === '/api/v2/roles') return paged([{ id: 'rol_1', name: 'idp-admin' }], 'roles');
-    if (url.pathname === '/api/v2/roles/rol_1/users') return paged([{ user_id: 'auth0|3' }], 'users');
+    if (url.pathname === '/api/v2/roles/rol_1/users') {
+      const take = Number(url.searchParams.get('take') ?? 50);
+      const from = Number(url.searchParams.get('from') ?? 0);
+      const users = ROLE_MEMBERS.slice(from, from + take);
+      return send(200, from + take < ROLE_MEMBERS.length ? { users, next: String(from + take) } : { users });
+    }
     send(404, { message: 'not found' });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
@@ -67,17 +111,25 @@ after(async () => {
 const start = async (provider: string, body: Record<string, unknown>) => t.call('POST', `${M}/${provider}`, { token: await t.vendorToken(), body });
 
 describe('migration from a third-party identity provider (auth0)', () => {
-  test('pages through users and roles; each lands in the account of its app_metadata field, provider local', async () => {
+  test('2,500 users through the export job (past the 1,000-result window); each lands in the account of its app_metadata field', async () => {
     const r = await start('auth0', { domain, clientId: 'cid', secret: 'csecret', tenantIdFieldName: 'accountId' });
     assert.equal(r.status, 201, JSON.stringify(r.body)); // routes.md: 201 (the job runs in the background all the same)
     assert.deepEqual(Object.keys(r.body), ['migrationId']);
-    const s = await waitFor(t, r.body.migrationId, (x) => x.state === 'completed' || x.state === 'failed', 30_000);
+    const s = await waitFor(t, r.body.migrationId, (x) => x.state === 'completed' || x.state === 'failed', 180_000);
     assert.equal(s.state, 'completed', JSON.stringify(s).slice(0, 300));
-    assert.equal(s.total, 250);
-    assert.equal(s.succeeded, 240);
-    assert.equal(s.failed, 10);
+    assert.equal(s.total, 2500);
+    assert.equal(s.succeeded, 2400);
+    assert.equal(s.failed, 100);
     assert.ok(s.errors.every((e: any) => /tenantId/.test(e.message)));
-    assert.ok(calls.some((c) => c.includes('/api/v2/users?page=2')), 'paged');
+    assert.ok(calls.includes('POST /api/v2/jobs/users-exports'), 'an export job');
+    assert.ok(calls.filter((c) => c === 'GET /api/v2/jobs/job_1').length >= 2, 'polled until completed');
+    assert.ok(calls.includes('GET /exports/job_1.json.gz'), 'the file downloaded');
+    assert.ok(!calls.some((c) => c.startsWith('GET /api/v2/users')), 'no offset paging of users');
+    assert.ok(calls.some((c) => c.startsWith('GET /api/v2/roles/rol_1/users?take=100&from=100')), 'role members by checkpoint');
+    const last = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM users WHERE email IN ('idp-2399@auth0.test', 'idp-1001@auth0.test')`);
+    assert.equal(last.rows[0].n, 2, 'users past the 1,000th are there');
+    const admins = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM user_roles ur JOIN roles r ON r.id = ur.role_id WHERE r.key = 'idp-admin'`);
+    assert.equal(admins.rows[0].n, ROLE_MEMBERS.filter((m) => Number(m.user_id.split('|')[1]) < 2400).length, 'every member of the role');
     const { rows } = await t.db.query<any>(`SELECT u.email, u.provider, u.verified, u.must_reset_password, ut.tenant_id FROM users u JOIN user_tenants ut ON ut.user_id = u.id WHERE u.email IN ('idp-3@auth0.test', 'idp-4@auth0.test') ORDER BY u.email`);
     assert.deepEqual(rows, [
       { email: 'idp-3@auth0.test', provider: 'local', verified: false, must_reset_password: true, tenant_id: 'idp-b' },
@@ -99,9 +151,9 @@ describe('migration from a third-party identity provider (auth0)', () => {
     const f2 = await waitFor(t, down.body.migrationId, (x) => x.state === 'failed', 30_000);
     assert.match(f2.failureReason, /cannot reach https:\/\/127\.0\.0\.1:1/);
     const meta = await start('auth0', { domain, clientId: 'cid', secret: 'csecret', tenantIdFieldName: 'accountId', isTenantIdOnUserMetadata: true });
-    const s = await waitFor(t, meta.body.migrationId, (x) => x.state === 'completed', 30_000);
+    const s = await waitFor(t, meta.body.migrationId, (x) => x.state === 'completed', 180_000);
     assert.equal(s.succeeded, 0, 'user_metadata holds no accountId: every user is an error entry');
-    assert.equal(s.failed, 250);
+    assert.equal(s.failed, 2500);
   });
 
   test('bad input: domain without https://, unknown provider, missing field: 400 and no migration', async () => {

@@ -284,7 +284,7 @@ describe('POST /vendor-only/users/v1/passwords/verify: the vendor\'s password ch
     refused(await t.call('POST', VERIFY, { body: { email: 'ada@ue.test', password: PASSWORD } }), 401, 'GH-20001');
     const audits = await v('GET', `/audits?from=${encodeURIComponent(since)}&count=1000`);
     assert.equal(audits.status, 200, JSON.stringify(audits.body));
-    const checks = audits.body.data.filter((e: any) => e.action === `POST ${VERIFY}`);
+    const checks = audits.body.data.filter((e: any) => e.action === 'vendor_only.user.password.verify');
     assert.ok(checks.some((e: any) => e.outcome === 'success' && e.target.type === 'user' && e.target.id === ada.id), 'a check names the user it was about');
     assert.ok(!JSON.stringify(audits.body).includes(PASSWORD), 'no password in any entry');
     assert.equal((await recordOf(ada.id)).isLocked, false);

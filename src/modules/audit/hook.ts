@@ -2,6 +2,28 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { AuditInput } from './entry.ts';
 import type { AuditService } from './service.ts';
 import { AppError, errorBody } from '../../http/errors.ts';
+import { actionOf, describe } from './actions.ts';
+
+export { NAMED_ACTIONS } from './actions.ts';
+
+/**
+ * What the hook reads to make an entry readable (wired by the app; absent in a bare instance): the display value of a
+ * user (email) or account (name), and the user a sign-in identifier names (a failed sign-in belongs to that user's
+ * account). A failed look-up leaves the entry as it would be without it.
+ */
+export interface AuditLookups {
+  display(type: 'user' | 'account', id: string): Promise<string | undefined>;
+  user(
+    identifier: string,
+    by: 'email' | 'username',
+  ): Promise<{ id: string; tenantId: string | null; email: string } | undefined>;
+}
+
+/** What the look-ups found for one entry. */
+interface Resolved {
+  targetDisplay?: string;
+  signIn?: { id: string; tenantId: string | null; email: string };
+}
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -41,14 +63,8 @@ export type AuditInlineOf = (status: number, body: Record<string, unknown>) => I
 
 const WRITE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 const STAGED = Symbol('auditStaged');
-
-/** Readable action names for the sign-in routes (every other write is `METHOD /route/path`). */
-export const NAMED_ACTIONS: Record<string, string> = {
-  'POST /identity/resources/auth/v1/user': 'user.sign_in',
-  'POST /identity/resources/auth/v1/user/token/refresh': 'user.token_refresh',
-  'POST /identity/resources/auth/v1/logout': 'user.sign_out',
-  'POST /auth/vendor': 'vendor.sign_in',
-};
+/** The target's display value read before the handler ran (a DELETE removes what names it). */
+const BEFORE = Symbol('auditDisplayBefore');
 
 /** The entity a path parameter names: `userId` → user, `tenantId` → account, `id` → the path segment before it. */
 function targetOf(url: string, params: Record<string, string>): { type: string; id: string } | undefined {
@@ -88,6 +104,40 @@ function str(v: unknown): string | undefined {
   return typeof v === 'string' && v ? v : undefined;
 }
 
+const signInIdentifier = (reqBody: Record<string, unknown>) => str(reqBody.email) ?? str(reqBody.username);
+
+/** Who acted, as a person reads it: a user's email, else the credential's kind and id. */
+function actorDisplay(
+  req: FastifyRequest,
+  actor: AuditInput['actor'],
+  body: Record<string, unknown> | undefined,
+  reqBody: Record<string, unknown>,
+): string {
+  if (actor.type === 'anonymous') return 'anonymous';
+  if (actor.type === 'user') {
+    const claims = req.auth?.kind === 'user' && !req.auth.actor ? req.auth.claims : undefined;
+    return str(claims?.email) ?? str(body?.userEmail) ?? signInIdentifier(reqBody) ?? actor.id ?? 'user';
+  }
+  return `${actor.type} ${actor.id ?? ''}`.trim();
+}
+
+/** The target's display value that the request or its answer shows (an email, a name, a key). */
+function displayFromBodies(
+  type: string | null | undefined,
+  reqBody: Record<string, unknown>,
+  body: Record<string, unknown> | undefined,
+): string | undefined {
+  const b = body ?? {};
+  if (type === 'user') return str(b.email) ?? str(b.userEmail) ?? str(reqBody.email);
+  if (type === 'account') return str(b.name) ?? str(reqBody.name);
+  const keys = ['name', 'displayName', 'userName', 'key', 'title', 'email'];
+  for (const k of keys) if (str(b[k])) return b[k] as string;
+  for (const k of keys) if (str(reqBody[k])) return reqBody[k] as string;
+  return undefined;
+}
+
+const lookupType = (type: string | null | undefined) => (type === 'user' || type === 'account' ? type : undefined);
+
 /**
  * Audits every write route (POST/PUT/PATCH/DELETE) of the instance, whatever plugin registered it, with the caller,
  * the account, IP, user agent, the route as action, the target and the outcome. Request bodies are never stored
@@ -102,8 +152,20 @@ function str(v: unknown): string | undefined {
  * hooks; none of those may change the status code. If the entry cannot be stored, the answer becomes 503
  * AUDIT_UNAVAILABLE (the change itself may have been applied: the message says so).
  */
-export function installAudit(app: FastifyInstance, audit: AuditService): void {
+export function installAudit(app: FastifyInstance, audit: AuditService, lookups?: AuditLookups): void {
   if (!audit.enabled) return;
+  if (lookups) {
+    // A DELETE's target is gone after the handler: its display value is read first (one look-up by primary key).
+    app.addHook('preHandler', async (req) => {
+      const url = req.routeOptions.url;
+      if (req.method !== 'DELETE' || !url || req.routeOptions.config?.audit === false) return;
+      const target = targetOf(url, (req.params ?? {}) as Record<string, string>);
+      const type = lookupType(target?.type);
+      if (!type || !target) return;
+      const display = await lookups.display(type, target.id).catch(() => undefined);
+      (req as unknown as Record<symbol, string | undefined>)[BEFORE] = display;
+    });
+  }
   app.decorateRequest('auditInline', function (this: FastifyRequest, status: number, body: Record<string, unknown>): InlineAudit | undefined {
     const url = this.routeOptions.url;
     const config = this.routeOptions.config;
@@ -140,8 +202,11 @@ export function installAudit(app: FastifyInstance, audit: AuditService): void {
         /* not JSON */
       }
     }
+    const resolved = lookups
+      ? await resolve(req, reply.statusCode, url, config?.audit, body, lookups).catch(() => ({}))
+      : {};
     try {
-      await audit.record(entryOf(req, reply.statusCode, url, config?.audit, body, errorCode));
+      await audit.record(entryOf(req, reply.statusCode, url, config?.audit, body, errorCode, resolved));
     } catch (err) {
       // A streamed answer that will not be sent is closed here.
       if (payload && typeof (payload as { destroy?: unknown }).destroy === 'function') (payload as { destroy(): void }).destroy();
@@ -154,26 +219,85 @@ export function installAudit(app: FastifyInstance, audit: AuditService): void {
   });
 }
 
-function entryOf(req: FastifyRequest, status: number, url: string, configured: string | false | undefined, body: Record<string, unknown> | undefined, errorCode: string | undefined): AuditInput {
-  const key = `${req.method} ${url}`;
-  const action = (typeof configured === 'string' ? configured : undefined) ?? NAMED_ACTIONS[key] ?? key;
-  const params = (req.params ?? {}) as Record<string, string>;
-  const reqBody = (req.body && typeof req.body === 'object' ? req.body : {}) as Record<string, unknown>;
-  const actor = actorOf(req, body);
-  let target = req.auditTarget ?? targetOf(url, params);
+const bodyOf = (req: FastifyRequest) =>
+  (req.body && typeof req.body === 'object' ? req.body : {}) as Record<string, unknown>;
+const actionFor = (req: FastifyRequest, url: string, configured: string | false | undefined) =>
+  actionOf(req.method, url, typeof configured === 'string' ? configured : undefined);
+
+function targetFor(
+  req: FastifyRequest,
+  url: string,
+  action: string,
+  actor: AuditInput['actor'],
+  body: Record<string, unknown> | undefined,
+) {
+  let target: AuditInput['target'] = req.auditTarget ?? targetOf(url, (req.params ?? {}) as Record<string, string>);
   if (!target && body && req.method === 'POST') target = targetFromBody(url, body);
   if (!target && req.auth?.kind === 'user' && /\/me(\/|$)/.test(url)) target = { type: 'user', id: req.auth.userId };
   if (!target && actor.type === 'user' && action.startsWith('user.')) target = { type: 'user', id: actor.id ?? '' };
+  return target;
+}
+
+/**
+ * The look-ups an entry needs (onSend only; the inline path of a sign-in has what it needs): the user a failed
+ * sign-in named, or the display value of a user or account target that neither the request nor the answer shows.
+ */
+async function resolve(
+  req: FastifyRequest,
+  status: number,
+  url: string,
+  configured: string | false | undefined,
+  body: Record<string, unknown> | undefined,
+  lookups: AuditLookups,
+): Promise<Resolved> {
+  const action = actionFor(req, url, configured);
+  const reqBody = bodyOf(req);
+  if (action === 'user.sign_in' && status >= 400) {
+    const identifier = signInIdentifier(reqBody)?.trim().toLowerCase();
+    if (!identifier) return {};
+    return { signIn: await lookups.user(identifier, str(reqBody.email) ? 'email' : 'username') };
+  }
+  const target = targetFor(req, url, action, actorOf(req, body), body);
+  const type = lookupType(target?.type);
+  if (!type || !target?.id || displayFromBodies(type, reqBody, body)) return {};
+  const before = (req as unknown as Record<symbol, string | undefined>)[BEFORE];
+  return { targetDisplay: before ?? (await lookups.display(type, target.id)) };
+}
+
+function entryOf(
+  req: FastifyRequest,
+  status: number,
+  url: string,
+  configured: string | false | undefined,
+  body: Record<string, unknown> | undefined,
+  errorCode: string | undefined,
+  resolved: Resolved = {},
+): AuditInput {
+  const action = actionFor(req, url, configured);
+  const params = (req.params ?? {}) as Record<string, string>;
+  const reqBody = bodyOf(req);
+  const actor = actorOf(req, body);
+  let target = targetFor(req, url, action, actor, body);
+  // A failed sign-in of a known user is that user's, in the user's account; an unknown identifier stays anonymous.
+  if (resolved.signIn) target = { type: 'user', id: resolved.signIn.id };
   const tenantId = (req.auth?.kind === 'user' ? req.auth.tenantId : undefined) ?? req.auditTenantId
     ?? str(req.headers['gatehouse-tenant-id']) ?? str(req.headers['frontegg-tenant-id'])
-    ?? str(params.tenantId) ?? str(reqBody.tenantId) ?? str(body?.tenantId) ?? null;
+    ?? str(params.tenantId) ?? str(reqBody.tenantId) ?? str(body?.tenantId) ?? resolved.signIn?.tenantId ?? null;
   const data: Record<string, unknown> = { method: req.method, path: url, statusCode: status };
   if (errorCode) data.errorCode = errorCode;
   if (action === 'user.sign_in') {
-    data.identifier = str(reqBody.email) ?? str(reqBody.username) ?? null;
+    data.identifier = signInIdentifier(reqBody) ?? null;
     if (body?.mfaRequired === true) data.mfaRequired = true;
   }
   const outcome = status < 400 ? 'success' : 'failure';
+  const targetDisplay = resolved.signIn?.email ?? displayFromBodies(target?.type, reqBody, body)
+    ?? resolved.targetDisplay ?? (action === 'user.sign_in' ? signInIdentifier(reqBody) : undefined)
+    ?? target?.id ?? undefined;
+  const who = actorDisplay(req, actor, body, reqBody);
+  if (targetDisplay) data.targetDisplay = targetDisplay.slice(0, 255);
+  data.actorDisplay = who.slice(0, 255);
+  const error = errorCode ?? (outcome === 'failure' ? String(status) : null);
+  data.description = describe({ action, target: targetDisplay, actor: who, outcome, error });
   return {
     tenantId,
     actor,

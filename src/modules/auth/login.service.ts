@@ -30,6 +30,9 @@ export interface LoginDeps {
 
 export type LoginService = ReturnType<typeof createLoginService>;
 
+/** The id no user has: the unknown identifier's failure count is written to it (no row). */
+const NO_USER = '00000000-0000-0000-0000-000000000000';
+
 /** Password sign-in, refresh-token rotation (refresh.service.ts) and logout. */
 export function createLoginService(deps: LoginDeps) {
   const { db, users, passwords } = deps;
@@ -139,6 +142,20 @@ export function createLoginService(deps: LoginDeps) {
     });
   }
 
+  /**
+   * The failure of an identifier that names no user costs what registerFailure costs a known one: the same lockout
+   * policy read, then a committed transaction of two statements: the failure count (of no row) and, in place of the
+   * sign-in-failed event (there is no user to name), a row of sign_in_decoys (migration 0041). So the answer's time
+   * does not tell whether the email has a user, on PostgreSQL's commit flush too.
+   */
+  async function registerUnknownFailure(identifier: string): Promise<void> {
+    await passwords.lockoutPolicy(db, undefined);
+    await db.transaction(async (tx) => {
+      await updateUser(tx, NO_USER, { failed_attempts: 1 });
+      await store.countUnknownFailure(tx, { email: identifier, reason: 'invalid_password', failedAttempts: 1 });
+    });
+  }
+
   return {
     /** The `iss` of the tokens this service issues (the OAuth discovery document's issuer). */
     issuer: deps.issuer ?? '',
@@ -163,6 +180,7 @@ export function createLoginService(deps: LoginDeps) {
       let user = view?.user;
       if (!view || !user) {
         await passwords.decoy(body.password);
+        await registerUnknownFailure(identifier);
         throw new AppError('INVALID_LOGIN');
       }
       // A lock whose time has passed is lifted at the next attempt, with the failure count reset.

@@ -298,3 +298,19 @@ export async function rehashPassword(q: Queryable, userId: string, hash: string)
     [userId, hash],
   );
 }
+
+/** Slots of sign_in_decoys (migration 0041). */
+const DECOY_SLOTS = 64;
+const DECOY_FAILURE = prepared(
+  `UPDATE sign_in_decoys SET failed_attempts = failed_attempts + 1, data = $2::jsonb,
+          updated_at = coalesce(${dispatchedAtSql('$3::text', 'NULL::text')}, now())
+    WHERE slot = $1`,
+);
+
+/**
+ * The committed write of an unknown identifier's failed sign-in (login.service.ts), in place of the known user's
+ * sign-in-failed event: one row of sign_in_decoys, with the data and the subscriber check the event's INSERT has.
+ */
+export async function countUnknownFailure(q: Queryable, data: Record<string, unknown>): Promise<void> {
+  await q.query(DECOY_FAILURE, [Math.floor(Math.random() * DECOY_SLOTS), JSON.stringify(data), 'user.sign_in_failed']);
+}

@@ -5,6 +5,7 @@ import { AppError } from '../../http/errors.ts';
 import type { JobHandler, JobRunner } from '../../jobs/runner.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
 import type { SessionsService } from '../auth/index.ts';
+import type { PasswordService } from '../credentials/index.ts';
 import type { EventsService } from '../events/index.ts';
 import type { Grantor, RolesService } from '../roles/index.ts';
 import type { TenantsService } from '../tenants/index.ts';
@@ -23,6 +24,8 @@ export interface DirectoryDeps {
   roles: RolesService;
   events: EventsService;
   sessions: SessionsService;
+  /** Hashes the password a SCIM body sets for a user the connection owns. */
+  passwords: PasswordService;
   jobs: Pick<JobRunner, 'enqueue' | 'notify'>;
   /** Directory users per transaction of the sync job (JOB_CHUNK_SIZE). */
   chunkSize: number;
@@ -48,7 +51,9 @@ const newToken = () => `ghscim_${randomSecret(32)}`;
 /** SCIM connections of accounts (interface 4.2) and the SCIM service each one serves. */
 export function createDirectoryService(deps: DirectoryDeps) {
   const { db } = deps;
-  const sync = createSync({ roles: deps.roles, tenants: deps.tenants, events: deps.events, sessions: deps.sessions });
+  const sync = createSync({
+    roles: deps.roles, tenants: deps.tenants, events: deps.events, sessions: deps.sessions, passwords: deps.passwords,
+  });
 
   // Auth cache: connection id → the row read to authenticate, until `expires`. Touched: when this process last wrote
   // lastSync for the connection.

@@ -106,6 +106,24 @@ export function normaliseUser(input: unknown): Json {
   return out;
 }
 
+/**
+ * The `password` a body carries (writeOnly, returned never): read before normalising, which drops it, so that it is
+ * only ever hashed into user management and never kept in the SCIM data. Any casing, core URN prefix allowed.
+ */
+export function passwordOf(input: unknown): string | undefined {
+  if (!isObject(input)) return undefined;
+  const names = ['password', `${URN.user.toLowerCase()}:password`];
+  let found: unknown;
+  for (const [k, v] of Object.entries(input)) {
+    if (names.includes(k.toLowerCase()) && v !== null && v !== undefined) found = v;
+  }
+  if (found === undefined) return undefined;
+  if (typeof found !== 'string' || found === '') {
+    throw new AppError('SCIM_INVALID_VALUE', 'password must be a non-empty string');
+  }
+  return found;
+}
+
 export interface NormalGroup {
   data: Json;
   members: string[] | undefined;

@@ -5,6 +5,7 @@ import type { EventsService } from '../../events/index.ts';
 import type { RolesService } from '../../roles/index.ts';
 import type { TenantsService } from '../../tenants/index.ts';
 import type { SessionsService } from '../../auth/index.ts';
+import type { PasswordService } from '../../credentials/index.ts';
 import * as users from '../../users/index.ts';
 import type { ConnectionRow } from '../connections.store.ts';
 import { displayOf, emailOf } from './resource.ts';
@@ -15,16 +16,45 @@ export interface SyncDeps {
   tenants: TenantsService;
   events: EventsService;
   sessions: SessionsService;
+  passwords: PasswordService;
 }
 
 /**
  * Sync to user management: a directory user of a connection with `syncToUserManagement` is a Gatehouse user of the
  * connection's account. A new email makes a new user (`managedBy: scim2`, provider `scim2`, owned by the connection:
  * its profile follows the directory); an email that already has a Gatehouse user is linked, and only its membership
- * of this account (enabled state, roles) is managed, never its profile, which other accounts share.
+ * of this account (enabled state, roles) is managed, never its profile, which other accounts share. A SCIM `password`
+ * is the password of a user the connection owns (never of a linked one), held to the account's password policy.
  */
 export function createSync(deps: SyncDeps) {
   const scopeOf = (c: ConnectionRow): store.Scope => ({ tenantId: c.tenant_id, connectionId: c.id });
+
+  /** A directory-set password meets the account's policy like any other (refused: 400 invalidValue, nothing kept). */
+  async function hashFor(tx: Queryable, c: ConnectionRow, password: string, email: string, userId?: string) {
+    try {
+      await deps.passwords.validate(tx, password, { tenantId: c.tenant_id, email, userId });
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'WEAK_PASSWORD') {
+        throw new AppError('SCIM_INVALID_VALUE', `password: ${err.message}`);
+      }
+      throw err;
+    }
+    return deps.passwords.hash(password);
+  }
+
+  /** Sets the password of a user the connection owns (a PUT or PATCH carrying `password`). */
+  async function setPassword(tx: Queryable, c: ConnectionRow, row: store.ScimUserRow, password: string): Promise<void> {
+    if (!row.user_id || !row.owns_user) return;
+    const user = await users.findById(tx, row.user_id, true);
+    if (!user) return;
+    const hash = await hashFor(tx, c, password, user.email, user.id);
+    await users.updateUser(tx, user.id, { password_hash: hash, password_temporary: false, must_reset_password: false });
+    await deps.passwords.remember(tx, user.id, hash);
+    await deps.events.emit(tx, {
+      eventKey: 'user.password_changed', tenantId: c.tenant_id, entity: { type: 'user', id: user.id },
+      data: { userId: user.id, tenantId: c.tenant_id },
+    });
+  }
 
   async function setActive(tx: Queryable, c: ConnectionRow, userId: string, active: boolean): Promise<void> {
     await users.updateMembership(tx, c.tenant_id, userId, { is_disabled: !active });
@@ -50,7 +80,12 @@ export function createSync(deps: SyncDeps) {
    * of that email (linked: only its membership is managed). Joins it to the account (default roles for a new
    * membership) and gives the membership the directory's active state.
    */
-  async function link(tx: Queryable, c: ConnectionRow, u: { email: string; name: string | undefined; externalId: string | null; active: boolean }, facts = accountFacts(tx, c)): Promise<{ userId: string; owns: boolean }> {
+  async function link(
+    tx: Queryable,
+    c: ConnectionRow,
+    u: { email: string; name: string | undefined; externalId: string | null; active: boolean; password?: string },
+    facts = accountFacts(tx, c),
+  ): Promise<{ userId: string; owns: boolean }> {
     const account = await facts.account();
     let userId: string;
     let owns = false;
@@ -60,6 +95,7 @@ export function createSync(deps: SyncDeps) {
     } else {
       userId = newId();
       owns = true;
+      const passwordHash = u.password === undefined ? null : await hashFor(tx, c, u.password, u.email);
       await users.insertUser(tx, {
         id: userId,
         email: u.email,
@@ -69,7 +105,9 @@ export function createSync(deps: SyncDeps) {
         provider: 'scim2',
         managed_by: 'scim2',
         active_tenant_id: c.tenant_id,
+        password_hash: passwordHash,
       });
+      if (passwordHash) await deps.passwords.remember(tx, userId, passwordHash);
     }
     const joined = await users.addMembership(tx, c.tenant_id, userId, { subAccess: account.sub_account_access_type !== 'defaultOff', expiresAt: null });
     if (joined) await users.addRoles(tx, c.tenant_id, userId, await facts.defaultRoleIds());
@@ -89,10 +127,13 @@ export function createSync(deps: SyncDeps) {
    * email is a 400 (otherwise it stays directory-only). `recompute: false` leaves the mapped roles to the caller
    * (the sync job recomputes a whole chunk at once).
    */
-  async function materialise(tx: Queryable, c: ConnectionRow, row: store.ScimUserRow, strict: boolean, opts: { facts?: AccountFacts; recompute?: boolean } = {}): Promise<void> {
+  async function materialise(tx: Queryable, c: ConnectionRow, row: store.ScimUserRow, strict: boolean, opts: { facts?: AccountFacts; recompute?: boolean; password?: string } = {}): Promise<void> {
     const email = emailFor(row.data, strict);
     if (!email) return;
-    const { userId, owns } = await link(tx, c, { email, name: displayOf(row.data), externalId: row.external_id, active: row.active }, opts.facts);
+    const u = {
+      email, name: displayOf(row.data), externalId: row.external_id, active: row.active, password: opts.password,
+    };
+    const { userId, owns } = await link(tx, c, u, opts.facts);
     await store.linkUser(tx, scopeOf(c), row.id, userId, owns);
     row.user_id = userId;
     row.owns_user = owns;
@@ -128,10 +169,17 @@ export function createSync(deps: SyncDeps) {
      * Before a create's insert (sync on): the Gatehouse user the new directory user will be linked to, so the insert
      * stores the link at once. A new directory user is in no group yet, so the mapping gives it no role.
      */
-    async beforeCreate(tx: Queryable, c: ConnectionRow, data: Record<string, unknown>, columns: { external_id: string | null; active: boolean }): Promise<{ userId: string; owns: boolean } | undefined> {
+    async beforeCreate(
+      tx: Queryable,
+      c: ConnectionRow,
+      data: Record<string, unknown>,
+      columns: { external_id: string | null; active: boolean },
+      password?: string,
+    ): Promise<{ userId: string; owns: boolean } | undefined> {
       if (!c.sync_to_user_management) return undefined;
       const email = emailFor(data, true)!;
-      return link(tx, c, { email, name: displayOf(data), externalId: columns.external_id, active: columns.active });
+      const u = { email, name: displayOf(data), externalId: columns.external_id, active: columns.active, password };
+      return link(tx, c, u);
     },
 
     /** After a create's insert: the events (the Gatehouse user, if any, was made by beforeCreate). */
@@ -143,10 +191,16 @@ export function createSync(deps: SyncDeps) {
       if (!row.active) await deprovisioned(tx, c, row, 'deactivated');
     },
 
-    async updated(tx: Queryable, c: ConnectionRow, before: store.ScimUserRow, after: store.ScimUserRow): Promise<void> {
+    async updated(
+      tx: Queryable,
+      c: ConnectionRow,
+      before: store.ScimUserRow,
+      after: store.ScimUserRow,
+      password?: string,
+    ): Promise<void> {
       after.granted_role_ids = before.granted_role_ids;
       if (c.sync_to_user_management) {
-        if (!after.user_id) await materialise(tx, c, after, true);
+        if (!after.user_id) await materialise(tx, c, after, true, { password });
         else {
           if (after.owns_user) {
             const email = emailOf(after.data);
@@ -157,6 +211,7 @@ export function createSync(deps: SyncDeps) {
               values.email = email;
             }
             await users.updateUser(tx, after.user_id, values);
+            if (password !== undefined) await setPassword(tx, c, after, password);
           }
           if (before.active !== after.active) await setActive(tx, c, after.user_id, after.active);
         }
@@ -170,6 +225,11 @@ export function createSync(deps: SyncDeps) {
     },
 
     leave,
+
+    /** A PUT or PATCH whose only change is a new password (the SCIM data is the same). */
+    async passwordOnly(tx: Queryable, c: ConnectionRow, row: store.ScimUserRow, password: string): Promise<void> {
+      if (c.sync_to_user_management) await setPassword(tx, c, row, password);
+    },
   };
 
   async function leave(tx: Queryable, tenantId: string, userId: string): Promise<void> {

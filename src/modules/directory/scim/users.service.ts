@@ -7,7 +7,7 @@ import type { Db, Queryable } from '../../../storage/db.ts';
 import { getForWrite, type ConnectionRow } from '../connections.store.ts';
 import { listResponse, planList, wants, type ListQuery } from './list.ts';
 import { applyPatch, readPatchBody } from './patch.ts';
-import { emailOf, etagOf, ifMatchHolds, normaliseUser, project } from './resource.ts';
+import { emailOf, etagOf, ifMatchHolds, normaliseUser, passwordOf, project } from './resource.ts';
 import { URN } from './schemas.ts';
 import * as store from './store.ts';
 import type { Sync } from './sync.ts';
@@ -103,14 +103,24 @@ export function createScimUsers(deps: { db: Db; sync: Sync; maxResults: number; 
   };
 
   /** Writes new attributes over a user (PUT and PATCH); no write, no version bump when nothing changed. */
-  async function write(tx: Queryable, call: ScimCall, c: ConnectionRow, before: store.ScimUserRow, data: Record<string, unknown>): Promise<store.ScimUserRow> {
-    if (isDeepStrictEqual(data, before.data)) return before;
+  async function write(
+    tx: Queryable,
+    call: ScimCall,
+    c: ConnectionRow,
+    before: store.ScimUserRow,
+    data: Record<string, unknown>,
+    password: string | undefined,
+  ): Promise<store.ScimUserRow> {
+    if (isDeepStrictEqual(data, before.data)) {
+      if (password !== undefined) await sync.passwordOnly(tx, c, before, password);
+      return before;
+    }
     const s = scopeOf(c);
     if (String(data.userName).toLowerCase() !== before.user_name.toLowerCase() && (await store.userNameTaken(tx, s, data.userName as string, before.id))) {
       throw new AppError('SCIM_UNIQUENESS', `userName ${String(data.userName)} is already taken in this SCIM connection`);
     }
     const after = await store.updateUser(tx, s, before.id, columnsOf(data));
-    await sync.updated(tx, c, before, after);
+    await sync.updated(tx, c, before, after, password);
     return after;
   }
 
@@ -125,6 +135,7 @@ export function createScimUsers(deps: { db: Db; sync: Sync; maxResults: number; 
      * with the current ones.
      */
     async create(call: ScimCall, body: unknown): Promise<Versioned<Record<string, unknown>>> {
+      const password = passwordOf(body);
       const data = normaliseUser(body);
       const s = scopeOf(call.connection);
       const columns = columnsOf(data);
@@ -132,7 +143,7 @@ export function createScimUsers(deps: { db: Db; sync: Sync; maxResults: number; 
       for (let attempt = 0; ; attempt++) {
         try {
           return await db.transaction(async (tx) => {
-            const link = await sync.beforeCreate(tx, c, data, columns).catch(async (err) => {
+            const link = await sync.beforeCreate(tx, c, data, columns, password).catch(async (err) => {
               // Refused for settings the call may hold from the auth cache (no email while sync is on): confirm them.
               if (err instanceof AppError && attempt === 0) {
                 const now = await connectionNow(tx, call, deps.forget);
@@ -166,13 +177,14 @@ export function createScimUsers(deps: { db: Db; sync: Sync; maxResults: number; 
     },
 
     async replace(call: ScimCall, id: string, body: unknown, ifMatch?: string): Promise<Versioned<Record<string, unknown>>> {
+      const password = passwordOf(body);
       const data = normaliseUser(body);
       try {
         return await db.transaction(async (tx) => {
           const c = await connectionNow(tx, call, deps.forget);
           const before = await require(tx, call, id, true);
           precondition(ifMatch, before);
-          return full(tx, call, await write(tx, call, c, before, data));
+          return full(tx, call, await write(tx, call, c, before, data, password));
         });
       } catch (err) {
         if (err instanceof AppError) throw err;
@@ -188,7 +200,8 @@ export function createScimUsers(deps: { db: Db; sync: Sync; maxResults: number; 
           const before = await require(tx, call, id, true);
           precondition(ifMatch, before);
           const patched = applyPatch(structuredClone(before.data), ops);
-          return full(tx, call, await write(tx, call, c, before, normaliseUser(patched)));
+          // The password a PATCH sets is read from the patched body before normalising drops it.
+          return full(tx, call, await write(tx, call, c, before, normaliseUser(patched), passwordOf(patched)));
         });
       } catch (err) {
         if (err instanceof AppError) throw err;
