@@ -145,7 +145,7 @@ export function createLoginService(deps: LoginDeps) {
   /**
    * The failure of an identifier that names no user costs what registerFailure costs a known one: the same lockout
    * policy read, then a committed transaction of two statements: the failure count (of no row) and, in place of the
-   * sign-in-failed event (there is no user to name), a row of sign_in_decoys (migration 0041). So the answer's time
+   * sign-in-failed event (there is no user to name), a row of sign_in_decoys (migration 0040). So the answer's time
    * does not tell whether the email has a user, on PostgreSQL's commit flush too.
    */
   async function registerUnknownFailure(identifier: string): Promise<void> {

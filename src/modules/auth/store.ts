@@ -299,7 +299,7 @@ export async function rehashPassword(q: Queryable, userId: string, hash: string)
   );
 }
 
-/** Slots of sign_in_decoys (migration 0041). */
+/** Slots of sign_in_decoys (migration 0040). */
 const DECOY_SLOTS = 64;
 const DECOY_FAILURE = prepared(
   `UPDATE sign_in_decoys SET failed_attempts = failed_attempts + 1, data = $2::jsonb,
