@@ -5,6 +5,7 @@ import * as argon2 from '@node-rs/argon2';
 import { after, before, describe, test } from 'node:test';
 import * as OTPAuth from 'otpauth';
 import { matchTotp, totpCode } from '../../src/modules/mfa/totp.ts';
+import { Authenticator } from '../helpers/authenticator.ts';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
 
 let t: TestApp;
@@ -17,28 +18,7 @@ const PASSWORD = 'correct horse battery staple';
 
 const claims = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
 const login = (email: string, headers: Record<string, string> = {}) => t.call('POST', `${A}/user`, { body: { email, password: PASSWORD }, headers });
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/**
- * Codes of an authenticator app the test holds. Each use takes the next unused step within ±1 of now (the server
- * accepts a step once), and a code is never made in the last second of a step so it cannot age out in flight.
- */
-class App {
-  used = -Infinity;
-  constructor(readonly secret: string) {}
-  async code(): Promise<string> {
-    while (Date.now() % 30_000 > 29_000) await sleep(100);
-    const now = Math.floor(Date.now() / 30_000);
-    const step = Math.max(now - 1, this.used + 1);
-    if (step > now + 1) throw new Error('three codes used within one step: the test uses this app too often');
-    this.used = step;
-    return totpCode(this.secret, step);
-  }
-  /** A code of a step already used (replay). */
-  replay(): string {
-    return totpCode(this.secret, this.used);
-  }
-}
 const secretOf = (uri: string) => new URL(uri).searchParams.get('secret')!;
 
 async function account(tenantId: string) {
@@ -63,7 +43,7 @@ async function enrolled(email: string) {
   const token = r.body.accessToken as string;
   const e = await t.call('POST', `${U}/authenticator/enroll`, { token });
   assert.equal(e.status, 200, JSON.stringify(e.body));
-  const app = new App(secretOf(e.body.uri));
+  const app = new Authenticator(secretOf(e.body.uri));
   const v = await t.call('POST', `${U}/authenticator/enroll/verify`, { token, body: { token: await app.code() } });
   assert.equal(v.status, 200, JSON.stringify(v.body));
   return { app, token, recoveryCodes: v.body.recoveryCodes as string[], deviceId: v.body.deviceId as string };
@@ -178,7 +158,7 @@ describe('authenticator app: enrol, sign in, codes', () => {
     assert.equal(e.status, 200, JSON.stringify(e.body));
     assert.match(e.body.qrCode, /^data:image\/png;base64,/);
     assert.match(e.body.uri, /^otpauth:\/\/totp\/Acme:enrol%40opt\.test\?issuer=Acme&secret=[A-Z2-7]{32}&algorithm=SHA1&digits=6&period=30$/);
-    const app = new App(secretOf(e.body.uri));
+    const app = new Authenticator(secretOf(e.body.uri));
     const bad = await t.call('POST', `${U}/enroll/verify`, { token, body: { token: '000000' === (await app.code()) ? '111111' : '000000' } });
     assert.equal(bad.status, 400);
     assert.equal(bad.body.errorCode, 'GH-63002');
@@ -282,7 +262,7 @@ describe('policy at sign-in', () => {
     const e = await t.call('POST', `${M}/authenticator/enroll`, { body: { mfaToken: r.body.mfaToken } });
     assert.equal(e.status, 201, JSON.stringify(e.body));
     assert.match(e.body.qrCode, /^data:image\/png;base64,/);
-    const app = new App(secretOf(e.body.uri));
+    const app = new Authenticator(secretOf(e.body.uri));
     const v = await t.call('POST', `${M}/authenticator/enroll/verify`, { body: { mfaToken: r.body.mfaToken, token: await app.code() } });
     assert.equal(v.status, 201, JSON.stringify(v.body));
     assert.ok(v.body.accessToken);
@@ -382,7 +362,7 @@ describe('removing factors', () => {
     const id = await user('mfa-force', 'remove@force.test');
     const r = await login('remove@force.test');
     const e = await t.call('POST', `${M}/authenticator/enroll`, { body: { mfaToken: r.body.mfaToken } });
-    const app = new App(secretOf(e.body.uri));
+    const app = new Authenticator(secretOf(e.body.uri));
     const v = await t.call('POST', `${M}/authenticator/enroll/verify`, { body: { mfaToken: r.body.mfaToken, token: await app.code() } });
     const token = v.body.accessToken;
     const wrong = await t.call('POST', `${U}/disable`, { token, body: { token: '000000' } });
@@ -415,7 +395,7 @@ describe('removing factors', () => {
     assert.equal((await t.call('GET', `${U}/devices`, { token: vendor })).status, 400);
     const e = await t.call('POST', `${U}/enroll`, { token: vendor, headers: { 'gatehouse-user-id': id } });
     assert.equal(e.status, 200);
-    const app = new App(secretOf(e.body.uri));
+    const app = new Authenticator(secretOf(e.body.uri));
     assert.equal((await t.call('POST', `${U}/enroll/verify`, { token: vendor, headers: { 'gatehouse-user-id': id }, body: { token: await app.code() } })).status, 200);
     const l = await t.call('GET', `${U}/devices`, { token: vendor, headers: { 'gatehouse-user-id': id } });
     assert.equal(l.body.authenticators.length, 1);
@@ -476,7 +456,7 @@ describe('migrated users', () => {
     assert.equal(r.body.mfaRequired, true);
     assert.equal(r.body.mfaEnrolled, true);
     assert.equal(r.body.mfaDevices.authenticators.length, 1);
-    const app = new App(secret);
+    const app = new Authenticator(secret);
     const v = await t.call('POST', `${M}/verify`, { body: { mfaToken: r.body.mfaToken, value: await app.code() } });
     assert.equal(v.status, 201, JSON.stringify(v.body));
     assert.deepEqual(claims(v.body.accessToken).amr, ['pwd', 'mfa', 'otp']);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { totpCode } from '../../src/modules/mfa/index.ts';
+import { Authenticator } from '../helpers/authenticator.ts';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
 
 /**
@@ -27,19 +27,6 @@ const claims = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'b
 const H = (tenantId: string, userId?: string) => ({ 'gatehouse-tenant-id': tenantId, ...(userId ? { 'gatehouse-user-id': userId } : {}) });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ids: Record<string, string> = {};
-
-/** An authenticator app: a fresh step's code each time (codes are single-use per step). */
-class Authenticator {
-  used = -Infinity;
-  constructor(readonly secret: string) {}
-  async code(): Promise<string> {
-    while (Date.now() % 30_000 > 29_000) await sleep(100);
-    const now = Math.floor(Date.now() / 30_000);
-    const step = Math.max(now - 1, this.used + 1);
-    this.used = step;
-    return totpCode(this.secret, step);
-  }
-}
 
 async function user(app: TestApp, token: string, tenantId: string, email: string) {
   const r = await app.call('POST', '/identity/resources/users/v1', { token, body: { email, password: PASSWORD }, headers: H(tenantId) });

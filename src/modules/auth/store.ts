@@ -12,7 +12,7 @@ export interface SessionRow {
   ip: string | null;
   user_agent: string | null;
   created_at: Date;
-  /** When the user last proved who they are in this session: the sign-in (column default), or a step-up. */
+  /** When the user last proved who they are: the sign-in that started the session (column default), or a step-up. */
   auth_time: Date;
   last_used_at: Date;
   expires_at: Date;
