@@ -15,6 +15,7 @@ const M = `${A}/user/mfa`;
 const U = '/identity/resources/users/v1/mfa';
 const P = '/identity/resources/configurations/v1/mfa-policy';
 const PASSWORD = 'correct horse battery staple';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const claims = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
 const login = (email: string, headers: Record<string, string> = {}) => t.call('POST', `${A}/user`, { body: { email, password: PASSWORD }, headers });
