@@ -49,7 +49,7 @@ export const FULL: Sizes = {
   // 32 in flight: a refresh waits on two database round trips and on the thread pool (RS256 signing), so fewer
   // closed-loop sessions leave the one server core idle part of the time (same code, PostgreSQL: 77 % busy at 8,
   // 82–86 % at 16, 96 % at 32). Refreshes/s on one core is a capacity figure, measured with that core saturated;
-  // p50/p99 are reported with it (docs/performance.md section 5). BENCH_REFRESH_SESSIONS=8 gives the old setting.
+  // p50/p99 are reported with it (docs/performance.md, "Identity"). BENCH_REFRESH_SESSIONS=8 gives the old setting.
   refreshSessions: 32,
   refreshMs: 10_000,
   refreshWarmupMs: 2000,

@@ -4,7 +4,7 @@ import { codeIn, parseMail } from '../test/helpers/mailbox.ts';
 import { ms, openBenchDb, startBenchApp, stats, type AreaResult, type BenchOptions, type Table } from './lib.ts';
 
 /**
- * Full email-code passwordless sign-in (issue 7): pre-login, the OTC email delivered by the job runner over SMTP to a
+ * Full email-code passwordless sign-in: pre-login, the OTC email delivered by the job runner over SMTP to a
  * local server, the code read from the received message, post-login with tokens. 10 concurrent users, each running
  * flows back to back; flows per second and latency percentiles of whole flows.
  *

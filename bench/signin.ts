@@ -1,5 +1,5 @@
 /**
- * `npm run bench -- signin`: the sign-in methods of issue 7, each section in its own app over a fresh database.
+ * `npm run bench -- signin`: the sign-in methods, each section in its own app over a fresh database.
  *   passwordless — a full email-code sign-in (pre-login, message delivered to a local SMTP server, post-login):
  *                  flows/s and p50 at 10 concurrent users (bench/signin-passwordless.ts)
  *   mfa          — TOTP MFA sign-in against plain password sign-in in the same run (bench/signin-mfa.ts)

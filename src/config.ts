@@ -49,15 +49,15 @@ export interface Config {
    * private, loopback, link-local and metadata addresses only when allowed (an IdP on a private network). Default off.
    */
   outbound: { allowPrivateNetworks: boolean };
-  /** Events, webhooks and audit (issue 10; docs/events.md). `enabled` switches off the outbox / audit log (a benchmark aid). */
+  /** Events, webhooks and audit (docs/events.md). `enabled` switches off the outbox / audit log (a benchmark aid). */
   events: { enabled: boolean };
   webhooks: { pollMs: number; timeoutMs: number; retryForSeconds: number; backoffBaseMs: number; backoffMaxMs: number; concurrency: number; allowPrivateNetworks: boolean; eventsRetentionDays: number };
   audit: { enabled: boolean; retentionDays: number; chainBatch: number };
-  /** Messaging (issue 7): the development outbox (default on unless production) and delivery attempts per message. */
+  /** Messaging: the development outbox (default on unless production) and delivery attempts per message. */
   messaging: { devOutbox: boolean; maxAttempts: number };
   /** One-time code and link requests (passwordless, activation, invitation resends) per window, per client IP and per identifier. */
   codeRateLimit: { perIp: number; perIdentifier: number; windowSeconds: number };
-  /** SCIM service (issue 6): the largest page a list answers (a larger `count` is clamped) and the body limit of SCIM requests. */
+  /** SCIM service: the largest page a list answers (a larger `count` is clamped) and the body limit of SCIM requests. */
   scim: { maxResults: number; bodyLimit: number };
   /** Captcha policy: the siteverify endpoint tokens are checked against (Google reCAPTCHA's, or one speaking its protocol). */
   captcha: { verifyUrl: string };

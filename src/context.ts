@@ -62,7 +62,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   await keys.init();
   const environment = createEnvironmentService({ db, keys, vendorTokenTtl: config.vendorTokenTtl, devOutbox: config.messaging.devOutbox });
 
-  // The outbox (issue 10): services emit events in the transaction of the change (`events.emit(tx, ...)`).
+  // The outbox: services emit events in the transaction of the change (`events.emit(tx, ...)`).
   const events = createEventsService({ enabled: config.events.enabled });
   const tenants = createTenantsService({ db, events, listCache: { broadMatches: config.accountListBroadMatches } });
   const hierarchy = createHierarchyService({ db, tenants, events });
@@ -78,7 +78,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   // A password change: the sign-in's limits and failure count apply to the current password; other sessions end.
   users.usePasswordChecks({ limit: (ip, id) => auth.login.limitAttempt(ip, id), failed: (user) => auth.login.registerFailure(user),
     endOtherSessions: (q, userId, keep) => auth.sessions.endOtherSessions(q, userId, keep) });
-  // Issue 9: user groups (members receive the groups' roles), IP and email-domain restrictions, user pools. The IP gate
+  // User groups (members receive the groups' roles), IP and email-domain restrictions, user pools. The IP gate
   // is added before the MFA gate so that a refused address gets no second-factor challenge.
   const groups = createGroupsService({ db, roles, tenants });
   tenants.onRemove((tx, tenantId) => groups.forgetAccount(tx, tenantId));
@@ -87,7 +87,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   tenants.onRemove((tx, tenantId) => restrictions.forgetAccount(tx, tenantId));
   auth.login.addGate('ip-restrictions', (q, a) => restrictions.ip.gate(q, a));
   const userPools = createUserPoolsService({ db, kek });
-  // MFA (issue 7): the `mfa` sign-in gate, second-factor flows, policy; authenticator secrets sealed with the KEK.
+  // MFA: the `mfa` sign-in gate, second-factor flows, policy; authenticator secrets sealed with the KEK.
   const mfa = createMfaService({ db, kek, login: auth.login, issue: auth.issue, passwords, events, requireAccount: (q, tenantId) => tenants.requireLive(q, tenantId),
     messaging: () => messaging,
     limits: { perIp: config.loginRateLimit.perIp, perUser: config.loginRateLimit.perIdentifier, windowSeconds: config.loginRateLimit.windowSeconds } });
@@ -99,11 +99,11 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   const jobs = createJobRunner({ db, log, pollMs: config.jobs.pollMs, leaseMs: config.jobs.leaseMs, handlers });
   const accountMigration = createAccountMigrationService({ db, jobs, tenants, chunkSize: config.jobs.chunkSize, events });
   Object.assign(handlers, accountMigrationJobs(accountMigration));
-  // User migration (issue 4): bulk and identity-provider jobs; MFA secrets and provider secrets sealed with the KEK.
+  // User migration: bulk and identity-provider jobs; MFA secrets and provider secrets sealed with the KEK.
   const applications = createApplicationsService({ db });
   const userMigration = createUserMigrationService({ db, jobs, tenants, roles, users, kek, chunkSize: config.jobs.userChunkSize, events });
   Object.assign(handlers, userMigrationJobs(userMigration, kek, { extraCa: config.outboundCaFile ? readFileSync(config.outboundCaFile, 'utf8') : undefined }));
-  // Messaging (issue 7): email (SMTP) and SMS (Twilio REST) delivery through durable jobs; development outbox when no provider.
+  // Messaging: email (SMTP) and SMS (Twilio REST) delivery through durable jobs; development outbox when no provider.
   const messaging = createMessagingService({ db, kek, jobs, log, publicUrl: config.publicUrl, devOutbox: config.messaging.devOutbox, maxAttempts: config.messaging.maxAttempts });
   Object.assign(handlers, messaging.jobs);
   // A user the lockout policy locks gets the BruteForceProtection email with a one-time unlock link
@@ -112,13 +112,13 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     const { token } = await issueUnlockToken(tx, user.id);
     await messaging.sendEmail(tx, { tenantId: user.active_tenant_id, to: user.email, type: 'BruteForceProtection', vars: { name: user.name ?? '', expiresInMinutes: String(UNLOCK_TOKEN_TTL_SECONDS / 60) }, linkParams: { token } });
   });
-  // Password reset (email link, SMS code) and email verification (issue 7).
+  // Password reset (email link, SMS code) and email verification.
   const recovery = createRecovery({ db, kek, config, passwords, messaging, events, endSessions: (userId) => auth.sessions.revokeAll(userId) });
   // A vendor's email change voids the verification and reset links and codes sent to the old address.
   users.onEmailChange((tx, userId) => recovery.forgetEmailProofs(tx, userId));
   // Secondary email addresses (/users/emails/v1) are proven with a code emailed through messaging.
   users.useEmailCodes({ kek, sendEmail: (tx, m) => messaging.sendEmail(tx, m), limiter: createRateLimiter(config.codeRateLimit.perIdentifier, config.codeRateLimit.windowSeconds) });
-  // Sign-up and activation, invitations, passwordless (issue 7): one-time links and codes, delivered by messaging.
+  // Sign-up and activation, invitations, passwordless: one-time links and codes, delivered by messaging.
   const codeLimits = () => ({ perIp: createRateLimiter(config.codeRateLimit.perIp, config.codeRateLimit.windowSeconds), perIdentifier: createRateLimiter(config.codeRateLimit.perIdentifier, config.codeRateLimit.windowSeconds) });
   const codes = createCodeBook(kek);
   // Account invite tokens: a shared link to join an account at sign-up, password or passwordless sign-in.
@@ -140,7 +140,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   tenants.onRemove((tx, tenantId) => entitlements.forgetAccount(tx, tenantId));
   tenants.onCreate((tx, tenantIds) => entitlements.assignSignupPlans(tx, tenantIds));
 
-  // Events, webhooks, audit (issue 10): the dispatcher and audit retention run with the job runner.
+  // Events, webhooks, audit: the dispatcher and audit retention run with the job runner.
   const dispatcher = createDispatcher({ db, kek, log, ...config.webhooks });
   events.onEmit(() => dispatcher.eventsEmitted());
   jobs.attach(dispatcher);
@@ -148,13 +148,13 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   const audit = createAuditService({ db, log, ...config.audit });
   jobs.attach(audit.chainer); // chains staged audit entries (audit/chainer.ts); reads chain on their own too
   jobs.attach(auditRetention(audit, log, undefined, { events: () => webhooks.applyRetention() }));
-  // Housekeeping (issues 7-9): bounded purges of expired sign-in state (flow states, MFA tokens, codes, ended sessions).
+  // Housekeeping: bounded purges of expired sign-in state (flow states, MFA tokens, codes, ended sessions).
   const housekeeping = createHousekeeping({ db, log });
   jobs.attach(housekeeping.worker);
 
   /** Verifiers for further token types (API tokens, access tokens, ...), by the `type` claim; added by their modules. */
   const tokenTypes = new Map<string, (claims: Record<string, unknown>) => Promise<AuthContext>>();
-  // Machine access (issue 9): API tokens, access tokens, delegation, impersonation; their JWT types and removal hook.
+  // Machine access: API tokens, access tokens, delegation, impersonation; their JWT types and removal hook.
   const machine = createMachineAccess({ db, keys, environment, roles, users, tenants, issue: auth.issue, events, log, ipAllowed: restrictions.ip.allows });
   for (const [type, verify] of machine.tokenTypes) tokenTypes.set(type, verify);
   tenants.onRemove((tx, tenantId) => machine.forgetAccount(tx, tenantId));
@@ -184,12 +184,12 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     throw new AppError('INVALID_TOKEN', 'Unknown token type');
   };
 
-  // SSO per account and social login (issue 8): SAML/OIDC connections, domains, JIT provisioning.
+  // SSO per account and social login: SAML/OIDC connections, domains, JIT provisioning.
   const sso = createSso({ db, kek, publicUrl: config.publicUrl, environment, roles, tenants, events, login: auth.login, domainCheck: (q, tenantId, email) => assertEmailDomainAllowed(q, tenantId, email),
     allowPrivateNetworks: config.outbound.allowPrivateNetworks });
   const social = createSocialService({ db, kek, environment, roles, tenants, events, login: auth.login, domainCheck: (q, tenantId, email) => assertEmailDomainAllowed(q, tenantId, email) });
 
-  // Directory (issue 6): SCIM connections and the SCIM service; provisioned users are users of the connection's account.
+  // Directory: SCIM connections and the SCIM service; provisioned users are users of the connection's account.
   const directory = createDirectoryService({ db, tenants, roles, events, sessions: auth.sessions, passwords, jobs, chunkSize: config.jobs.chunkSize, publicUrl: config.publicUrl, scim: config.scim });
   Object.assign(handlers, directory.jobs);
   tenants.onRemove((tx, tenantId) => directory.forgetAccount(tx, tenantId));

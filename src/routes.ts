@@ -44,7 +44,7 @@ export async function buildApp(ctx: Context, opts: { logger?: boolean } = {}) {
     checkLive: (auth) => ctx.auth.liveness.check(auth),
     ready: async () => (await ctx.db.query('SELECT 1 AS ok')).rows.length === 1,
   });
-  // The audit hook (issue 10) is on the root instance, before any module's routes, so it sees every write route.
+  // The audit hook is on the root instance, before any module's routes, so it sees every write route.
   installAudit(app, ctx.audit, {
     // What an entry shows of its target (a user's email, an account's name) and whom a failed sign-in named.
     display: async (type, id) => {

@@ -21,7 +21,7 @@ export interface UserAuth {
   sessionId?: string;
   claims: Record<string, unknown>;
   /**
-   * Set when a machine token acts (issue 9): `type` is the JWT type (`tenantApiToken`, `userApiToken`,
+   * Set when a machine token acts: `type` is the JWT type (`tenantApiToken`, `userApiToken`,
    * `tenantAccessToken`, `userAccessToken`) and `id` the token's id. For account tokens `userId` is that id too (no
    * user has it); for user tokens it is the owning user. Audit records the actor from here.
    */

@@ -5,7 +5,7 @@ import { openTestDb } from '../helpers/db.ts';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
 
 /**
- * Audit durability (issue 10; runtime contract: no data lost, no silent half-write): an answered write has its
+ * Audit durability (runtime contract: no data lost, no silent half-write): an answered write has its
  * entry stored before the answer; entries staged by one process are chained by another; the chain order is the
  * staging order.
  */

@@ -30,7 +30,7 @@ const FE_KEYS = [
   'fe.secure.delete.sessions',
   'fe.secure.read.securityPolicy',
   'fe.secure.write.securityPolicy',
-  // SCIM connections (issue 6), SSO configuration (issue 8), account API tokens and impersonation (issue 9).
+  // SCIM connections, SSO configuration, account API tokens and impersonation.
   'fe.secure.read.scim',
   'fe.secure.write.scim',
   'fe.secure.delete.scim',

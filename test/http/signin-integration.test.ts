@@ -14,7 +14,7 @@ import { smsCode, startSmsServer, type SmsServer } from '../helpers/sms-server.t
 import { startOidcIdp } from '../fixtures/sso/oidc-idp.ts';
 
 /**
- * The sign-in flows of issues 7, 8 and 9 working together: the MFA challenge after every way of signing in
+ * The sign-in flows working together: the MFA challenge after every way of signing in
  * (passwordless, activation, invitation, SAML, OIDC, social) finished through the MFA verify routes; an IdP's own MFA
  * trusted only when the SSO configuration says so; email-domain restrictions at sign-up and invitation; social
  * identities by provider subject; sign-up users activated by a verified IdP email; housekeeping of expired state.

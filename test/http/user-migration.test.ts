@@ -101,7 +101,7 @@ describe('migrate one user', () => {
     const apps = await t.call('GET', `/identity/resources/applications/v1/${u.id}/apps`, { token: vendor });
     const def = await t.call('GET', '/applications/resources/applications/v1/default', { token: vendor });
     assert.deepEqual(apps.body, [def.body.id]);
-    // The outbox (issue 10): one user.created, without the hash, secret or metadata.
+    // The outbox: one user.created, without the hash, secret or metadata.
     assert.deepEqual(await createdEvents([u.id]), [{ entity_id: u.id, tenant_id: 'um-1', data: { userId: u.id, email: 'full@one.test', tenantId: 'um-1', source: 'migration' } }]);
   });
 

@@ -144,7 +144,7 @@ export function createMigrationEngine<K extends ErrorKey>(deps: { db: Db; jobs: 
       done,
     });
     if (done) {
-      // The outbox (issue 10): migration.completed in the transaction of the last step.
+      // The outbox: migration.completed in the transaction of the last step.
       const data = { migrationId, kind: spec.kind, state: 'completed', total: m.total, succeeded: m.succeeded + outcome.succeeded, failed: m.failed + errors.length };
       await deps.events?.emit(tx, { eventKey: 'migration.completed', tenantId: null, entity: { type: 'migration', id: migrationId }, data });
     }

@@ -17,7 +17,7 @@ export interface AccountMigrationDeps {
   /** Accounts are written with the tenants service's `insertAccounts` (which runs its creation hooks). */
   tenants: Pick<TenantsService, 'insertAccounts'>;
   chunkSize: number;
-  /** The outbox (issue 10): migration.completed. */
+  /** The outbox: migration.completed. */
   events?: EventsService;
 }
 

@@ -12,7 +12,7 @@ export type { AccessTokensService } from './access.service.ts';
 export type { DelegationService } from './delegation.service.ts';
 
 /**
- * Machine access (issue 9): API tokens, access tokens, delegation and impersonation, with the verifiers of their
+ * Machine access: API tokens, access tokens, delegation and impersonation, with the verifiers of their
  * JWT types for the guard (`tokenTypes`) and the account-removal hook (`forgetAccount`).
  */
 export function createMachineAccess(deps: MachineDeps & { events: EventsService; log: Logger }) {

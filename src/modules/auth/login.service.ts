@@ -22,7 +22,7 @@ export interface LoginDeps {
   sessions: SessionsService;
   issue: TokenIssuer;
   limits: { perIp: RateLimiter; perIdentifier: RateLimiter };
-  /** The outbox (issue 10): user.signed_in, user.sign_in_failed, user.locked. */
+  /** The outbox: user.signed_in, user.sign_in_failed, user.locked. */
   events?: EventsService;
   /** The `iss` of the tokens (PUBLIC_URL, as the keys service signs them): the OAuth discovery's issuer. */
   issuer?: string;

@@ -226,7 +226,7 @@ export async function revoke(q: Queryable, where: { sessionId?: string; sessionI
   if (where.userId) conds.push(`user_id = $${params.push(where.userId)}`);
   if (where.exceptSessionId) conds.push(`id <> $${params.push(where.exceptSessionId)}`);
   if (where.tenantId) conds.push(`tenant_id = $${params.push(where.tenantId)}`);
-  // Each revoked session emits session.revoked into the outbox (issue 10) in the same statement, so in the same transaction.
+  // Each revoked session emits session.revoked into the outbox in the same statement, so in the same transaction.
   const r = await q.query<{ n: number }>(
     `WITH revoked AS (UPDATE sessions SET revoked_at = now(), revoke_reason = $1 WHERE ${conds.join(' AND ')} RETURNING id, user_id, tenant_id),
           emitted AS (INSERT INTO events (id, event_key, tenant_id, entity_type, entity_id, data, dispatched_at)

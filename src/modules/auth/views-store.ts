@@ -6,7 +6,7 @@ import type { SessionRow } from './store.ts';
 
 /**
  * The reads of the sign-in and refresh hot paths. Each answers one JSON value (one row, one column): the pg client's
- * cost is per column and per row, and these run at every sign-in and refresh (docs/performance.md, section 5).
+ * cost is per column and per row, and these run at every sign-in and refresh (docs/performance.md, "Identity").
  * Re-exported by store.ts.
  */
 

@@ -14,7 +14,7 @@ export interface EntitlementsDeps {
   vendorId: () => string;
   /** Throws ACCOUNT_NOT_FOUND unless the account is live. */
   requireAccount: (q: Db, tenantId: string) => Promise<unknown>;
-  /** The outbox (issue 10): entitlement.granted, entitlement.revoked. */
+  /** The outbox: entitlement.granted, entitlement.revoked. */
   events?: EventsService;
 }
 

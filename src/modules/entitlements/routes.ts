@@ -95,7 +95,7 @@ export const entitlementsRoutes: FastifyPluginAsyncTypebox<{ entitlements: Entit
 
   // -- snapshot (the agent's feed) --
   // Documented by its schema but serialised with JSON.stringify: the tuples are exactly the engine's, and the large
-  // snapshot's fetch time is an issue-5 target (no per-item schema walk).
+  // snapshot's fetch time has a target (no per-item schema walk).
   app.get('/entitlements/api/v1/vendor-entitlements', {
     config: c,
     schema: { tags, summary: 'The entitlements snapshot the agent loads', response: { 200: S.SnapshotDto } },

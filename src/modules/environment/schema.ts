@@ -37,7 +37,7 @@ export const VendorSettings = Type.Object({
   machineToMachineAuthStrategy: M2M,
   allowSignups: Type.Boolean(),
   apiTokensEnabled: Type.Boolean(),
-  /** Delegation (issue 9): an account API token may obtain a token acting on behalf of a user (`act` claim). */
+  /** Delegation: an account API token may obtain a token acting on behalf of a user (`act` claim). */
   delegationEnabled: Type.Boolean(),
   allowOverridePasswordComplexity: Type.Boolean(),
   forcePermissions: Type.Boolean(),

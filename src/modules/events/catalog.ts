@@ -5,7 +5,7 @@ export const EVENT_KEYS = [
   'session.revoked', 'account.created', 'account.updated', 'account.deleted', 'account.moved',
   'scim.user_provisioned', 'scim.user_deprovisioned', 'scim.group_provisioned', 'migration.completed',
   'entitlement.granted', 'entitlement.revoked',
-  'user.impersonated', // issue 9: a vendor or admin acts as the user (data: actor, tenantId, impersonationId)
+  'user.impersonated', // a vendor or admin acts as the user (data: actor, tenantId, impersonationId)
   'approval.requested', 'approval.completed', // approval flows: a step's approvers are asked; an execution ends
 ] as const;
 export type EventKey = (typeof EVENT_KEYS)[number];

@@ -10,7 +10,7 @@ import type { EventsService } from '../events/index.ts';
 export interface HierarchyDeps {
   db: Db;
   tenants: TenantsService;
-  /** The outbox (issue 10): account.moved. */
+  /** The outbox: account.moved. */
   events?: EventsService;
 }
 

@@ -16,7 +16,7 @@ export type { VerificationService } from './verification.service.ts';
 export { phoneNumbersRoutes } from './phones.routes.ts';
 export type { PhonesService } from './phones.service.ts';
 
-/** Password reset and email verification (issue 7), over messaging. */
+/** Password reset and email verification, over messaging. */
 export function createRecovery(deps: { db: Db; kek: Buffer; config: Config; passwords: PasswordService; messaging: MessagingService; events: EventsService; endSessions: (userId: string) => Promise<unknown> }) {
   const codes = createRecoveryCodes(deps.kek);
   const { perIp, perIdentifier, windowSeconds } = deps.config.codeRateLimit;

@@ -11,7 +11,7 @@ import type { EventsService } from '../events/index.ts';
 
 export interface TenantsDeps {
   db: Db;
-  /** The outbox (issue 10): account.created, account.updated, account.deleted. */
+  /** The outbox: account.created, account.updated, account.deleted. */
   events?: EventsService;
   /** Bounds of the in-process cache of broad-filter lists (list.cache.ts); false turns it off. */
   listCache?: Partial<ListCacheLimits> | false;

@@ -157,7 +157,7 @@ export async function softDelete(db: Queryable, tenantId: string): Promise<(Tena
   );
   const row = rows[0];
   if (!row) return undefined;
-  // The moved children are answered so that the caller can emit account.moved for each (issue 10).
+  // The moved children are answered so that the caller can emit account.moved for each.
   const { rows: moved } = await db.query<{ tenant_id: string }>('UPDATE tenants SET parent_tenant_id = $2, updated_at = now() WHERE parent_tenant_id = $1 AND deleted_at IS NULL RETURNING tenant_id', [tenantId, row.parent_tenant_id]);
   const { rows: deleted } = await db.query<TenantRow>(
     'UPDATE tenants SET deleted_at = now(), updated_at = now(), parent_tenant_id = NULL WHERE tenant_id = $1 RETURNING *',

@@ -25,7 +25,7 @@ export interface UserMigrationDeps {
   kek: Buffer;
   /** Users per transaction of a bulk job; undefined: `defaultChunkSize` of the store. */
   chunkSize?: number;
-  /** The outbox (issue 10): user.created per migrated user, migration.completed. */
+  /** The outbox: user.created per migrated user, migration.completed. */
   events?: EventsService;
 }
 

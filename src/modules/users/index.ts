@@ -9,7 +9,7 @@ export { findByEmail, findByUsername, findById, updateUser, removeAccountUsers, 
 export { membershipsFromJson, membershipsWithStateSql, userFromJson } from './store.ts';
 // For the user migration, which writes users through the same statements.
 export { insertUser, findByPhone, addPhone, addMembership, addRoles } from './store.ts';
-// For the SCIM directory (issue 6), which keeps provisioned users' memberships and roles in step.
+// For the SCIM directory, which keeps provisioned users' memberships and roles in step.
 export { updateMembership, removeMembership, removeRoles, settleAfterLeaving } from './store.ts';
 // The user record schema (value and type), for routes of other modules that answer a user record.
 export { Empty, InviteUser, User } from './schema.ts';

@@ -30,7 +30,7 @@ export interface UsersDeps {
   roles: RolesService;
   passwords: PasswordService;
   environment: EnvironmentService;
-  /** The outbox (issue 10): user.created, user.updated, user.deleted, user.locked, user.unlocked. */
+  /** The outbox: user.created, user.updated, user.deleted, user.locked, user.unlocked. */
   events?: EventsService;
 }
 

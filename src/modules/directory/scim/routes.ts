@@ -99,7 +99,7 @@ export async function scimRoutes(app: FastifyInstance, { directory, publicUrl }:
     if (!configId) return;
     const call = await directory.authenticate(configId, bearer(req), (id) => `${publicUrl}${SCIM_PREFIX}/${id}`);
     req.scim = call;
-    // Audit (issue 10): the authenticated connection acts, in its account.
+    // Audit: the authenticated connection acts, in its account.
     req.auditActor = { type: 'scim', id: call.connection.id };
     req.auditTenantId = (call.connection as { tenant_id?: string }).tenant_id;
   });
