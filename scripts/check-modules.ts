@@ -6,7 +6,9 @@
  *   foreign SQL      SQL naming a table another module owns (scripts/table-owners.ts)
  * Known violations are listed in scripts/module-baseline.json. The check fails on a violation not in the baseline and
  * on a baseline entry that no longer occurs, so the baseline only shrinks.
- * Usage: tsx scripts/check-modules.ts [--all] [--write-baseline]
+ * Usage: tsx scripts/check-modules.ts [--all] [--prune-baseline]
+ *   --all             list every violation, not only those missing from the baseline
+ *   --prune-baseline  delete the baseline entries that no longer occur (never adds one)
  */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -148,14 +150,15 @@ function main() {
   const { findings, cycles } = check(files, modules);
   const problems = ownershipProblems(modules);
 
-  if (args.has('--write-baseline')) {
-    const out = Object.fromEntries(Object.keys(KINDS).map((k) => [k, [...findings[k as Kind].keys()].sort()]));
-    writeFileSync(join(ROOT, BASELINE), `${JSON.stringify(out, null, 2)}\n`);
-    console.log(`wrote ${BASELINE}`);
-  }
   const baseline: Partial<Record<Kind, string[]>> = existsSync(join(ROOT, BASELINE))
     ? JSON.parse(readFileSync(join(ROOT, BASELINE), 'utf8'))
     : {};
+  if (args.has('--prune-baseline')) {
+    for (const kind of Object.keys(KINDS) as Kind[])
+      baseline[kind] = (baseline[kind] ?? []).filter((k) => findings[kind].has(k));
+    writeFileSync(join(ROOT, BASELINE), `${JSON.stringify(baseline, null, 2)}\n`);
+    console.log(`pruned ${BASELINE}`);
+  }
 
   console.log(`Module boundaries: ${files.length} files in src/, ${modules.size} modules`);
   let failed = problems.length > 0;
