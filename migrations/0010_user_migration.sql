@@ -1,4 +1,4 @@
--- User migration (issue 4). Imported password hashes need no column: they are stored self-describing in
+-- User migration. Imported password hashes need no column: they are stored self-describing in
 -- users.password_hash (bcrypt/argon2 as imported, the others as $gh-<type>$<config>$<hash>; see credentials/hashers).
 
 -- How a migrated phone number is used: 'auth' signs in by SMS code, 'mfa' is asked to enrol SMS MFA at next sign-in.

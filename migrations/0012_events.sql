@@ -1,4 +1,4 @@
--- Events (issue 10): the outbox. A change and its event are written in the same transaction; delivery reads by seq.
+-- Events: the outbox. A change and its event are written in the same transaction; delivery reads by seq.
 CREATE TABLE events (
   seq           bigserial PRIMARY KEY,
   id            uuid NOT NULL UNIQUE,

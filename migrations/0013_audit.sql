@@ -1,4 +1,4 @@
--- Audit log (issue 10): append-only, hash-chained. hash = sha256(canonical content + prev_hash); see src/modules/audit/chain.ts.
+-- Audit log: append-only, hash-chained. hash = sha256(canonical content + prev_hash); see src/modules/audit/chain.ts.
 CREATE TABLE audit_log (
   seq         bigserial PRIMARY KEY,
   id          uuid NOT NULL UNIQUE,

@@ -1,4 +1,4 @@
--- Directory (issue 6): SCIM 2.0 provisioning connections and the directory they write.
+-- Directory: SCIM 2.0 provisioning connections and the directory they write.
 
 -- A connection of an account; the SCIM routes name it by id. Its bearer token is stored as SHA-256 only.
 CREATE TABLE scim_connections (

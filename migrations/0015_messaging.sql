@@ -1,4 +1,4 @@
--- Messaging (issue 7): email over SMTP, SMS over a provider's REST API, templates, delivery records and the
+-- Messaging: email over SMTP, SMS over a provider's REST API, templates, delivery records and the
 -- development outbox. Configuration and templates are environment-wide (one environment per deployment).
 
 -- The environment's email (SMTP) configuration: at most one row (id = 'default'). The password is sealed with the KEK.

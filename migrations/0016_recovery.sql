@@ -1,4 +1,4 @@
--- Password reset and email verification (issue 7). Link tokens of the reset flow live in password_reset_tokens
+-- Password reset and email verification. Link tokens of the reset flow live in password_reset_tokens
 -- (0010; SHA-256 of a 256-bit secret). Short codes (reset by SMS, email verification / email change) live here:
 -- HMAC-SHA256 under a KEK-derived key, bound to the row id; single use, short-lived, burned after too many wrong tries.
 CREATE TABLE recovery_codes (

@@ -1,4 +1,4 @@
--- Sign-up, activation, invitations and passwordless sign-in (issue 7).
+-- Sign-up, activation, invitations and passwordless sign-in.
 
 -- One-time secrets of the sign-in flows: a link token (256 random bits, stored as SHA-256) and/or a short code
 -- (stored as HMAC-SHA256 under a key derived from the KEK, so a leaked table cannot be brute-forced offline).

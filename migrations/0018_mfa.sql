@@ -1,4 +1,4 @@
--- Multi-factor authentication (issue 7). Users are environment-wide, so devices, codes and tokens are keyed by user;
+-- Multi-factor authentication. Users are environment-wide, so devices, codes and tokens are keyed by user;
 -- the MFA policy is per scope like the security policies (environment row: tenant_id NULL; one per account).
 
 -- Environment MFA configuration (one row): which factors are offered, the issuer shown in authenticator apps, and

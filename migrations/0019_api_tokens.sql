@@ -1,4 +1,4 @@
--- Machine access (issue 9): client-credentials API tokens, long-lived access tokens, their refresh tokens,
+-- Machine access: client-credentials API tokens, long-lived access tokens, their refresh tokens,
 -- and the record of impersonations and delegations.
 
 -- One row per machine token. kind 'client' = client-credentials API token (secret stored as SHA-256);

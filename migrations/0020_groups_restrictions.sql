@@ -1,4 +1,4 @@
--- Issue 9: user groups, IP restrictions, email-domain restrictions and user pools (user sources).
+-- User groups, IP restrictions, email-domain restrictions and user pools (user sources).
 
 -- User groups of an account. Names are unique per account, case-insensitively.
 CREATE TABLE user_groups (

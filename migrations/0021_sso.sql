@@ -1,4 +1,4 @@
--- SSO per account (SAML 2.0, OIDC) and social login (issue 8).
+-- SSO per account (SAML 2.0, OIDC) and social login.
 
 -- One identity provider connection of an account. Secrets (OIDC client secret) sealed with the KEK.
 CREATE TABLE sso_configurations (

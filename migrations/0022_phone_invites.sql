@@ -1,4 +1,4 @@
--- Phone-number routes, account invite tokens and email providers v2 (issue 7, remaining parts).
+-- Phone-number routes, account invite tokens and email providers v2.
 
 -- Phone numbers get a stable id (the phone-number routes name it) and an update time.
 ALTER TABLE user_phone_numbers ADD COLUMN id uuid NOT NULL DEFAULT gen_random_uuid();

@@ -1,4 +1,4 @@
--- Sign-in flows working together (issues 7, 8, 9).
+-- Sign-in flows working together.
 
 -- Identities at social login providers: the provider's stable subject id names the user from the second sign-in on
 -- (an email change at the provider does not make a second user). Users are environment-wide, so this table is too.

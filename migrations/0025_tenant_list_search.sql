@@ -1,4 +1,4 @@
--- Account list (GET /tenants/resources/tenants/v2), issue 2's list targets.
+-- Account list (GET /tenants/resources/tenants/v2): what its list and search need.
 --
 -- 1. The number of live accounts, kept by statement-level triggers in the transaction of every change, so an
 --    unfiltered page reads its total from a few rows instead of counting 100,000 index entries. Eight slots, picked by

@@ -1,4 +1,4 @@
--- Audit staging (issue 10, durability): the audit hook writes each entry here with one plain INSERT and awaits it
+-- Audit staging (durability): the audit hook writes each entry here with one plain INSERT and awaits it
 -- before the response goes out; the chainer (src/modules/audit/chainer.ts) moves staged rows into audit_log in `seq`
 -- order under the chain-head lock, computing prev_hash/hash, and deletes them in the same transaction. A crash leaves
 -- rows here that the next chainer pass (at start) picks up. Not tenant-led: it is a global FIFO queue consumed in seq
