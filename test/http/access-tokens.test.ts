@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account, signedIn, user } from '../fixtures/builders.ts';
 
 let t: TestApp;
 let vendor: string;
-const PASSWORD = 'correct horse battery staple';
 const TENANT = '/identity/resources/tenants/access-tokens/v1';
 const USER = '/identity/resources/users/access-tokens/v1';
 const LOOKUP_USER = '/identity/resources/vendor-only/users/access-tokens/v1';
@@ -20,20 +20,13 @@ let alice = '';
 let aliceId = '';
 let bobId = '';
 
-async function user(tenantId: string, email: string) {
-  const r = await t.call('POST', '/identity/resources/users/v1', { token: vendor, body: { email, password: PASSWORD }, headers: H(tenantId) });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-  return r.body.id as string;
-}
-
 before(async () => {
   t = await startTestApp();
   vendor = await t.vendorToken();
-  for (const tenantId of ['acme', 'globex']) assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId, name: tenantId } })).status, 201);
-  aliceId = await user('acme', 'alice@acme.test');
-  bobId = await user('acme', 'bob@acme.test');
-  const r = await t.call('POST', '/identity/resources/auth/v1/user', { body: { email: 'alice@acme.test', password: PASSWORD } });
-  alice = r.body.accessToken;
+  for (const tenantId of ['acme', 'globex']) await account(t, { id: tenantId });
+  aliceId = (await user(t, 'acme', { email: 'alice@acme.test' })).id;
+  bobId = (await user(t, 'acme', { email: 'bob@acme.test' })).id;
+  alice = (await signedIn(t, { email: 'alice@acme.test' })).accessToken;
   roleIds = Object.fromEntries((await t.call('GET', '/identity/resources/roles/v1', { token: vendor })).body.map((x: any) => [x.key, x.id]));
   permIds = Object.fromEntries((await t.call('GET', '/identity/resources/permissions/v1', { token: vendor })).body.map((x: any) => [x.key, x.id]));
 });
@@ -169,7 +162,7 @@ describe('user (personal) access tokens', () => {
   });
 
   test('removing the user ends the token', async () => {
-    const carol = await user('acme', 'carol@acme.test');
+    const carol = (await user(t, 'acme', { email: 'carol@acme.test' })).id;
     const r = await t.call('POST', USER, { token: vendor, headers: H('acme', { 'gatehouse-user-id': carol }), body: {} });
     assert.equal((await t.call('DELETE', `/identity/resources/users/v1/${carol}`, { token: vendor })).status, 200);
     assert.equal((await t.call('GET', `${LOOKUP_USER}/${r.body.id}`, { token: vendor, headers: H('acme') })).status, 404);

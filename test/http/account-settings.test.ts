@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account } from '../fixtures/builders.ts';
 
 const URL_ = '/tenants/resources/account-settings/v1';
 const PUBLIC = `${URL_}/public`;
@@ -27,14 +27,6 @@ before(async () => {
 });
 after(async () => t?.close());
 
-/** A fresh account created through the API; returns its tenant id. */
-async function account(fields: Record<string, unknown> = {}): Promise<string> {
-  const tenantId = `acc-${randomBytes(5).toString('hex')}`;
-  const r = await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId, name: `Account ${tenantId}`, ...fields } });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-  return tenantId;
-}
-
 const asVendor = (tenantId: string, alias = false) => ({ token: vendor, headers: { [alias ? 'frontegg-tenant-id' : 'gatehouse-tenant-id']: tenantId } });
 
 async function settingsOf(tenantId: string) {
@@ -45,14 +37,14 @@ async function settingsOf(tenantId: string) {
 
 describe('account settings: vendor token', () => {
   test('GET answers every setting, null where unset', async () => {
-    const id = await account({ applicationUrl: 'https://app.example.com', logoUrl: 'https://cdn.example.com/x.png', website: 'https://example.com' });
+    const { id } = await account(t, { fields: { applicationUrl: 'https://app.example.com', logoUrl: 'https://cdn.example.com/x.png', website: 'https://example.com' } });
     const r = await t.call('GET', URL_, asVendor(id));
     assert.equal(r.status, 200);
     assert.deepEqual(r.body, { ...EMPTY, tenantId: id, applicationUrl: 'https://app.example.com' });
   });
 
   test('PUT sets settings and answers the full settings; GET sees them; the frontegg alias header works', async () => {
-    const id = await account();
+    const { id } = await account(t);
     const body = {
       applicationUrl: 'https://app.example.com/home',
       loginUrl: 'http://login.example.com:8080/oauth/login?x=1',
@@ -73,7 +65,7 @@ describe('account settings: vendor token', () => {
   });
 
   test('PUT of some settings leaves the others alone; the /frontegg prefix answers too', async () => {
-    const id = await account({ timezone: 'UTC', currency: 'USD' });
+    const { id } = await account(t, { fields: { timezone: 'UTC', currency: 'USD' } });
     const put = await t.call('PUT', `/frontegg${URL_}`, { ...asVendor(id), body: { currency: 'GBP' } });
     assert.equal(put.status, 200);
     assert.deepEqual(put.body, { ...EMPTY, tenantId: id, timezone: 'UTC', currency: 'GBP' });
@@ -97,7 +89,7 @@ describe('account settings: vendor token', () => {
   });
 
   test('a removed account is a 404', async () => {
-    const id = await account();
+    const { id } = await account(t);
     assert.equal((await t.call('DELETE', `/tenants/resources/tenants/v1/${id}`, { token: vendor })).status, 200);
     assert.equal((await t.call('GET', URL_, asVendor(id))).status, 404);
     assert.equal((await t.call('PUT', URL_, { ...asVendor(id), body: { currency: 'EUR' } })).status, 404);
@@ -105,7 +97,7 @@ describe('account settings: vendor token', () => {
   });
 
   test('no token is a 401', async () => {
-    const id = await account();
+    const { id } = await account(t);
     assert.equal((await t.call('GET', URL_, { headers: { 'gatehouse-tenant-id': id } })).status, 401);
     assert.equal((await t.call('PUT', URL_, { headers: { 'gatehouse-tenant-id': id }, body: { currency: 'EUR' } })).status, 401);
   });
@@ -113,7 +105,7 @@ describe('account settings: vendor token', () => {
 
 describe('account settings: user token', () => {
   test('GET needs fe.account-settings.read; PUT needs fe.account-settings.write', async () => {
-    const id = await account({ currency: 'USD' });
+    const { id } = await account(t, { fields: { currency: 'USD' } });
     const none = await t.userToken({ tenantId: id });
     const g = await t.call('GET', URL_, { token: none });
     assert.equal(g.status, 403);
@@ -141,8 +133,8 @@ describe('account settings: user token', () => {
   });
 
   test('a user token acts on its own account even when a header names another', async () => {
-    const mine = await account({ currency: 'USD' });
-    const other = await account({ currency: 'JPY' });
+    const mine = (await account(t, { fields: { currency: 'USD' } })).id;
+    const other = (await account(t, { fields: { currency: 'JPY' } })).id;
     const token = await t.userToken({ tenantId: mine, permissions: [READ, WRITE] });
     const g = await t.call('GET', URL_, { token, headers: { 'gatehouse-tenant-id': other } });
     assert.equal(g.status, 200);
@@ -165,7 +157,7 @@ describe('account settings: user token', () => {
 
 describe('account settings: update rules', () => {
   test('an empty body, a body of unknown fields, and no body at all are 400 EMPTY_UPDATE; nothing changes', async () => {
-    const id = await account({ currency: 'USD', timezone: 'UTC' });
+    const { id } = await account(t, { fields: { currency: 'USD', timezone: 'UTC' } });
     const before = await settingsOf(id);
     const { rows: [{ updated_at: stamp }] } = await t.db.query<{ updated_at: Date }>('SELECT updated_at FROM tenants WHERE tenant_id = $1', [id]);
     for (const body of [{}, { foo: 'bar', tenantId: 'x', website: 'https://example.com' }, undefined, null]) {
@@ -180,7 +172,7 @@ describe('account settings: update rules', () => {
   });
 
   test('unknown fields next to settings are ignored', async () => {
-    const id = await account();
+    const { id } = await account(t);
     const r = await t.call('PUT', URL_, { ...asVendor(id), body: { currency: 'EUR', website: 'https://example.com', status: 'x' } });
     assert.equal(r.status, 200);
     const acc = await t.call('GET', `/tenants/resources/tenants/v2/${id}`, { token: vendor });
@@ -221,7 +213,7 @@ describe('account settings: update rules', () => {
   ];
   for (const [field, value, message] of invalid) {
     test(`${field} = ${JSON.stringify(value).slice(0, 40)} is a 400 naming the field`, async () => {
-      const id = await account({ name: 'Before', currency: 'USD' });
+      const { id } = await account(t, { fields: { name: 'Before', currency: 'USD' } });
       const before = await settingsOf(id);
       const r = await t.call('PUT', URL_, { ...asVendor(id), body: { [field]: value, currency: field === 'currency' ? value : 'EUR' } });
       assert.equal(r.status, 400, JSON.stringify(r.body).slice(0, 300));
@@ -233,7 +225,7 @@ describe('account settings: update rules', () => {
   }
 
   test('several bad fields are reported together, each named', async () => {
-    const id = await account();
+    const { id } = await account(t);
     const r = await t.call('PUT', URL_, { ...asVendor(id), body: { timezone: 'Nowhere/City', currency: 'eur', loginUrl: 'x' } });
     assert.equal(r.status, 400);
     assert.match(r.body.errors[0], /loginUrl must/);
@@ -243,7 +235,7 @@ describe('account settings: update rules', () => {
   });
 
   test('valid forms: time zones (listed, UTC, links, any case), data-URL logos, trimmed values', async () => {
-    const id = await account();
+    const { id } = await account(t);
     const cases: [Record<string, unknown>, Record<string, unknown>][] = [
       [{ timezone: 'UTC' }, { timezone: 'UTC' }],
       [{ timezone: 'America/Argentina/Buenos_Aires' }, { timezone: 'America/Argentina/Buenos_Aires' }],
@@ -263,7 +255,7 @@ describe('account settings: update rules', () => {
   });
 
   test('null, or an empty string, clears a setting', async () => {
-    const id = await account({ applicationUrl: 'https://app.example.com', loginUrl: 'https://app.example.com/login', currency: 'USD', address: 'Somewhere' });
+    const { id } = await account(t, { fields: { applicationUrl: 'https://app.example.com', loginUrl: 'https://app.example.com/login', currency: 'USD', address: 'Somewhere' } });
     const r = await t.call('PUT', URL_, { ...asVendor(id), body: { applicationUrl: null, address: '' } });
     assert.equal(r.status, 200);
     assert.deepEqual(r.body, { ...EMPTY, tenantId: id, loginUrl: 'https://app.example.com/login', currency: 'USD' });
@@ -273,7 +265,7 @@ describe('account settings: update rules', () => {
   });
 
   test('name changes the account name, visible through the accounts API; alone it is a valid update', async () => {
-    const id = await account({ name: 'Old Name' });
+    const { id } = await account(t, { fields: { name: 'Old Name' } });
     const r = await t.call('PUT', URL_, { ...asVendor(id), body: { name: '  New Name  ' } });
     assert.equal(r.status, 200);
     assert.deepEqual(r.body, { ...EMPTY, tenantId: id });
@@ -290,7 +282,7 @@ describe('account settings: update rules', () => {
 
 describe('account settings: public subset', () => {
   test('answers {tenantId, applicationUrl, loginUrl} without any token, by header or alias header', async () => {
-    const id = await account({ applicationUrl: 'https://app.example.com', loginUrl: 'https://app.example.com/login', currency: 'USD', address: 'Private' });
+    const { id } = await account(t, { fields: { applicationUrl: 'https://app.example.com', loginUrl: 'https://app.example.com/login', currency: 'USD', address: 'Private' } });
     for (const header of ['gatehouse-tenant-id', 'frontegg-tenant-id']) {
       const r = await t.call('GET', PUBLIC, { headers: { [header]: id } });
       assert.equal(r.status, 200);
@@ -299,8 +291,8 @@ describe('account settings: public subset', () => {
   });
 
   test('with a user token and no header: the token account; a header wins over the token; a vendor token needs the header', async () => {
-    const mine = await account({ loginUrl: 'https://mine.example.com/login' });
-    const other = await account({ loginUrl: 'https://other.example.com/login' });
+    const mine = (await account(t, { fields: { loginUrl: 'https://mine.example.com/login' } })).id;
+    const other = (await account(t, { fields: { loginUrl: 'https://other.example.com/login' } })).id;
     const user = await t.userToken({ tenantId: mine });
     const a = await t.call('GET', PUBLIC, { token: user });
     assert.equal(a.status, 200);

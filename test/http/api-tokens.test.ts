@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account, signedIn, user } from '../fixtures/builders.ts';
 
 let t: TestApp;
 let vendor: string;
-const PASSWORD = 'correct horse battery staple';
 const EXCHANGE = '/identity/resources/auth/v2/api-token';
 const REFRESH = '/identity/resources/auth/v2/api-token/token/refresh';
 const TENANT_TOKENS = '/identity/resources/tenants/api-tokens/v1';
@@ -22,20 +22,6 @@ const refresh = (refreshToken: string) => t.call('POST', REFRESH, { body: { refr
 let roleIds: Record<string, string> = {};
 let permIds: Record<string, string> = {};
 
-async function account(tenantId: string) {
-  const r = await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId, name: tenantId } });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-}
-async function user(tenantId: string, email: string, extra: Record<string, unknown> = {}) {
-  const r = await t.call('POST', '/identity/resources/users/v1', { token: vendor, body: { email, password: PASSWORD, ...extra }, headers: H(tenantId) });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-  return r.body.id as string;
-}
-async function login(email: string) {
-  const r = await t.call('POST', '/identity/resources/auth/v1/user', { body: { email, password: PASSWORD } });
-  assert.equal(r.status, 200, JSON.stringify(r.body));
-  return r.body.accessToken as string;
-}
 async function tenantToken(tenantId: string, body: Record<string, unknown> = {}, token = vendor) {
   const r = await t.call('POST', TENANT_TOKENS, { token, body, headers: H(tenantId) });
   assert.equal(r.status, 201, JSON.stringify(r.body));
@@ -50,10 +36,10 @@ async function signIn(clientId: string, secret: string) {
 before(async () => {
   t = await startTestApp();
   vendor = await t.vendorToken();
-  for (const a of ['acme', 'globex', 'doomed']) await account(a);
-  await user('acme', 'alice@acme.test'); // first user: admin
-  await user('acme', 'bob@acme.test'); // later user: read-only
-  await user('globex', 'gina@globex.test');
+  for (const a of ['acme', 'globex', 'doomed']) await account(t, { id: a });
+  await user(t, 'acme', { email: 'alice@acme.test' }); // first user: admin
+  await user(t, 'acme', { email: 'bob@acme.test' }); // later user: read-only
+  await user(t, 'globex', { email: 'gina@globex.test' });
   const roles = await t.call('GET', '/identity/resources/roles/v1', { token: vendor });
   roleIds = Object.fromEntries(roles.body.map((r: any) => [r.key, r.id]));
   const perms = await t.call('GET', '/identity/resources/permissions/v1', { token: vendor });
@@ -272,11 +258,11 @@ describe('management', () => {
   });
 
   test('an admin manages the account\'s tokens with a user token; createdByUserId is the admin; permissions are checked', async () => {
-    const alice = await login('alice@acme.test');
+    const alice = (await signedIn(t, { email: 'alice@acme.test' })).accessToken;
     const created = await tenantToken('globex', { description: 'by alice' }, alice); // header ignored for user tokens
     assert.equal(created.tenantId, 'acme');
     assert.equal(created.createdByUserId, claims(alice).sub);
-    const bob = await login('bob@acme.test'); // read-only: may list, not create or delete
+    const bob = (await signedIn(t, { email: 'bob@acme.test' })).accessToken; // read-only: may list, not create or delete
     assert.equal((await t.call('GET', TENANT_TOKENS, { token: bob })).status, 200);
     const denied = await t.call('POST', TENANT_TOKENS, { token: bob, body: {} });
     assert.equal(denied.status, 403);
@@ -301,7 +287,7 @@ describe('management', () => {
 
 describe('user (personal) API tokens', () => {
   test('a user creates one; it acts as the user with the user\'s permissions, narrowed by permissionIds', async () => {
-    const alice = await login('alice@acme.test');
+    const alice = (await signedIn(t, { email: 'alice@acme.test' })).accessToken;
     const aliceId = claims(alice).sub;
     const full = await t.call('POST', USER_TOKENS, { token: alice, body: { description: 'cli', metadata: { k: 'v' } } });
     assert.equal(full.status, 201, JSON.stringify(full.body));
@@ -328,7 +314,7 @@ describe('user (personal) API tokens', () => {
   });
 
   test('a user cannot put in permissions they do not hold', async () => {
-    const bob = await login('bob@acme.test');
+    const bob = (await signedIn(t, { email: 'bob@acme.test' })).accessToken;
     const r = await t.call('POST', USER_TOKENS, { token: bob, body: { permissionIds: [permIds['fe.secure.write.users']] } });
     assert.equal(r.status, 403);
     assert.equal(r.body.errorCode, 'GH-64006');
@@ -356,7 +342,7 @@ describe('user (personal) API tokens', () => {
   });
 
   test('a user API token stops working when its user is deleted or leaves the account', async () => {
-    const carol = await user('acme', 'carol@acme.test');
+    const carol = (await user(t, 'acme', { email: 'carol@acme.test' })).id;
     const made = await t.call('POST', USER_TOKENS, { token: vendor, body: {}, headers: H('acme', { 'gatehouse-user-id': carol }) });
     assert.equal(made.status, 201);
     const s = await signIn(made.body.clientId, made.body.secret);
@@ -368,7 +354,7 @@ describe('user (personal) API tokens', () => {
     assert.equal((await exchange(made.body.clientId, made.body.secret)).status, 401);
     assert.equal((await refresh(s.refresh_token)).status, 401);
 
-    const dave = await user('acme', 'dave@acme.test');
+    const dave = (await user(t, 'acme', { email: 'dave@acme.test' })).id;
     assert.equal((await t.call('POST', `/identity/resources/users/v1/${dave}/tenant`, { token: vendor, body: { tenantId: 'globex' } })).status, 201);
     const his = await t.call('POST', USER_TOKENS, { token: vendor, body: {}, headers: H('acme', { 'gatehouse-user-id': dave }) });
     const d = await signIn(his.body.clientId, his.body.secret);

@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account, user } from '../fixtures/builders.ts';
 
 // Needs the module wired: `approvalFlows` in src/context.ts and `approvalFlowsRoutes` in src/routes.ts.
 let t: TestApp;
 let vendor: string;
 const A = '/identity/resources/approval-flows/v1';
 const TENANT = 'af-acme';
-const PASSWORD = 'correct horse battery staple';
 const ids: Record<string, string> = {};
 
 const as = (tenantId?: string, userId?: string): Record<string, string> => ({
@@ -15,12 +15,6 @@ const as = (tenantId?: string, userId?: string): Record<string, string> => ({
   ...(userId ? { 'gatehouse-user-id': userId } : {}),
 });
 const call = (method: string, url: string, body?: unknown, headers: Record<string, string> = {}) => t.call(method, url, { token: vendor, body, headers });
-
-async function user(email: string, roleIds?: string[]) {
-  const r = await call('POST', '/identity/resources/users/v1', { email, password: PASSWORD, ...(roleIds ? { roleIds } : {}) }, as(TENANT));
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-  return r.body.id as string;
-}
 
 const flowBody = (over: Record<string, unknown> = {}) => ({
   name: 'Wire transfer',
@@ -52,14 +46,13 @@ const execution = (id: string) => call('GET', `${A}/executions/${id}`);
 before(async () => {
   t = await startTestApp();
   vendor = await t.vendorToken();
-  const acc = await call('POST', '/tenants/resources/tenants/v1', { tenantId: TENANT, name: TENANT });
-  assert.equal(acc.status, 201, JSON.stringify(acc.body));
+  await account(t, { id: TENANT });
   const role = await call('POST', '/identity/resources/roles/v1', [{ key: 'af-approver', name: 'Approver', level: 5 }]);
   assert.equal(role.status, 201, JSON.stringify(role.body));
-  ids.req = await user('req@acme.test');
-  ids.ann = await user('ann@acme.test');
-  ids.ben = await user('ben@acme.test');
-  ids.cat = await user('cat@acme.test', [role.body[0].id]);
+  ids.req = (await user(t, TENANT, { email: 'req@acme.test' })).id;
+  ids.ann = (await user(t, TENANT, { email: 'ann@acme.test' })).id;
+  ids.ben = (await user(t, TENANT, { email: 'ben@acme.test' })).id;
+  ids.cat = (await user(t, TENANT, { email: 'cat@acme.test', roleIds: [role.body[0].id] })).id;
 });
 after(async () => t?.close());
 

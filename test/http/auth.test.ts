@@ -2,37 +2,27 @@ import assert from 'node:assert/strict';
 import * as argon2 from '@node-rs/argon2';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { PASSWORD, account, user } from '../fixtures/builders.ts';
 
 let t: TestApp;
 let vendor: string;
 const A = '/identity/resources/auth/v1';
-const PASSWORD = 'correct horse battery staple';
 
 const claims = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
 const login = (email: string, password = PASSWORD, headers: Record<string, string> = {}) => t.call('POST', `${A}/user`, { body: { email, password }, headers });
 const refresh = (refreshToken: string) => t.call('POST', `${A}/user/token/refresh`, { body: { refreshToken } });
 
-async function account(tenantId: string, parentTenantId?: string) {
-  const r = await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId, name: tenantId, parentTenantId } });
-  assert.equal(r.status, 201);
-}
-async function user(tenantId: string, email: string, extra: Record<string, unknown> = {}) {
-  const r = await t.call('POST', '/identity/resources/users/v1', { token: vendor, body: { email, password: PASSWORD, ...extra }, headers: { 'gatehouse-tenant-id': tenantId } });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-  return r.body.id as string;
-}
-
 before(async () => {
   t = await startTestApp();
   vendor = await t.vendorToken();
-  await account('a-one');
-  await account('a-two');
+  await account(t, { id: 'a-one' });
+  await account(t, { id: 'a-two' });
 });
 after(async () => t?.close());
 
 describe('the full journey', () => {
   test('create account and user, sign in, call a user route, refresh twice, replay the first refresh token', async () => {
-    const id = await user('a-one', 'journey@one.test');
+    const { id } = await user(t, 'a-one', { email: 'journey@one.test' });
     const r = await login('journey@one.test');
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.mfaRequired, false);
@@ -70,7 +60,7 @@ describe('the full journey', () => {
   test('concurrent refreshes with one token: exactly one rotates, the others are replays that end the session', async () => {
     // Only PostgreSQL runs them truly at once (PGlite serialises statements); there a missing row lock let several
     // succeed and split one session into several refresh chains.
-    await user('a-one', 'race@one.test');
+    await user(t, 'a-one', { email: 'race@one.test' });
     for (let round = 0; round < 4; round++) {
       const r = await login('race@one.test');
       const answers = await Promise.all([1, 2, 3].map(() => refresh(r.body.refreshToken)));
@@ -82,7 +72,7 @@ describe('the full journey', () => {
   });
 
   test('the refresh cookie works without a body; logout ends the session', async () => {
-    await user('a-one', 'cookie@one.test');
+    await user(t, 'a-one', { email: 'cookie@one.test' });
     const r = await login('cookie@one.test');
     const cookie = String(r.headers['set-cookie']).split(';')[0];
     const viaCookie = await t.call('POST', `${A}/user/token/refresh`, { headers: { cookie } });
@@ -106,7 +96,7 @@ describe('the full journey', () => {
 
 describe('password sign-in rules', () => {
   test('unknown email and wrong password answer the same error', async () => {
-    await user('a-one', 'same@one.test');
+    await user(t, 'a-one', { email: 'same@one.test' });
     const a = await login('same@one.test', 'wrong password here');
     const b = await login('nobody@one.test', 'wrong password here');
     assert.equal(a.status, 401);
@@ -122,7 +112,7 @@ describe('password sign-in rules', () => {
   });
 
   test('lockout after the policy number of failures; unlock restores sign-in', async () => {
-    const id = await user('a-one', 'lock@one.test');
+    const { id } = await user(t, 'a-one', { email: 'lock@one.test' });
     for (let i = 0; i < 5; i++) assert.equal((await login('lock@one.test', 'bad password ' + i)).status, 401);
     const locked = await login('lock@one.test');
     assert.equal(locked.status, 403);
@@ -134,13 +124,13 @@ describe('password sign-in rules', () => {
   });
 
   test('a lock with a duration lifts itself', async () => {
-    const id = await user('a-one', 'timed@one.test');
+    const { id } = await user(t, 'a-one', { email: 'timed@one.test' });
     await t.db.query(`UPDATE users SET is_locked = true, locked_until = now() - interval '1 second', failed_attempts = 5 WHERE id = $1`, [id]);
     assert.equal((await login('timed@one.test')).status, 200);
   });
 
   test('a disabled membership or an expired temporary membership cannot sign in there', async () => {
-    const id = await user('a-two', 'gone@two.test');
+    const { id } = await user(t, 'a-two', { email: 'gone@two.test' });
     await t.call('POST', `/identity/resources/tenants/users/v1/${id}/disable`, { token: vendor, headers: { 'gatehouse-tenant-id': 'a-two' } });
     const r = await login('gone@two.test');
     assert.equal(r.status, 403);
@@ -151,7 +141,7 @@ describe('password sign-in rules', () => {
   });
 
   test('a stored hash with weaker parameters is replaced by current argon2id after a good sign-in', async () => {
-    const id = await user('a-one', 'rehash@one.test');
+    const { id } = await user(t, 'a-one', { email: 'rehash@one.test' });
     const weak = await argon2.hash(PASSWORD, { algorithm: 2 /* Argon2id (a const enum in the typings) */, memoryCost: 4096, timeCost: 1, parallelism: 1 });
     await t.db.query('UPDATE users SET password_hash = $2 WHERE id = $1', [id, weak]);
     assert.equal((await login('rehash@one.test')).status, 200);
@@ -164,7 +154,7 @@ describe('password sign-in rules', () => {
 
 describe('sessions', () => {
   test('list mine, revoke one, revoke all but current; vendor revokes all', async () => {
-    const id = await user('a-one', 'sess@one.test');
+    const { id } = await user(t, 'a-one', { email: 'sess@one.test' });
     const s1 = await login('sess@one.test', PASSWORD, { 'user-agent': 'agent-one' });
     const s2 = await login('sess@one.test', PASSWORD, { 'user-agent': 'agent-two' });
     const s3 = await login('sess@one.test');
@@ -189,8 +179,8 @@ describe('sessions', () => {
   });
 
   test('the current session; revoke some by id (only my own are touched)', async () => {
-    await user('a-one', 'cur@one.test');
-    await user('a-one', 'other@one.test');
+    await user(t, 'a-one', { email: 'cur@one.test' });
+    await user(t, 'a-one', { email: 'other@one.test' });
     const S = '/identity/resources/users/sessions/v1';
     const a = await login('cur@one.test', PASSWORD, { 'user-agent': 'agent-cur' });
     const b = await login('cur@one.test');
@@ -223,14 +213,14 @@ describe('sessions', () => {
   });
 
   test('a deleted user cannot refresh', async () => {
-    const id = await user('a-one', 'deleted@one.test');
+    const { id } = await user(t, 'a-one', { email: 'deleted@one.test' });
     const s = await login('deleted@one.test');
     await t.call('DELETE', `/identity/resources/users/v1/${id}`, { token: vendor });
     assert.equal((await refresh(s.body.refreshToken)).status, 401);
   });
 
   test('a user disabled in the account stops at the next refresh', async () => {
-    const id = await user('a-two', 'dis@two.test');
+    const { id } = await user(t, 'a-two', { email: 'dis@two.test' });
     const s = await login('dis@two.test');
     await t.call('POST', `/identity/resources/tenants/users/v1/${id}/disable`, { token: vendor, headers: { 'gatehouse-tenant-id': 'a-two' } });
     const r = await refresh(s.body.refreshToken);
@@ -239,8 +229,8 @@ describe('sessions', () => {
   });
 
   test('policy: concurrent limit revokes the oldest; idle timeout ends a session; token lifetime is configurable', async () => {
-    await account('a-pol');
-    await user('a-pol', 'pol@pol.test');
+    await account(t, { id: 'a-pol' });
+    await user(t, 'a-pol', { email: 'pol@pol.test' });
     const set = await t.call('POST', '/identity/resources/configurations/sessions/v1', {
       token: vendor,
       headers: { 'gatehouse-tenant-id': 'a-pol' },
@@ -266,7 +256,7 @@ describe('sessions', () => {
 
 describe('accounts and self-service with real tokens', () => {
   test('switch the active account; the next refresh carries it', async () => {
-    const id = await user('a-one', 'switch@one.test');
+    const { id } = await user(t, 'a-one', { email: 'switch@one.test' });
     await t.call('POST', `/identity/resources/users/v1/${id}/tenant`, { token: vendor, body: { tenantId: 'a-two' } });
     const s = await login('switch@one.test');
     assert.equal(claims(s.body.accessToken).tenantId, 'a-one');
@@ -283,9 +273,9 @@ describe('accounts and self-service with real tokens', () => {
   });
 
   test('sub-account access lets a user act in a sub-account', async () => {
-    await account('a-parent');
-    await account('a-child', 'a-parent');
-    const id = await user('a-parent', 'reseller@parent.test');
+    await account(t, { id: 'a-parent' });
+    await account(t, { id: 'a-child', parentTenantId: 'a-parent' });
+    const { id } = await user(t, 'a-parent', { email: 'reseller@parent.test' });
     const s = await login('reseller@parent.test');
     const denied = await t.call('PUT', '/identity/resources/users/v1/tenant', { token: s.body.accessToken, body: { tenantId: 'a-child' } });
     assert.equal(denied.status, 403);
@@ -302,8 +292,8 @@ describe('accounts and self-service with real tokens', () => {
   });
 
   test('foundation self-service routes with a real token: hierarchy, settings, delete current account', async () => {
-    await account('a-self');
-    await user('a-self', 'owner@self.test');
+    await account(t, { id: 'a-self' });
+    await user(t, 'a-self', { email: 'owner@self.test' });
     const s = await login('owner@self.test');
     const token = s.body.accessToken;
     const settings = await t.call('PUT', '/tenants/resources/account-settings/v1', { token, body: { currency: 'EUR' } });
@@ -340,10 +330,8 @@ describe('signing keys reload during sign-in', () => {
   test('sign-in and refresh keep working when the cached keys are due for a reload (inside their transaction)', async () => {
     const fast = await startTestApp({ SIGNING_KEYS_RELOAD_MS: '1' });
     try {
-      const v = await fast.vendorToken();
-      await fast.call('POST', '/tenants/resources/tenants/v1', { token: v, body: { tenantId: 'reload', name: 'Reload' } });
-      const u = await fast.call('POST', '/identity/resources/users/v1', { token: v, body: { email: 'reload@r.test', password: PASSWORD }, headers: { 'gatehouse-tenant-id': 'reload' } });
-      assert.equal(u.status, 201);
+      await account(fast, { id: 'reload', name: 'Reload' });
+      await user(fast, 'reload', { email: 'reload@r.test' });
       let refreshToken = '';
       for (let i = 0; i < 3; i++) {
         await new Promise((r) => setTimeout(r, 5));

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import type { TestApp } from '../helpers/harness.ts';
 import { linkIn, startAppWithMailbox, type Mailbox } from '../helpers/mailbox.ts';
+import { user } from '../fixtures/builders.ts';
 
 const U = '/identity/resources/users';
 const BULK = `${U}/v1/passwords/breached/reset/bulk`;
@@ -24,11 +25,7 @@ after(async () => {
   await close?.();
 });
 
-async function createUser(email: string): Promise<string> {
-  const r = await t.call('POST', `${U}/v1`, { token: vendor, body: { email, name: 'Test User', password: PASSWORD }, headers: { 'gatehouse-tenant-id': TENANT } });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-  return r.body.id;
-}
+const createUser = async (email: string) => (await user(t, TENANT, { email, name: 'Test User', password: PASSWORD })).id;
 const login = (email: string, password: string) => t.call('POST', LOGIN, { body: { email, password } });
 const bulk = (body: unknown, token = vendor) => t.call('POST', BULK, { token, body });
 const verifyReset = (body: Record<string, unknown>) => t.call('POST', `${U}/v1/passwords/reset/verify`, { body });

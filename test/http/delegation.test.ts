@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, VENDOR, type TestApp } from '../helpers/harness.ts';
+import { PASSWORD, account, signedIn, user } from '../fixtures/builders.ts';
 
 let t: TestApp;
 let vendor: string;
-const PASSWORD = 'correct horse battery staple';
 const CONFIG = '/identity/resources/configurations/v1/delegation';
 const DELEGATE = '/identity/resources/auth/v1/delegation/token';
 const IMPERSONATE = '/identity/resources/impersonation/v1';
@@ -18,11 +18,6 @@ let aliceId = '';
 let bobId = '';
 let ginaId = '';
 
-async function user(tenantId: string, email: string) {
-  const r = await t.call('POST', '/identity/resources/users/v1', { token: vendor, body: { email, password: PASSWORD }, headers: H(tenantId) });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-  return r.body.id as string;
-}
 /** An account API token with the given permission keys, signed in: its access token and client id. */
 async function service(tenantId: string, keys: string[]) {
   const c = await t.call('POST', '/identity/resources/tenants/api-tokens/v1', { token: vendor, headers: H(tenantId), body: { permissionIds: keys.map((k) => permIds[k]) } });
@@ -36,10 +31,10 @@ const setDelegation = (enabled: boolean) => t.call('POST', CONFIG, { token: vend
 before(async () => {
   t = await startTestApp();
   vendor = await t.vendorToken();
-  for (const tenantId of ['acme', 'globex']) assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId, name: tenantId } })).status, 201);
-  aliceId = await user('acme', 'alice@acme.test'); // admin
-  bobId = await user('acme', 'bob@acme.test'); // read-only
-  ginaId = await user('globex', 'gina@globex.test');
+  for (const tenantId of ['acme', 'globex']) await account(t, { id: tenantId });
+  aliceId = (await user(t, 'acme', { email: 'alice@acme.test' })).id; // admin
+  bobId = (await user(t, 'acme', { email: 'bob@acme.test' })).id; // read-only
+  ginaId = (await user(t, 'globex', { email: 'gina@globex.test' })).id;
   permIds = Object.fromEntries((await t.call('GET', '/identity/resources/permissions/v1', { token: vendor })).body.map((x: any) => [x.key, x.id]));
 });
 after(async () => t?.close());
@@ -152,7 +147,7 @@ describe('impersonation', () => {
   });
 
   test('an admin needs fe.secure.impersonate.users, stays in their account, and cannot gain permissions', async () => {
-    const alice = (await t.call('POST', '/identity/resources/auth/v1/user', { body: { email: 'alice@acme.test', password: PASSWORD } })).body.accessToken;
+    const alice = (await signedIn(t, { email: 'alice@acme.test' })).accessToken;
     const denied = await t.call('POST', IMPERSONATE, { token: alice, body: { userId: bobId } });
     assert.equal(denied.status, 403);
     assert.equal(denied.body.errorCode, 'GH-20004', 'the seeded admin role does not hold it');

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account } from '../fixtures/builders.ts';
 
 let t: TestApp;
 let vendor: string;
@@ -12,15 +13,11 @@ const v = (method: string, url: string, body?: unknown, tenantId?: string) =>
   t.call(method, url, { token: vendor, body, headers: tenantId ? { 'gatehouse-tenant-id': tenantId } : {} });
 const createUser = (tenantId: string, email: string) => v('POST', U, { email }, tenantId);
 
-async function account(tenantId: string) {
-  assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId, name: tenantId } })).status, 201);
-}
-
 before(async () => {
   t = await startTestApp();
   vendor = await t.vendorToken();
-  await account('dr-acme');
-  await account('dr-beta');
+  await account(t, { id: 'dr-acme' });
+  await account(t, { id: 'dr-beta' });
 });
 after(async () => t?.close());
 
@@ -141,10 +138,10 @@ describe('email-domain restrictions', () => {
   });
 
   test('removing an account removes its domain rules', async () => {
-    await account('dr-doomed');
+    await account(t, { id: 'dr-doomed' });
     assert.equal((await v('POST', D, { domain: 'x.test', type: 'BLOCK' }, 'dr-doomed')).status, 201);
     assert.equal((await t.call('DELETE', '/tenants/resources/tenants/v1/dr-doomed', { token: vendor })).status, 200);
-    await account('dr-doomed');
+    await account(t, { id: 'dr-doomed' });
     assert.equal((await v('GET', D, undefined, 'dr-doomed')).body._metadata.totalItems, 0);
   });
 });

@@ -6,6 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
 import { startOidcIdp } from '../fixtures/sso/oidc-idp.ts';
+import { account } from '../fixtures/builders.ts';
 
 let t: TestApp;
 let vendor: string;
@@ -27,16 +28,10 @@ after(async () => {
   await idp?.close();
 });
 
-async function account(tenantId: string, extra: Record<string, unknown> = {}) {
-  const r = await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId, name: tenantId, ...extra } });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-  return r.body;
-}
-
 describe('MFA policy: a device lifetime of 0 where nothing is remembered', () => {
   const P = '/identity/resources/configurations/v1/mfa-policy';
   test('0 is accepted with allowRememberMyDevice false and read back', async () => {
-    await account('mfa-zero');
+    await account(t, { id: 'mfa-zero' });
     const h = { 'gatehouse-tenant-id': 'mfa-zero' };
     const r = await t.call('PUT', P, { token: vendor, headers: h, body: { allowRememberMyDevice: false, mfaDeviceExpiration: 0 } });
     assert.equal(r.status, 200, JSON.stringify(r.body));
@@ -45,7 +40,7 @@ describe('MFA policy: a device lifetime of 0 where nothing is remembered', () =>
     assert.equal((await t.call('GET', P, { token: vendor, headers: h })).body.mfaDeviceExpiration, 0);
   });
   test('0 with remember-device on is 400 naming the field, and changes nothing', async () => {
-    await account('mfa-zero-on');
+    await account(t, { id: 'mfa-zero-on' });
     const h = { 'gatehouse-tenant-id': 'mfa-zero-on' };
     const bad = await t.call('PUT', P, { token: vendor, headers: h, body: { allowRememberMyDevice: true, mfaDeviceExpiration: 0 } });
     assert.equal(bad.status, 400);
@@ -74,7 +69,7 @@ describe('SSO pre-login for OIDC uses the environment\'s redirect page', () => {
 
   before(async () => {
     idp.accounts.set('u-dora', { email: 'dora@drop-oidc.test', name: 'Dora' });
-    await account(TENANT);
+    await account(t, { id: TENANT });
     const env = await t.call('POST', '/identity/resources/configurations/v1', {
       token: vendor,
       body: { allowedRedirectUrls: [PAGE_A, PAGE_B, PAGE_C] },
@@ -149,7 +144,7 @@ describe('Accounts: alias, and GET /tenants/resources/tenants/v2/alias/{alias}',
   const V1 = '/tenants/resources/tenants/v1';
   const V2 = '/tenants/resources/tenants/v2';
   test('an alias set on create finds the account (any case); unknown is 404', async () => {
-    const made = await account('alias-one', { alias: 'Acme-Corp' });
+    const made = (await account(t, { id: 'alias-one', fields: { alias: 'Acme-Corp' } })).body;
     assert.equal(made.alias, 'Acme-Corp');
     const r = await t.call('GET', `${V2}/alias/Acme-Corp`, { token: vendor });
     assert.equal(r.status, 200, JSON.stringify(r.body));
@@ -168,7 +163,7 @@ describe('Accounts: alias, and GET /tenants/resources/tenants/v2/alias/{alias}',
     assert.equal(dup.status, 409);
     assert.match(dup.body.errors[0], /alias/);
     assert.equal((await t.call('GET', `${V2}/alias-two`, { token: vendor })).body.length, 0);
-    await account('alias-two', { alias: 'two' });
+    await account(t, { id: 'alias-two', fields: { alias: 'two' } });
     const upd = await t.call('PUT', `${V2}/alias-two`, { token: vendor, body: { alias: 'acme-corp', name: 'renamed' } });
     assert.equal(upd.status, 409);
     const still = await t.call('GET', `${V2}/alias-two`, { token: vendor });
@@ -176,7 +171,7 @@ describe('Accounts: alias, and GET /tenants/resources/tenants/v2/alias/{alias}',
     assert.equal(still.body.name, 'alias-two');
   });
   test('update sets and clears it; a removed account frees its alias; bad aliases are 400', async () => {
-    await account('alias-three');
+    await account(t, { id: 'alias-three' });
     const set = await t.call('PUT', `${V2}/alias-three`, { token: vendor, body: { alias: 'third' } });
     assert.equal(set.status, 200, JSON.stringify(set.body));
     assert.equal((await t.call('GET', `${V2}/alias/third`, { token: vendor })).body.tenantId, 'alias-three');
@@ -195,7 +190,7 @@ describe('Accounts: alias, and GET /tenants/resources/tenants/v2/alias/{alias}',
 describe('Accounts: aliases through the account migration', () => {
   test('aliases are imported; one another account holds or an earlier item names is an item error', async () => {
     const V2 = '/tenants/resources/tenants/v2';
-    await account('mig-alias-live', { alias: 'held-alias' });
+    await account(t, { id: 'mig-alias-live', fields: { alias: 'held-alias' } });
     const items = [
       { tenantId: 'mig-alias-1', alias: 'fresh-alias' },
       { tenantId: 'mig-alias-2', alias: 'HELD-alias' },
@@ -320,7 +315,7 @@ describe('Social sign-in: unvouched emails make unverified users; OpenID tokens 
   });
 
   test('an unvouched email of an existing user is not linked (403)', async () => {
-    await account('social-drop');
+    await account(t, { id: 'social-drop' });
     const made = await t.call('POST', '/identity/resources/users/v1', {
       token: vendor,
       headers: { 'gatehouse-tenant-id': 'social-drop' },

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
 import { codeIn, linkIn, startMailbox, type Mailbox } from '../helpers/mailbox.ts';
+import { account, signedIn, user } from '../fixtures/builders.ts';
 
 const U = '/identity/resources/users';
 const LOGIN = '/identity/resources/auth/v1/user';
@@ -18,7 +19,7 @@ before(async () => {
   vendor = await t.vendorToken();
   mailbox = await startMailbox();
   await mailbox.configure(t);
-  assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: TENANT, name: 'Acme' } })).status, 201);
+  await account(t, { id: TENANT, name: 'Acme' });
 });
 after(async () => {
   await t?.close();
@@ -26,17 +27,12 @@ after(async () => {
 });
 
 async function createUser(email: string): Promise<string> {
-  const r = await t.call('POST', `${U}/v1`, { token: vendor, body: { email, name: 'V User', password: PASSWORD }, headers: { 'gatehouse-tenant-id': TENANT } });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-  assert.equal(r.body.verified, false);
-  return r.body.id;
+  const u = await user(t, TENANT, { email, name: 'V User', password: PASSWORD });
+  assert.equal(u.body.verified, false);
+  return u.id;
 }
 const verified = async (id: string) => (await t.call('GET', `/identity/resources/vendor-only/users/v1/${id}`, { token: vendor })).body.verified as boolean;
-async function userToken(email: string): Promise<string> {
-  const r = await t.call('POST', LOGIN, { body: { email, password: PASSWORD } });
-  assert.equal(r.status, 200, JSON.stringify(r.body));
-  return r.body.accessToken;
-}
+const userToken = async (email: string) => (await signedIn(t, { email, password: PASSWORD })).accessToken;
 const mails = (email: string) => mailbox.to(email).filter((m) => m.subject === SUBJECT);
 
 describe('email verification', () => {

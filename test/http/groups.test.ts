@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { PASSWORD, account, user } from '../fixtures/builders.ts';
 
 let t: TestApp;
 let vendor: string;
 const G = '/identity/resources/groups';
-const PASSWORD = 'correct horse battery staple';
 const ROLES_WRITE = 'b9ab741e-73a5-4018-9238-d8ca4a495e52'; // fe.secure.write.roles (seeded; not held by read-only)
 const ids: Record<string, string> = {};
 let auditorRole: string;
@@ -17,25 +17,15 @@ const call = (method: string, url: string, tenantId: string | undefined, body?: 
   t.call(method, url, { token: vendor, body, headers: tenantId ? as(tenantId) : {} });
 const login = (email: string) => t.call('POST', '/identity/resources/auth/v1/user', { body: { email, password: PASSWORD } });
 
-async function account(tenantId: string) {
-  const r = await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId, name: tenantId } });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-}
-async function user(tenantId: string, email: string) {
-  const r = await call('POST', '/identity/resources/users/v1', tenantId, { email, password: PASSWORD });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-  return r.body.id as string;
-}
-
 before(async () => {
   t = await startTestApp();
   vendor = await t.vendorToken();
-  await account('g-acme');
-  await account('g-beta');
-  ids.ada = await user('g-acme', 'ada@acme.test'); // first user: admin
-  ids.bob = await user('g-acme', 'bob@acme.test'); // read-only
-  ids.cy = await user('g-acme', 'cy@acme.test');
-  ids.carl = await user('g-beta', 'carl@beta.test');
+  await account(t, { id: 'g-acme' });
+  await account(t, { id: 'g-beta' });
+  ids.ada = (await user(t, 'g-acme', { email: 'ada@acme.test' })).id; // first user: admin
+  ids.bob = (await user(t, 'g-acme', { email: 'bob@acme.test' })).id; // read-only
+  ids.cy = (await user(t, 'g-acme', { email: 'cy@acme.test' })).id;
+  ids.carl = (await user(t, 'g-beta', { email: 'carl@beta.test' })).id;
   const role = await t.call('POST', '/identity/resources/roles/v1', { token: vendor, body: [{ key: 'auditor', name: 'Auditor', level: 5 }] });
   assert.equal(role.status, 201, JSON.stringify(role.body));
   auditorRole = role.body[0].id;
@@ -242,12 +232,12 @@ describe('groups: create, read, update, delete', () => {
   });
 
   test('removing the account removes its groups; a reactivated id starts without them', async () => {
-    await account('g-doomed');
-    const u = await user('g-doomed', 'dee@doomed.test');
+    await account(t, { id: 'g-doomed' });
+    const u = (await user(t, 'g-doomed', { email: 'dee@doomed.test' })).id;
     const g = await call('POST', `${G}/v1`, 'g-doomed', { name: 'Temp' });
     await call('POST', `${G}/v1/${g.body.id}/users`, 'g-doomed', { userIds: [u] });
     assert.equal((await t.call('DELETE', '/tenants/resources/tenants/v1/g-doomed', { token: vendor })).status, 200);
-    await account('g-doomed');
+    await account(t, { id: 'g-doomed' });
     assert.deepEqual((await call('GET', `${G}/v1`, 'g-doomed')).body.groups, []);
   });
 });

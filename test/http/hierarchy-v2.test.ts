@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type Reply, type TestApp } from '../helpers/harness.ts';
+import { account, user } from '../fixtures/builders.ts';
 
 /** The calling account's tree (GET /tenants/resources/hierarchy/v2) and the same with metadata (/v2/metadata). */
 let t: TestApp;
@@ -38,7 +39,7 @@ before(async () => {
   //  hv-root ─┬─ hv-a (ada: sub-account access) ─┬─ hv-a1 ── hv-a1x
   //           │                                   └─ hv-a2 (ada: no sub-account access) ── hv-a2x
   //           └─ hv-b (bob) ── hv-b1
-  await ok('POST', '/tenants/resources/tenants/v1', { tenantId: 'hv-root', name: 'Root', metadata: JSON.stringify({ tier: 'top' }) });
+  await account(t, { id: 'hv-root', name: 'Root', fields: { metadata: JSON.stringify({ tier: 'top' }) } });
   await sub('hv-a', 'hv-root', 'Alpha');
   await sub('hv-a2', 'hv-a', 'A two');
   await sub('hv-a1', 'hv-a', 'A one', { plan: 'gold', seats: 5 });
@@ -46,11 +47,11 @@ before(async () => {
   await sub('hv-a2x', 'hv-a2', 'A two x');
   await sub('hv-b', 'hv-root', 'Beta');
   await sub('hv-b1', 'hv-b', 'Beta one');
-  await ok('POST', '/tenants/resources/tenants/v1', { tenantId: 'hv-other', name: 'Other' });
-  u.ada = (await ok('POST', '/identity/resources/users/v1', { email: 'ada@hv.test' }, 'hv-a')).id;
+  await account(t, { id: 'hv-other', name: 'Other' });
+  u.ada = (await user(t, 'hv-a', { email: 'ada@hv.test', password: null })).id;
   await ok('POST', `/identity/resources/users/v1/${u.ada}/tenant`, { tenantId: 'hv-a2' });
   await ok('PUT', `/identity/resources/sub-tenants/users/v1/${u.ada}/access`, { allowAccess: true }, 'hv-a');
-  u.bob = (await ok('POST', '/identity/resources/users/v1', { email: 'bob@hv.test' }, 'hv-b')).id;
+  u.bob = (await user(t, 'hv-b', { email: 'bob@hv.test', password: null })).id;
 });
 after(async () => t?.close());
 

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ANCESTORS_SQL, DESCENDANTS_SQL } from '../../src/modules/hierarchy/store.ts';
 import { startTestApp, type Reply, type TestApp } from '../helpers/harness.ts';
+import { account } from '../fixtures/builders.ts';
 
 const H = '/tenants/resources/hierarchy/v1';
 const SUB = '/tenants/resources/sub-tenants/v1';
@@ -26,11 +27,6 @@ function fails(r: Reply, status: number, errorCode: string, message?: RegExp) {
   if (message) assert.match(r.body.errors.join(' '), message);
 }
 
-async function account(tenantId: string, name = tenantId, extra: Record<string, unknown> = {}) {
-  const r = await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId, name, ...extra } });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-  return r.body;
-}
 async function assign(parentTenantId: string, childTenantId: string) {
   const r = await t.call('POST', H, { token: vendor, body: { parentTenantId, childTenantId } });
   assert.equal(r.status, 201, JSON.stringify(r.body));
@@ -45,15 +41,15 @@ const ids = (list: { tenantId: string }[]) => list.map((e) => e.tenantId);
 /** Builds `spec` ({id: parentId | null}) as accounts, parents first. */
 async function build(spec: Record<string, string | null>, names: Record<string, string> = {}) {
   for (const [id, parent] of Object.entries(spec)) {
-    await account(id, names[id] ?? id);
+    await account(t, { id, name: names[id] ?? id });
     if (parent) await assign(parent, id);
   }
 }
 
 describe('assign and detach (vendor)', () => {
   test('assign answers 201 with the child account; the parent sees it', async () => {
-    await account('as-p', 'Parent');
-    await account('as-c', 'Child', { status: 'active' });
+    await account(t, { id: 'as-p', name: 'Parent' });
+    await account(t, { id: 'as-c', name: 'Child', fields: { status: 'active' } });
     const r = await t.call('POST', H, { token: vendor, body: { parentTenantId: 'as-p', childTenantId: 'as-c' } });
     assert.equal(r.status, 201);
     assert.equal(r.body.tenantId, 'as-c');
@@ -65,8 +61,8 @@ describe('assign and detach (vendor)', () => {
   });
 
   test('unknown or removed accounts are 404 naming the field', async () => {
-    await account('nf-a');
-    await account('nf-gone');
+    await account(t, { id: 'nf-a' });
+    await account(t, { id: 'nf-gone' });
     await t.call('DELETE', '/tenants/resources/tenants/v1/nf-gone', { token: vendor });
     fails(await t.call('POST', H, { token: vendor, body: { parentTenantId: 'nf-none', childTenantId: 'nf-a' } }), 404, 'GH-30001', /parentTenantId nf-none/);
     fails(await t.call('POST', H, { token: vendor, body: { parentTenantId: 'nf-a', childTenantId: 'nf-none' } }), 404, 'GH-30001', /childTenantId nf-none/);
@@ -250,7 +246,7 @@ describe('reading the hierarchy', () => {
 
 describe('sub-accounts', () => {
   test('vendor creates a sub-account with the optional fields', async () => {
-    await account('sc-p', 'Parent');
+    await account(t, { id: 'sc-p', name: 'Parent' });
     const body = { tenantId: 'sc-c', name: 'Child', parentTenantId: 'sc-p', status: 'trial', logoUrl: 'https://x.test/l.png', creatorName: 'Ann', creatorEmail: 'ann@x.test', isReseller: true };
     const r = await t.call('POST', SUB, { token: vendor, body });
     assert.equal(r.status, 201);
@@ -267,7 +263,7 @@ describe('sub-accounts', () => {
   });
 
   test('bad bodies are 400 naming the field; nothing is created', async () => {
-    await account('sb-p');
+    await account(t, { id: 'sb-p' });
     fails(await t.call('POST', SUB, { token: vendor, body: { tenantId: 'sb-c', name: 'c' } }), 400, 'GH-10001', /body\.parentTenantId is required/);
     fails(await t.call('POST', SUB, { token: vendor, body: { name: 'c', parentTenantId: 'sb-p' } }), 400, 'GH-10001', /body\.tenantId is required/);
     fails(await t.call('POST', SUB, { token: vendor, body: { tenantId: 'sb-c', parentTenantId: 'sb-p' } }), 400, 'GH-10001', /body\.name is required/);
@@ -422,7 +418,7 @@ describe('depth limit', () => {
     assert.deepEqual(up[0], { tenantId: 'deep-999', tenantName: 'Deep 999', level: 1 });
     assert.deepEqual(up[999], { tenantId: 'deep-0', tenantName: 'Deep 0', level: 1000 });
     assert.equal((await subs('deep-0')).length, 1000);
-    await account('deep-extra');
+    await account(t, { id: 'deep-extra' });
     fails(await t.call('POST', H, { token: vendor, body: { parentTenantId: 'deep-1000', childTenantId: 'deep-extra' } }), 409, 'GH-30101');
     fails(await t.call('POST', SUB, { token: vendor, body: { tenantId: 'deep-more', name: 'm', parentTenantId: 'deep-1000' } }), 409, 'GH-30101');
     fails(await t.call('POST', H, { token: vendor, body: { parentTenantId: 'deep-extra', childTenantId: 'deep-0' } }), 409, 'GH-30101');

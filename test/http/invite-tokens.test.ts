@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
 import { codeIn, linkIn, startMailbox, type Mail, type Mailbox } from '../helpers/mailbox.ts';
+import { PASSWORD, account, signedIn, user } from '../fixtures/builders.ts';
 
 let t: TestApp;
 let vendor: string;
@@ -11,7 +12,6 @@ let mailbox: Mailbox;
 const T = '/identity/resources/tenants/invites';
 const U = '/identity/resources/users';
 const LOGIN = '/identity/resources/auth/v1/user';
-const PASSWORD = 'correct horse battery staple';
 const claims = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
 const H = (tenantId: string) => ({ 'gatehouse-tenant-id': tenantId });
 let editorRoleId: string;
@@ -19,11 +19,7 @@ let editorRoleId: string;
 async function mailTo(email: string, pred: (m: Mail) => boolean = () => true, count = 0): Promise<Mail> {
   return mailbox.waitFor((m) => m.to.includes(email) && pred(m) && mailbox.to(email).filter(pred).indexOf(m) >= count);
 }
-async function createUser(email: string, tenantId: string) {
-  const u = await t.call('POST', `${U}/v1`, { token: vendor, body: { email, password: PASSWORD }, headers: H(tenantId) });
-  assert.equal(u.status, 201, JSON.stringify(u.body));
-  return u.body.id as string;
-}
+const createUser = async (email: string, tenantId: string) => (await user(t, tenantId, { email })).id;
 const members = async (tenantId: string) =>
   (await t.db.query<{ user_id: string }>('SELECT user_id::text AS user_id FROM user_tenants WHERE tenant_id = $1', [tenantId])).rows.map((r) => r.user_id);
 
@@ -33,15 +29,13 @@ before(async () => {
   mailbox = await startMailbox();
   await mailbox.configure(t);
   for (const [tenantId, name] of [['it-acme', 'Acme Links'], ['it-other', 'Other Co']]) {
-    assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId, name } })).status, 201);
+    await account(t, { id: tenantId, name });
   }
   const role = await t.call('POST', '/identity/resources/roles/v1', { token: vendor, body: [{ key: 'it-editor', name: 'Editor', level: 2 }], headers: H('it-acme') });
   assert.equal(role.status, 201, JSON.stringify(role.body));
   editorRoleId = role.body[0].id;
   adminId = await createUser('owner@it.test', 'it-acme');
-  const l = await t.call('POST', LOGIN, { body: { email: 'owner@it.test', password: PASSWORD } });
-  assert.equal(l.status, 200, JSON.stringify(l.body));
-  admin = l.body.accessToken;
+  admin = (await signedIn(t, { email: 'owner@it.test' })).accessToken;
 });
 after(async () => {
   await t?.close();

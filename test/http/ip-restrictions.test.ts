@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { PASSWORD, account, user } from '../fixtures/builders.ts';
 
 let t: TestApp;
 let vendor: string;
 const IP = '/identity/resources/configurations/v1/restrictions/ip';
-const PASSWORD = 'correct horse battery staple';
 const OFFICE = '203.0.113.5';
 const HOME = '192.0.2.10';
 const ids: Record<string, string> = {};
@@ -17,23 +17,14 @@ const v = (method: string, url: string, body?: unknown, tenantId = 'ip-acme', re
 const login = (email: string, remoteAddress: string) => t.call('POST', '/identity/resources/auth/v1/user', { body: { email, password: PASSWORD }, remoteAddress });
 const refresh = (refreshToken: string, remoteAddress: string) => t.call('POST', '/identity/resources/auth/v1/user/token/refresh', { body: { refreshToken }, remoteAddress });
 
-async function account(tenantId: string) {
-  assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId, name: tenantId } })).status, 201);
-}
-async function user(tenantId: string, email: string) {
-  const r = await t.call('POST', '/identity/resources/users/v1', { token: vendor, body: { email, password: PASSWORD }, headers: as(tenantId) });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-  return r.body.id as string;
-}
-
 before(async () => {
   t = await startTestApp();
   vendor = await t.vendorToken();
-  await account('ip-acme');
-  await account('ip-beta');
-  ids.ada = await user('ip-acme', 'ada@acme.test'); // first user: admin (holds fe.secure.write.securityPolicy)
-  ids.bob = await user('ip-acme', 'bob@acme.test'); // read-only
-  ids.carl = await user('ip-beta', 'carl@beta.test');
+  await account(t, { id: 'ip-acme' });
+  await account(t, { id: 'ip-beta' });
+  ids.ada = (await user(t, 'ip-acme', { email: 'ada@acme.test' })).id; // first user: admin (holds fe.secure.write.securityPolicy)
+  ids.bob = (await user(t, 'ip-acme', { email: 'bob@acme.test' })).id; // read-only
+  ids.carl = (await user(t, 'ip-beta', { email: 'carl@beta.test' })).id;
 });
 after(async () => t?.close());
 
@@ -199,11 +190,11 @@ describe('IP restrictions', () => {
   });
 
   test('removing the account removes its rules and configuration', async () => {
-    await account('ip-doomed');
+    await account(t, { id: 'ip-doomed' });
     assert.equal((await v('POST', IP, { ip: '10.0.0.0/8', strategy: 'ALLOW' }, 'ip-doomed')).status, 201);
     assert.equal((await v('POST', `${IP}/config`, { isActive: true }, 'ip-doomed')).status, 201);
     assert.equal((await t.call('DELETE', '/tenants/resources/tenants/v1/ip-doomed', { token: vendor })).status, 200);
-    await account('ip-doomed');
+    await account(t, { id: 'ip-doomed' });
     assert.deepEqual((await v('GET', `${IP}/config`, undefined, 'ip-doomed')).body, { strategy: 'ALLOW', isActive: false });
     assert.equal((await v('GET', IP, undefined, 'ip-doomed')).body._metadata.totalItems, 0);
   });

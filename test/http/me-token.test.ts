@@ -1,35 +1,23 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account, signedIn, user } from '../fixtures/builders.ts';
 
 let t: TestApp;
 let vendor: string;
 let roleIds: Record<string, string> = {};
 const A = '/identity/resources/auth/v1';
 const ME_TOKEN = '/identity/resources/users/v3/me/token';
-const PASSWORD = 'correct horse battery staple';
 
 const claims = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
-const login = (email: string) => t.call('POST', `${A}/user`, { body: { email, password: PASSWORD } });
 const meToken = (token?: string) => t.call('POST', ME_TOKEN, { token });
 
-async function account(tenantId: string) {
-  const r = await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId, name: tenantId } });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-}
-async function user(tenantId: string, email: string) {
-  const r = await t.call('POST', '/identity/resources/users/v1', { token: vendor, body: { email, password: PASSWORD }, headers: { 'gatehouse-tenant-id': tenantId } });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-  return r.body.id as string;
-}
 /** A user signed in to its own new account; it is that account's second user (default roles). */
-async function signedIn(name: string) {
-  await account(`mt-${name}`);
-  await user(`mt-${name}`, `owner-${name}@mt.test`);
-  const id = await user(`mt-${name}`, `${name}@mt.test`);
-  const s = await login(`${name}@mt.test`);
-  assert.equal(s.status, 200, JSON.stringify(s.body));
-  return { id, tenantId: `mt-${name}`, s: s.body as { accessToken: string; refreshToken: string } };
+async function secondUser(name: string) {
+  const acc = await account(t, { id: `mt-${name}` });
+  await user(t, acc, { email: `owner-${name}@mt.test` });
+  const u = await user(t, acc, { email: `${name}@mt.test` });
+  return { id: u.id, tenantId: acc.id, s: await signedIn(t, u) };
 }
 
 before(async () => {
@@ -43,7 +31,7 @@ after(async () => t?.close());
 
 describe('POST /users/v3/me/token', () => {
   test('answers a fresh token with the current roles, the same sid, amr and auth_time; the refresh token is not rotated', async () => {
-    const { id, tenantId, s } = await signedIn('fresh');
+    const { id, tenantId, s } = await secondUser('fresh');
     const before = claims(s.accessToken);
     assert.ok(!before.roles.includes('admin'), 'a later user has the default roles');
     const grant = await t.call('POST', `/identity/resources/users/v1/${id}/roles`, { token: vendor, body: { roleIds: [roleIds.admin] }, headers: { 'gatehouse-tenant-id': tenantId } });
@@ -75,8 +63,8 @@ describe('POST /users/v3/me/token', () => {
   });
 
   test('follows the session\'s account after an account switch', async () => {
-    const { id, s } = await signedIn('switch');
-    await account('mt-switch-2');
+    const { id, s } = await secondUser('switch');
+    await account(t, { id: 'mt-switch-2' });
     const add = await t.call('POST', `/identity/resources/users/v1/${id}/tenant`, { token: vendor, body: { tenantId: 'mt-switch-2' } });
     assert.ok(add.status < 300, JSON.stringify(add.body));
     const sw = await t.call('PUT', '/identity/resources/users/v1/tenant', { token: s.accessToken, body: { tenantId: 'mt-switch-2' } });
@@ -87,7 +75,7 @@ describe('POST /users/v3/me/token', () => {
   });
 
   test('a revoked session answers 401', async () => {
-    const { s } = await signedIn('revoked');
+    const { s } = await secondUser('revoked');
     const sid = claims(s.accessToken).sid;
     assert.equal((await t.call('DELETE', `/identity/resources/users/sessions/v1/me/${sid}`, { token: s.accessToken })).status, 200);
     const r = await meToken(s.accessToken);
@@ -97,13 +85,13 @@ describe('POST /users/v3/me/token', () => {
   });
 
   test('after logout the access token can no longer be re-issued', async () => {
-    const { s } = await signedIn('logout');
+    const { s } = await secondUser('logout');
     assert.equal((await t.call('POST', `${A}/logout`, { token: s.accessToken, body: {} })).status, 201);
     assert.equal((await meToken(s.accessToken)).status, 401);
   });
 
   test('a locked user answers 403; unlocked, the session works again', async () => {
-    const { id, s } = await signedIn('locked');
+    const { id, s } = await secondUser('locked');
     assert.ok((await t.call('POST', `/identity/resources/users/v1/${id}/lock`, { token: vendor })).status < 300);
     const r = await meToken(s.accessToken);
     assert.equal(r.status, 403, JSON.stringify(r.body));
@@ -113,7 +101,7 @@ describe('POST /users/v3/me/token', () => {
   });
 
   test('a membership disabled since sign-in: the access token is refused (401), the refresh answers 403 and ends the session', async () => {
-    const { id, tenantId, s } = await signedIn('disabled');
+    const { id, tenantId, s } = await secondUser('disabled');
     const d = await t.call('POST', `/identity/resources/tenants/users/v1/${id}/disable`, { token: vendor, headers: { 'gatehouse-tenant-id': tenantId } });
     assert.ok(d.status < 300, JSON.stringify(d.body));
     const r = await meToken(s.accessToken);

@@ -4,6 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
 import { codeIn, startMailbox, type Mailbox } from '../helpers/mailbox.ts';
 import { smsCode, startSmsServer, type SmsServer } from '../helpers/sms-server.ts';
+import { PASSWORD, account, signedIn, user } from '../fixtures/builders.ts';
 
 /** SMS and email MFA codes, delivered through a real local SMTP server and a local Twilio-API server. */
 let t: TestApp;
@@ -13,21 +14,10 @@ let sms: SmsServer;
 const A = '/identity/resources/auth/v1';
 const M = `${A}/user/mfa`;
 const U = '/identity/resources/users/v1/mfa';
-const PASSWORD = 'correct horse battery staple';
 
 const claims = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
 const login = (email: string) => t.call('POST', `${A}/user`, { body: { email, password: PASSWORD } });
 
-async function account(tenantId: string) {
-  const r = await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId, name: tenantId } });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-}
-async function user(tenantId: string, email: string, verified = false) {
-  const r = await t.call('POST', '/identity/resources/users/v1', { token: vendor, body: { email, password: PASSWORD }, headers: { 'gatehouse-tenant-id': tenantId } });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-  if (verified) assert.ok([200, 201].includes((await t.call('POST', `/identity/resources/users/v1/${r.body.id}/verify`, { token: vendor })).status));
-  return r.body.id as string;
-}
 /** The code of the newest SMS to `phone` after `seen` messages to it. */
 async function nextSms(phone: string, seen: number) {
   const deadline = Date.now() + 15_000;
@@ -47,8 +37,7 @@ async function nextMail(to: string, seen: number) {
 }
 /** A user signed in without MFA enrols a phone through the self-service routes. */
 async function smsEnrolled(email: string, phone: string) {
-  const token = (await login(email)).body.accessToken;
-  assert.ok(token);
+  const { accessToken: token } = await signedIn(t, { email });
   const seen = sms.to(phone).length;
   const e = await t.call('POST', `${U}/sms/enroll`, { token, body: { phoneNumber: phone } });
   assert.equal(e.status, 200, JSON.stringify(e.body));
@@ -64,8 +53,8 @@ before(async () => {
   await mailbox.configure(t);
   sms = await startSmsServer();
   await sms.configure(t);
-  await account('se-opt');
-  await account('se-force');
+  await account(t, { id: 'se-opt' });
+  await account(t, { id: 'se-force' });
   const p = await t.call('PUT', '/identity/resources/configurations/v1/mfa-policy', { token: vendor, headers: { 'gatehouse-tenant-id': 'se-force' }, body: { enforceMFAType: 'Force' } });
   assert.equal(p.status, 200);
   const s = await t.call('POST', '/identity/resources/configurations/v1/mfa/strategies', { token: vendor, body: { strategy: 'EmailCode', isActive: true } });
@@ -79,7 +68,7 @@ after(async () => {
 
 describe('SMS factor', () => {
   test('self-service enrolment by code; wrong code refused; first factor gets recovery codes; listed', async () => {
-    await user('se-opt', 'enrol@sms.test');
+    await user(t, 'se-opt', { email: 'enrol@sms.test' });
     const token = (await login('enrol@sms.test')).body.accessToken;
     const e = await t.call('POST', `${U}/sms/enroll`, { token, body: { phoneNumber: '+14155550100' } });
     assert.equal(e.status, 200, JSON.stringify(e.body));
@@ -100,7 +89,7 @@ describe('SMS factor', () => {
   });
 
   test('sign-in with an SMS code: amr carries sms; the code is single-use and bound to its sign-in', async () => {
-    await user('se-opt', 'signin@sms.test');
+    await user(t, 'se-opt', { email: 'signin@sms.test' });
     const { deviceId } = await smsEnrolled('signin@sms.test', '+14155550101');
     const r = await login('signin@sms.test');
     assert.equal(r.body.mfaRequired, true);
@@ -120,7 +109,7 @@ describe('SMS factor', () => {
   });
 
   test('an expired code is refused; too many code requests is 429', async () => {
-    await user('se-opt', 'limits@sms.test');
+    await user(t, 'se-opt', { email: 'limits@sms.test' });
     const { deviceId } = await smsEnrolled('limits@sms.test', '+14155550102');
     const r = await login('limits@sms.test');
     const q = await t.call('POST', `${M}/sms/${deviceId}`, { body: { mfaToken: r.body.mfaToken } });
@@ -140,7 +129,7 @@ describe('SMS factor', () => {
   });
 
   test('forced MFA: a user with no factor enrols a phone inside the sign-in and finishes it', async () => {
-    await user('se-force', 'forced@sms.test');
+    await user(t, 'se-force', { email: 'forced@sms.test' });
     const r = await login('forced@sms.test');
     assert.equal(r.body.mfaEnrolled, false);
     const e = await t.call('POST', `${M}/sms/enroll`, { body: { mfaToken: r.body.mfaToken, phoneNumber: '+14155550103' } });
@@ -153,7 +142,7 @@ describe('SMS factor', () => {
   });
 
   test('removing an SMS device takes a code sent to it; the last one under forced MFA is kept', async () => {
-    await user('se-opt', 'remove@sms.test');
+    await user(t, 'se-opt', { email: 'remove@sms.test' });
     const { token, deviceId } = await smsEnrolled('remove@sms.test', '+14155550104');
     const q = await t.call('POST', `${U}/sms/${deviceId}/disable`, { token });
     assert.equal(q.status, 200, JSON.stringify(q.body));
@@ -165,7 +154,7 @@ describe('SMS factor', () => {
   });
 
   test('a migrated phone number of type mfa receives the code at the first sign-in', async () => {
-    await account('se-mig');
+    await account(t, { id: 'se-mig' });
     const m = await t.call('POST', '/identity/resources/migrations/v1/local', {
       token: vendor,
       body: { email: 'mig@sms.test', tenantId: 'se-mig', passwordHash: await argon2.hash(PASSWORD), passwordHashType: 'argon2', phoneNumber: '+14155550105', phoneNumberType: 'mfa' },
@@ -183,7 +172,7 @@ describe('SMS factor', () => {
 
 describe('email factor', () => {
   test('forced MFA with email codes on: a verified user finishes the sign-in with a code from the mailbox', async () => {
-    await user('se-force', 'mail@email.test', true);
+    await user(t, 'se-force', { email: 'mail@email.test', verified: true });
     const r = await login('mail@email.test');
     assert.equal(r.body.mfaRequired, true);
     assert.ok(r.body.mfaStrategies.includes('EmailCode'));
@@ -199,7 +188,7 @@ describe('email factor', () => {
   });
 
   test('an unverified email cannot receive MFA codes; with the strategy off nobody can', async () => {
-    await user('se-force', 'unverified@email.test');
+    await user(t, 'se-force', { email: 'unverified@email.test' });
     const r = await login('unverified@email.test');
     assert.deepEqual(r.body.mfaDevices.emails, []);
     assert.equal((await t.call('POST', `${M}/emailcode`, { body: { mfaToken: r.body.mfaToken } })).status, 400);

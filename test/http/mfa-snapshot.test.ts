@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { totpCode } from '../../src/modules/mfa/totp.ts';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { PASSWORD, account, signedIn, user } from '../fixtures/builders.ts';
 
 // The TOTP verify from the challenge's snapshot (src/modules/mfa/pending.ts): whatever changes between the challenge
 // and the code, the verify answers as if it had read everything again. Each case changes one thing the snapshot
@@ -12,7 +13,6 @@ let vendor: string;
 const A = '/identity/resources/auth/v1';
 const M = `${A}/user/mfa`;
 const U = '/identity/resources/users/v1/mfa';
-const PASSWORD = 'correct horse battery staple';
 const ACCOUNT = 'mfa-snap';
 
 const claims = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
@@ -30,25 +30,23 @@ async function codeOf(secret: string, used: { step: number }) {
 
 /** A user of the account with an authenticator enrolled, and a pending sign-in (its mfaToken and a fresh code). */
 async function challenged(email: string, tenantId = ACCOUNT) {
-  const c = await t.call('POST', '/identity/resources/users/v1', { token: vendor, body: { email, password: PASSWORD }, headers: { 'gatehouse-tenant-id': tenantId } });
-  assert.equal(c.status, 201, JSON.stringify(c.body));
-  const first = await login(email);
-  const e = await t.call('POST', `${U}/authenticator/enroll`, { token: first.body.accessToken });
+  const u = await user(t, tenantId, { email });
+  const first = await signedIn(t, u);
+  const e = await t.call('POST', `${U}/authenticator/enroll`, { token: first.accessToken });
   const secret = new URL(e.body.uri).searchParams.get('secret')!;
   const used = { step: -Infinity };
-  const v = await t.call('POST', `${U}/authenticator/enroll/verify`, { token: first.body.accessToken, body: { token: await codeOf(secret, used) } });
+  const v = await t.call('POST', `${U}/authenticator/enroll/verify`, { token: first.accessToken, body: { token: await codeOf(secret, used) } });
   assert.equal(v.status, 200, JSON.stringify(v.body));
   const r = await login(email);
   assert.equal(r.body.mfaRequired, true, JSON.stringify(r.body));
-  return { userId: c.body.id as string, mfaToken: r.body.mfaToken as string, code: await codeOf(secret, used) };
+  return { userId: u.id, mfaToken: r.body.mfaToken as string, code: await codeOf(secret, used) };
 }
 const verify = (mfaToken: string, value: string) => t.call('POST', `${M}/verify`, { body: { mfaToken, value } });
 
 before(async () => {
   t = await startTestApp({ LOGIN_RATE_LIMIT_PER_IP: '100000' });
   vendor = await t.vendorToken();
-  const a = await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: ACCOUNT, name: ACCOUNT } });
-  assert.equal(a.status, 201, JSON.stringify(a.body));
+  await account(t, { id: ACCOUNT });
 });
 after(async () => {
   await t?.close();

@@ -7,6 +7,7 @@ import * as OTPAuth from 'otpauth';
 import { matchTotp, totpCode } from '../../src/modules/mfa/totp.ts';
 import { Authenticator } from '../helpers/authenticator.ts';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { PASSWORD, account, signedIn, user } from '../fixtures/builders.ts';
 
 let t: TestApp;
 let vendor: string;
@@ -14,7 +15,6 @@ const A = '/identity/resources/auth/v1';
 const M = `${A}/user/mfa`;
 const U = '/identity/resources/users/v1/mfa';
 const P = '/identity/resources/configurations/v1/mfa-policy';
-const PASSWORD = 'correct horse battery staple';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const claims = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
@@ -22,15 +22,6 @@ const login = (email: string, headers: Record<string, string> = {}) => t.call('P
 
 const secretOf = (uri: string) => new URL(uri).searchParams.get('secret')!;
 
-async function account(tenantId: string) {
-  const r = await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId, name: tenantId } });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-}
-async function user(tenantId: string, email: string, extra: Record<string, unknown> = {}) {
-  const r = await t.call('POST', '/identity/resources/users/v1', { token: vendor, body: { email, password: PASSWORD, ...extra }, headers: { 'gatehouse-tenant-id': tenantId } });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-  return r.body.id as string;
-}
 async function policy(tenantId: string, body: Record<string, unknown>) {
   const r = await t.call('PUT', P, { token: vendor, body, headers: { 'gatehouse-tenant-id': tenantId } });
   assert.equal(r.status, 200, JSON.stringify(r.body));
@@ -38,10 +29,7 @@ async function policy(tenantId: string, body: Record<string, unknown>) {
 }
 /** Signs in (no MFA yet) and enrols an authenticator through the self-service routes; answers the app and codes. */
 async function enrolled(email: string) {
-  const r = await login(email);
-  assert.equal(r.status, 200, JSON.stringify(r.body));
-  assert.ok(r.body.accessToken, 'no MFA before enrolment');
-  const token = r.body.accessToken as string;
+  const { accessToken: token } = await signedIn(t, { email }); // no MFA before enrolment
   const e = await t.call('POST', `${U}/authenticator/enroll`, { token });
   assert.equal(e.status, 200, JSON.stringify(e.body));
   const app = new Authenticator(secretOf(e.body.uri));
@@ -57,7 +45,7 @@ async function events(userId: string, key: string) {
 before(async () => {
   t = await startTestApp({ LOGIN_RATE_LIMIT_PER_IP: '100000', LOGIN_RATE_LIMIT_PER_IDENTIFIER: '12' });
   vendor = await t.vendorToken();
-  for (const a of ['mfa-opt', 'mfa-force', 'mfa-off', 'mfa-rem', 'mfa-lock', 'mfa-mig']) await account(a);
+  for (const a of ['mfa-opt', 'mfa-force', 'mfa-off', 'mfa-rem', 'mfa-lock', 'mfa-mig']) await account(t, { id: a });
   await policy('mfa-force', { enforceMFAType: 'Force' });
   await policy('mfa-off', { enforceMFAType: 'Off' });
   await policy('mfa-rem', { allowRememberMyDevice: true, mfaDeviceExpiration: 3600 });
@@ -109,7 +97,7 @@ describe('MFA policy routes', () => {
     assert.equal(v.body.id, g.body.id);
   });
   test('an account inherits until it has its own; POST / PATCH / PUT; bad input is 400; unknown account 404', async () => {
-    await account('mfa-pol');
+    await account(t, { id: 'mfa-pol' });
     const h = { 'gatehouse-tenant-id': 'mfa-pol' };
     const g = await t.call('GET', P, { token: vendor, headers: h });
     assert.equal(g.body.tenantId, null);
@@ -152,7 +140,7 @@ describe('MFA policy routes', () => {
 
 describe('authenticator app: enrol, sign in, codes', () => {
   test('self-service enrolment: QR data URL and otpauth URI, wrong code refused, recovery codes once, devices listed, event', async () => {
-    const id = await user('mfa-opt', 'enrol@opt.test');
+    const { id } = await user(t, 'mfa-opt', { email: 'enrol@opt.test' });
     const r = await login('enrol@opt.test');
     const token = r.body.accessToken;
     const e = await t.call('POST', `${U}/enroll`, { token });
@@ -182,7 +170,7 @@ describe('authenticator app: enrol, sign in, codes', () => {
   });
 
   test('sign-in asks for the second factor; the code finishes it with amr, acr and auth_time; the mfaToken is single-use', async () => {
-    const id = await user('mfa-opt', 'signin@opt.test');
+    const { id } = await user(t, 'mfa-opt', { email: 'signin@opt.test' });
     const { app } = await enrolled('signin@opt.test');
     const r = await login('signin@opt.test');
     assert.equal(r.status, 200, JSON.stringify(r.body));
@@ -213,7 +201,7 @@ describe('authenticator app: enrol, sign in, codes', () => {
   });
 
   test('a code is single-use: the same code in another sign-in is refused; a wrong code too; by device id', async () => {
-    await user('mfa-opt', 'reuse@opt.test');
+    await user(t, 'mfa-opt', { email: 'reuse@opt.test' });
     const { app, deviceId } = await enrolled('reuse@opt.test');
     const r1 = await login('reuse@opt.test');
     const code = await app.code();
@@ -232,7 +220,7 @@ describe('authenticator app: enrol, sign in, codes', () => {
   });
 
   test('an expired mfaToken is refused; malformed bodies are 400', async () => {
-    await user('mfa-opt', 'expired@opt.test');
+    await user(t, 'mfa-opt', { email: 'expired@opt.test' });
     const { app } = await enrolled('expired@opt.test');
     const r = await login('expired@opt.test');
     await t.db.query("UPDATE mfa_tokens SET expires_at = now() - interval '1 second'");
@@ -245,7 +233,7 @@ describe('authenticator app: enrol, sign in, codes', () => {
 
 describe('policy at sign-in', () => {
   test('optional: a user without a factor gets tokens at once', async () => {
-    await user('mfa-opt', 'plain@opt.test');
+    await user(t, 'mfa-opt', { email: 'plain@opt.test' });
     const r = await login('plain@opt.test');
     assert.equal(r.status, 200);
     assert.ok(r.body.accessToken);
@@ -254,7 +242,7 @@ describe('policy at sign-in', () => {
   });
 
   test('forced: a user without a factor enrols during the sign-in, then finishes it; enrolling again that way is 409', async () => {
-    const id = await user('mfa-force', 'forced@force.test');
+    const { id } = await user(t, 'mfa-force', { email: 'forced@force.test' });
     const r = await login('forced@force.test');
     assert.equal(r.status, 200);
     assert.equal(r.body.mfaRequired, true);
@@ -277,7 +265,7 @@ describe('policy at sign-in', () => {
   });
 
   test('off: an enrolled user gets tokens with the password alone', async () => {
-    await user('mfa-off', 'off@off.test');
+    await user(t, 'mfa-off', { email: 'off@off.test' });
     await enrolled('off@off.test');
     const r = await login('off@off.test');
     assert.equal(r.body.mfaRequired, false);
@@ -287,7 +275,7 @@ describe('policy at sign-in', () => {
   });
 
   test('bypass: an MFA-bypass user signs in without the second factor even when forced', async () => {
-    const id = await user('mfa-force', 'bypass@force.test');
+    const { id } = await user(t, 'mfa-force', { email: 'bypass@force.test' });
     assert.equal((await login('bypass@force.test')).body.mfaRequired, true);
     const u = await t.call('PUT', `/identity/resources/users/v1/${id}`, { token: vendor, body: { mfaBypass: true } });
     assert.equal(u.status, 200, JSON.stringify(u.body));
@@ -297,7 +285,7 @@ describe('policy at sign-in', () => {
   });
 
   test('remember device: the cookie skips MFA for that user only, until it expires; only when the policy allows', async () => {
-    await user('mfa-rem', 'rem@rem.test');
+    await user(t, 'mfa-rem', { email: 'rem@rem.test' });
     const { app } = await enrolled('rem@rem.test');
     const r = await login('rem@rem.test');
     assert.equal(r.body.allowRememberMyDevice, true);
@@ -317,7 +305,7 @@ describe('policy at sign-in', () => {
     assert.equal((await login('rem@rem.test', { cookie: `${pair.split('=')[0]}=forged` })).body.mfaRequired, true);
     assert.equal((await login('rem@rem.test')).body.mfaRequired, true);
     // Another user presenting this cookie under its own name gets nothing from it.
-    await user('mfa-rem', 'rem2@rem.test');
+    await user(t, 'mfa-rem', { email: 'rem2@rem.test' });
     await enrolled('rem2@rem.test');
     assert.equal((await login('rem2@rem.test', { cookie: pair })).body.mfaRequired, true);
     // Expired.
@@ -326,7 +314,7 @@ describe('policy at sign-in', () => {
   });
 
   test('remember device is ignored where the policy does not allow it', async () => {
-    await user('mfa-opt', 'norem@opt.test');
+    await user(t, 'mfa-opt', { email: 'norem@opt.test' });
     const { app } = await enrolled('norem@opt.test');
     const r = await login('norem@opt.test');
     const v = await t.call('POST', `${M}/verify`, { body: { mfaToken: r.body.mfaToken, value: await app.code(), rememberDevice: true } });
@@ -337,7 +325,7 @@ describe('policy at sign-in', () => {
 
 describe('recovery codes', () => {
   test('a recovery code removes the factors once; a wrong or spent code is refused; unknown email answers the same', async () => {
-    const id = await user('mfa-opt', 'recover@opt.test');
+    const { id } = await user(t, 'mfa-opt', { email: 'recover@opt.test' });
     const { recoveryCodes } = await enrolled('recover@opt.test');
     assert.equal((await login('recover@opt.test')).body.mfaRequired, true);
     const wrong = await t.call('POST', `${M}/recover`, { body: { email: 'recover@opt.test', recoveryCode: 'aaaa-bbbb-cccc' } });
@@ -360,7 +348,7 @@ describe('recovery codes', () => {
 
 describe('removing factors', () => {
   test('a user removes a device with a current code; a wrong code is refused; the last one under a forced policy is 409', async () => {
-    const id = await user('mfa-force', 'remove@force.test');
+    const { id } = await user(t, 'mfa-force', { email: 'remove@force.test' });
     const r = await login('remove@force.test');
     const e = await t.call('POST', `${M}/authenticator/enroll`, { body: { mfaToken: r.body.mfaToken } });
     const app = new Authenticator(secretOf(e.body.uri));
@@ -381,7 +369,7 @@ describe('removing factors', () => {
   });
 
   test('optional policy: removing the only device by id ends MFA for the user', async () => {
-    const id = await user('mfa-opt', 'remove@opt.test');
+    const { id } = await user(t, 'mfa-opt', { email: 'remove@opt.test' });
     const { app, token, deviceId } = await enrolled('remove@opt.test');
     const d = await t.call('POST', `${U}/authenticator/${deviceId}/disable/verify`, { token, body: { token: await app.code() } });
     assert.equal(d.status, 200, JSON.stringify(d.body));
@@ -392,7 +380,7 @@ describe('removing factors', () => {
   });
 
   test('an environment token acts on the user of gatehouse-user-id (header required)', async () => {
-    const id = await user('mfa-opt', 'vendor@opt.test');
+    const { id } = await user(t, 'mfa-opt', { email: 'vendor@opt.test' });
     assert.equal((await t.call('GET', `${U}/devices`, { token: vendor })).status, 400);
     const e = await t.call('POST', `${U}/enroll`, { token: vendor, headers: { 'gatehouse-user-id': id } });
     assert.equal(e.status, 200);
@@ -405,7 +393,7 @@ describe('removing factors', () => {
 
 describe('lockout and rate limits', () => {
   test('wrong codes count toward lockout: the user is locked, the mfaToken is burnt', async () => {
-    await user('mfa-lock', 'lock@lock.test');
+    await user(t, 'mfa-lock', { email: 'lock@lock.test' });
     const { app } = await enrolled('lock@lock.test');
     const r = await login('lock@lock.test');
     const good = await app.code();
@@ -422,10 +410,10 @@ describe('lockout and rate limits', () => {
   });
 
   test('too many code attempts for one user is 429 with retry-after', async () => {
-    await account('mfa-nolock');
+    await account(t, { id: 'mfa-nolock' });
     const lp = await t.call('POST', '/identity/resources/configurations/v1/lockout-policy', { token: vendor, headers: { 'gatehouse-tenant-id': 'mfa-nolock' }, body: { enabled: false, maxAttempts: 5 } });
     assert.equal(lp.status, 201, JSON.stringify(lp.body));
-    await user('mfa-nolock', 'rate@nolock.test');
+    await user(t, 'mfa-nolock', { email: 'rate@nolock.test' });
     await enrolled('rate@nolock.test');
     let limited: any;
     for (let round = 0; round < 4 && !limited; round++) {
@@ -484,8 +472,8 @@ describe('migrated users', () => {
 
 describe('sign-in reads (the cached configuration and the one-statement verify)', () => {
   test('a policy or configuration change applies to the very next sign-in and verify', async () => {
-    await account('mfa-flip');
-    await user('mfa-flip', 'flip@flip.test');
+    await account(t, { id: 'mfa-flip' });
+    await user(t, 'mfa-flip', { email: 'flip@flip.test' });
     const { app } = await enrolled('flip@flip.test');
     assert.equal((await login('flip@flip.test')).body.mfaRequired, true);
     await policy('mfa-flip', { enforceMFAType: 'Off' });
@@ -512,7 +500,7 @@ describe('sign-in reads (the cached configuration and the one-statement verify)'
   });
 
   test('account access is checked again at the code: a membership disabled after the password refuses the verify', async () => {
-    const id = await user('mfa-opt', 'gone@opt.test');
+    const { id } = await user(t, 'mfa-opt', { email: 'gone@opt.test' });
     const { app } = await enrolled('gone@opt.test');
     const ok = await login('gone@opt.test');
     const v = await t.call('POST', `${M}/verify`, { body: { mfaToken: ok.body.mfaToken, value: await app.code() } });
@@ -529,8 +517,8 @@ describe('sign-in reads (the cached configuration and the one-statement verify)'
   });
 
   test('the verify runs the request gates again: an address blocked after the password cannot finish the sign-in', async () => {
-    await account('mfa-ip');
-    await user('mfa-ip', 'ip@ip.test');
+    await account(t, { id: 'mfa-ip' });
+    await user(t, 'mfa-ip', { email: 'ip@ip.test' });
     const { app } = await enrolled('ip@ip.test');
     const r = await t.call('POST', `${A}/user`, { body: { email: 'ip@ip.test', password: PASSWORD }, remoteAddress: '198.51.100.7' });
     assert.equal(r.body.mfaRequired, true, JSON.stringify(r.body));
@@ -548,7 +536,7 @@ describe('sign-in reads (the cached configuration and the one-statement verify)'
 
 describe('sign-in statements (audit entries stored with the challenge and the session; the spend in the session start)', () => {
   test('the challenge answer and the verify answers are audited once each, with the user as actor', async () => {
-    const id = await user('mfa-opt', 'audited@opt.test');
+    const { id } = await user(t, 'mfa-opt', { email: 'audited@opt.test' });
     const { app } = await enrolled('audited@opt.test');
     const since = new Date().toISOString();
     const r = await login('audited@opt.test');
@@ -558,7 +546,7 @@ describe('sign-in statements (audit entries stored with the challenge and the se
     assert.equal(wrong.status, 400);
     const v = await t.call('POST', `${M}/verify`, { body: { mfaToken: r.body.mfaToken, value: code } });
     assert.equal(v.status, 201, JSON.stringify(v.body));
-    const plain = await user('mfa-opt', 'audited-plain@opt.test');
+    const plain = (await user(t, 'mfa-opt', { email: 'audited-plain@opt.test' })).id;
     assert.ok((await login('audited-plain@opt.test')).body.accessToken);
     const a = await t.call('GET', `/audits?from=${encodeURIComponent(since)}&sortDirection=asc&count=1000`, { token: vendor });
     assert.equal(a.status, 200, JSON.stringify(a.body));
@@ -574,7 +562,7 @@ describe('sign-in statements (audit entries stored with the challenge and the se
   });
 
   test('the same mfaToken and code sent twice at once: one sign-in, the other is 401 and counts nothing', async () => {
-    const id = await user('mfa-opt', 'twice@opt.test');
+    const { id } = await user(t, 'mfa-opt', { email: 'twice@opt.test' });
     const { app } = await enrolled('twice@opt.test');
     const r = await login('twice@opt.test');
     const code = await app.code();
@@ -588,10 +576,10 @@ describe('sign-in statements (audit entries stored with the challenge and the se
   });
 
   test('codes sent at once against one mfaToken: at most 5 are judged, the rest find it burnt', async () => {
-    await account('mfa-burst');
+    await account(t, { id: 'mfa-burst' });
     const lp = await t.call('POST', '/identity/resources/configurations/v1/lockout-policy', { token: vendor, headers: { 'gatehouse-tenant-id': 'mfa-burst' }, body: { enabled: false, maxAttempts: 5 } });
     assert.equal(lp.status, 201, JSON.stringify(lp.body));
-    await user('mfa-burst', 'burst@burst.test');
+    await user(t, 'mfa-burst', { email: 'burst@burst.test' });
     const { app } = await enrolled('burst@burst.test');
     const r = await login('burst@burst.test');
     const good = await app.code();
@@ -603,8 +591,8 @@ describe('sign-in statements (audit entries stored with the challenge and the se
   });
 
   test('a verify refused for another reason than the code does not use up an attempt', async () => {
-    await account('mfa-refund');
-    await user('mfa-refund', 'refund@refund.test');
+    await account(t, { id: 'mfa-refund' });
+    await user(t, 'mfa-refund', { email: 'refund@refund.test' });
     const { app } = await enrolled('refund@refund.test');
     const r = await login('refund@refund.test');
     for (let i = 0; i < 6; i++) {
@@ -618,7 +606,7 @@ describe('sign-in statements (audit entries stored with the challenge and the se
   });
 
   test('a step spent by another sign-in after the verify read the device is refused as reused, counted, and rolls the session back', async () => {
-    const id = await user('mfa-opt', 'race@opt.test');
+    const { id } = await user(t, 'mfa-opt', { email: 'race@opt.test' });
     const { app, deviceId } = await enrolled('race@opt.test');
     const r = await login('race@opt.test');
     assert.equal(r.body.mfaRequired, true);

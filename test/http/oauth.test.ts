@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account, signedIn, user } from '../fixtures/builders.ts';
 
 let t: TestApp;
 let vendor: string;
-const PASSWORD = 'correct horse battery staple';
 const A = '/identity/resources/auth/v1';
 const APP_DONE = 'https://app.example.test/signed-out';
 
@@ -13,16 +13,6 @@ const cookieOf = (r: { headers: Record<string, unknown> }) => /gh_refresh=([^;]*
 const form = (fields: Record<string, string>) => new URLSearchParams(fields).toString();
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
-async function user(tenantId: string, email: string) {
-  const r = await t.call('POST', '/identity/resources/users/v1', { token: vendor, body: { email, password: PASSWORD }, headers: { 'gatehouse-tenant-id': tenantId } });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-  return r.body.id as string;
-}
-async function login(email: string) {
-  const r = await t.call('POST', `${A}/user`, { body: { email, password: PASSWORD } });
-  assert.equal(r.status, 200, JSON.stringify(r.body));
-  return { ...(r.body as { accessToken: string; refreshToken: string }), cookie: cookieOf(r) };
-}
 async function wiredCall(method: 'GET' | 'POST', url: string, o: { payload?: string; headers?: Record<string, string> } = {}) {
   const res = await t.app.inject({ method, url, payload: o.payload, headers: o.headers });
   return { status: res.statusCode, body: res.body ? JSON.parse(res.body) : undefined, headers: res.headers };
@@ -31,16 +21,15 @@ async function wiredCall(method: 'GET' | 'POST', url: string, o: { payload?: str
 before(async () => {
   t = await startTestApp();
   vendor = await t.vendorToken();
-  const r = await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: 'oa', name: 'oa' } });
-  assert.equal(r.status, 201);
+  await account(t, { id: 'oa' });
   await t.call('POST', '/identity/resources/configurations/v1', { token: vendor, body: { allowedRedirectUrls: [APP_DONE] } });
 });
 after(async () => t?.close());
 
 describe('discovery', () => {
   test('both addresses answer the provider metadata: issuer is the tokens\' iss, endpoints, only the grants built', async () => {
-    await user('oa', 'disc@oa.test');
-    const { accessToken } = await login('disc@oa.test');
+    await user(t, 'oa', { email: 'disc@oa.test' });
+    const { accessToken } = await signedIn(t, { email: 'disc@oa.test' });
     for (const url of ['/oauth/.well-known/openid-configuration', '/.well-known/openid-configuration']) {
       const r = await t.call('GET', url);
       assert.equal(r.status, 200);
@@ -66,8 +55,8 @@ describe('discovery', () => {
 
 describe('POST /oauth/token: refresh_token', () => {
   test('a form post rotates the token; replaying the old one is invalid_grant and revokes the session', async () => {
-    await user('oa', 'rot@oa.test');
-    const s = await login('rot@oa.test');
+    await user(t, 'oa', { email: 'rot@oa.test' });
+    const s = await signedIn(t, { email: 'rot@oa.test' });
     const r = await t.call('POST', '/oauth/token', { raw: form({ grant_type: 'refresh_token', refresh_token: s.refreshToken }), headers: FORM });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.headers['cache-control'], 'no-store');
@@ -91,8 +80,8 @@ describe('POST /oauth/token: refresh_token', () => {
   });
 
   test('the gh_refresh cookie is accepted (JSON body) and the rotated token is set in it', async () => {
-    await user('oa', 'cookie@oa.test');
-    const s = await login('cookie@oa.test');
+    await user(t, 'oa', { email: 'cookie@oa.test' });
+    const s = await signedIn(t, { email: 'cookie@oa.test' });
     const r = await t.call('POST', '/oauth/token', { body: { grant_type: 'refresh_token' }, headers: { cookie: `gh_refresh=${s.cookie}` } });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(decodeURIComponent(cookieOf(r)), r.body.refresh_token);
@@ -165,8 +154,8 @@ describe('POST /oauth/token: client_credentials', () => {
 
 describe('POST /oauth/authorize/silent', () => {
   test('with the cookie: the login answer and a rotated cookie; without or with a dead one: 401 login_required', async () => {
-    await user('oa', 'silent@oa.test');
-    const s = await login('silent@oa.test');
+    await user(t, 'oa', { email: 'silent@oa.test' });
+    const s = await signedIn(t, { email: 'silent@oa.test' });
     const r = await t.call('POST', '/oauth/authorize/silent', { headers: { cookie: `gh_refresh=${s.cookie}` } });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.mfaRequired, false);
@@ -185,8 +174,8 @@ describe('POST /oauth/authorize/silent', () => {
 
 describe('GET /oauth/logout', () => {
   test('an allowed post_logout_redirect_uri: session ended, cookie cleared, 302 with state', async () => {
-    await user('oa', 'out@oa.test');
-    const s = await login('out@oa.test');
+    await user(t, 'oa', { email: 'out@oa.test' });
+    const s = await signedIn(t, { email: 'out@oa.test' });
     const r = await t.call('GET', `/oauth/logout?post_logout_redirect_uri=${encodeURIComponent(APP_DONE)}&state=xyz`, { headers: { cookie: `gh_refresh=${s.cookie}` } });
     assert.equal(r.status, 302);
     assert.equal(r.headers.location, `${APP_DONE}?state=xyz`);
@@ -196,8 +185,8 @@ describe('GET /oauth/logout', () => {
   });
 
   test('a URI outside allowedRedirectUrls: 400 invalid_request and the session stays; none: 200 {}', async () => {
-    await user('oa', 'stay@oa.test');
-    const s = await login('stay@oa.test');
+    await user(t, 'oa', { email: 'stay@oa.test' });
+    const s = await signedIn(t, { email: 'stay@oa.test' });
     const bad = await t.call('GET', `/oauth/logout?post_logout_redirect_uri=${encodeURIComponent('https://evil.example.test/x')}`, { headers: { cookie: `gh_refresh=${s.cookie}` } });
     assert.equal(bad.status, 400);
     assert.equal(bad.body.error, 'invalid_request');

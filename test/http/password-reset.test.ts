@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
 import { linkIn, startMailbox, type Mailbox } from '../helpers/mailbox.ts';
 import { smsCode, startSmsServer, type SmsServer } from '../helpers/sms-server.ts';
+import { account, user } from '../fixtures/builders.ts';
 
 const U = '/identity/resources/users';
 const LOGIN = '/identity/resources/auth/v1/user';
@@ -21,7 +22,7 @@ before(async () => {
   sms = await startSmsServer();
   await mailbox.configure(t);
   await sms.configure(t);
-  assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: TENANT, name: 'Acme' } })).status, 201);
+  await account(t, { id: TENANT, name: 'Acme' });
 });
 after(async () => {
   await t?.close();
@@ -29,11 +30,8 @@ after(async () => {
   await sms?.close();
 });
 
-async function createUser(email: string, extra: Record<string, unknown> = {}): Promise<string> {
-  const r = await t.call('POST', `${U}/v1`, { token: vendor, body: { email, name: 'Test User', password: PASSWORD, ...extra }, headers: { 'gatehouse-tenant-id': TENANT } });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-  return r.body.id;
-}
+const createUser = async (email: string, fields: Record<string, unknown> = {}) =>
+  (await user(t, TENANT, { email, name: 'Test User', password: PASSWORD, fields })).id;
 const login = (email: string, password: string) => t.call('POST', LOGIN, { body: { email, password } });
 const requestReset = (email: string) => t.call('POST', `${U}/v1/passwords/reset`, { body: { email } });
 const verifyReset = (body: Record<string, unknown>) => t.call('POST', `${U}/v1/passwords/reset/verify`, { body });

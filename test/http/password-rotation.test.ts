@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account, user } from '../fixtures/builders.ts';
 
 const CONFIG = '/identity/resources/configurations/v1';
 const ROTATION = `${CONFIG}/password-rotation`;
@@ -21,7 +22,7 @@ before(async () => {
   t = await startTestApp({ LOGIN_RATE_LIMIT_PER_IP: '100000', LOGIN_RATE_LIMIT_PER_IDENTIFIER: '100000' });
   vendor = await t.vendorToken();
   for (const tenantId of ['rot-a', 'rot-b', 'rot-gone']) {
-    assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId, name: tenantId } })).status, 201);
+    await account(t, { id: tenantId });
   }
   assert.equal((await t.call('DELETE', '/tenants/resources/tenants/v1/rot-gone', { token: vendor })).status, 200);
 });
@@ -31,11 +32,8 @@ const v = (method: string, url: string, tenant?: string, body?: unknown) =>
   t.call(method, url, { token: vendor, body, headers: tenant ? { 'gatehouse-tenant-id': tenant } : {} });
 const login = (email: string, password = PASSWORD) => t.call('POST', LOGIN, { body: { email, password } });
 
-async function createUser(email: string, tenant: string): Promise<string> {
-  const r = await t.call('POST', `${U}/v1`, { token: vendor, body: { email, name: 'Rot User', password: PASSWORD }, headers: { 'gatehouse-tenant-id': tenant } });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-  return r.body.id;
-}
+const createUser = async (email: string, tenant: string) =>
+  (await user(t, tenant, { email, name: 'Rot User', password: PASSWORD })).id;
 /** Moves the user's password `seconds` into the past (as if set that long ago). */
 const age = (email: string, seconds: number) =>
   t.db.query(`UPDATE users SET password_changed_at = now() - make_interval(secs => $2) WHERE email = $1`, [email, seconds]);

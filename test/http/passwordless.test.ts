@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
 import { codeIn, linkIn, startMailbox, type Mailbox } from '../helpers/mailbox.ts';
 import { smsCode, startSmsServer, type SmsServer } from '../helpers/sms-server.ts';
+import { PASSWORD, account, user } from '../fixtures/builders.ts';
 
 let t: TestApp;
 let vendor: string;
@@ -10,17 +11,11 @@ let mailbox: Mailbox;
 let sms: SmsServer;
 const P = '/identity/resources/auth/v1/passwordless';
 const STRATEGIES = '/identity/resources/configurations/v1/auth/strategies';
-const PASSWORD = 'correct horse battery staple';
 const claims = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
 
 const prelogin = (type: string, body: Record<string, unknown>, headers: Record<string, string> = {}) => t.call('POST', `${P}/${type}/prelogin`, { body, headers });
 const postlogin = (type: string, body: Record<string, unknown>) => t.call('POST', `${P}/${type}/postlogin`, { body });
 
-async function user(email: string, extra: Record<string, unknown> = {}) {
-  const r = await t.call('POST', '/identity/resources/users/v1', { token: vendor, body: { email, password: PASSWORD, ...extra }, headers: { 'gatehouse-tenant-id': 'pl-acc' } });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-  return r.body.id as string;
-}
 /** Asks for an email code and reads it from the message the local SMTP server received. */
 async function emailCode(email: string, ip?: string): Promise<string> {
   const before = mailbox.to(email).length;
@@ -37,8 +32,7 @@ before(async () => {
   await mailbox.configure(t);
   sms = await startSmsServer();
   await sms.configure(t);
-  const a = await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: 'pl-acc', name: 'Passwordless Inc' } });
-  assert.equal(a.status, 201);
+  await account(t, { id: 'pl-acc', name: 'Passwordless Inc' });
 });
 after(async () => {
   await t?.close();
@@ -68,7 +62,7 @@ describe('configuration', () => {
 
 describe('magic link', () => {
   test('pre-login emails a link; post-login with its token signs in once', async () => {
-    const id = await user('magic@pl.test');
+    const { id } = await user(t, 'pl-acc', { email: 'magic@pl.test' });
     const r = await prelogin('magiclink', { email: 'Magic@PL.test' });
     assert.equal(r.status, 200);
     assert.deepEqual(r.body, {});
@@ -91,7 +85,7 @@ describe('magic link', () => {
   });
 
   test('an expired link is refused with 410; a newer link replaces the older one', async () => {
-    await user('expiry@pl.test');
+    await user(t, 'pl-acc', { email: 'expiry@pl.test' });
     await prelogin('magiclink', { email: 'expiry@pl.test' });
     const first = linkIn(await mailbox.waitFor((m) => m.to.includes('expiry@pl.test'))).searchParams.get('token')!;
     await prelogin('magiclink', { email: 'expiry@pl.test' });
@@ -108,7 +102,7 @@ describe('magic link', () => {
 
 describe('email code', () => {
   test('the code from the email signs in with the email; reuse is 410; a wrong code is 400 and the right one still works', async () => {
-    const id = await user('otc@pl.test');
+    const { id } = await user(t, 'pl-acc', { email: 'otc@pl.test' });
     const code = await emailCode('otc@pl.test');
     assert.match(code, /^\d{6}$/);
     const wrong = await postlogin('code', { token: code === '000000' ? '111111' : '000000', email: 'otc@pl.test' });
@@ -125,7 +119,7 @@ describe('email code', () => {
   });
 
   test('a code needs the identifier: the same code for an unknown email is 400', async () => {
-    await user('otc2@pl.test');
+    await user(t, 'pl-acc', { email: 'otc2@pl.test' });
     const code = await emailCode('otc2@pl.test');
     const r = await postlogin('code', { token: code, email: 'stranger@pl.test' });
     assert.equal(r.status, 400);
@@ -134,7 +128,7 @@ describe('email code', () => {
   });
 
   test('wrong codes count toward lockout: after five the user is locked, even the right code and the password are refused', async () => {
-    const id = await user('lock@pl.test');
+    const { id } = await user(t, 'pl-acc', { email: 'lock@pl.test' });
     const code = await emailCode('lock@pl.test');
     const wrong = code === '123456' ? '654321' : '123456';
     for (let i = 0; i < 5; i++) {
@@ -157,7 +151,7 @@ describe('email code', () => {
   });
 
   test('a code is burned after five wrong attempts (lockout off): the right code then answers 410', async () => {
-    await user('burn@pl.test');
+    await user(t, 'pl-acc', { email: 'burn@pl.test' });
     const off = await t.call('PATCH', '/identity/resources/configurations/v1/lockout-policy', { token: vendor, body: { enabled: false } });
     assert.equal(off.status, 200, JSON.stringify(off.body));
     try {
@@ -174,7 +168,7 @@ describe('email code', () => {
 
 describe('no enumeration and rate limits', () => {
   test('pre-login answers unknown and known identifiers the same, and sends nothing for the unknown one', async () => {
-    await user('known@pl.test');
+    await user(t, 'pl-acc', { email: 'known@pl.test' });
     for (const type of ['magiclink', 'code']) {
       const known = await prelogin(type, { email: 'known@pl.test' });
       const unknown = await prelogin(type, { email: 'unknown@pl.test' });

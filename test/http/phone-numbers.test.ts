@@ -2,21 +2,14 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
 import { smsCode, startSmsServer, type SmsServer } from '../helpers/sms-server.ts';
+import { account, signedIn, user } from '../fixtures/builders.ts';
 
 let t: TestApp;
 let vendor: string;
 let sms: SmsServer;
 const P = '/identity/resources/users/phone-numbers';
-const PASSWORD = 'correct horse battery staple';
 const users: Record<string, { id: string; token: string }> = {};
 
-async function makeUser(email: string, tenantId: string): Promise<{ id: string; token: string }> {
-  const u = await t.call('POST', '/identity/resources/users/v1', { token: vendor, body: { email, password: PASSWORD }, headers: { 'gatehouse-tenant-id': tenantId } });
-  assert.equal(u.status, 201, JSON.stringify(u.body));
-  const l = await t.call('POST', '/identity/resources/auth/v1/user', { body: { email, password: PASSWORD } });
-  assert.equal(l.status, 200, JSON.stringify(l.body));
-  return { id: u.body.id, token: l.body.accessToken };
-}
 const smsTo = (phone: string, count = 0) => sms.waitFor((m) => m.to === phone && sms.to(phone).indexOf(m) >= count);
 const wrong = (code: string) => (code === '000000' ? '111111' : '000000');
 
@@ -26,11 +19,12 @@ before(async () => {
   sms = await startSmsServer();
   await sms.configure(t);
   for (const tenantId of ['ph-a', 'ph-b']) {
-    assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId, name: tenantId } })).status, 201);
+    await account(t, { id: tenantId });
   }
-  users.ada = await makeUser('ada@ph.test', 'ph-a');
-  users.bob = await makeUser('bob@ph.test', 'ph-a');
-  users.cy = await makeUser('cy@ph.test', 'ph-b');
+  for (const [name, tenantId] of [['ada', 'ph-a'], ['bob', 'ph-a'], ['cy', 'ph-b']]) {
+    const s = await signedIn(t, await user(t, tenantId, { email: `${name}@ph.test` }));
+    users[name] = { id: s.userId, token: s.accessToken };
+  }
 });
 after(async () => {
   await t?.close();

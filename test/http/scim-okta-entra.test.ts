@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account } from '../fixtures/builders.ts';
 
 /**
  * The requests Okta and Microsoft Entra ID send during a full cycle (provision, update, deactivate, group push),
@@ -20,7 +21,7 @@ const PATCH = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
 before(async () => {
   t = await startTestApp();
   vendor = await t.vendorToken();
-  for (const id of ['oe-okta', 'oe-entra']) assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: id, name: id } })).status, 201);
+  for (const id of ['oe-okta', 'oe-entra']) await account(t, { id });
 });
 after(async () => t?.close());
 

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { TestApp } from '../helpers/harness.ts';
 import { linkIn, startAppWithMailbox, type Mail, type Mailbox } from '../helpers/mailbox.ts';
+import { PASSWORD, account, signedIn, user } from '../fixtures/builders.ts';
 
 // Joining an account needs the person's consent; an account sees only its part of a user; a password an account
 // administrator chose for someone else is temporary and cannot accept another account's invitation.
@@ -14,20 +15,10 @@ let acmeAdmin: string;
 let betaAdmin: string;
 let betaAdminId: string;
 const U = '/identity/resources/users';
-const PASSWORD = 'correct horse battery staple';
 const claims = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
 
-async function vendorUser(tenantId: string, body: Record<string, unknown>) {
-  const r = await t.call('POST', `${U}/v1`, { token: vendor, body: { password: PASSWORD, ...body }, headers: { 'gatehouse-tenant-id': tenantId } });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-  return r.body as { id: string };
-}
 const signIn = (email: string, password = PASSWORD) => t.call('POST', '/identity/resources/auth/v1/user', { body: { email, password } });
-async function tokenOf(email: string, password = PASSWORD): Promise<string> {
-  const r = await signIn(email, password);
-  assert.equal(r.status, 200, JSON.stringify(r.body));
-  return r.body.accessToken as string;
-}
+const tokenOf = async (email: string, password = PASSWORD) => (await signedIn(t, { email, password })).accessToken;
 const invite = (token: string, body: Record<string, unknown>) => t.call('POST', `${U}/v2`, { token, body });
 const mailTo = (email: string): Promise<Mail> => mailbox.waitFor((m) => m.to.includes(email));
 const linkParams = (m: Mail) => {
@@ -38,9 +29,9 @@ const linkParams = (m: Mail) => {
 before(async () => {
   const started = await startAppWithMailbox({ CODE_RATE_LIMIT_PER_IP: '1000' }, 'acme');
   ({ t, vendor, mailbox, close } = started);
-  assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: 'beta', name: 'Beta' } })).status, 201);
-  await vendorUser('acme', { email: 'admin@acme.test', name: 'Acme Admin' });
-  betaAdminId = (await vendorUser('beta', { email: 'admin@beta.test', name: 'Beta Admin' })).id;
+  await account(t, { id: 'beta', name: 'Beta' });
+  await user(t, 'acme', { email: 'admin@acme.test', name: 'Acme Admin' });
+  betaAdminId = (await user(t, 'beta', { email: 'admin@beta.test', name: 'Beta Admin' })).id;
   acmeAdmin = await tokenOf('admin@acme.test');
   betaAdmin = await tokenOf('admin@beta.test');
 });
@@ -49,8 +40,8 @@ after(async () => close?.());
 describe('inviting an existing user of another account', () => {
   let victimId: string;
   before(async () => {
-    victimId = (await vendorUser('acme', {
-      email: 'victim@acme.test', name: 'Vic Tim', phoneNumber: '+15550001111', vendorMetadata: '{"plan":"secret"}',
+    victimId = (await user(t, 'acme', {
+      email: 'victim@acme.test', name: 'Vic Tim', fields: { phoneNumber: '+15550001111', vendorMetadata: '{"plan":"secret"}' },
     })).id;
     await tokenOf('victim@acme.test'); // a last sign-in to leak
   });
@@ -123,7 +114,7 @@ describe('inviting an existing user of another account', () => {
   });
 
   test('declining removes the pending membership', async () => {
-    const id = (await vendorUser('acme', { email: 'decliner@acme.test' })).id;
+    const id = (await user(t, 'acme', { email: 'decliner@acme.test' })).id;
     assert.equal((await invite(betaAdmin, { email: 'decliner@acme.test', skipInviteEmail: true })).status, 201);
     const token = await tokenOf('decliner@acme.test');
     const r = await t.call('POST', `${U}/v1/me/invitations/beta/decline`, { token });
@@ -134,7 +125,7 @@ describe('inviting an existing user of another account', () => {
   });
 
   test('the emailed invitation link accepts a pending membership and signs in to the account', async () => {
-    const id = (await vendorUser('acme', { email: 'linker@acme.test' })).id;
+    const id = (await user(t, 'acme', { email: 'linker@acme.test' })).id;
     assert.equal((await invite(betaAdmin, { email: 'linker@acme.test' })).status, 201);
     assert.deepEqual(claims(await tokenOf('linker@acme.test')).tenantIds, ['acme']);
     const a = await t.call('POST', `${U}/v1/invitation/accept`, { body: linkParams(await mailTo('linker@acme.test')) });
@@ -145,7 +136,7 @@ describe('inviting an existing user of another account', () => {
   });
 
   test('the environment adds an existing user at once; an administrator inviting a new email makes a member at once', async () => {
-    await vendorUser('acme', { email: 'direct@acme.test' });
+    await user(t, 'acme', { email: 'direct@acme.test' });
     const v = await t.call('POST', `${U}/v2`, { token: vendor, body: { email: 'direct@acme.test', skipInviteEmail: true }, headers: { 'gatehouse-tenant-id': 'beta' } });
     assert.equal(v.status, 201, JSON.stringify(v.body));
     assert.deepEqual(claims(await tokenOf('direct@acme.test')).tenantIds, ['acme', 'beta']);
@@ -183,7 +174,7 @@ describe("an administrator's password for someone else is temporary", () => {
   });
 
   test('an environment-set password is the owner\'s: the signed-in acceptance works with it', async () => {
-    await vendorUser('acme', { email: 'owned@acme.test' });
+    await user(t, 'acme', { email: 'owned@acme.test' });
     assert.equal((await invite(betaAdmin, { email: 'owned@acme.test', skipInviteEmail: true })).status, 201);
     const token = await tokenOf('owned@acme.test');
     assert.equal((await t.call('POST', `${U}/v1/me/invitations/beta/accept`, { token })).status, 200);

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Authenticator } from '../helpers/authenticator.ts';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { PASSWORD, account, signedIn, user } from '../fixtures/builders.ts';
 
 /**
  * Changing who a user is needs the user's own session with a recent authentication (step-up otherwise), and access
@@ -9,7 +10,6 @@ import { startTestApp, type TestApp } from '../helpers/harness.ts';
  */
 let t: TestApp;
 let vendor: string;
-const PASSWORD = 'correct horse battery staple';
 const SIGNIN = '/identity/resources/auth/v1/user';
 const STEP_UP = '/identity/resources/auth/v1/user/step-up/generate';
 const REFRESH = '/identity/resources/auth/v1/user/token/refresh';
@@ -27,17 +27,6 @@ const claims = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'b
 const H = (tenantId: string, userId?: string) => ({ 'gatehouse-tenant-id': tenantId, ...(userId ? { 'gatehouse-user-id': userId } : {}) });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ids: Record<string, string> = {};
-
-async function user(app: TestApp, token: string, tenantId: string, email: string) {
-  const r = await app.call('POST', '/identity/resources/users/v1', { token, body: { email, password: PASSWORD }, headers: H(tenantId) });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-  return r.body.id as string;
-}
-async function signIn(app: TestApp, email: string, password = PASSWORD) {
-  const r = await app.call('POST', SIGNIN, { body: { email, password } });
-  assert.equal(r.status, 200, JSON.stringify(r.body));
-  return r.body as { accessToken: string; refreshToken: string };
-}
 
 /**
  * Every identity change the attacks made, with one token: add an email, verify it, make it primary, change the
@@ -76,15 +65,15 @@ async function assertAllRefused(token: string, userId: string, code = HUMAN_SESS
 before(async () => {
   t = await startTestApp();
   vendor = await t.vendorToken();
-  for (const tenantId of ['acme', 'beta']) assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId, name: tenantId } })).status, 201);
-  ids.alice = await user(t, vendor, 'acme', 'alice@acme.test'); // acme's admin (first user)
-  ids.bob = await user(t, vendor, 'beta', 'bob@beta.test'); // beta's admin (first user), also a member of acme
+  for (const tenantId of ['acme', 'beta']) await account(t, { id: tenantId });
+  ids.alice = (await user(t, 'acme', { email: 'alice@acme.test' })).id; // acme's admin (first user)
+  ids.bob = (await user(t, 'beta', { email: 'bob@beta.test' })).id; // beta's admin (first user), also a member of acme
   const joined = await t.call('POST', `/identity/resources/users/v1/${ids.bob}/tenant`, { token: vendor, body: { tenantId: 'acme' } });
   assert.equal(joined.status, 201, JSON.stringify(joined.body));
-  ids.carol = await user(t, vendor, 'acme', 'carol@acme.test');
-  ids.dave = await user(t, vendor, 'acme', 'dave@acme.test');
+  ids.carol = (await user(t, 'acme', { email: 'carol@acme.test' })).id;
+  ids.dave = (await user(t, 'acme', { email: 'dave@acme.test' })).id;
   assert.equal((await t.call('POST', `/identity/resources/users/v1/${ids.dave}/tenant`, { token: vendor, body: { tenantId: 'beta' } })).status, 201);
-  ids.erin = await user(t, vendor, 'acme', 'erin@acme.test');
+  ids.erin = (await user(t, 'acme', { email: 'erin@acme.test' })).id;
 });
 after(async () => t?.close());
 
@@ -120,7 +109,7 @@ describe('identity changes need the user\'s own session', () => {
     assert.equal(del.status, 200, JSON.stringify(del.body));
     await assertAllRefused(del.body.access_token, ids.bob);
     assert.equal((await t.call('POST', DELEGATE, { token: svc.body.access_token, body: { userId: ids.dave } })).status, 200);
-    const outsider = await user(t, vendor, 'beta', 'frank@beta.test');
+    const outsider = (await user(t, 'beta', { email: 'frank@beta.test' })).id;
     assert.equal((await t.call('POST', DELEGATE, { token: svc.body.access_token, body: { userId: outsider } })).status, 404, 'not a user of its account');
     await assertAllRefused(svc.body.access_token, ids.bob);
   });
@@ -141,7 +130,7 @@ describe('identity changes need the user\'s own session', () => {
   });
 
   test('a fresh sign-in may change identity; the environment token still may', async () => {
-    const s = await signIn(t, 'carol@acme.test');
+    const s = await signedIn(t, { email: 'carol@acme.test' });
     const add = await t.call('POST', EMAILS, { token: s.accessToken, body: { email: 'carol.two@acme.test' } });
     assert.equal(add.status, 201, JSON.stringify(add.body));
     const byVendor = await t.call('POST', EMAILS, { token: vendor, headers: H('acme', ids.carol), body: { email: 'carol.three@acme.test' } });
@@ -156,14 +145,13 @@ describe('recent authentication and step-up', () => {
   before(async () => {
     // auth_time is in whole seconds: 2 s leaves a fresh token a margin, and a 2.1 s old one is always too old.
     old = await startTestApp({ RECENT_AUTH_MAX_AGE: '2' });
-    const v = await old.vendorToken();
-    assert.equal((await old.call('POST', '/tenants/resources/tenants/v1', { token: v, body: { tenantId: 'acme', name: 'acme' } })).status, 201);
-    ids.gus = await user(old, v, 'acme', 'gus@acme.test');
+    await account(old, { id: 'acme' });
+    ids.gus = (await user(old, 'acme', { email: 'gus@acme.test' })).id;
   });
   after(async () => old?.close());
 
   test('an old session is refused until it re-authenticates; the step-up token keeps the session', async () => {
-    const s = await signIn(old, 'gus@acme.test');
+    const s = await signedIn(old, { email: 'gus@acme.test' });
     const sid = claims(s.accessToken).sid;
     await sleep(2100);
     const stale = await old.call('POST', EMAILS, { token: s.accessToken, body: { email: 'gus.two@acme.test' } });
@@ -203,7 +191,7 @@ describe('recent authentication and step-up', () => {
 
   test('step-up with a code of the authenticator app', async () => {
     const v = await old.vendorToken();
-    const hal = await user(old, v, 'acme', 'hal@acme.test');
+    const hal = (await user(old, 'acme', { email: 'hal@acme.test' })).id;
     const e = await old.call('POST', '/identity/resources/users/v1/mfa/authenticator/enroll', { token: v, headers: H('acme', hal) });
     assert.equal(e.status, 200, JSON.stringify(e.body));
     const app = new Authenticator(new URL(e.body.uri).searchParams.get('secret')!);
@@ -226,7 +214,7 @@ describe('recent authentication and step-up', () => {
   });
 
   test('a password change that checks the current password needs no recent authentication', async () => {
-    const s = await signIn(old, 'gus@acme.test');
+    const s = await signedIn(old, { email: 'gus@acme.test' });
     await sleep(2100);
     const changed = await old.call('POST', '/identity/resources/users/v1/passwords/change', { token: s.accessToken, body: { password: PASSWORD, newPassword: 'another long passphrase 9' } });
     assert.equal(changed.status, 201, JSON.stringify(changed.body));
@@ -235,10 +223,10 @@ describe('recent authentication and step-up', () => {
 
 describe('access tokens of ended sessions and removed members', () => {
   test('a member removed by the admin: the member\'s access token is refused at once', async () => {
-    const dave = await signIn(t, 'dave@acme.test');
+    const dave = await signedIn(t, { email: 'dave@acme.test' });
     assert.equal(claims(dave.accessToken).tenantId, 'acme');
     assert.equal((await t.call('GET', USERS, { token: dave.accessToken })).status, 200);
-    const admin = await signIn(t, 'alice@acme.test');
+    const admin = await signedIn(t, { email: 'alice@acme.test' });
     const removed = await t.call('DELETE', `/identity/resources/users/v1/${ids.dave}`, { token: admin.accessToken });
     assert.equal(removed.status, 200, JSON.stringify(removed.body));
     const r = await t.call('GET', USERS, { token: dave.accessToken });
@@ -247,7 +235,7 @@ describe('access tokens of ended sessions and removed members', () => {
   });
 
   test('logout: the session\'s access token is refused', async () => {
-    const erin = await signIn(t, 'erin@acme.test');
+    const erin = await signedIn(t, { email: 'erin@acme.test' });
     assert.equal((await t.call('GET', '/identity/resources/users/v2/me', { token: erin.accessToken })).status, 200);
     assert.equal((await t.call('POST', '/identity/resources/auth/v1/logout', { token: erin.accessToken })).status, 201);
     const r = await t.call('GET', '/identity/resources/users/v2/me', { token: erin.accessToken });
@@ -268,7 +256,7 @@ describe('access tokens of ended sessions and removed members', () => {
   });
 
   test('a cache hit runs no statement: only the first call of a token in 5 s reads its session', async () => {
-    const erin = await signIn(t, 'erin@acme.test');
+    const erin = await signedIn(t, { email: 'erin@acme.test' });
     const db = t.db as unknown as { query: (...a: unknown[]) => Promise<unknown> };
     const original = db.query;
     // The jobs of the app run statements of their own meanwhile: only reads of the sessions table are counted.
@@ -292,7 +280,7 @@ describe('access tokens of ended sessions and removed members', () => {
   });
 
   test('a revocation made elsewhere (another instance) applies within 5 s', async () => {
-    const erin = await signIn(t, 'erin@acme.test');
+    const erin = await signedIn(t, { email: 'erin@acme.test' });
     assert.equal((await t.call('GET', USERS, { token: erin.accessToken })).status, 200);
     // Another instance's revocation: the row changes without this process knowing.
     await t.db.query("UPDATE sessions SET revoked_at = now(), revoke_reason = 'elsewhere' WHERE id = $1", [claims(erin.accessToken).sid]);

@@ -8,13 +8,13 @@ import { generateKeyPair, SignJWT } from 'jose';
 import { createLogger } from '../../src/lib/log.ts';
 import { createKeysService, loadKeyEncryptionKey } from '../../src/modules/keys/index.ts';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { PASSWORD, account, user } from '../fixtures/builders.ts';
 
 const A = '/identity/resources/auth/v1';
 const U = '/identity/resources/users';
 const SSO = '/identity/resources/sso/v1/configurations';
 const TEAM_SSO = '/team/resources/sso/v1/configurations';
 const SUB = '/tenants/resources/sub-tenants/v1';
-const PASSWORD = 'correct horse battery staple';
 const NEW_PASSWORD = 'a new horse, battery and staple 2';
 const UNKNOWN_KID_WINDOW_MS = 1500;
 
@@ -31,16 +31,6 @@ let insideHits = 0;
 
 const claims = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
 
-async function account(app: TestApp, tenantId: string, parentTenantId?: string) {
-  const body = { tenantId, name: tenantId, ...(parentTenantId ? { parentTenantId } : {}) };
-  const r = await app.call('POST', '/tenants/resources/tenants/v1', { token: await app.vendorToken(), body });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-}
-async function user(app: TestApp, tenantId: string, email: string): Promise<string> {
-  const r = await app.call('POST', `${U}/v1`, { token: await app.vendorToken(), body: { email, password: PASSWORD }, headers: { 'gatehouse-tenant-id': tenantId } });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-  return r.body.id;
-}
 const login = (app: TestApp, email: string, password = PASSWORD) => app.call('POST', `${A}/user`, { body: { email, password } });
 const refresh = (app: TestApp, refreshToken: string) => app.call('POST', `${A}/user/token/refresh`, { body: { refreshToken } });
 const change = (app: TestApp, token: string, password: string, newPassword = NEW_PASSWORD) =>
@@ -81,7 +71,7 @@ describe('outbound requests an account administrator can point', () => {
     (await app.db.query<{ n: number }>('SELECT count(*)::int AS n FROM sso_configurations WHERE tenant_id = $1', [tenantId])).rows[0].n;
 
   test('metadata URLs on loopback ports and the metadata address get one 400 naming the field; nothing is fetched or stored', async () => {
-    await account(t, 'ssrf-acme');
+    await account(t, { id: 'ssrf-acme' });
     const token = await admin(t, 'ssrf-acme');
     const urls = [`http://127.0.0.1:${insidePort}/`, `http://127.0.0.1:${closedPort}/`, 'http://169.254.169.254/latest/meta-data/',
       `http://localhost:${insidePort}/`, `http://[::ffff:127.0.0.1]:${insidePort}/`];
@@ -114,7 +104,7 @@ describe('outbound requests an account administrator can point', () => {
   });
 
   test('an OIDC connection whose issuer is on loopback or a private address is refused; discovery re-checks at connect time', async () => {
-    await account(t, 'ssrf-oidc');
+    await account(t, { id: 'ssrf-oidc' });
     const token = await admin(t, 'ssrf-oidc');
     for (const issuer of [`http://127.0.0.1:${insidePort}`, `http://localhost:${closedPort}`, 'https://10.0.0.8', 'http://169.254.169.254']) {
       const r = await t.call('POST', SSO, { token, body: { type: 'oidc', enabled: true, oidcClientId: 'c', configMetadata: { issuer } } });
@@ -141,7 +131,7 @@ describe('outbound requests an account administrator can point', () => {
   });
 
   test('with private networks allowed, fetch failures answer alike whether the port is open or closed', async () => {
-    await account(open, 'ssrf-open');
+    await account(open, { id: 'ssrf-open' });
     const token = await admin(open, 'ssrf-open');
     const hitsBefore = insideHits;
     const a = await open.call('POST', `${SSO}/metadata-url`, { token, body: { url: `http://127.0.0.1:${insidePort}/` } });
@@ -155,8 +145,8 @@ describe('outbound requests an account administrator can point', () => {
 
 describe('password change', () => {
   test('ends the other sessions and keeps the one that changed it', async () => {
-    await account(t, 'pw-acme');
-    await user(t, 'pw-acme', 'ends@pw.test');
+    await account(t, { id: 'pw-acme' });
+    await user(t, 'pw-acme', { email: 'ends@pw.test' });
     const mine = await login(t, 'ends@pw.test');
     const other = await login(t, 'ends@pw.test');
     assert.equal(mine.status, 200);
@@ -173,8 +163,8 @@ describe('password change', () => {
   });
 
   test('wrong current passwords count towards the lockout policy', async () => {
-    await account(t, 'pw-lock');
-    const id = await user(t, 'pw-lock', 'guess@pw.test');
+    await account(t, { id: 'pw-lock' });
+    const { id } = await user(t, 'pw-lock', { email: 'guess@pw.test' });
     const s = await login(t, 'guess@pw.test');
     for (let i = 0; i < 5; i++) {
       const r = await change(t, s.body.accessToken, `wrong guess ${i}`);
@@ -192,8 +182,8 @@ describe('password change', () => {
   });
 
   test('current-password checks share the sign-in rate limit per identifier', async () => {
-    await account(open, 'pw-rate');
-    await user(open, 'pw-rate', 'rate@pw.test');
+    await account(open, { id: 'pw-rate' });
+    await user(open, 'pw-rate', { email: 'rate@pw.test' });
     const s = await login(open, 'rate@pw.test');
     assert.equal(s.status, 200);
     assert.equal((await change(open, s.body.accessToken, 'wrong 1')).status, 400);
@@ -208,10 +198,10 @@ describe('password change', () => {
 
 describe('removed account ids', () => {
   test('a user cannot create a sub-account with a removed account id; the environment still reactivates it', async () => {
-    await account(t, 'ra-parent');
+    await account(t, { id: 'ra-parent' });
     const created = await t.call('POST', SUB, { token: vendor, body: { tenantId: 'ra-old', name: 'Old', parentTenantId: 'ra-parent' } });
     assert.equal(created.status, 201);
-    await user(t, 'ra-old', 'member@ra.test');
+    await user(t, 'ra-old', { email: 'member@ra.test' });
     assert.equal((await t.call('DELETE', `${SUB}/ra-old`, { token: vendor })).status, 200);
     const before = await t.db.query<{ deleted_at: Date | null }>("SELECT deleted_at FROM tenants WHERE tenant_id = 'ra-old'");
     assert.ok(before.rows[0].deleted_at);
@@ -252,8 +242,8 @@ describe('access log', () => {
 
 describe('unknown key ids', () => {
   test('forged kids cost at most one key reload per window; a key another instance rotated in is accepted after it', async () => {
-    await account(t, 'kid-acme');
-    await user(t, 'kid-acme', 'kid@acme.test');
+    await account(t, { id: 'kid-acme' });
+    await user(t, 'kid-acme', { email: 'kid@acme.test' });
     const real = await login(t, 'kid@acme.test');
     const { privateKey } = await generateKeyPair('RS256');
     const forge = (kid: string) => new SignJWT({ ...claims(real.body.accessToken) }).setProtectedHeader({ alg: 'RS256', kid }).sign(privateKey);

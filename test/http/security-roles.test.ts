@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account, signedIn, user } from '../fixtures/builders.ts';
 
 // A user may give (or take away) a role only when they hold every permission of it and its level is not above
 // theirs (lower level numbers rank higher: the seeded admin is 0). Each attack below was possible before.
@@ -8,7 +9,6 @@ import { startTestApp, type TestApp } from '../helpers/harness.ts';
 let t: TestApp;
 let vendor: string;
 const TENANT = 'sr-acme';
-const PASSWORD = 'correct horse battery staple';
 const U = '/identity/resources/users';
 const G = '/identity/resources/groups';
 const NOT_GRANTABLE = 'GH-20020';
@@ -25,24 +25,12 @@ const hdr = { 'gatehouse-tenant-id': TENANT };
 const as = (token: string, method: string, url: string, body?: unknown, headers: Record<string, string> = {}) =>
   t.call(method, url, { token, body, headers });
 
-async function login(email: string): Promise<string> {
-  const r = await t.call('POST', '/identity/resources/auth/v1/user', { body: { email, password: PASSWORD } });
-  assert.equal(r.status, 200, JSON.stringify(r.body));
-  return r.body.accessToken;
-}
-
 async function envRole(key: string, level: number, permissionIds: string[]): Promise<string> {
   const r = await as(vendor, 'POST', '/identity/resources/roles/v1', [{ key, name: key, level }]);
   assert.equal(r.status, 201, JSON.stringify(r.body));
   const p = await as(vendor, 'PUT', `/identity/resources/roles/v1/${r.body[0].id}/permissions`, { permissionIds });
   assert.equal(p.status, 200, JSON.stringify(p.body));
   return r.body[0].id;
-}
-
-async function createUser(email: string, roleIds?: string[]): Promise<string> {
-  const r = await as(vendor, 'POST', `${U}/v1`, { email, password: PASSWORD, ...(roleIds ? { roleIds } : {}) }, hdr);
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-  return r.body.id;
 }
 
 function refused(r: { status: number; body: any }, key = 'admin') {
@@ -54,18 +42,17 @@ function refused(r: { status: number; body: any }, key = 'admin') {
 before(async () => {
   t = await startTestApp();
   vendor = await t.vendorToken();
-  const acme = await as(vendor, 'POST', '/tenants/resources/tenants/v1', { tenantId: TENANT, name: 'Acme' });
-  assert.equal(acme.status, 201);
+  await account(t, { id: TENANT, name: 'Acme' });
   const seeded = (await as(vendor, 'GET', '/identity/resources/roles/v1')).body as { id: string; key: string }[];
   role.admin = seeded.find((r) => r.key === 'admin')!.id;
   role.userManager = await envRole('user-manager', 3, [READ_USERS, WRITE_USERS]);
   role.viewer = await envRole('viewer', 4, [READ_USERS]);
   role.senior = await envRole('senior-viewer', 2, [READ_USERS]); // permissions mallory holds, level above his
-  id.ada = await createUser('ada@acme.test');
-  id.mallory = await createUser('mallory@acme.test', [role.userManager]);
-  id.bob = await createUser('bob@acme.test', [role.viewer]);
-  ada = await login('ada@acme.test');
-  mallory = await login('mallory@acme.test');
+  id.ada = (await user(t, TENANT, { email: 'ada@acme.test' })).id;
+  id.mallory = (await user(t, TENANT, { email: 'mallory@acme.test', roleIds: [role.userManager] })).id;
+  id.bob = (await user(t, TENANT, { email: 'bob@acme.test', roleIds: [role.viewer] })).id;
+  ada = (await signedIn(t, { email: 'ada@acme.test' })).accessToken;
+  mallory = (await signedIn(t, { email: 'mallory@acme.test' })).accessToken;
   assert.deepEqual(claims(ada).roles, ['admin']);
   assert.deepEqual(claims(mallory).roles, ['user-manager']);
 });
@@ -74,7 +61,7 @@ after(async () => t?.close());
 describe('assigning roles to users', () => {
   test('a user with only user read/write permissions cannot give himself the admin role', async () => {
     refused(await as(mallory, 'POST', `${U}/v1/${id.mallory}/roles`, { roleIds: [role.admin] }));
-    assert.deepEqual(claims(await login('mallory@acme.test')).roles, ['user-manager'], 'nothing was assigned');
+    assert.deepEqual(claims((await signedIn(t, { email: 'mallory@acme.test' })).accessToken).roles, ['user-manager'], 'nothing was assigned');
   });
 
   test('he may assign a role he holds the permissions of at a level not above his; not one above him', async () => {
@@ -97,7 +84,7 @@ describe('assigning roles to users', () => {
     // Taking the admin role from the real admin is refused too (demoting a superior is the same escalation).
     refused(await as(mallory, 'DELETE', `${U}/v1/${id.ada}/roles`, admin));
     refused(await as(mallory, 'PUT', TEAM, { id: id.ada, roleIds: [] }));
-    assert.deepEqual(claims(await login('ada@acme.test')).roles, ['admin']);
+    assert.deepEqual(claims((await signedIn(t, { email: 'ada@acme.test' })).accessToken).roles, ['admin']);
     // Replacing roles checks only what changes: the admin's own role stays, a role mallory may grant is added.
     const keep = await as(mallory, 'PUT', TEAM, { id: id.ada, roleIds: [role.admin, role.viewer] });
     assert.equal(keep.status, 200, JSON.stringify(keep.body));
@@ -151,7 +138,7 @@ describe('groups carrying roles', () => {
 
   test('adding himself to a group with the admin role is refused; removing members or its roles too', async () => {
     refused(await as(mallory, 'POST', `${G}/v1/${admins}/users`, { userIds: [id.mallory] }));
-    assert.deepEqual(claims(await login('mallory@acme.test')).roles, ['user-manager']);
+    assert.deepEqual(claims((await signedIn(t, { email: 'mallory@acme.test' })).accessToken).roles, ['user-manager']);
     const added = await as(ada, 'POST', `${G}/v1/${admins}/users`, { userIds: [id.bob] });
     assert.equal(added.status, 201, JSON.stringify(added.body));
     refused(await as(mallory, 'DELETE', `${G}/v1/${admins}/users`, { userIds: [id.bob] }));

@@ -12,6 +12,7 @@ import { startTestApp, type TestApp } from '../helpers/harness.ts';
 import { codeIn, linkIn, startMailbox, type Mail, type Mailbox } from '../helpers/mailbox.ts';
 import { smsCode, startSmsServer, type SmsServer } from '../helpers/sms-server.ts';
 import { startOidcIdp } from '../fixtures/sso/oidc-idp.ts';
+import { PASSWORD, account, user } from '../fixtures/builders.ts';
 
 /**
  * The sign-in flows working together: the MFA challenge after every way of signing in
@@ -27,7 +28,6 @@ let vendor: string;
 let mailbox: Mailbox;
 let sms: SmsServer;
 
-const PASSWORD = 'correct horse battery staple';
 const A = '/identity/resources/auth/v1';
 const M = `${A}/user/mfa`;
 const U = '/identity/resources/users/v1';
@@ -59,19 +59,9 @@ class App {
 }
 const secretOf = (uri: string) => new URL(uri).searchParams.get('secret')!;
 
-async function account(tenantId: string, mfa?: Record<string, unknown>) {
-  const r = await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId, name: tenantId } });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-  if (mfa) await policy(tenantId, mfa);
-}
 async function policy(tenantId: string, body: Record<string, unknown>) {
   const r = await t.call('PUT', P, { token: vendor, body, headers: tenantHeader(tenantId) });
   assert.equal(r.status, 200, JSON.stringify(r.body));
-}
-async function user(tenantId: string, email: string) {
-  const r = await t.call('POST', U, { token: vendor, body: { email, password: PASSWORD, name: email.split('@')[0] }, headers: tenantHeader(tenantId) });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-  return r.body.id as string;
 }
 /** An administrator enrols an authenticator app for a user (environment token + gatehouse-user-id). */
 async function enrolTotp(userId: string): Promise<App> {
@@ -148,7 +138,8 @@ describe('MFA after passwordless sign-in', () => {
   let app: App;
 
   before(async () => {
-    await account('int-pl', { allowRememberMyDevice: true });
+    await account(t, { id: 'int-pl' });
+    await policy('int-pl', { allowRememberMyDevice: true });
     const m = await t.call('POST', '/identity/resources/migrations/v1/local', { token: vendor, body: { tenantId: 'int-pl', email, name: 'PL', phoneNumber: phone, phoneNumberType: 'auth' } });
     assert.equal(m.status, 201, JSON.stringify(m.body));
     app = await enrolTotp((await userIdOf(email))!);
@@ -211,7 +202,8 @@ describe('MFA after activation and invitation', () => {
   });
 
   test('invitation acceptance into an account that forces MFA answers the challenge', async () => {
-    await account('int-inv', { enforceMFAType: 'Force' });
+    await account(t, { id: 'int-inv' });
+    await policy('int-inv', { enforceMFAType: 'Force' });
     const inv = await t.call('POST', '/identity/resources/users/v2', { token: vendor, headers: tenantHeader('int-inv'), body: { email: 'guest@int.test', name: 'Guest' } });
     assert.equal(inv.status, 201, JSON.stringify(inv.body));
     const link = linkIn(await mailFor('guest@int.test', 0));
@@ -223,7 +215,7 @@ describe('MFA after activation and invitation', () => {
 
 describe('email-domain restrictions at sign-up and invitation', () => {
   test('an invitation is checked against the account (and environment) rules; nothing is created when refused', async () => {
-    await account('int-dr');
+    await account(t, { id: 'int-dr' });
     const h = tenantHeader('int-dr');
     assert.equal((await t.call('POST', D, { token: vendor, headers: h, body: { domain: 'partner.test', type: 'ALLOW' } })).status, 201);
     const cfg = await t.call('POST', `${D}/config`, { token: vendor, headers: h, body: { active: true, type: 'ALLOW' } });
@@ -279,7 +271,8 @@ describe('MFA after SAML SSO', () => {
   let alice: App;
 
   before(async () => {
-    await account(TENANT, { enforceMFAType: 'Force' });
+    await account(t, { id: TENANT });
+    await policy(TENANT, { enforceMFAType: 'Force' });
     const created = await t.call('POST', '/team/resources/sso/v1/configurations/metadata', { token: vendor, headers: h, body: { metadata: idp.getMetadata() } });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     configId = created.body.id;
@@ -387,13 +380,13 @@ describe('MFA after OIDC SSO', () => {
   before(async () => {
     idp = await startOidcIdp([{ client_id: 'int-oidc', client_secret: 'int-oidc-secret-0123456789', redirect_uris: [OIDC_CB] }]);
     idp.accounts.set('u-bob', { email: 'bob@int-oidc.test', name: 'Bob' });
-    await account(TENANT);
+    await account(t, { id: TENANT });
     const made = await t.call('POST', '/team/resources/sso/v1/configurations', { token: vendor, headers: h, body: { type: 'oidc', enabled: true, oidcClientId: 'int-oidc', oidcSecret: 'int-oidc-secret-0123456789', configMetadata: meta(idp.issuer, false) } });
     assert.equal(made.status, 201, JSON.stringify(made.body));
     configId = made.body.id;
     assert.equal((await t.call('POST', `/team/resources/sso/v1/configurations/${configId}/domains`, { token: vendor, headers: h, body: { domain: 'int-oidc.test' } })).status, 201);
     assert.equal((await t.call('PUT', '/team/resources/sso/v1/configurations/domains/int-oidc.test/force-validate', { token: vendor, body: {} })).status, 200);
-    bob = await enrolTotp(await user(TENANT, 'bob@int-oidc.test'));
+    bob = await enrolTotp((await user(t, TENANT, { email: 'bob@int-oidc.test', name: 'bob' })).id);
   });
   after(async () => idp?.close());
 
@@ -489,8 +482,8 @@ describe('social login: MFA, identities by subject, activation', () => {
   }
 
   test('an existing user with MFA who links by verified email gets the challenge and finishes with the verify route', async () => {
-    await account('int-social');
-    const app = await enrolTotp(await user('int-social', 'carol@social.test'));
+    await account(t, { id: 'int-social' });
+    const app = await enrolTotp((await user(t, 'int-social', { email: 'carol@social.test', name: 'carol' })).id);
     const r = await googleSignIn({ sub: 'g-carol', email: 'carol@social.test' });
     const { claims: c } = await verifyTotp(assertChallenge(r, 200, true), app);
     assert.ok(c.amr.includes('social') && c.amr.includes('google'), `amr ${c.amr}`);
@@ -544,8 +537,8 @@ describe('social login: MFA, identities by subject, activation', () => {
 
 describe('housekeeping', () => {
   test('the purge removes expired flow state, MFA tokens and codes, spent one-time codes, ended sessions and finished message jobs; live rows stay', async () => {
-    await account('int-hk');
-    const uid = await user('int-hk', 'hk@int.test');
+    await account(t, { id: 'int-hk' });
+    const uid = (await user(t, 'int-hk', { email: 'hk@int.test', name: 'hk' })).id;
     const q = (sql: string, params: unknown[] = []) => t.db.query(sql, params);
     const ago = (s: string) => `now() - interval '${s}'`;
     const ahead = (s: string) => `now() + interval '${s}'`;

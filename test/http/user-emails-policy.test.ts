@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { TestApp } from '../helpers/harness.ts';
 import { codeIn, startAppWithMailbox, type Mailbox } from '../helpers/mailbox.ts';
+import { signedIn, user } from '../fixtures/builders.ts';
 
 const POLICY = '/identity/resources/configurations/v1/user-emails-policy';
 const U = '/identity/resources/users';
@@ -23,11 +24,8 @@ after(async () => {
 });
 
 async function createUser(email: string): Promise<{ id: string; token: string }> {
-  const r = await t.call('POST', `${U}/v1`, { token: vendor, body: { email, name: 'E User', password: PASSWORD }, headers: { 'gatehouse-tenant-id': TENANT } });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-  const s = await t.call('POST', LOGIN, { body: { email, password: PASSWORD } });
-  assert.equal(s.status, 200, JSON.stringify(s.body));
-  return { id: r.body.id, token: s.body.accessToken };
+  const s = await signedIn(t, await user(t, TENANT, { email, name: 'E User', password: PASSWORD }));
+  return { id: s.userId, token: s.accessToken };
 }
 const setPolicy = (body: unknown, token = vendor) => t.call('POST', POLICY, { token, body });
 const emailOf = async (id: string) => (await t.call('GET', `/identity/resources/vendor-only/users/v1/${id}`, { token: vendor })).body.email as string;

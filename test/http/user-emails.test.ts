@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Reply, TestApp } from '../helpers/harness.ts';
 import { codeIn, startAppWithMailbox, type Mailbox } from '../helpers/mailbox.ts';
+import { signedIn, user as newUser } from '../fixtures/builders.ts';
 
 /** A user's several addresses (/identity/resources/users/emails/v1): add with an emailed code, verify, primary swap, delete. */
 const U = '/identity/resources/users';
@@ -21,19 +22,11 @@ function refused(r: Reply, status: number, errorCode: string) {
   assert.equal(r.status, status, JSON.stringify(r.body));
   assert.equal(r.body.errorCode, errorCode, JSON.stringify(r.body));
 }
-async function createUser(email: string): Promise<string> {
-  const r = await t.call('POST', `${U}/v1`, { token: vendor, body: { email, name: 'E User', password: PASSWORD }, headers: { 'gatehouse-tenant-id': TENANT } });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-  return r.body.id;
-}
+const createUser = async (email: string) => (await newUser(t, TENANT, { email, name: 'E User', password: PASSWORD })).id;
 async function login(email: string): Promise<Reply> {
   return t.call('POST', LOGIN, { body: { email, password: PASSWORD } });
 }
-const tokenOf = async (email: string) => {
-  const r = await login(email);
-  assert.equal(r.status, 200, JSON.stringify(r.body));
-  return r.body.accessToken as string;
-};
+const tokenOf = async (email: string) => (await signedIn(t, { email, password: PASSWORD })).accessToken;
 const claims = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString('utf8'));
 const codeFor = async (email: string, n = 1) => codeIn(await mailbox.waitFor(() => mailbox.to(email).length >= n).then(() => mailbox.to(email)[n - 1]));
 const user = async (id: string) => (await v('GET', `/identity/resources/vendor-only/users/v1/${id}`)).body;

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type Reply, type TestApp } from '../helpers/harness.ts';
+import { account, user } from '../fixtures/builders.ts';
 
 /**
  * Lookups about users: their roles and groups per account (vendor, GET /identity/resources/users/v3/roles|groups)
@@ -29,12 +30,8 @@ async function ok(method: string, url: string, body?: unknown, tenantId?: string
   assert.equal(r.status, status, `${method} ${url}: ${JSON.stringify(r.body)}`);
   return r.body;
 }
-const account = (tenantId: string, name = tenantId) => ok('POST', '/tenants/resources/tenants/v1', { tenantId, name }, undefined, 201);
 const subAccount = (tenantId: string, parentTenantId: string, name = tenantId) =>
   ok('POST', '/tenants/resources/sub-tenants/v1', { tenantId, name, parentTenantId }, undefined, 201);
-async function user(tenantId: string, email: string, roleIds?: string[]): Promise<string> {
-  return (await ok('POST', '/identity/resources/users/v1', { email, ...(roleIds ? { roleIds } : {}) }, tenantId, 201)).id;
-}
 const join = (userId: string, tenantId: string) => ok('POST', `/identity/resources/users/v1/${userId}/tenant`, { tenantId }, undefined, 201);
 const roleIdsOf = (entry: { roles: { id: string }[] }) => entry.roles.map((r) => r.id);
 
@@ -50,15 +47,15 @@ describe('roles and groups of users (vendor)', () => {
   const group: Record<string, string> = {};
 
   before(async () => {
-    await account('ul-acme');
-    await account('ul-beta');
-    await account('ul-empty');
+    await account(t, { id: 'ul-acme' });
+    await account(t, { id: 'ul-beta' });
+    await account(t, { id: 'ul-empty' });
     [role.viewer] = await ok('POST', '/identity/resources/roles/v1', [{ key: 'ul-viewer', name: 'Viewer', level: 7 }], undefined, 201);
     [role.acmeOps] = await ok('POST', '/identity/resources/roles/v1', [{ key: 'ul-ops', name: 'Ops', level: 3 }], 'ul-acme', 201);
     [role.betaLead] = await ok('POST', '/identity/resources/roles/v1', [{ key: 'ul-lead', name: 'Lead', level: 2 }], 'ul-beta', 201);
-    u.carol = await user('ul-acme', 'carol@ul.test', [role.viewer.id, role.acmeOps.id]);
-    u.dave = await user('ul-acme', 'dave@ul.test', [role.viewer.id]);
-    u.erin = await user('ul-beta', 'erin@ul.test', [role.betaLead.id]);
+    u.carol = (await user(t, 'ul-acme', { email: 'carol@ul.test', password: null, roleIds: [role.viewer.id, role.acmeOps.id] })).id;
+    u.dave = (await user(t, 'ul-acme', { email: 'dave@ul.test', password: null, roleIds: [role.viewer.id] })).id;
+    u.erin = (await user(t, 'ul-beta', { email: 'erin@ul.test', password: null, roleIds: [role.betaLead.id] })).id;
     await join(u.carol, 'ul-beta'); // default roles of ul-beta
     await ok('POST', `/identity/resources/users/v1/${u.carol}/roles`, { roleIds: [role.betaLead.id] }, 'ul-beta', 201);
     group.ops = (await ok('POST', '/identity/resources/groups/v1', { name: 'Ops team' }, 'ul-acme', 201)).id;
@@ -172,7 +169,7 @@ describe('my accounts with their hierarchy (user token)', () => {
     //           │                                  └─ uh-a2 (ada, no sub-account access) ── uh-a2x
     //           └─ uh-b (bob) ── uh-b1
     //  uh-solo (ada)      uh-other ── uh-other1
-    await account('uh-root', 'Root');
+    await account(t, { id: 'uh-root', name: 'Root' });
     await subAccount('uh-a', 'uh-root', 'Alpha');
     await subAccount('uh-a1', 'uh-a', 'A one');
     await subAccount('uh-a1x', 'uh-a1', 'A one x');
@@ -180,15 +177,15 @@ describe('my accounts with their hierarchy (user token)', () => {
     await subAccount('uh-a2x', 'uh-a2', 'A two x');
     await subAccount('uh-b', 'uh-root', 'Beta');
     await subAccount('uh-b1', 'uh-b', 'Beta one');
-    await account('uh-solo', 'Solo');
-    await account('uh-other', 'Other');
+    await account(t, { id: 'uh-solo', name: 'Solo' });
+    await account(t, { id: 'uh-other', name: 'Other' });
     await subAccount('uh-other1', 'uh-other', 'Other one');
-    u.ada = await user('uh-a', 'ada@uh.test');
+    u.ada = (await user(t, 'uh-a', { email: 'ada@uh.test', password: null })).id;
     await join(u.ada, 'uh-a2');
     await join(u.ada, 'uh-solo');
     await ok('PUT', `/identity/resources/sub-tenants/users/v1/${u.ada}/access`, { allowAccess: true }, 'uh-a');
-    u.bob = await user('uh-b', 'bob@uh.test');
-    u.otto = await user('uh-other', 'otto@uh.test');
+    u.bob = (await user(t, 'uh-b', { email: 'bob@uh.test', password: null })).id;
+    u.otto = (await user(t, 'uh-other', { email: 'otto@uh.test', password: null })).id;
   });
 
   test('the accounts I belong to, with the sub-accounts my memberships open, as trees by name', async () => {

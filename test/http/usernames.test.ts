@@ -1,39 +1,30 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account, signedIn, type User, user } from '../fixtures/builders.ts';
 
 let t: TestApp;
 let vendor: string;
 const U = '/identity/resources/users';
 const N = '/identity/resources/usernames/v1';
 const PASSWORD = 'a long enough password 42!';
-const people: Record<string, any> = {};
+const people: Record<string, User> = {};
 
-const create = async (tenantId: string, email: string, name: string, extra: Record<string, unknown> = {}) => {
-  const r = await t.call('POST', `${U}/v1`, { token: vendor, headers: { 'gatehouse-tenant-id': tenantId }, body: { email, name, password: PASSWORD, ...extra } });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-  return r.body;
-};
 const tokenOf = (who: string, tenantId = 'un-a') => t.userToken({ tenantId, sub: people[who].id, permissions: ['*'] });
 /** A signed-in session of the user: changing a username is an identity change (the user's own recent session). */
-const sessionOf = async (who: string) => {
-  const r = await t.call('POST', '/identity/resources/auth/v1/user', { body: { email: people[who].email, password: PASSWORD } });
-  assert.equal(r.status, 200, JSON.stringify(r.body));
-  return r.body.accessToken as string;
-};
+const sessionOf = async (who: string) => (await signedIn(t, people[who])).accessToken;
 
 before(async () => {
   t = await startTestApp();
   vendor = await t.vendorToken();
   for (const [id, parent] of [['un-a', undefined], ['un-b', undefined], ['un-a-sub', 'un-a']] as const) {
-    const r = await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: id, name: id, ...(parent ? { parentTenantId: parent } : {}) } });
-    assert.equal(r.status, 201, JSON.stringify(r.body));
+    await account(t, { id, parentTenantId: parent });
   }
-  people.jon = await create('un-a', 'jonathan@un.test', 'Jonathan Smith');
-  people.maria = await create('un-a', 'maria@un.test', 'Maria Garcia');
-  people.snow = await create('un-a', 'jsnow@un.test', 'Jon Snow', { username: 'kingnorth' });
-  people.other = await create('un-b', 'jonas@un-b.test', 'Jonas Other');
-  people.sub = await create('un-a-sub', 'subby@un.test', 'Sub Quixotic');
+  people.jon = await user(t, 'un-a', { email: 'jonathan@un.test', name: 'Jonathan Smith', password: PASSWORD });
+  people.maria = await user(t, 'un-a', { email: 'maria@un.test', name: 'Maria Garcia', password: PASSWORD });
+  people.snow = await user(t, 'un-a', { email: 'jsnow@un.test', name: 'Jon Snow', password: PASSWORD, username: 'kingnorth' });
+  people.other = await user(t, 'un-b', { email: 'jonas@un-b.test', name: 'Jonas Other', password: PASSWORD });
+  people.sub = await user(t, 'un-a-sub', { email: 'subby@un.test', name: 'Sub Quixotic', password: PASSWORD });
 });
 after(async () => t?.close());
 

@@ -1,17 +1,13 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account, user as createUser } from '../fixtures/builders.ts';
 
 let t: TestApp;
 let vendor: string;
 const U = '/identity/resources/users';
 let roleIds: Record<string, string> = {};
 
-const create = async (tenantId: string, email: string) => {
-  const r = await t.call('POST', `${U}/v1`, { token: vendor, headers: { 'gatehouse-tenant-id': tenantId }, body: { email } });
-  assert.equal(r.status, 201, JSON.stringify(r.body));
-  return r.body;
-};
 const rolesIn = async (userId: string, tenantId: string) => {
   const r = await t.call('GET', `${U}/v1/${userId}`, { token: vendor, headers: { 'gatehouse-tenant-id': tenantId } });
   return r.status === 200 ? r.body.roles.map((x: any) => x.key).sort() : r.status;
@@ -21,7 +17,7 @@ before(async () => {
   t = await startTestApp();
   vendor = await t.vendorToken();
   for (const id of ['bk-a', 'bk-b', 'bk-c', 'bk-src', 'bk-dst']) {
-    assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: id, name: id } })).status, 201);
+    await account(t, { id });
   }
   const roles = await t.call('GET', '/identity/resources/roles/v1', { token: vendor });
   roleIds = Object.fromEntries(roles.body.map((r: any) => [r.key, r.id]));
@@ -31,8 +27,8 @@ after(async () => t?.close());
 describe('bulk invitations', () => {
   let task: any;
   test('invites each user; refused ones are listed by index; the status is kept', async () => {
-    await create('bk-a', 'first@bk.test');
-    await create('bk-a', 'member@bk.test');
+    await createUser(t, 'bk-a', { email: 'first@bk.test', password: null });
+    await createUser(t, 'bk-a', { email: 'member@bk.test', password: null });
     const r = await t.call('POST', `${U}/bulk/v1/invite`, {
       token: vendor, headers: { 'gatehouse-tenant-id': 'bk-a' },
       body: { users: [{ email: 'New1@bk.test', name: 'New One' }, { email: 'member@bk.test' }, { email: 'new2@bk.test', skipInviteEmail: true, roleIds: [roleIds.admin] }, { email: 'new3@bk.test', metadata: 'not json' }] },
@@ -72,7 +68,7 @@ describe('bulk invitations', () => {
 
 describe('bulk roles across accounts', () => {
   test('adds and removes roles in every account of the user; accounts that cannot take it are listed', async () => {
-    const u = await create('bk-b', 'multi@bk.test');
+    const u = await createUser(t, 'bk-b', { email: 'multi@bk.test', password: null });
     assert.equal((await t.call('POST', `${U}/v1/${u.id}/tenant`, { token: vendor, body: { tenantId: 'bk-c' } })).status, 201);
     const path = `/identity/resources/vendor-only/users/v1/${u.id}/roles/bulk`;
     const r = await t.call('PATCH', path, { token: vendor, body: { addRoleIds: [roleIds.admin], removeRoleIds: [roleIds['read-only']] } });
@@ -107,9 +103,9 @@ describe('bulk roles across accounts', () => {
 
 describe('moving the users of an account', () => {
   test('every member moves to the target (environment roles kept, members of both unchanged); the source is empty', async () => {
-    const only = await create('bk-src', 'only@bk.test');
-    const both = await create('bk-src', 'both@bk.test');
-    await create('bk-dst', 'dst@bk.test');
+    const only = await createUser(t, 'bk-src', { email: 'only@bk.test', password: null });
+    const both = await createUser(t, 'bk-src', { email: 'both@bk.test', password: null });
+    await createUser(t, 'bk-dst', { email: 'dst@bk.test', password: null });
     assert.equal((await t.call('POST', `${U}/v1/${both.id}/tenant`, { token: vendor, body: { tenantId: 'bk-dst' } })).status, 201);
     assert.deepEqual(await rolesIn(only.id, 'bk-src'), ['admin'], 'first user of bk-src');
     const r = await t.call('PUT', `${U}/v1/tenants/migrate`, { token: vendor, body: { srcTenantId: 'bk-src', targetTenantId: 'bk-dst' } });

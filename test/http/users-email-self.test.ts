@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type Reply, type TestApp } from '../helpers/harness.ts';
+import { PASSWORD, account, signedIn, user } from '../fixtures/builders.ts';
 
 /**
  * Get a user by email, the own-profile update (PUT /users/v1, and PUT /users/v2/me under the same rules), a user's
@@ -12,7 +13,6 @@ let vendor: string;
 const U = '/identity/resources/users';
 const VERIFY = '/identity/resources/vendor-only/users/v1/passwords/verify';
 const D = '/identity/resources/configurations/restrictions/v1/email-domain';
-const PASSWORD = 'correct horse battery staple';
 const NO_SUCH_USER = '00000000-0000-4000-8000-000000000000';
 
 let ada: any; // ue-a, with a password and a phone number
@@ -23,11 +23,7 @@ const v = (method: string, url: string, body?: unknown, headers: Record<string, 
 const inAccount = (tenantId: string, userId?: string) => ({ 'gatehouse-tenant-id': tenantId, ...(userId ? { 'gatehouse-user-id': userId } : {}) });
 /** The whole record, as the vendor-only get answers it: what "nothing changed" compares. */
 /** A signed-in session: a profile update that sets a phone number is an identity change (the user's own session). */
-const sessionOf = async (email: string) => {
-  const r = await t.call('POST', '/identity/resources/auth/v1/user', { body: { email, password: PASSWORD } });
-  assert.equal(r.status, 200, JSON.stringify(r.body));
-  return r.body.accessToken as string;
-};
+const sessionOf = async (email: string) => (await signedIn(t, { email })).accessToken;
 const recordOf = async (id: string) => {
   const r = await v('GET', `/identity/resources/vendor-only/users/v1/${id}`);
   assert.equal(r.status, 200, JSON.stringify(r.body));
@@ -44,16 +40,11 @@ const updatedEvents = async (id: string) =>
 before(async () => {
   t = await startTestApp();
   vendor = await t.vendorToken();
-  for (const tenantId of ['ue-a', 'ue-b', 'ue-c']) assert.equal((await v('POST', '/tenants/resources/tenants/v1', { tenantId, name: tenantId })).status, 201);
-  const create = async (tenantId: string, body: Record<string, unknown>) => {
-    const r = await v('POST', `${U}/v1`, body, inAccount(tenantId));
-    assert.equal(r.status, 201, JSON.stringify(r.body));
-    return r.body;
-  };
-  ada = await create('ue-a', { email: 'ada@ue.test', name: 'Ada', password: PASSWORD, phoneNumber: '+15550002001' });
-  bob = await create('ue-a', { email: 'bob@ue.test', name: 'Bob', password: PASSWORD });
+  for (const tenantId of ['ue-a', 'ue-b', 'ue-c']) await account(t, { id: tenantId });
+  ada = await user(t, 'ue-a', { email: 'ada@ue.test', name: 'Ada', fields: { phoneNumber: '+15550002001' } });
+  bob = await user(t, 'ue-a', { email: 'bob@ue.test', name: 'Bob' });
   assert.equal((await v('POST', `${U}/v1/${bob.id}/tenant`, { tenantId: 'ue-b' })).status, 201);
-  cy = await create('ue-a', { email: 'cy@ue.test', name: 'Cy' });
+  cy = await user(t, 'ue-a', { email: 'cy@ue.test', name: 'Cy', password: null });
 });
 after(async () => t?.close());
 
