@@ -138,6 +138,7 @@ describe('sign-up with a username', () => {
 
 describe('what needs an email, for a user without one', () => {
   test('a password reset by username answers as for an unknown user and sends nothing', async () => {
+    assert.equal((await login({ username: 'solo.sam', password: PASSWORD })).status, 200, 'the user exists');
     const mails = await deliveries();
     const r = await t.call('POST', `${U}/v1/passwords/reset`, { body: { identifier: 'solo.sam', identifierType: 'username' } });
     assert.equal(r.status, 201, JSON.stringify(r.body));
