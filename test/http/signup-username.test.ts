@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
 import { codeIn, startMailbox, type Mailbox } from '../helpers/mailbox.ts';
+import { startBrowserSdk } from '../helpers/sdk.ts';
 
 let t: TestApp;
 let vendor: string;
@@ -180,5 +181,24 @@ describe('what needs an email, for a user without one', () => {
     assert.equal(byEmail.status, 200, JSON.stringify(byEmail.body));
     assert.equal(claims(byEmail.body.accessToken).email, 'sam@su-un.test');
     assert.equal(byEmail.body.userEmail, 'sam@su-un.test');
+  });
+});
+
+describe("the vendor's browser SDK (signUpUserWithUsername)", () => {
+  let b: Awaited<ReturnType<typeof startBrowserSdk>>;
+  before(async () => {
+    b = await startBrowserSdk();
+    assert.equal((await b.t.call('POST', '/identity/resources/configurations/v1', { token: b.vendor, body: { allowSignups: true } })).status, 201);
+  });
+  after(async () => b?.t.close());
+
+  test('signs the new user in: the user (email ""), the account and the active account', async () => {
+    const r = await b.sdk.api.auth.signUpUserWithUsername({ username: 'sdk.sam', password: PASSWORD, companyName: 'SDK Ltd' });
+    assert.equal(r.shouldActivate, false);
+    assert.ok(r.user?.accessToken, JSON.stringify(r));
+    assert.equal(r.user?.email, '');
+    assert.equal((r.user as unknown as { username?: string }).username, 'sdk.sam');
+    assert.equal(r.activeTenant?.tenantId, r.tenantId);
+    assert.deepEqual(r.tenants?.map((x) => x.tenantId), [r.tenantId]);
   });
 });

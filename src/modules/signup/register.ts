@@ -40,17 +40,27 @@ export function createRegistration(deps: SignupDeps) {
     const defaults = new Set(await deps.roles.defaultRoleIds(tx, tenantId));
     const ids = roleIds.map((r) => r.trim().toLowerCase());
     const refused = ids.filter((r) => !defaults.has(r));
-    if (refused.length) throw new AppError('UNKNOWN_IDS', `roleIds: a sign-up may name only default roles; not allowed: ${refused.join(', ')}`, { roleIds: refused });
+    if (refused.length) {
+      throw new AppError('UNKNOWN_IDS', `roleIds: a sign-up may name only default roles; not allowed: ${refused.join(', ')}`, {
+        roleIds: refused,
+      });
+    }
     return ids;
   }
 
   return async function register<T>(
-    body: SignUpCommon, who: SignUpIdentity, client: Client, pending: boolean,
+    body: Omit<SignUpCommon, 'provider'> & { provider?: SignUpCommon['provider'] },
+    who: SignUpIdentity, client: Client, pending: boolean,
     then: (tx: Queryable, r: Registered) => Promise<T>,
   ): Promise<T> {
     const { email, username } = who;
-    if (!(await deps.environment.settings()).allowSignups) throw new AppError('SIGNUP_DISABLED', 'Sign-up is disabled in this environment (allowSignups of POST /identity/resources/configurations/v1)');
-    if (body.provider !== 'local') throw new AppError('VALIDATION', 'body.provider must be "local" for a self-service sign-up (social and SSO sign-up use their own routes)', { fields: ['provider'] });
+    if (!(await deps.environment.settings()).allowSignups) {
+      throw new AppError('SIGNUP_DISABLED', 'Sign-up is disabled in this environment (allowSignups of POST /identity/resources/configurations/v1)');
+    }
+    if ((body.provider ?? 'local') !== 'local') {
+      const rule = 'body.provider must be "local" for a self-service sign-up (social and SSO sign-up use their own routes)';
+      throw new AppError('VALIDATION', rule, { fields: ['provider'] });
+    }
     const metadata = body.metadata !== undefined ? parseMetadata(body.metadata, 'metadata') : {};
     limitRequests(deps.limits, client.ip, email ?? username.toLowerCase());
     // The environment's email-domain restrictions (a new account has no rules of its own yet); with restrictions
@@ -60,14 +70,17 @@ export function createRegistration(deps: SignupDeps) {
     if (body.password !== undefined) await deps.passwords.validate(db, body.password, email ? { email } : {});
     const passwordHash = body.password !== undefined ? await deps.passwords.hash(body.password) : null;
     return db.transaction(async (tx) => {
-      if (email && (await findByEmail(tx, email))) throw new AppError('USER_EXISTS', `A user with email ${email} already exists; sign in instead`);
+      if (email && (await findByEmail(tx, email))) {
+        throw new AppError('USER_EXISTS', `A user with email ${email} already exists; sign in instead`);
+      }
       if (username && (await findByUsername(tx, username))) throw new AppError('USERNAME_TAKEN', `Username ${username} is taken`);
       const name = body.name?.trim() ?? '';
       const invite = body.invitationToken?.trim() && deps.inviteTokens ? body.invitationToken.trim() : undefined;
       // With an account invite token the user joins that account (the token's roles) instead of creating one.
       const invited = invite ? await deps.inviteTokens!.check(tx, invite) : undefined;
       const accountName = (body.companyName?.trim() || name || email || username || '').slice(0, 255);
-      const account = invited ? undefined : await deps.tenants.create({ name: accountName, ...(email ? { creatorEmail: email } : {}), ...(name ? { creatorName: name } : {}) } as never, tx);
+      const creator = { ...(email ? { creatorEmail: email } : {}), ...(name ? { creatorName: name } : {}) };
+      const account = invited ? undefined : await deps.tenants.create({ name: accountName, ...creator } as never, tx);
       const tenantId = invited ?? account!.tenantId;
       const requestedRoles = await defaultRolesOnly(tx, tenantId, body.roleIds);
       const id = newId();
@@ -76,15 +89,22 @@ export function createRegistration(deps: SignupDeps) {
         provider: 'local', metadata, vendor_metadata: {}, password_hash: passwordHash, active_tenant_id: tenantId,
       });
       if (passwordHash) await deps.passwords.remember(tx, id, passwordHash);
-      if (body.phoneNumber && !(await addPhone(tx, id, body.phoneNumber))) throw new AppError('PHONE_TAKEN', `Phone number ${body.phoneNumber} belongs to another user`);
+      if (body.phoneNumber && !(await addPhone(tx, id, body.phoneNumber))) {
+        throw new AppError('PHONE_TAKEN', `Phone number ${body.phoneNumber} belongs to another user`);
+      }
       if (account) {
-        await addMembership(tx, account.tenantId, id, { subAccess: account.subAccountAccessType !== 'defaultOff', expiresAt: null });
+        const subAccess = account.subAccountAccessType !== 'defaultOff';
+        await addMembership(tx, account.tenantId, id, { subAccess, expiresAt: null });
         // A self-registered user never chooses privileged roles: the first user of the new account gets the
         // firstUserRole roles, plus the default roles named in roleIds (defaultRolesOnly).
-        await addRoles(tx, account.tenantId, id, [...(await deps.roles.firstUserRoleIds(tx, account.tenantId)), ...requestedRoles]);
+        const firstUserRoles = await deps.roles.firstUserRoleIds(tx, account.tenantId);
+        await addRoles(tx, account.tenantId, id, [...firstUserRoles, ...requestedRoles]);
       }
       if (pending) await store.markPending(tx, id);
-      const created = () => deps.events.emit(tx, { eventKey: 'user.created', tenantId, entity: { type: 'user', id }, data: { userId: id, email, ...(username ? { username } : {}), tenantId, source: 'signup' } });
+      const created = () => deps.events.emit(tx, {
+        eventKey: 'user.created', tenantId, entity: { type: 'user', id },
+        data: { userId: id, email, ...(username ? { username } : {}), tenantId, source: 'signup' },
+      });
       if (invite) {
         await created();
         await deps.inviteTokens!.join(tx, (await findById(tx, id))!, invite);

@@ -5,7 +5,8 @@ import type { EnvironmentService } from '../environment/index.ts';
 import { clientOf, LoginAnswer, sendLogin } from '../passwordless/index.ts';
 import { AppError } from '../../http/errors.ts';
 import {
-  ActivateBody, ActivateCodeBody, ResendBody, SignUpBody, SignUpResponse, SignUpUsernameBody, SignUpUsernameResponse, Strategy, StrategyBody, StrategyQuery,
+  ActivateBody, ActivateCodeBody, ResendBody, SignUpBody, SignUpResponse, SignUpUsernameBody, SignUpUsernameResponse,
+  Strategy, StrategyBody, StrategyQuery,
 } from './schema.ts';
 import type { SignupService } from './service.ts';
 import { signupStrategiesRoutes } from './strategies.routes.ts';
@@ -24,13 +25,15 @@ export const signupRoutes: FastifyPluginAsyncTypebox<{ signup: SignupService; en
   app.post(`${U}/signUp/username`, {
     config: guard.public,
     schema: {
-      tags, summary: 'Sign up with a username and no email (when allowSignups): a new account and its first user, signed in at once',
+      tags,
+      summary: 'Sign up with a username and no email (when allowSignups): a new account and its first user, signed in at once',
       body: SignUpUsernameBody, response: { 201: SignUpUsernameResponse },
     },
   }, async (req, reply) => {
-    // An email would be silently dropped here (the schema does not declare it): refused, pointing at the route that takes one.
+    // The schema does not declare an email, so it would be silently ignored: refused, naming the route that takes one.
     if ((req.body as Record<string, unknown>).email !== undefined) {
-      throw new AppError('VALIDATION', `body.email is not accepted here: a sign-up with an email is POST ${U}/signUp (it takes a username too)`, { fields: ['email'] });
+      const rule = `body.email is not accepted here: a sign-up with an email is POST ${U}/signUp (it takes a username too)`;
+      throw new AppError('VALIDATION', rule, { fields: ['email'] });
     }
     const r = await signup.signUpWithUsername(req.body, clientOf(req));
     return sendLogin(reply, r, deps.environment, deps.secureCookies, 201, r.authResponse?.refreshToken);

@@ -36,6 +36,8 @@ export type SignUpBody = Static<typeof SignUpBody>;
 /** POST .../signUp/username: a user named by a username alone (no email); companyName names the new account. */
 export const SignUpUsernameBody = Type.Object({
   ...common,
+  // The vendor's browser SDK (signUpUserWithUsername, ISignUpUser) sends no provider: "local" when absent.
+  provider: Type.Optional(Type.Union(PROVIDERS.map((p) => Type.Literal(p)), { default: 'local' })),
   username: Username,
   companyName: Type.String({ minLength: 1, maxLength: 255 }),
   password: Type.Optional(Type.String({
