@@ -109,6 +109,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   // A user the lockout policy locks gets the BruteForceProtection email with a one-time unlock link
   // (POST /identity/resources/users/v3/me/unlock), in the transaction that sets the lock.
   passwords.onLockedOut(async (tx, user) => {
+    if (!user.email) return; // no mailbox for the unlock link: an administrator unlocks the user
     const { token } = await issueUnlockToken(tx, user.id);
     await messaging.sendEmail(tx, { tenantId: user.active_tenant_id, to: user.email, type: 'BruteForceProtection', vars: { name: user.name ?? '', expiresInMinutes: String(UNLOCK_TOKEN_TTL_SECONDS / 60) }, linkParams: { token } });
   });

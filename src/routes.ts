@@ -10,7 +10,7 @@ import { accountSettingsRoutes } from './modules/account-settings/index.ts';
 import { accountMigrationRoutes } from './modules/account-migration/index.ts';
 import { securityPolicyRoutes } from './modules/credentials/index.ts';
 import { rolesRoutes } from './modules/roles/index.ts';
-import { findByEmail, findById, findByUsername, meRoutes, usersRoutes } from './modules/users/index.ts';
+import { findByEmail, findById, findByUsername, meRoutes, userLabel, usersRoutes } from './modules/users/index.ts';
 import { isUuid } from './lib/pg-errors.ts';
 import { authRoutes } from './modules/auth/index.ts';
 import { mfaRoutes } from './modules/mfa/index.ts';
@@ -49,11 +49,12 @@ export async function buildApp(ctx: Context, opts: { logger?: boolean } = {}) {
     // What an entry shows of its target (a user's email, an account's name) and whom a failed sign-in named.
     display: async (type, id) => {
       if (type === 'account') return (await ctx.tenants.get(id))?.name;
-      return isUuid(id) ? (await findById(ctx.db, id))?.email : undefined;
+      const u = isUuid(id) ? await findById(ctx.db, id) : undefined;
+      return u && userLabel(u);
     },
     user: async (identifier, by) => {
       const u = by === 'email' ? await findByEmail(ctx.db, identifier) : await findByUsername(ctx.db, identifier);
-      return u && { id: u.id, tenantId: u.active_tenant_id, email: u.email };
+      return u && { id: u.id, tenantId: u.active_tenant_id, email: userLabel(u) };
     },
   });
   // The captcha check (policy on) of the public sign-in, sign-up, passwordless, reset and activation routes: also root.

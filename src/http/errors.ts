@@ -54,6 +54,7 @@ export const catalogue = {
   BULK_TASK_NOT_FOUND: { status: 404, errorCode: 'GH-42010', message: 'Bulk task not found' },
   USER_EMAIL_NOT_FOUND: { status: 404, errorCode: 'GH-42011', message: 'The user has no such email address' },
   EMAIL_CODES_UNAVAILABLE: { status: 503, errorCode: 'GH-42012', message: 'Email codes are not available on this server' },
+  USER_HAS_NO_EMAIL: { status: 409, errorCode: 'GH-42013', message: 'The user has no email address: nothing can be emailed to them' },
   INVITATION_NEEDS_MAILBOX_PROOF: {
     status: 403, errorCode: 'GH-42090',
     message: 'Your password was set by an administrator: accept this invitation with the emailed invitation link or code',

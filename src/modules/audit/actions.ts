@@ -21,7 +21,7 @@ const ENT = '/entitlements/resources/entitlements/v2';
 /** Routes whose write emits a catalogue event: the event key is the action (success or failure alike). */
 const CATALOGUE: Record<string, string[]> = {
   'user.created': [
-    `POST ${U}/v1`, `POST ${U}/v2`, `POST ${U}/v1/signUp`, 'POST /identity/resources/migrations/v1/local',
+    `POST ${U}/v1`, `POST ${U}/v2`, `POST ${U}/v1/signUp`, `POST ${U}/v1/signUp/username`, 'POST /identity/resources/migrations/v1/local',
   ],
   'user.updated': [
     `PUT ${U}/v1`, `PUT ${U}/v2/me`, `PUT ${U}/v1/:userId`, `POST ${U}/v1/:userId/verify`,

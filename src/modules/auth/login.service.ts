@@ -12,7 +12,7 @@ import { createStepUp, type StepUpFactor } from './step-up.service.ts';
 import type { SessionsService } from './sessions.service.ts';
 import type { ClientInfo, GateInput, Respond, SignInGate, SignInOptions, UsedSettings } from './sign-in.types.ts';
 import * as store from './store.ts';
-import type { LoginResponse, ResetPasswordResponse, TokenIssuer } from './tokens.ts';
+import { emailOf, type LoginResponse, type ResetPasswordResponse, type TokenIssuer } from './tokens.ts';
 
 export interface LoginDeps {
   db: Db;
@@ -119,8 +119,7 @@ export function createLoginService(deps: LoginDeps) {
       expires: new Date(Date.now() + expiresIn * 1000).toISOString(),
       mfaRequired: false,
       userId: user.id,
-      userEmail: user.email,
-      emailVerified: user.verified,
+      ...emailOf(user),
     };
   };
 
@@ -198,7 +197,7 @@ export function createLoginService(deps: LoginDeps) {
       if (user.must_reset_password && !(user.password_hash && hasherFor(user.password_hash))) {
         const resetPasswordToken = randomSecret(32);
         await store.insertResetToken(db, { userId: user.id, tokenHash: sha256Hex(resetPasswordToken), reason: 'migrated-without-password', ttlSeconds: 3600 });
-        return { mfaRequired: false, resetPasswordToken, userId: user.id, userEmail: user.email, emailVerified: user.verified };
+        return { mfaRequired: false, resetPasswordToken, userId: user.id, ...emailOf(user) };
       }
       const { ok, needsRehash } = await passwords.verify(body.password, user.password_hash);
       if (!ok) {
@@ -213,7 +212,7 @@ export function createLoginService(deps: LoginDeps) {
       if (rotation?.expired) {
         const resetPasswordToken = randomSecret(32);
         await store.insertResetToken(db, { userId: user.id, tokenHash: sha256Hex(resetPasswordToken), reason: 'password-expired', ttlSeconds: 3600 });
-        return { mfaRequired: false, resetPasswordToken, userId: user.id, userEmail: user.email, emailVerified: user.verified };
+        return { mfaRequired: false, resetPasswordToken, userId: user.id, ...emailOf(user) };
       }
       // An imported hash of another format is replaced by our own (the password was right; kept even if a gate refuses).
       if (needsRehash) await store.rehashPassword(db, user.id, await passwords.hash(body.password));

@@ -42,7 +42,7 @@ export function createStepUp(deps: StepUpDeps) {
     if (!view || view.session.user_id !== auth.userId || view.session.revoked_at) throw new AppError('SESSION_REVOKED', 'The token belongs to no live session');
     const { session } = view;
     const { user, membership, tenantIds } = await checkSessionAccess(deps, view, client, 'SESSION_REVOKED');
-    deps.limit(user.email);
+    deps.limit(user.email ?? user.username ?? user.id);
     if (body.password !== undefined) {
       if (!user.password_hash || !hasherFor(user.password_hash)) {
         throw new AppError('STEP_UP_UNAVAILABLE', 'The user has no password: re-authenticate by signing in again (SSO, social or passwordless)');

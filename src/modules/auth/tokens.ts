@@ -14,7 +14,7 @@ export interface LoginResponse {
   expires: string;
   mfaRequired: false;
   userId: string;
-  userEmail: string;
+  userEmail?: string;
   emailVerified: boolean;
 }
 
@@ -23,9 +23,12 @@ export interface ResetPasswordResponse {
   mfaRequired: false;
   resetPasswordToken: string;
   userId: string;
-  userEmail: string;
+  userEmail?: string;
   emailVerified: boolean;
 }
+
+/** The login answer's `userEmail`/`emailVerified` (wire.md 4): `userEmail` is left out for a user without an email. */
+export const emailOf = (u: Pick<UserRow, 'email' | 'verified'>) => ({ ...(u.email ? { userEmail: u.email } : {}), emailVerified: u.verified });
 
 /**
  * Signs user access tokens with the claims of wire.md section 3, roles and permissions of the acting account. The
@@ -114,7 +117,9 @@ export function createTokenIssuer(deps: { keys: KeysService; roles: RolesService
         sub: a.user.id,
         // The vendor's Node SDK declares `userId` on a user token's entity (IUser); apps read it.
         userId: a.user.id,
-        email: a.user.email,
+        // A user without an email (signed up with a username) has no `email` claim: the vendor's Node SDK declares
+        // it optional on a user token (IUser), and OIDC leaves out a claim it has no value for.
+        ...(a.user.email ? { email: a.user.email } : {}),
         email_verified: a.user.verified,
         name: a.user.name,
         profilePictureUrl: a.user.profile_picture_url ?? '',

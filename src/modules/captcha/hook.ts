@@ -17,6 +17,7 @@ const activationUser = (b: Body) => ({ userId: str(b.userId) });
 export const CAPTCHA_ROUTES: Record<string, (body: Body) => Pick<CaptchaAttempt, 'email' | 'userId'>> = {
   '/identity/resources/auth/v1/user': email,
   '/identity/resources/users/v1/signUp': email,
+  '/identity/resources/users/v1/signUp/username': email,
   '/identity/resources/auth/v1/passwordless/:type/prelogin': email,
   '/identity/resources/users/v1/passwords/reset': resetEmail,
   '/identity/resources/users/v2/passwords/reset/email': resetEmail,

@@ -159,7 +159,7 @@ export function createCaptchaService(deps: { db: Db; kek: Buffer; verifyUrl: str
       if (!policy) return;
       if (policy.exactEmails.size + policy.domains.size > 0) {
         let email = attempt.email;
-        if (!email && attempt.userId && isUuid(attempt.userId)) email = (await findById(db, attempt.userId))?.email;
+        if (!email && attempt.userId && isUuid(attempt.userId)) email = (await findById(db, attempt.userId))?.email ?? undefined;
         if (exempts(policy, email)) return;
       }
       const token = attempt.token?.trim();

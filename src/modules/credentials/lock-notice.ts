@@ -3,7 +3,7 @@ import type { Queryable } from '../../storage/db.ts';
 /** The user a lockout locked: what a notice needs. */
 export interface LockedUser {
   id: string;
-  email: string;
+  email: string | null;
   name: string | null;
   active_tenant_id: string | null;
 }

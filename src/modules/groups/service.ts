@@ -68,7 +68,7 @@ export function createGroupsService(deps: GroupsDeps) {
         roles: roleRecords.filter((x) => mine.has(x.id) && roleById.has(x.id)),
         users: users.filter((u) => u.group_id === r.id).map((u) => ({
           id: u.id,
-          email: u.email,
+          email: u.email ?? '',
           name: u.name,
           profilePictureUrl: u.profile_picture_url ?? '',
           createdAt: iso(u.created_at)!,

@@ -15,7 +15,7 @@ export interface GroupRow {
 export interface GroupUserRow {
   group_id: string;
   id: string;
-  email: string;
+  email: string | null;
   name: string;
   profile_picture_url: string | null;
   created_at: Date;

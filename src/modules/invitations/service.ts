@@ -54,7 +54,7 @@ export function createInvitationsService(deps: InvitationsDeps) {
       to: user.email,
       tenantId,
       vars: {
-        name: user.name, email: user.email, tenantName: await store.accountName(q, tenantId), expiresInMinutes: String(s.codeExpiration),
+        name: user.name, email: user.email ?? '', tenantName: await store.accountName(q, tenantId), expiresInMinutes: String(s.codeExpiration),
         ...(inviter ? { inviterName: inviter } : {}), ...(issued.code ? { code: issued.code } : {}),
       },
       linkParams: { userId: user.id, token: issued.token! },
@@ -64,7 +64,7 @@ export function createInvitationsService(deps: InvitationsDeps) {
   async function inviterName(q: Queryable, by: Inviter): Promise<string | undefined> {
     if (by.kind !== 'user' || !isUuid(by.userId)) return undefined;
     const u = await findById(q, by.userId);
-    return u ? u.name || u.email : undefined;
+    return u ? u.name || u.email || u.username || undefined : undefined;
   }
 
   return {
@@ -157,6 +157,7 @@ export function createInvitationsService(deps: InvitationsDeps) {
       const member = user ? (await db.query('SELECT 1 FROM user_tenants WHERE tenant_id = $1 AND user_id = $2', [tenantId, user.id])).rows.length > 0 : false;
       if (!user || !member) throw new AppError('NOT_A_MEMBER', `User ${userId} is not a member of account ${tenantId}`);
       const inv = await store.findInvitation(db, tenantId, user.id);
+      if (!user.email) throw new AppError('USER_HAS_NO_EMAIL', `User ${user.id} has no email address: there is no activation email to send`);
       if (inv && !inv.accepted_at) return this.resend(tenantId, user.email, client);
       if ((await db.query('SELECT 1 FROM pending_activations WHERE user_id = $1', [user.id])).rows.length) return resendSignup(user.email, client);
       throw new AppError('ALREADY_ACTIVATED', `${user.email} has already accepted the invitation or activated the account`);

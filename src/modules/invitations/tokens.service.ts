@@ -162,10 +162,10 @@ export function createInviteTokensService(deps: InviteTokensDeps) {
           data: { userId: user.id, email: user.email, tenantId, invitedBy: row.user_id ?? 'vendor', via: 'invite-token', inviteTokenId: row.id, emailSent: false },
         });
         const owner = row.should_send_email && row.user_id ? await findById(q, row.user_id) : undefined;
-        if (owner) {
+        if (owner?.email) {
           await deps.messaging.sendEmail(q, {
             type: 'UserUsedInvitation', to: owner.email, tenantId,
-            vars: { name: owner.name, inviteeEmail: user.email, tenantName: (await store.accountLive(q, tenantId))?.name ?? '' },
+            vars: { name: owner.name, inviteeEmail: user.email ?? user.username ?? '', tenantName: (await store.accountLive(q, tenantId))?.name ?? '' },
           });
         }
       } else {

@@ -31,7 +31,8 @@ export interface MessagingDeps {
 
 export interface EmailRequest {
   tenantId?: string | null;
-  to: string;
+  /** A user's address; null for a user without one (signed up with a username): a 409 USER_HAS_NO_EMAIL. */
+  to: string | null;
   type: EmailTemplateType;
   vars: Record<string, string>;
   /** Query parameters for `{{link}}`: appended to the template's redirectURL (else PUBLIC_URL + the type's default path). */
@@ -202,6 +203,7 @@ export function createMessagingService(deps: MessagingDeps) {
     /** Queues an email in the caller's transaction; delivered by a job once it commits. */
     async sendEmail(q: Queryable, m: EmailRequest): Promise<{ deliveryId: string }> {
       if (!isEmailType(m.type)) throw new Error(`unknown email template type ${m.type}`);
+      if (!m.to) throw new AppError('USER_HAS_NO_EMAIL', `The user has no email address: the ${m.type} email cannot be sent`);
       return enqueue(q, 'email', m.type, m.tenantId ?? null, { to: m.to.trim().toLowerCase(), vars: m.vars, linkParams: m.linkParams });
     },
     /** Queues an SMS in the caller's transaction; delivered by a job once it commits. */

@@ -105,7 +105,7 @@ export function createCodeFlows(deps: { db: Db; core: MfaCore; devices: DeviceFl
       return db.transaction(async (tx) => {
         const { t, user } = await core.pendingSignIn(tx, body.mfaToken);
         if (!(await store.config(tx)).email_active) throw new AppError('MFA_STRATEGY_INACTIVE', 'Email-code MFA is not enabled in this environment');
-        if (!user.verified) throw new AppError('MFA_STRATEGY_INACTIVE', 'Email-code MFA needs a verified email address');
+        if (!user.verified || !user.email) throw new AppError('MFA_STRATEGY_INACTIVE', 'Email-code MFA needs a verified email address');
         return send(tx, user, { purpose: 'signin-email', channel: 'email', to: user.email, tenantId: t.tenant_id, mfaTokenHash: t.token_hash });
       });
     },

@@ -63,7 +63,7 @@ export function createMfaGate(policy: Pick<PolicyService, 'signInSettings'>, pen
       mfaRequired: true,
       mfaToken,
       mfaEnrolled: devices.length > 0,
-      mfaDevices: devicesRecord(devices, cfg, a.user.verified ? a.user.email : undefined),
+      mfaDevices: devicesRecord(devices, cfg, a.user.verified && a.user.email ? a.user.email : undefined),
       mfaStrategies: strategies(cfg),
       allowRememberMyDevice: p.allowRemember,
       userId: a.user.id,

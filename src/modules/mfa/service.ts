@@ -205,13 +205,13 @@ export function createMfaCore(deps: MfaDeps) {
   }
 
   /** An authenticator enrolment in progress: a sealed secret, its QR code and URI. */
-  async function startAuthenticator(tx: Queryable, user: Pick<UserRow, 'id' | 'email'>) {
+  async function startAuthenticator(tx: Queryable, user: Pick<UserRow, 'id' | 'email' | 'username'>) {
     const cfg = await store.config(tx);
     if (!cfg.authenticator_active) throw new AppError('MFA_STRATEGY_INACTIVE', 'Authenticator-app MFA is not enabled in this environment');
     const secret = newTotpSecret();
     await store.dropPending(tx, user.id, 'authenticator');
     const deviceId = await store.insertDevice(tx, { userId: user.id, kind: 'authenticator', secretEnc: encrypt(kek, secret), verified: false });
-    const uri = otpauthUri(secret, cfg.service_name, user.email);
+    const uri = otpauthUri(secret, cfg.service_name, user.email ?? user.username ?? user.id);
     return { qrCode: await qrDataUrl(uri), uri, deviceId };
   }
 

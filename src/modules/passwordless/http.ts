@@ -13,8 +13,10 @@ export const clientOf = (req: FastifyRequest): Client => ({ ip: req.ip, userAgen
  * Answers a sign-in a flow finished: with tokens, the refresh token also goes into the `gh_refresh` cookie as the
  * password sign-in sets it (same attributes).
  */
-export async function sendLogin(reply: FastifyReply, r: object, env: EnvironmentService, secureCookies: boolean, status = 200) {
-  const token = (r as { refreshToken?: unknown }).refreshToken;
+export async function sendLogin(
+  reply: FastifyReply, r: object, env: EnvironmentService, secureCookies: boolean, status = 200,
+  token: unknown = (r as { refreshToken?: unknown }).refreshToken,
+) {
   if (typeof token === 'string') {
     const s = await env.settings();
     const sameSite = s.cookieSameSite === 'NONE' ? 'None' : s.cookieSameSite === 'STRICT' ? 'Strict' : 'Lax';

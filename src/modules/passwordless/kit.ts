@@ -10,7 +10,7 @@ import { updateUser, type UserRow } from '../users/index.ts';
  * appended to the type's link (its template's redirect URL, else PUBLIC_URL + the type's default path) as `{{link}}`.
  */
 export interface Delivery {
-  sendEmail(q: Queryable, m: { type: 'ActivateUser' | 'InviteToTenant' | 'MagicLink' | 'OTC'; to: string; tenantId?: string | null; vars: Record<string, string>; linkParams?: Record<string, string> }): Promise<unknown>;
+  sendEmail(q: Queryable, m: { type: 'ActivateUser' | 'InviteToTenant' | 'MagicLink' | 'OTC'; to: string | null; tenantId?: string | null; vars: Record<string, string>; linkParams?: Record<string, string> }): Promise<unknown>;
   sendSms(q: Queryable, m: { type: 'OTC'; to: string; tenantId?: string | null; vars: Record<string, string> }): Promise<unknown>;
 }
 

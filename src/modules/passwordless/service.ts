@@ -97,8 +97,10 @@ export function createPasswordlessService(deps: PasswordlessDeps) {
       const sent = await db.transaction(async (tx) => {
         const user = await findUser(tx, id);
         if (!user || isLockedNow(user)) return false;
+        // A user without an email (signed up with a username) gets no link or code by email: the same answer.
+        if (type !== 'smscode' && !user.email) return false;
         const ttlSeconds = minutes * 60;
-        const vars = { name: user.name, email: user.email, expiresInMinutes: String(minutes) };
+        const vars = { name: user.name, email: user.email ?? '', expiresInMinutes: String(minutes) };
         if (type === 'smscode') {
           const to = await smsNumber(tx, user, id.kind === 'phone' ? id.value : undefined);
           if (!to) return false;

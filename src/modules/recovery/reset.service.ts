@@ -94,8 +94,9 @@ export function createResetService(deps: ResetDeps) {
       const finish = timing.email.start();
       const sent = await db.transaction(async (tx) => {
         const user = await findUser(tx, id);
-        if (user) await sendResetEmail(tx, user);
-        return Boolean(user);
+        // A user without an email (signed up with a username) answers as an unknown one, as SMS does without a phone.
+        if (user?.email) await sendResetEmail(tx, user);
+        return Boolean(user?.email);
       });
       await finish(sent); // unknown identifiers answer after the typical time of a real send
       return { sessionId: newId() };
@@ -154,7 +155,7 @@ export function createResetService(deps: ResetDeps) {
           await sendResetEmail(tx, user);
           return 'mailbox';
         }
-        await deps.passwords.validate(tx, b.password, { tenantId: user.active_tenant_id ?? undefined, userId: user.id, email: user.email });
+        await deps.passwords.validate(tx, b.password, { tenantId: user.active_tenant_id ?? undefined, userId: user.id, email: user.email ?? undefined });
         const hash = await deps.passwords.hash(b.password);
         const values: Record<string, unknown> = { password_hash: hash, must_reset_password: false, failed_attempts: 0 };
         // An emailed link (or the vendor's link) proves the mailbox: the new password is the owner's own.

@@ -36,7 +36,8 @@ export type VerificationService = ReturnType<typeof createVerificationService>;
 export function createVerificationService(deps: VerificationDeps) {
   const { db, codes } = deps;
 
-  async function send(q: Queryable, user: UserRow, email: string): Promise<void> {
+  async function send(q: Queryable, user: UserRow, email: string | null): Promise<void> {
+    if (!email) throw new AppError('USER_HAS_NO_EMAIL', `User ${user.id} has no email address to verify`);
     const token = randomSecret(32);
     await store.insertVerifyToken(q, { tokenHash: sha256Hex(token), userId: user.id, email, ttlSeconds: VERIFY_LINK_TTL });
     const { code } = await codes.issue(q, { purpose: 'verify-email', userId: user.id, target: email, ttlSeconds: VERIFY_CODE_TTL });

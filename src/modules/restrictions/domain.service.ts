@@ -47,13 +47,14 @@ const toConfig = (c: store.DomainConfigRow | undefined) => ({ active: c?.active 
  * configuration admits a domain that is (or is below) a domain on its ALLOW list, or that is not (below) one on its
  * BLOCK list; `blockPublicDomains` also refuses free-mail domains. One statement.
  */
-export async function domainVerdict(q: Queryable, tenantId: string | null, email: string): Promise<{ allowed: true } | { allowed: false; reason: string }> {
-  const suffixes = suffixesOf(email.trim().toLowerCase());
+export async function domainVerdict(q: Queryable, tenantId: string | null, email: string | null): Promise<{ allowed: true } | { allowed: false; reason: string }> {
+  // A user without an email (signed up with a username) has no domain to admit: refused wherever domains are restricted.
+  const suffixes = email === null ? undefined : suffixesOf(email.trim().toLowerCase());
   const scopes = tenantId ? ['', tenantId] : [''];
   const configs = await store.domainVerdicts(q, scopes, suffixes ?? []);
   for (const c of configs) {
     const where = c.scope === '' ? 'the environment' : `account ${c.scope}`;
-    if (!suffixes) return { allowed: false, reason: `the email has no valid domain, and ${where} restricts email domains` };
+    if (!suffixes) return { allowed: false, reason: `${email === null ? 'there is no email' : 'the email has no valid domain'}, and ${where} restricts email domains` };
     if (c.block_public_domains && suffixes.some((s) => PUBLIC_EMAIL_DOMAINS.has(s))) return { allowed: false, reason: `${where} does not accept public email domains (${suffixes[0]})` };
     if (c.list_type === 'ALLOW' && !c.listed) return { allowed: false, reason: `${suffixes[0]} is not on the allowed email domains of ${where}` };
     if (c.list_type === 'BLOCK' && c.listed) return { allowed: false, reason: `${suffixes[0]} is a blocked email domain of ${where}` };
@@ -64,7 +65,7 @@ export async function domainVerdict(q: Queryable, tenantId: string | null, email
 export const domainAllowed = async (q: Queryable, tenantId: string | null, email: string): Promise<boolean> => (await domainVerdict(q, tenantId, email)).allowed;
 
 /** Throws 403 `DOMAIN_RESTRICTED` naming the rule when `domainAllowed` says no; `field` names the input. */
-export async function assertEmailDomainAllowed(q: Queryable, tenantId: string | null, email: string, field = 'email'): Promise<void> {
+export async function assertEmailDomainAllowed(q: Queryable, tenantId: string | null, email: string | null, field = 'email'): Promise<void> {
   const v = await domainVerdict(q, tenantId, email);
   if (!v.allowed) throw new AppError('DOMAIN_RESTRICTED', `${field}: ${v.reason}`);
 }

@@ -3,7 +3,11 @@ import { Type } from 'typebox';
 import { guard } from '../../http/auth.ts';
 import type { EnvironmentService } from '../environment/index.ts';
 import { clientOf, LoginAnswer, sendLogin } from '../passwordless/index.ts';
-import { ActivateBody, ActivateCodeBody, ResendBody, SignUpBody, SignUpResponse, Strategy, StrategyBody, StrategyQuery } from './schema.ts';
+import { AppError } from '../../http/errors.ts';
+import {
+  ActivateBody, ActivateCodeBody, ResendBody, SignUpBody, SignUpResponse, SignUpUsernameBody, SignUpUsernameResponse,
+  Strategy, StrategyBody, StrategyQuery,
+} from './schema.ts';
 import type { SignupService } from './service.ts';
 import { signupStrategiesRoutes } from './strategies.routes.ts';
 
@@ -17,6 +21,23 @@ export const signupRoutes: FastifyPluginAsyncTypebox<{ signup: SignupService; en
     config: guard.public,
     schema: { tags, summary: 'Sign up: a new account and its first user (when allowSignups); an activation email follows', body: SignUpBody, response: { 201: SignUpResponse } },
   }, async (req, reply) => reply.status(201).send(await signup.signUp(req.body, clientOf(req))));
+
+  app.post(`${U}/signUp/username`, {
+    config: guard.public,
+    schema: {
+      tags,
+      summary: 'Sign up with a username and no email (when allowSignups): a new account and its first user, signed in at once',
+      body: SignUpUsernameBody, response: { 201: SignUpUsernameResponse },
+    },
+  }, async (req, reply) => {
+    // The schema does not declare an email, so it would be silently ignored: refused, naming the route that takes one.
+    if ((req.body as Record<string, unknown>).email !== undefined) {
+      const rule = `body.email is not accepted here: a sign-up with an email is POST ${U}/signUp (it takes a username too)`;
+      throw new AppError('VALIDATION', rule, { fields: ['email'] });
+    }
+    const r = await signup.signUpWithUsername(req.body, clientOf(req));
+    return sendLogin(reply, r, deps.environment, deps.secureCookies, 201, r.authResponse?.refreshToken);
+  });
 
   app.post(`${U}/activate`, {
     config: guard.public,

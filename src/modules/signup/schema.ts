@@ -1,12 +1,13 @@
 import { Type, type Static } from 'typebox';
+import { SignInAnswer } from '../auth/index.ts';
+import { Username } from '../users/index.ts';
 
 const Str = (max: number) => Type.Optional(Type.String({ maxLength: max }));
 const PROVIDERS = ['local', 'saml', 'google', 'github', 'facebook', 'microsoft', 'scim2', 'slack', 'apple'] as const;
 
-export const SignUpBody = Type.Object({
+/** The fields both sign-ups take (by email, and by username alone). */
+const common = {
   provider: Type.Union(PROVIDERS.map((p) => Type.Literal(p))),
-  email: Type.String({ format: 'email', maxLength: 320 }),
-  username: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9._@+-]{1,128}$' })),
   name: Str(255),
   profilePictureUrl: Str(4095),
   password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
@@ -21,8 +22,41 @@ export const SignUpBody = Type.Object({
     maxItems: 100, uniqueItems: true,
     description: 'only default roles (isDefault) may be named; they are added to the roles the sign-up gives (first-user roles of the new account, or the invite token\'s); any other role is a 400',
   })),
+};
+const SignUpCommon = Type.Object(common);
+export type SignUpCommon = Static<typeof SignUpCommon>;
+
+export const SignUpBody = Type.Object({
+  ...common,
+  email: Type.String({ format: 'email', maxLength: 320 }),
+  username: Type.Optional(Username),
 });
 export type SignUpBody = Static<typeof SignUpBody>;
+
+/** POST .../signUp/username: a user named by a username alone (no email); companyName names the new account. */
+export const SignUpUsernameBody = Type.Object({
+  ...common,
+  // The vendor's browser SDK (signUpUserWithUsername, ISignUpUser) sends no provider: "local" when absent.
+  provider: Type.Optional(Type.Union(PROVIDERS.map((p) => Type.Literal(p)), { default: 'local' })),
+  username: Username,
+  companyName: Type.String({ minLength: 1, maxLength: 255 }),
+  password: Type.Optional(Type.String({
+    minLength: 1, maxLength: 1024,
+    description: 'required: a user without an email cannot set or reset a password by email later',
+  })),
+});
+export type SignUpUsernameBody = Static<typeof SignUpUsernameBody>;
+
+/**
+ * SignUpResponseDto: the user is signed in at once (nothing to activate by email): `authResponse` is the login answer
+ * of wire.md 4 (or the MFA challenge); without it, a sign-in gate refused and the user signs in by the usual route.
+ */
+export const SignUpUsernameResponse = Type.Object({
+  shouldActivate: Type.Boolean(),
+  userId: Type.String(),
+  tenantId: Type.String(),
+  authResponse: Type.Optional(SignInAnswer),
+});
 
 /** SignUpUserEmailDto: the new user's id, account and identity (never the password). */
 export const SignUpResponse = Type.Object({

@@ -1,4 +1,3 @@
-import { newId } from '../../lib/crypto.ts';
 import { isUuid } from '../../lib/pg-errors.ts';
 import { AppError } from '../../http/errors.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
@@ -7,13 +6,11 @@ import type { PasswordService } from '../credentials/index.ts';
 import type { EnvironmentService } from '../environment/index.ts';
 import type { EventsService } from '../events/index.ts';
 import type { RolesService } from '../roles/index.ts';
-import { parseMetadata, type TenantsService } from '../tenants/index.ts';
-import {
-  addMembership, addPhone, addRoles, findByEmail, findById, findByUsername, insertUser, proveMailbox, updateUser, type UserRow,
-} from '../users/index.ts';
+import type { TenantsService } from '../tenants/index.ts';
+import { findByEmail, findById, proveMailbox, updateUser, type UserRow } from '../users/index.ts';
 import { checkError, countFailure, createEqualizer, limitRequests, readFlowSettings, writeFlowSettings, type Client, type CodeBook, type CodeLimits, type Delivery, type StrategySettings } from '../passwordless/index.ts';
-import { assertEmailDomainAllowed } from '../restrictions/index.ts';
-import type { SignUpBody } from './schema.ts';
+import { createRegistration } from './register.ts';
+import type { SignUpBody, SignUpUsernameBody } from './schema.ts';
 import * as store from './store.ts';
 
 export interface SignupDeps {
@@ -43,6 +40,7 @@ export type SignupService = ReturnType<typeof createSignupService>;
 export function createSignupService(deps: SignupDeps) {
   const { db, codes } = deps;
   const resendTiming = createEqualizer();
+  const register = createRegistration(deps);
 
   /** Issues a fresh activation secret (replacing earlier ones) and emails it per the activation strategy. */
   async function sendActivation(q: Queryable, user: UserRow, tenantId: string | null) {
@@ -52,7 +50,7 @@ export function createSignupService(deps: SignupDeps) {
       type: 'ActivateUser',
       to: user.email,
       tenantId,
-      vars: { name: user.name, email: user.email, expiresInMinutes: String(s.codeExpiration), ...(issued.code ? { code: issued.code } : {}) },
+      vars: { name: user.name, email: user.email ?? '', expiresInMinutes: String(s.codeExpiration), ...(issued.code ? { code: issued.code } : {}) },
       linkParams: { userId: user.id, token: issued.token! },
     });
     return issued;
@@ -76,20 +74,6 @@ export function createSignupService(deps: SignupDeps) {
     return { user, rowId: r.row.id };
   }
 
-  /**
-   * `roleIds` of a public sign-up: anyone may call it, so it may name only the account's default roles (which every
-   * new member gets anyway); those are added to the roles the sign-up gives. Any other role (e.g. admin) is a 400 and,
-   * thrown inside the transaction, leaves nothing behind.
-   */
-  async function defaultRolesOnly(tx: Queryable, tenantId: string, roleIds: string[] | undefined): Promise<string[]> {
-    if (!roleIds?.length) return [];
-    const defaults = new Set(await deps.roles.defaultRoleIds(tx, tenantId));
-    const ids = roleIds.map((r) => r.trim().toLowerCase());
-    const refused = ids.filter((r) => !defaults.has(r));
-    if (refused.length) throw new AppError('UNKNOWN_IDS', `roleIds: a sign-up may name only default roles; not allowed: ${refused.join(', ')}`, { roleIds: refused });
-    return ids;
-  }
-
   return {
     /**
      * A sign-in gate: a user who signed up and has not activated cannot sign in (refresh is not affected). `prefetched`:
@@ -104,50 +88,30 @@ export function createSignupService(deps: SignupDeps) {
     gatePrefetch: store.pendingSql,
 
     async signUp(body: SignUpBody, client: Client) {
-      if (!(await deps.environment.settings()).allowSignups) throw new AppError('SIGNUP_DISABLED', 'Sign-up is disabled in this environment (allowSignups of POST /identity/resources/configurations/v1)');
-      if (body.provider !== 'local') throw new AppError('VALIDATION', 'body.provider must be "local" for sign-up with email (social and SSO sign-up use their own routes)');
       const email = body.email.trim().toLowerCase();
-      const metadata = body.metadata !== undefined ? parseMetadata(body.metadata, 'metadata') : {};
-      limitRequests(deps.limits, client.ip, email);
-      // The environment's email-domain restrictions (a new account has no rules of its own yet).
-      await assertEmailDomainAllowed(db, null, email);
-      // The new account inherits the environment's password policy, so it is checked before anything is written.
-      if (body.password !== undefined) await deps.passwords.validate(db, body.password, { email });
-      const passwordHash = body.password !== undefined ? await deps.passwords.hash(body.password) : null;
-      return db.transaction(async (tx) => {
-        if (await findByEmail(tx, email)) throw new AppError('USER_EXISTS', `A user with email ${email} already exists; sign in instead`);
-        if (body.username && (await findByUsername(tx, body.username))) throw new AppError('USERNAME_TAKEN', `Username ${body.username} is taken`);
-        const name = body.name?.trim() ?? '';
-        const invite = body.invitationToken?.trim() && deps.inviteTokens ? body.invitationToken.trim() : undefined;
-        // With an account invite token the user joins that account (the token's roles) instead of creating one.
-        const invited = invite ? await deps.inviteTokens!.check(tx, invite) : undefined;
-        const account = invited ? undefined : await deps.tenants.create({ name: (body.companyName?.trim() || name || email).slice(0, 255), creatorEmail: email, ...(name ? { creatorName: name } : {}) } as never, tx);
-        const tenantId = invited ?? account!.tenantId;
-        const requestedRoles = await defaultRolesOnly(tx, tenantId, body.roleIds);
-        const id = newId();
-        await insertUser(tx, {
-          id, email, username: body.username ?? null, name, profile_picture_url: body.profilePictureUrl ?? null, verified: false,
-          provider: 'local', metadata, vendor_metadata: {}, password_hash: passwordHash, active_tenant_id: tenantId,
-        });
-        if (passwordHash) await deps.passwords.remember(tx, id, passwordHash);
-        if (body.phoneNumber && !(await addPhone(tx, id, body.phoneNumber))) throw new AppError('PHONE_TAKEN', `Phone number ${body.phoneNumber} belongs to another user`);
-        if (account) {
-          await addMembership(tx, account.tenantId, id, { subAccess: account.subAccountAccessType !== 'defaultOff', expiresAt: null });
-          // A self-registered user never chooses privileged roles: the first user of the new account gets the
-          // firstUserRole roles, plus the default roles named in roleIds (defaultRolesOnly).
-          await addRoles(tx, account.tenantId, id, [...(await deps.roles.firstUserRoleIds(tx, account.tenantId)), ...requestedRoles]);
-        }
-        await store.markPending(tx, id);
-        let user = (await findById(tx, id))!;
-        if (invite) {
-          await deps.events.emit(tx, { eventKey: 'user.created', tenantId, entity: { type: 'user', id }, data: { userId: id, email, tenantId, source: 'signup' } });
-          await deps.inviteTokens!.join(tx, user, invite);
-          await addRoles(tx, tenantId, id, requestedRoles);
-          user = (await findById(tx, id))!;
-        }
+      return register(body, { email, username: body.username ?? null }, client, true, async (tx, { user, tenantId }) => {
         if (!body.skipInviteEmail) await sendActivation(tx, user, tenantId);
-        if (!invite) await deps.events.emit(tx, { eventKey: 'user.created', tenantId, entity: { type: 'user', id }, data: { userId: id, email, tenantId, source: 'signup' } });
-        return { shouldActivate: true, userId: id, tenantId, provider: 'local' as const, email, ...(user.username ? { username: user.username } : {}), name };
+        return { shouldActivate: true, userId: user.id, tenantId, provider: 'local' as const, email, ...(user.username ? { username: user.username } : {}), name: user.name };
+      });
+    },
+
+    /**
+     * Sign-up with a username and no email: the same rules and account creation as `signUp`, but there is no mailbox
+     * to activate by, so the user is not pending and is signed in at once (`shouldActivate: false`, `authResponse`).
+     * The password is required: without an email it could never be set or reset later.
+     */
+    async signUpWithUsername(body: SignUpUsernameBody, client: Client) {
+      if (body.password === undefined) {
+        throw new AppError('VALIDATION', 'body.password is required: a user signed up with a username has no email to set or reset a password by', { fields: ['password'] });
+      }
+      return register(body, { email: null, username: body.username }, client, false, async (tx, { user, tenantId }) => {
+        // A gate that refuses the sign-in (e.g. the invite token's account restricts IPs) does not undo the sign-up:
+        // the answer then carries no tokens and the user meets the refusal at the sign-in route.
+        const authResponse = await deps.login.signIn(tx, user, client, ['pwd']).catch((err: unknown) => {
+          if (err instanceof AppError) return undefined;
+          throw err;
+        });
+        return { shouldActivate: false, userId: user.id, tenantId, ...(authResponse ? { authResponse } : {}) };
       });
     },
 
@@ -167,7 +131,7 @@ export function createSignupService(deps: SignupDeps) {
         if (body.password !== undefined) {
           // A weak password is answered without consuming the link, so the user can try another one.
           try {
-            await deps.passwords.validate(tx, body.password, { tenantId: user.active_tenant_id ?? undefined, userId: user.id, email: user.email });
+            await deps.passwords.validate(tx, body.password, { tenantId: user.active_tenant_id ?? undefined, userId: user.id, email: user.email ?? undefined });
           } catch (err) {
             if (err instanceof AppError) return { error: err };
             throw err;

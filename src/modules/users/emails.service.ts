@@ -114,11 +114,13 @@ export function createUserEmailOps(deps: UsersDeps, core: UsersCore, prior: { on
         const user = await core.requireUser(tx, userId, true);
         if (user.email === email) return; // already primary: nothing to do
         await emails.lockAddress(tx, email);
-        await emails.lockAddress(tx, user.email);
+        if (user.email) await emails.lockAddress(tx, user.email);
         const row = await emails.findOfUser(tx, user.id, { email }, true);
         if (!row) throw new AppError('USER_EMAIL_NOT_FOUND', `User ${user.id} has no email ${email}`);
         if (!row.verified) throw new AppError('CONFLICT', `email ${email} is not verified; verify it before making it primary`);
-        await emails.replaceAddress(tx, row.id, user.email, user.verified);
+        // A user without a primary address (signed up with a username) has nothing to keep as a secondary one.
+        if (user.email) await emails.replaceAddress(tx, row.id, user.email, user.verified);
+        else await emails.remove(tx, row.id);
         await store.updateUser(tx, user.id, { email, verified: true });
         for (const fn of hooks) await fn(tx, user.id);
         await deps.events?.emit(tx, {

@@ -84,7 +84,7 @@ export async function remove(q: Queryable, id: string): Promise<void> {
   await q.query('DELETE FROM user_emails WHERE id = $1', [id]);
 }
 
-const LISTED = `SELECT u.id, u.id AS user_id, u.email, u.verified, true AS is_primary, u.created_at, u.updated_at FROM users u WHERE u.id = ANY($1::uuid[])
+const LISTED = `SELECT u.id, u.id AS user_id, u.email, u.verified, true AS is_primary, u.created_at, u.updated_at FROM users u WHERE u.id = ANY($1::uuid[]) AND u.email IS NOT NULL
   UNION ALL SELECT e.id, e.user_id, e.email, e.verified, false, e.created_at, e.updated_at FROM user_emails e WHERE e.user_id = ANY($1::uuid[])`;
 
 /** A user's addresses: the primary first, then the others by age. */
@@ -102,7 +102,7 @@ export async function list(q: Queryable, f: ListFilter): Promise<{ items: Listed
   if (f.userIds) where.push(`x.user_id = ANY($${params.push(f.userIds)}::uuid[])`);
   if (f.email) where.push(`lower(x.email) = $${params.push(f.email)}`);
   if (f.tenantId) where.push(`EXISTS (SELECT 1 FROM user_tenants m WHERE m.user_id = x.user_id AND m.tenant_id = $${params.push(f.tenantId)})`);
-  const all = `SELECT u.id, u.id AS user_id, u.email, u.verified, true AS is_primary, u.created_at, u.updated_at FROM users u
+  const all = `SELECT u.id, u.id AS user_id, u.email, u.verified, true AS is_primary, u.created_at, u.updated_at FROM users u WHERE u.email IS NOT NULL
     UNION ALL SELECT e.id, e.user_id, e.email, e.verified, false, e.created_at, e.updated_at FROM user_emails e`;
   const filtered = `FROM (${all}) x${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;
   const total = Number((await q.query<{ n: string }>(`SELECT count(*) AS n ${filtered}`, params)).rows[0].n);

@@ -1,7 +1,7 @@
 export { createUsersService, type UsersService } from './service.ts';
 export { usersRoutes } from './routes.ts';
 export { meRoutes } from './me.routes.ts';
-export { isLockedNow, activeMembership, scopeToAccount } from './record.ts';
+export { isLockedNow, activeMembership, scopeToAccount, userLabel } from './record.ts';
 // Consent to join an account, proof of the mailbox, and the account-scoped view of a user record (consent.ts).
 export { proveMailbox, acceptMembership, asSeenBy } from './consent.ts';
 export { findByEmail, findByUsername, findById, updateUser, removeAccountUsers, phones, type UserRow, type MembershipRow } from './store.ts';
@@ -12,6 +12,6 @@ export { insertUser, findByPhone, addPhone, addMembership, addRoles } from './st
 // For the SCIM directory, which keeps provisioned users' memberships and roles in step.
 export { updateMembership, removeMembership, removeRoles, settleAfterLeaving } from './store.ts';
 // The user record schema (value and type), for routes of other modules that answer a user record.
-export { Empty, InviteUser, User } from './schema.ts';
+export { Empty, InviteUser, User, Username } from './schema.ts';
 // For the lockout (auth, mfa, passwordless): an unlock token for a user it has just locked, to email with the lock notice.
 export { issueUnlockToken, UNLOCK_TOKEN_TTL_SECONDS } from './unlock.service.ts';

@@ -35,11 +35,11 @@ export function createPasswordChangeOps(deps: UsersDeps, core: UsersCore) {
     async changePassword(userId: string, current: string, next: string, client: { ip?: string; keepSessionId?: string } = {}): Promise<void> {
       const wrong = await db.transaction(async (tx) => {
         const user = await core.requireUser(tx, userId, true);
-        checks?.limit(client.ip, user.email);
+        checks?.limit(client.ip, user.email ?? user.username ?? user.id);
         if (isLockedNow(user)) throw new AppError('USER_LOCKED', 'The user is locked; ask an administrator to unlock it or wait for the lock to expire');
         // A lock whose time has passed counts afresh, as at sign-in.
         if (!(await deps.passwords.verify(current, user.password_hash)).ok) return user.is_locked ? { ...user, failed_attempts: 0 } : user;
-        await deps.passwords.validate(tx, next, { tenantId: user.active_tenant_id ?? undefined, userId, email: user.email });
+        await deps.passwords.validate(tx, next, { tenantId: user.active_tenant_id ?? undefined, userId, email: user.email ?? undefined });
         const hash = await deps.passwords.hash(next);
         await store.updateUser(tx, userId, { password_hash: hash, must_reset_password: false, failed_attempts: 0 });
         await deps.passwords.remember(tx, userId, hash);

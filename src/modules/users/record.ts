@@ -32,7 +32,8 @@ export async function buildUserRecord(q: Queryable, roles: RolesService, user: s
   const rolesOf = (m: store.MembershipRow) => m.role_ids.map((id) => byId.get(id)).filter((r) => r !== undefined);
   return {
     id: user.id,
-    email: user.email,
+    // The vendor SDK declares `email: string`: an email-less user's record says '' (as profilePictureUrl does).
+    email: user.email ?? '',
     name: user.name,
     username: user.username,
     profilePictureUrl: user.profile_picture_url ?? '',
@@ -69,6 +70,12 @@ export async function buildUserRecord(q: Queryable, roles: RolesService, user: s
     managedBy: user.managed_by,
   };
 }
+
+/**
+ * What names a user in rate limits, labels and audit displays: the email, else the username (a user who signed up
+ * with a username may have no email), else the id.
+ */
+export const userLabel = (u: Pick<store.UserRow, 'id' | 'email' | 'username'>): string => u.email ?? u.username ?? u.id;
 
 /** Locked by an administrator (no expiry) or by the lockout policy until `locked_until`. */
 export function isLockedNow(user: Pick<store.UserRow, 'is_locked' | 'locked_until'>, now = new Date()): boolean {

@@ -1,8 +1,8 @@
 import type { Queryable } from '../../storage/db.ts';
 import type { UserRow } from './store.ts';
 
-/** The searched text of a user: the expression of the trigram index users_search_trgm (migration 0033), verbatim. */
-const TEXT = "(lower(u.name) || ' ' || u.email || ' ' || coalesce(lower(u.username), ''))";
+/** The searched text of a user: the expression of the trigram index users_search_trgm (migration 0041), verbatim. */
+const TEXT = "(lower(u.name) || ' ' || coalesce(u.email, '') || ' ' || coalesce(lower(u.username), ''))";
 /** How alike a phrase and a word of the text must be to match without being a substring (pg_trgm word similarity). */
 const WORD_SIMILARITY = '0.4';
 

@@ -4,7 +4,7 @@ import { dateFromJson } from '../../lib/time.ts';
 
 export interface UserRow {
   id: string;
-  email: string;
+  email: string | null;
   username: string | null;
   name: string;
   profile_picture_url: string | null;
@@ -71,7 +71,7 @@ export interface MembershipRow {
   pending: boolean;
 }
 
-export async function insertUser(q: Queryable, u: Partial<UserRow> & { id: string; email: string }): Promise<void> {
+export async function insertUser(q: Queryable, u: Partial<UserRow> & { id: string; email: string | null }): Promise<void> {
   const cols = Object.keys(u);
   await q.query(
     `INSERT INTO users (${cols.join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')})`,

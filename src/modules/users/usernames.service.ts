@@ -85,6 +85,7 @@ export function createUsernameOps(deps: UsersDeps, core: UsersCore) {
           const { rows } = await tx.query('SELECT 1 FROM user_tenants WHERE tenant_id = $1 AND user_id = $2', [scope.tenantId, user.id]);
           if (rows.length === 0) throw missing();
         }
+        if (!user.email) throw new AppError('CONFLICT', `Username ${username} is the only identifier of user ${user.id} (no email): it cannot be removed, only replaced`);
         await setUsername(tx, user.id, null);
         await changed(tx, user, null);
       });

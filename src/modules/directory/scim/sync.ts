@@ -30,9 +30,9 @@ export function createSync(deps: SyncDeps) {
   const scopeOf = (c: ConnectionRow): store.Scope => ({ tenantId: c.tenant_id, connectionId: c.id });
 
   /** A directory-set password meets the account's policy like any other (refused: 400 invalidValue, nothing kept). */
-  async function hashFor(tx: Queryable, c: ConnectionRow, password: string, email: string, userId?: string) {
+  async function hashFor(tx: Queryable, c: ConnectionRow, password: string, email: string | null, userId?: string) {
     try {
-      await deps.passwords.validate(tx, password, { tenantId: c.tenant_id, email, userId });
+      await deps.passwords.validate(tx, password, { tenantId: c.tenant_id, email: email ?? undefined, userId });
     } catch (err) {
       if (err instanceof AppError && err.code === 'WEAK_PASSWORD') {
         throw new AppError('SCIM_INVALID_VALUE', `password: ${err.message}`);
