@@ -23,7 +23,9 @@ const MembersQuery = Type.Object({
 });
 const UpdateMember = Type.Object({
   id: Type.String({ minLength: 1, maxLength: 64, description: 'the member (user id)' }),
-  roleIds: Type.Array(Type.String({ maxLength: 64 }), { maxItems: 100, uniqueItems: true, description: 'the roles the member has afterwards; [] removes them all' }),
+  roleIds: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), {
+    maxItems: 100, uniqueItems: true, description: 'the roles the member has afterwards; [] removes them all; left out: unchanged',
+  })),
 });
 const Stats = Type.Object({
   totalItems: Type.Integer({ description: 'members of the account' }),
@@ -59,10 +61,12 @@ export const teamRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = as
 
   app.put(`${T}/members/v1`, {
     config: guard.any('fe.secure.write.users'),
-    schema: { tags, summary: "Set a member's roles in the account (replaces them); answers the member", headers: TenantHeaders, body: UpdateMember, response: { 200: User } },
+    schema: { tags, summary: "Set a member's roles in the account (replaces them; left out: unchanged); answers the member", headers: TenantHeaders, body: UpdateMember, response: { 200: User } },
   }, async (req) => {
     const tenantId = accountOf(req);
-    await users.setRoles(tenantId, req.body.id, req.body.roleIds, grantorOf(req.auth!));
+    // The browser SDK types the body Partial<ITeamUser>: without roleIds the call only reads the member back.
+    const { id, roleIds } = req.body;
+    if (roleIds !== undefined) await users.setRoles(tenantId, id, roleIds, grantorOf(req.auth!));
     return asSeenBy(req.auth, await users.get(req.body.id, tenantId));
   });
 
