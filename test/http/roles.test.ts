@@ -40,6 +40,8 @@ const FE_KEYS = [
   'fe.secure.write.tenantApiTokens',
   'fe.secure.delete.tenantApiTokens',
   'fe.secure.impersonate.users',
+  // The audit log routes' read permission.
+  'fe.secure.read.audits',
 ];
 /** Impersonation is seeded but held by no role: a vendor grants it deliberately. */
 const ADMIN_KEYS = FE_KEYS.filter((k) => k !== 'fe.secure.impersonate.users');
