@@ -83,6 +83,17 @@ describe('@frontegg/rest-api users lookups', () => {
   });
 });
 
+describe('@frontegg/rest-api teams lists', () => {
+  test('loadAvailableRoles answers ITeamUserRole[]; loadUsers a PaginationResult {items, totalPages}', async () => {
+    const roles = await s.sdk.api.teams.loadAvailableRoles();
+    assert.ok(Array.isArray(roles), JSON.stringify(roles).slice(0, 200));
+    assert.ok(roles.some((r) => r.id === role.ops && r.key === 'lk-ops'));
+    const page = await s.sdk.api.teams.loadUsers({ pageOffset: 0, pageSize: 2 });
+    assert.equal(page.totalPages, 2);
+    assert.equal(page.items.length, 2);
+  });
+});
+
 describe('@frontegg/rest-api teams.updateUser', () => {
   test('without roleIds the member\'s roles stay as they are', async () => {
     const updated = await s.sdk.api.teams.updateUser({ id: id.ann });

@@ -88,11 +88,12 @@ describe('team members', () => {
     assert.equal(made.status, 201, JSON.stringify(made.body));
     const r = await t.call('GET', '/team/resources/roles/v1', { token: await annToken() });
     assert.equal(r.status, 200, JSON.stringify(r.body));
-    const keys = r.body.items.map((x: any) => x.key);
+    // A bare array: the browser SDK's loadAvailableRoles reads ITeamUserRole[].
+    const keys = r.body.map((x: any) => x.key);
     assert.ok(keys.includes('admin') && keys.includes('read-only'));
     assert.ok(!keys.includes('beta-only'), 'another account\'s roles are not offered');
     const b = await t.call('GET', '/team/resources/roles/v1', inAcct('tm-beta'));
-    assert.ok(b.body.items.some((x: any) => x.key === 'beta-only'));
+    assert.ok(b.body.some((x: any) => x.key === 'beta-only'));
   });
 
   test('member statistics: total, activated (signed in), pending (never signed in), disabled', async () => {

@@ -27,6 +27,8 @@ const UpdateMember = Type.Object({
     maxItems: 100, uniqueItems: true, description: 'the roles the member has afterwards; [] removes them all; left out: unchanged',
   })),
 });
+// The browser SDK's loadUsers reads PaginationResult {items, totalPages}: the page envelope plus its page count.
+const MembersPage = Type.Object({ ...PageEnvelopeOf(User).properties, totalPages: Type.Integer() });
 const Stats = Type.Object({
   totalItems: Type.Integer({ description: 'members of the account' }),
   activatedItems: Type.Integer({ description: 'not disabled, signed in at least once' }),
@@ -49,14 +51,15 @@ const PictureBody = Type.Object({
 export const teamRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = async (app, { users }) => {
   app.get(`${T}/members/v1`, {
     config: guard.any('fe.secure.read.users'),
-    schema: { tags, summary: 'Members of the account, paged as the user lists', headers: TenantHeaders, querystring: MembersQuery, response: { 200: PageEnvelopeOf(User) } },
+    schema: { tags, summary: 'Members of the account, paged as the user lists (plus a top-level totalPages)', headers: TenantHeaders, querystring: MembersQuery, response: { 200: MembersPage } },
   }, async (req) => {
     const { pageSize, pageOffset, filter, ...rest } = req.query;
     // _limit and _offset always arrive (schema defaults), so an older name, when sent, wins.
     const query = { ...rest, _limit: pageSize ?? rest._limit, _offset: pageOffset ?? rest._offset, _filter: filter ?? rest._filter, _tenantId: undefined };
     const r = await users.list(query, accountOf(req));
     const items = r.items.map((u) => asSeenBy(req.auth, u));
-    return pageEnvelope(items, { total: r.total, limit: r.limit, page: r.page, path: `${T}/members/v1`, query });
+    const page = pageEnvelope(items, { total: r.total, limit: r.limit, page: r.page, path: `${T}/members/v1`, query });
+    return { ...page, totalPages: page._metadata.totalPages };
   });
 
   app.put(`${T}/members/v1`, {
@@ -80,8 +83,8 @@ export const teamRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = as
 
   app.get(`${T}/roles/v1`, {
     config: guard.any('fe.secure.read.users'),
-    schema: { tags, summary: "Roles a member of the account may be given: the environment's and the account's own", headers: TenantHeaders, response: { 200: Type.Object({ items: Type.Array(Role) }) } },
-  }, async (req) => ({ items: await users.assignableRoles(accountOf(req)) }));
+    schema: { tags, summary: "Roles a member of the account may be given: the environment's and the account's own", headers: TenantHeaders, response: { 200: Type.Array(Role) } },
+  }, async (req) => users.assignableRoles(accountOf(req)));
 
   app.get(`${T}/stats/v1/members`, {
     config: guard.any('fe.secure.read.users'),
