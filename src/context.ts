@@ -80,7 +80,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     endOtherSessions: (q, userId, keep) => auth.sessions.endOtherSessions(q, userId, keep) });
   // User groups (members receive the groups' roles), IP and email-domain restrictions, user pools. The IP gate
   // is added before the MFA gate so that a refused address gets no second-factor challenge.
-  const groups = createGroupsService({ db, roles, tenants });
+  const groups = createGroupsService({ db, roles, tenants, environment });
   tenants.onRemove((tx, tenantId) => groups.forgetAccount(tx, tenantId));
   auth.issue.addRoleSource(groups.roleSource);
   const restrictions = createRestrictions({ db, tenants });

@@ -87,6 +87,7 @@ export const catalogue = {
   BUILT_IN_PROTECTED: { status: 403, errorCode: 'GH-40008', message: 'Built-in Gatehouse permissions and categories cannot be removed, nor their keys changed' },
   ROLE_NOT_MOVABLE: { status: 409, errorCode: 'GH-40009', message: 'Only an environment role can be moved into an account' },
   PERMISSION_NOT_GRANTABLE: { status: 403, errorCode: 'GH-40010', message: 'The user may not put this permission into a role' },
+  ROLE_NOT_EDITABLE: { status: 403, errorCode: 'GH-40011', message: 'A user token changes only the roles of its own account, not the environment\'s' },
   // -- credentials and policies (GH-410xx) --
   WEAK_PASSWORD: { status: 400, errorCode: 'GH-41001', message: 'The password does not meet the password policy' },
   POLICY_EXISTS: { status: 409, errorCode: 'GH-41002', message: 'This scope already has its own policy; change it with PATCH' },

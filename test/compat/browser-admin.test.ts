@@ -10,18 +10,8 @@ let memberId: string;
 before(async () => {
   s = await startBrowserSdk();
   await s.account('m-acme', 'Acme');
+  // The account's first user gets the seeded Admin role, which holds fe.secure.read.audits (the audit reads).
   adminId = await s.user('m-acme', 'admin@acme.test', { name: 'Ada' });
-  // The catalogue has no audit-reading permission: the environment adds one and gives it to its administrators.
-  const P = '/identity/resources/permissions/v1';
-  const body = [{ key: 'fe.secure.read.audits', name: 'Read audits' }];
-  const created = await s.t.call('POST', P, { token: s.vendor, body });
-  assert.equal(created.status, 201, JSON.stringify(created.body));
-  const roles = await s.t.call('GET', '/identity/resources/roles/v1', { token: s.vendor });
-  const admin = roles.body.find((r: { key: string }) => r.key === 'admin');
-  const grant = await s.t.call('PUT', `${P}/${created.body[0].id}/roles`, {
-    token: s.vendor, body: { roleIds: [admin.id] },
-  });
-  assert.equal(grant.status, 200, JSON.stringify(grant.body));
   await s.signIn('admin@acme.test');
 });
 after(async () => s?.t.close());

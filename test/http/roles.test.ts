@@ -40,6 +40,8 @@ const FE_KEYS = [
   'fe.secure.write.tenantApiTokens',
   'fe.secure.delete.tenantApiTokens',
   'fe.secure.impersonate.users',
+  // The audit log routes' read permission.
+  'fe.secure.read.audits',
 ];
 /** Impersonation is seeded but held by no role: a vendor grants it deliberately. */
 const ADMIN_KEYS = FE_KEYS.filter((k) => k !== 'fe.secure.impersonate.users');
@@ -186,7 +188,7 @@ describe('roles v1', () => {
       [[{ key: 'x', name: 'x', level: 1, description: 'bad \ud800' }], /body\.0\.description must not contain NUL/],
       [[{ key: 'x', name: 'x', level: 1, isDefault: 'yes' }], /body\.0\.isDefault must be boolean/],
       [[], /body must NOT have fewer than 1 items/],
-      [{ key: 'x', name: 'x', level: 1 }, /body must be array/],
+      ['x', /body must be array/],
     ];
     for (const [body, msg] of cases) {
       const r = await call('POST', R1, { body });
@@ -636,12 +638,18 @@ describe('user tokens', () => {
       assert.equal(r.status, 403, url);
       assert.equal(r.body.errorCode, 'GH-20004');
     }
-    // Management routes are for environment tokens only.
+    // Management routes are for environment tokens only; a user token writes only its own account's roles.
     const admin = await t.userToken({ tenantId: 'acme', permissions: ['*'] });
     for (const [method, url, body] of [
-      ['POST', R1, [{ key: 'u', name: 'u', level: 1 }]],
       ['PATCH', `${R1}/${SEED.admin}`, { name: 'x' }],
       ['DELETE', `${R1}/${SEED.admin}`, undefined],
+      ['PUT', `${R1}/${SEED.admin}/permissions`, { permissionIds: [] }],
+    ] as const) {
+      const r = await t.call(method, url, { token: admin, body });
+      assert.equal(r.status, 403, `${method} ${url}`);
+      assert.equal(r.body.errorCode, 'GH-40011');
+    }
+    for (const [method, url, body] of [
       ['POST', P, [{ key: 'u.x', name: 'u' }]],
       ['GET', `${R2}/distinct-tenants`, undefined],
     ] as const) {

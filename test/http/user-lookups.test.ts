@@ -5,7 +5,7 @@ import { startTestApp, type Reply, type TestApp } from '../helpers/harness.ts';
 import { account, user } from '../fixtures/builders.ts';
 
 /**
- * Lookups about users: their roles and groups per account (vendor, GET /identity/resources/users/v3/roles|groups)
+ * Lookups about users: their roles and groups per account (GET /identity/resources/users/v3/roles|groups)
  * and the signed-in user's accounts with their hierarchy (user token, GET /identity/resources/users/v2/me/hierarchy).
  */
 let t: TestApp;
@@ -33,7 +33,6 @@ async function ok(method: string, url: string, body?: unknown, tenantId?: string
 const subAccount = (tenantId: string, parentTenantId: string, name = tenantId) =>
   ok('POST', '/tenants/resources/sub-tenants/v1', { tenantId, name, parentTenantId }, undefined, 201);
 const join = (userId: string, tenantId: string) => ok('POST', `/identity/resources/users/v1/${userId}/tenant`, { tenantId }, undefined, 201);
-const roleIdsOf = (entry: { roles: { id: string }[] }) => entry.roles.map((r) => r.id);
 
 before(async () => {
   t = await startTestApp();
@@ -41,7 +40,7 @@ before(async () => {
 });
 after(async () => t?.close());
 
-describe('roles and groups of users (vendor)', () => {
+describe('roles and groups of users', () => {
   const u: Record<string, string> = {};
   const role: Record<string, any> = {};
   const group: Record<string, string> = {};
@@ -71,82 +70,106 @@ describe('roles and groups of users (vendor)', () => {
   test('roles with the tenant header: each user\'s roles in that account, in the order of ids; others absent', async () => {
     const r = await get(`${ROLES}?${qs([u.dave, NOBODY, u.carol, u.erin])}`, 'ul-acme');
     assert.equal(r.status, 200, JSON.stringify(r.body));
-    assert.deepEqual(r.body.items.map((e: any) => [e.userId, e.tenantId]), [[u.dave, 'ul-acme'], [u.carol, 'ul-acme']]);
-    // The role records are those of the roles routes, in level then key order.
-    assert.deepEqual(r.body.items[0].roles, [role.viewer]);
-    assert.deepEqual(r.body.items[1].roles, [role.acmeOps, role.viewer]);
+    // The browser SDK's GetUserRolesResponse[]: a bare array of {vendorId, tenantId, userId, roleIds}.
+    const env = t.ctx.environment.id;
+    assert.deepEqual(r.body, [
+      { vendorId: env, tenantId: 'ul-acme', userId: u.dave, roleIds: [role.viewer.id] },
+      // In level then key order.
+      { vendorId: env, tenantId: 'ul-acme', userId: u.carol, roleIds: [role.acmeOps.id, role.viewer.id] },
+    ]);
     const beta = await get(`${ROLES}?${qs([u.carol, u.dave])}`, 'ul-beta');
-    assert.deepEqual(beta.body.items.map((e: any) => e.userId), [u.carol]);
-    assert.ok(roleIdsOf(beta.body.items[0]).includes(role.betaLead.id));
-    assert.ok(!roleIdsOf(beta.body.items[0]).includes(role.acmeOps.id));
+    assert.deepEqual(beta.body.map((e: any) => e.userId), [u.carol]);
+    assert.ok(beta.body[0].roleIds.includes(role.betaLead.id));
+    assert.ok(!beta.body[0].roleIds.includes(role.acmeOps.id));
     // An account with no such members: an empty list.
-    assert.deepEqual((await get(`${ROLES}?${qs([u.carol])}`, 'ul-empty')).body, { items: [] });
+    assert.deepEqual((await get(`${ROLES}?${qs([u.carol])}`, 'ul-empty')).body, []);
   });
 
   test('roles without the header: one entry per account each user belongs to, as the user record lists them', async () => {
     const r = await get(`${ROLES}?${qs([u.carol, u.erin])}`);
     assert.equal(r.status, 200);
-    assert.deepEqual(r.body.items.map((e: any) => [e.userId, e.tenantId]), [[u.carol, 'ul-acme'], [u.carol, 'ul-beta'], [u.erin, 'ul-beta']]);
+    assert.deepEqual(r.body.map((e: any) => [e.userId, e.tenantId]), [[u.carol, 'ul-acme'], [u.carol, 'ul-beta'], [u.erin, 'ul-beta']]);
     for (const id of [u.carol, u.erin]) {
       const record = await ok('GET', `/identity/resources/vendor-only/users/v1/${id}`);
-      const mine = r.body.items.filter((e: any) => e.userId === id);
-      assert.deepEqual(mine.map((e: any) => [e.tenantId, roleIdsOf(e).sort()]), record.tenants.map((m: any) => [m.tenantId, roleIdsOf(m).sort()]));
+      const mine = r.body.filter((e: any) => e.userId === id);
+      const idsOf = (m: any) => m.roles.map((x: { id: string }) => x.id).sort();
+      assert.deepEqual(mine.map((e: any) => [e.tenantId, [...e.roleIds].sort()]), record.tenants.map((m: any) => [m.tenantId, idsOf(m)]));
     }
     // Upper-case and repeated ids name the same user once; the /frontegg alias and its header work alike.
     const again = await t.call('GET', `/frontegg${ROLES}?${qs([u.dave.toUpperCase(), u.dave])}`, { token: vendor, headers: { 'frontegg-tenant-id': 'ul-acme' } });
     assert.equal(again.status, 200);
-    assert.deepEqual(again.body.items.map((e: any) => e.userId), [u.dave]);
-    assert.deepEqual(roleIdsOf(again.body.items[0]), [role.viewer.id], 'a role received through a group is not an assigned role');
+    assert.deepEqual(again.body.map((e: any) => e.userId), [u.dave]);
+    assert.deepEqual(again.body[0].roleIds, [role.viewer.id], 'a role received through a group is not an assigned role');
+    // Comma-joined ids (the browser SDK's form), also mixed with a repeated parameter.
+    const joined = await get(`${ROLES}?ids=${u.erin},${u.carol}&ids=${u.dave}`, 'ul-acme');
+    assert.equal(joined.status, 200, JSON.stringify(joined.body));
+    assert.deepEqual(joined.body.map((e: any) => e.userId), [u.carol, u.dave]);
   });
 
   test('groups with the tenant header: the user record\'s group form, by name; members without groups have an empty list', async () => {
     const r = await get(`${GROUPS}?${qs([u.carol, u.erin, u.dave])}`, 'ul-acme');
     assert.equal(r.status, 200, JSON.stringify(r.body));
-    assert.deepEqual(r.body.items.map((e: any) => [e.userId, e.tenantId, e.groups.map((g: any) => g.name)]), [
-      [u.carol, 'ul-acme', ['alpha squad', 'Ops team']],
-      [u.dave, 'ul-acme', ['Ops team']],
+    // The browser SDK's GetUserGroupsResponse[]: {vendorId, tenantId, userId, groupIds}, groups by name.
+    const env = t.ctx.environment.id;
+    assert.deepEqual(r.body, [
+      { vendorId: env, tenantId: 'ul-acme', userId: u.carol, groupIds: [group.alpha, group.ops] },
+      { vendorId: env, tenantId: 'ul-acme', userId: u.dave, groupIds: [group.ops] },
     ]);
-    const ops = r.body.items[1].groups[0];
-    assert.deepEqual(Object.keys(ops).sort(), ['color', 'createdAt', 'description', 'id', 'managedBy', 'metadata', 'name', 'updatedAt']);
-    assert.equal(ops.id, group.ops);
     const record = await ok('GET', `/identity/resources/users/v1/${u.dave}`, undefined, 'ul-acme');
-    assert.deepEqual(r.body.items[1].groups, record.groups);
+    assert.deepEqual(r.body[1].groupIds, record.groups.map((g: { id: string }) => g.id));
     await ok('POST', `/identity/resources/groups/v1/${group.beta}/users`, { userIds: [u.erin] }, 'ul-beta', 201);
     await ok('DELETE', `/identity/resources/groups/v1/${group.beta}/users`, { userIds: [u.erin] }, 'ul-beta');
     const noGroups = await get(`${GROUPS}?${qs([u.erin])}`, 'ul-beta');
-    assert.deepEqual(noGroups.body, { items: [{ userId: u.erin, tenantId: 'ul-beta', groups: [] }] });
+    assert.deepEqual(noGroups.body, [{ vendorId: env, userId: u.erin, tenantId: 'ul-beta', groupIds: [] }]);
   });
 
   test('groups without the header: every account each user belongs to', async () => {
     const r = await get(`${GROUPS}?${qs([u.erin, u.carol, NOBODY])}`);
     assert.equal(r.status, 200);
-    assert.deepEqual(r.body.items.map((e: any) => [e.userId, e.tenantId, e.groups.map((g: any) => g.id)]), [
+    assert.deepEqual(r.body.map((e: any) => [e.userId, e.tenantId, e.groupIds]), [
       [u.erin, 'ul-beta', []],
       [u.carol, 'ul-acme', [group.alpha, group.ops]],
       [u.carol, 'ul-beta', [group.beta]],
     ]);
-    assert.equal(r.body.items[2].groups[0].color, '#123456');
+    const joined = await get(`${GROUPS}?ids=${u.dave},${u.carol}`, 'ul-acme');
+    assert.deepEqual(joined.body.map((e: any) => e.userId), [u.dave, u.carol]);
   });
 
   test('bad input is a 400 naming ids and the rule; an unknown account in the header is a 404', async () => {
     const tooMany = Array.from({ length: 101 }, () => randomUUID());
     for (const path of [ROLES, GROUPS]) {
       fails(await get(path, 'ul-acme'), 400, 'GH-10001', /querystring\.ids is required/);
-      fails(await get(`${path}?ids=`, 'ul-acme'), 400, 'GH-10001', /querystring\.ids\.0 must match format "uuid"/);
-      fails(await get(`${path}?${qs([u.carol, 'not-a-uuid'])}`, 'ul-acme'), 400, 'GH-10001', /querystring\.ids\.1 must match format "uuid"/);
-      fails(await get(`${path}?${qs(tooMany)}`, 'ul-acme'), 400, 'GH-10001', /querystring\.ids must NOT have more than 100 items/);
+      fails(await get(`${path}?ids=`, 'ul-acme'), 400, 'GH-10001', /querystring\.ids must name at least one user id/);
+      fails(await get(`${path}?ids=,`, 'ul-acme'), 400, 'GH-10001', /querystring\.ids must name at least one user id/);
+      fails(await get(`${path}?${qs([u.carol, 'not-a-uuid'])}`, 'ul-acme'), 400, 'GH-10001', /querystring\.ids\.1 must be a uuid/);
+      fails(await get(`${path}?ids=${u.carol},nope`, 'ul-acme'), 400, 'GH-10001', /querystring\.ids\.1 must be a uuid/);
+      fails(await get(`${path}?${qs(tooMany)}`, 'ul-acme'), 400, 'GH-10001', /querystring\.ids: at most 100 ids/);
+      fails(await get(`${path}?ids=${tooMany.join(',')}`, 'ul-acme'), 400, 'GH-10001', /querystring\.ids: at most 100 ids/);
       fails(await get(`${path}?${qs([u.carol])}`, 'ul-nowhere'), 404, 'GH-30001', /gatehouse-tenant-id ul-nowhere/);
       // The limit itself is fine.
       const hundred = await get(`${path}?${qs([...tooMany.slice(0, 99), u.dave])}`, 'ul-acme');
       assert.equal(hundred.status, 200);
-      assert.deepEqual(hundred.body.items.map((e: any) => e.userId), [u.dave]);
+      assert.deepEqual(hundred.body.map((e: any) => e.userId), [u.dave]);
     }
   });
 
-  test('a user token is refused (403), no token is a 401', async () => {
-    const admin = await t.userToken({ sub: u.carol, tenantId: 'ul-acme', permissions: ['fe.secure.read.users', 'fe.secure.read.roles'] });
+  test('a user token with fe.secure.read.users sees its own account\'s members only, whatever the header', async () => {
+    const admin = await t.userToken({ sub: u.carol, tenantId: 'ul-acme', permissions: ['fe.secure.read.users'] });
     for (const path of [ROLES, GROUPS]) {
-      fails(await get(`${path}?${qs([u.carol])}`, 'ul-acme', admin), 403, 'GH-20003');
+      for (const header of [undefined, 'ul-beta']) {
+        const r = await get(`${path}?${qs([u.erin, u.dave, u.carol])}`, header, admin);
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        assert.deepEqual(r.body.map((e: any) => [e.userId, e.tenantId]), [[u.dave, 'ul-acme'], [u.carol, 'ul-acme']]);
+      }
+    }
+    const roles = await get(`${ROLES}?${qs([u.carol])}`, undefined, admin);
+    assert.deepEqual(roles.body[0].roleIds, [role.acmeOps.id, role.viewer.id]);
+  });
+
+  test('a user token without fe.secure.read.users is refused (403), no token is a 401', async () => {
+    const member = await t.userToken({ sub: u.dave, tenantId: 'ul-acme', permissions: ['fe.secure.read.roles'] });
+    for (const path of [ROLES, GROUPS]) {
+      fails(await get(`${path}?${qs([u.carol])}`, undefined, member), 403, 'GH-20004', /fe\.secure\.read\.users/);
       fails(await t.call('GET', `${path}?${qs([u.carol])}`), 401, 'GH-20001');
     }
   });

@@ -76,7 +76,11 @@ describe('usernames', () => {
     const prefixed = await t.call('GET', `${N}?_usernamePrefix=J&_sortBy=username&_order=DESC`, { token: vendor });
     assert.deepEqual(prefixed.body.items.map((i: any) => i.username), ['jonas', 'J.Smith']);
     const byIds = await t.call('GET', `${N}?userIds=${people.snow.id},${people.maria.id}`, { token: vendor });
-    assert.deepEqual(byIds.body.items, [{ username: 'kingnorth', userId: people.snow.id }, { username: 'maria.g', userId: people.maria.id }]);
+    const env = t.ctx.environment.id;
+    assert.deepEqual(byIds.body.items, [
+      { vendorId: env, userId: people.snow.id, username: 'kingnorth' },
+      { vendorId: env, userId: people.maria.id, username: 'maria.g' },
+    ]);
     const scoped = await t.call('GET', N, { token: await tokenOf('jon') });
     assert.ok(!scoped.body.items.some((i: any) => i.username === 'jonas'), 'a user token sees its account only');
     const paged = await t.call('GET', `${N}?_limit=1&_offset=1`, { token: vendor });

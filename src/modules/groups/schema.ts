@@ -90,13 +90,14 @@ export const GroupsConfigBody = Type.Object({ enabled: Type.Optional(Type.Boolea
 export const GroupsPage = PageEnvelopeOf(Group);
 export const Empty = Type.Object({}, { description: 'empty object' });
 
-/** GET /identity/resources/users/v3/groups: one user's groups in one account (the User record's `groups` form). */
+/** GET /identity/resources/users/v3/groups: one user's groups in one account (the browser SDK's GetUserGroupsResponse). */
 export const UserGroupsEntry = Type.Object({
-  userId: Type.String(),
+  vendorId: Type.String({ description: 'the environment id' }),
   tenantId: Type.String(),
-  groups: Type.Array(UserGroupSummary, { description: 'by name (case-insensitive), then id' }),
+  userId: Type.String(),
+  groupIds: Type.Array(Type.String(), { description: 'by group name (case-insensitive), then id' }),
 });
 export type UserGroupsEntry = Static<typeof UserGroupsEntry>;
-export const UserGroupsResponse = Type.Object({
-  items: Type.Array(UserGroupsEntry, { description: 'one entry per membership: users in the order of ids, then their accounts in the order they joined; only the tenant header\'s account when it is sent' }),
+export const UserGroupsResponse = Type.Array(UserGroupsEntry, {
+  description: 'one entry per membership: users in the order of ids, then their accounts in the order they joined; only one account with a user token or the tenant header',
 });

@@ -14,6 +14,8 @@ export interface GroupsDeps {
   db: Db;
   roles: RolesService;
   tenants: TenantsService;
+  /** The environment: its id is the lookups' `vendorId`. */
+  environment: { readonly id: string };
 }
 
 export type GroupsService = ReturnType<typeof createGroupsService>;
@@ -98,7 +100,7 @@ export function createGroupsService(deps: GroupsDeps) {
   }
 
   return {
-    ...createUserGroupsLookup({ db, tenants: deps.tenants }),
+    ...createUserGroupsLookup({ db, tenants: deps.tenants, vendorId: () => deps.environment.id }),
 
     async list(tenantId: string, relations?: Relations): Promise<{ groups: Group[] }> {
       await deps.tenants.requireLive(db, tenantId, 'gatehouse-tenant-id');

@@ -1,14 +1,18 @@
 import { AppError } from '../../http/errors.ts';
 import { newId } from '../../lib/crypto.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
+import { assertPermissionsGrantable, assertRoleEditable } from './account-writes.ts';
+import type { Grantor } from './grants.ts';
 import { checkName, checkText, missing, normalizeIds, repeated, toCategory, toPermission, uniqueAs, unknownIds } from './records.ts';
 import type { AssignmentType, Category, CreateCategory, CreatePermission, PermissionView, UpdateCategory, UpdatePermission } from './schema.ts';
 import * as store from './store.ts';
 
+const VENDOR: Grantor = { kind: 'vendor' };
+
 export interface PermissionsDeps {
   db: Db;
   /** Role rows for the ids of a body field; a 400 naming the unknown ones. */
-  requireRoles: (q: Queryable, ids: string[], field: string) => Promise<store.RoleRow[]>;
+  requireRoles: (q: Queryable, ids: string[], field: string, scope?: string) => Promise<store.RoleRow[]>;
 }
 
 /** Permissions (environment-wide) and their categories. */
@@ -109,11 +113,25 @@ export function createPermissionsService(deps: PermissionsDeps) {
     },
 
     /** Makes `roleIds` exactly the roles that hold the permission (roles of any scope). */
-    async setPermissionRoles(id: string, roleIds: string[]): Promise<PermissionView> {
+    /**
+     * Makes `roleIds` exactly the roles holding the permission. A user (account-writes.ts's rule) names roles of its
+     * own account, and only those change: environment roles and other accounts' keep the permission or not.
+     */
+    async setPermissionRoles(id: string, roleIds: string[], actor: Grantor = VENDOR): Promise<PermissionView> {
       return db.transaction(async (tx) => {
         const row = await requirePermission(tx, id);
-        await requireRoles(tx, roleIds, 'roleIds');
-        const changed = await store.setPermissionRoles(tx, row.id, normalizeIds(roleIds));
+        const account = actor.kind === 'user' ? actor.tenantId : undefined;
+        const listed = await requireRoles(tx, roleIds, 'roleIds', account);
+        if (actor.kind === 'user') {
+          assertPermissionsGrantable(actor, [row], 'permissionId');
+          const ids = new Set(listed.map((r) => r.id));
+          const dropped = await store.rolesByIds(tx, row.role_ids.filter((r) => !ids.has(r)));
+          // Environment roles named are refused; the account's roles that gain or lose it must be within the user.
+          const gaining = listed.filter((r) => r.tenant_id === null || !row.role_ids.includes(r.id));
+          const losing = dropped.filter((r) => r.tenant_id === account);
+          for (const r of [...gaining, ...losing]) await assertRoleEditable(tx, actor, r);
+        }
+        const changed = await store.setPermissionRoles(tx, row.id, normalizeIds(roleIds), account);
         await store.touchRoles(tx, changed);
         return reload(tx, row.id);
       });

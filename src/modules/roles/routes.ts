@@ -36,10 +36,14 @@ const CATEGORIES = `${PERMISSIONS}/categories`;
 const READ = 'fe.secure.read.roles';
 const WRITE = 'fe.secure.write.roles';
 
-/** The scope a read shows: a user's own account; for the environment, the tenant header's account, or none. */
+/** The scope a call acts on: a user's own account; for the environment, the tenant header's account, or none. */
 function readScope(req: FastifyRequest): string | undefined {
   return req.auth?.kind === 'user' ? req.auth.tenantId : tenantHeader(req);
 }
+const writeScope = readScope;
+
+/** Requests whose create body was one role (the browser SDK's addRole): they are answered one role. */
+const singleCreate = new WeakSet<FastifyRequest>();
 
 const actorOf = (req: FastifyRequest): Actor => grantorOf(req.auth!);
 
@@ -54,28 +58,42 @@ export const rolesRoutes: FastifyPluginAsyncTypebox<{ roles: RolesService }> = a
       schema: { tags, summary: 'Environment roles, plus the roles of the account named by the tenant header (a user token: its own account)', headers: TenantHeaders, response: { 200: Type.Array(Role) } },
     }, async (req) => roles.list(readScope(req)));
 
+    // A user token (fe.secure.write.roles) writes its own account's roles only, within account-writes.ts's rule.
     app.post(ROLES, {
-      config: guard.vendor,
-      schema: { tags, summary: 'Create roles: environment roles, or roles of the account named by the tenant header', headers: TenantHeaders, body: CreateRoles, response: { 201: Type.Array(Role) } },
-    }, async (req, reply) => reply.status(201).send(await roles.create(tenantHeader(req), req.body)));
+      config: guard.any(WRITE),
+      // The browser SDK's addRole sends one role and reads one back; an array is the batch form.
+      preValidation: async (req) => {
+        if (req.body !== null && typeof req.body === 'object' && !Array.isArray(req.body)) {
+          singleCreate.add(req);
+          req.body = [req.body] as typeof req.body;
+        }
+      },
+      schema: {
+        tags, summary: 'Create roles (a list, or one role answered alone): environment roles, or roles of the account (tenant header; a user token: its own account)',
+        headers: TenantHeaders, body: CreateRoles, response: { 201: Type.Union([Type.Array(Role), Role]) },
+      },
+    }, async (req, reply) => {
+      const created = await roles.create(writeScope(req), req.body, actorOf(req));
+      return reply.status(201).send(singleCreate.has(req) ? created[0] : created);
+    });
 
     app.patch(`${ROLES}/:roleId`, {
-      config: guard.vendor,
-      schema: { tags, summary: 'Update a role (with the tenant header: an environment role or one of that account)', headers: TenantHeaders, params: RoleParams, body: UpdateRole, response: { 200: Role } },
-    }, async (req) => roles.update(req.params.roleId, req.body, tenantHeader(req)));
+      config: guard.any(WRITE),
+      schema: { tags, summary: 'Update a role (with the tenant header: an environment role or one of that account; a user token: a role of its account)', headers: TenantHeaders, params: RoleParams, body: UpdateRole, response: { 200: Role } },
+    }, async (req) => roles.update(req.params.roleId, req.body, writeScope(req), actorOf(req)));
 
     app.delete(`${ROLES}/:roleId`, {
-      config: guard.vendor,
+      config: guard.any(WRITE),
       schema: { tags, summary: 'Delete a role; users holding it lose it', headers: TenantHeaders, params: RoleParams, response: { 204: Type.Null({ description: 'role deleted' }) } },
     }, async (req, reply) => {
-      await roles.remove(req.params.roleId, tenantHeader(req));
+      await roles.remove(req.params.roleId, writeScope(req), actorOf(req));
       return reply.status(204).send(null);
     });
 
     app.put(`${ROLES}/:roleId/permissions`, {
-      config: guard.vendor,
+      config: guard.any(WRITE),
       schema: { tags, summary: "Set the role's permissions (replaces the whole set)", headers: TenantHeaders, params: RoleParams, body: SetRolePermissions, response: { 200: Role } },
-    }, async (req) => roles.setPermissions(req.params.roleId, req.body.permissionIds, tenantHeader(req)));
+    }, async (req) => roles.setPermissions(req.params.roleId, req.body.permissionIds, writeScope(req), actorOf(req)));
 
     app.put(`${ROLES}/:roleId/tenant`, {
       config: guard.vendor,
@@ -142,9 +160,9 @@ export const rolesRoutes: FastifyPluginAsyncTypebox<{ roles: RolesService }> = a
     });
 
     app.put(`${PERMISSIONS}/:permissionId/roles`, {
-      config: guard.vendor,
-      schema: { tags, summary: 'Set exactly which roles hold the permission', params: PermissionParams, body: SetPermissionRoles, response: { 200: Permission } },
-    }, async (req) => roles.setPermissionRoles(req.params.permissionId, req.body.roleIds));
+      config: guard.any(WRITE),
+      schema: { tags, summary: 'Set exactly which roles hold the permission (a user token: which of its own account\'s roles)', params: PermissionParams, body: SetPermissionRoles, response: { 200: Permission } },
+    }, async (req) => roles.setPermissionRoles(req.params.permissionId, req.body.roleIds, actorOf(req)));
   }
 
   // -- permission categories --

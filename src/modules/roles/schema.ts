@@ -112,6 +112,7 @@ export const CreateRole = Type.Object({
   firstUserRole: Type.Optional(Type.Boolean()),
   migrateRole: Type.Optional(Type.Boolean({ description: 'accepted for compatibility; has no effect' })),
   level: Level,
+  permissions: Type.Optional(IdList('permission ids the new role holds (the browser SDK\'s addRole sends them)')),
 });
 export type CreateRole = Static<typeof CreateRole>;
 export const CreateRoles = Type.Array(CreateRole, { minItems: 1, maxItems: MAX_BATCH });
@@ -185,26 +186,26 @@ export const Classification = Type.Object({
 
 // -- roles of users (GET /identity/resources/users/v3/roles; the groups module reuses the query) --
 
-/** The most user ids one lookup takes (`ids` repeated in the query string). */
+/** The most user ids one lookup takes. */
 export const MAX_USER_IDS = 100;
 export const UserIdsQuery = Type.Object({
-  ids: Type.Array(Type.String({ format: 'uuid' }), {
+  ids: Type.Array(Type.String({ maxLength: 4000 }), {
     minItems: 1,
-    maxItems: MAX_USER_IDS,
-    description: `user ids, the parameter repeated (ids=…&ids=…); 1-${MAX_USER_IDS}, each a uuid; ids of no user (or of no member of the account) are absent from the answer`,
+    description: `user ids, comma-separated (ids=a,b) or the parameter repeated (ids=a&ids=b); 1-${MAX_USER_IDS} in all, each a uuid; ids of no user (or of no member of the account) are absent from the answer`,
   }),
 });
 export type UserIdsQuery = Static<typeof UserIdsQuery>;
 
-/** One user's roles in one account: the roles assigned to them there (not those received through groups). */
+/** One user's roles in one account (the browser SDK's GetUserRolesResponse): those assigned there, not via groups. */
 export const UserRolesEntry = Type.Object({
-  userId: Type.String(),
+  vendorId: Type.String({ description: 'the environment id' }),
   tenantId: Type.String(),
-  roles: Type.Array(Role, { description: 'level, then key order' }),
+  userId: Type.String(),
+  roleIds: Type.Array(Type.String(), { description: 'level, then key order' }),
 });
 export type UserRolesEntry = Static<typeof UserRolesEntry>;
-export const UserRolesResponse = Type.Object({
-  items: Type.Array(UserRolesEntry, { description: 'one entry per membership: users in the order of ids, then their accounts in the order they joined; only the tenant header\'s account when it is sent' }),
+export const UserRolesResponse = Type.Array(UserRolesEntry, {
+  description: 'one entry per membership: users in the order of ids, then their accounts in the order they joined; only one account with a user token or the tenant header',
 });
 
 // -- categories --

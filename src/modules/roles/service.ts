@@ -1,8 +1,10 @@
 import { AppError } from '../../http/errors.ts';
 import { newId } from '../../lib/crypto.ts';
-import { holdsPermission } from '../../lib/permissions.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
 import { liveIds } from '../tenants/index.ts';
+import {
+  assertLevelWithin, assertPermissionsGrantable, assertRoleEditable, grantablePermission,
+} from './account-writes.ts';
 import { createGrants, grantorLevel, type Grantor } from './grants.ts';
 import { createPermissionsService } from './permissions.service.ts';
 import { checkName, checkText, missing, normalizeIds, repeated, toPermission, toRole, uniqueAs, unknownIds } from './records.ts';
@@ -18,6 +20,7 @@ export interface RolesDeps {
 
 /** Who calls: the environment (vendor token) or a user acting on their own account with their permissions. */
 export type Actor = Grantor;
+const VENDOR: Actor = { kind: 'vendor' };
 
 const ROLE_COLUMNS: Record<string, string> = {
   key: 'key',
@@ -77,7 +80,7 @@ export function createRolesService(deps: RolesDeps) {
 
   return {
     ...permissions,
-    ...createUserRolesLookup({ db, record, requireAccount }),
+    ...createUserRolesLookup({ db, vendorId: () => environment.id, requireAccount }),
 
     // -- the public surface for other modules (q may be a transaction) --
 
@@ -112,13 +115,23 @@ export function createRolesService(deps: RolesDeps) {
       return (await store.rolesInScope(db, scope)).map(record);
     },
 
-    /** Creates environment roles (no scope) or roles of an account, all or none; answers them in body order. */
-    async create(scope: string | undefined, bodies: CreateRole[]): Promise<RoleRecord[]> {
+    /**
+     * Creates environment roles (no scope) or roles of an account, all or none, each with the permission ids of its
+     * `permissions`; answers them in body order. A user creates roles of its own account within account-writes.ts.
+     */
+    async create(scope: string | undefined, bodies: CreateRole[], actor: Actor = VENDOR): Promise<RoleRecord[]> {
       bodies.forEach((b, i) => checkRoleText(b, `body.${i}.`));
       const twice = repeated(bodies.map((b) => b.key));
       if (twice.length) throw new AppError('ROLE_KEY_EXISTS', `The body repeats role keys: ${twice.join(', ')}`, { keys: twice });
       return db.transaction(async (tx) => {
         if (scope !== undefined) await requireAccount(tx, scope);
+        const granted: string[][] = [];
+        for (const [i, b] of bodies.entries()) {
+          await assertLevelWithin(tx, actor, b.level, `body.${i}.level`);
+          const perms = await requirePermissions(tx, b.permissions ?? [], `body.${i}.permissions`);
+          assertPermissionsGrantable(actor, perms, `body.${i}.permissions`);
+          granted.push(perms.map((p) => p.id));
+        }
         const rows: store.NewRole[] = bodies.map((b) => ({
           id: newId(),
           tenant_id: scope ?? null,
@@ -134,12 +147,13 @@ export function createRolesService(deps: RolesDeps) {
           const taken = rows.filter((r) => !written.has(r.id)).map((r) => r.key);
           throw new AppError('ROLE_KEY_EXISTS', `Role keys already exist ${scope === undefined ? 'in the environment' : `in account ${scope}`}: ${taken.join(', ')}`, { keys: taken });
         }
+        for (const [i, r] of rows.entries()) await store.addRolePermissions(tx, [r.id], granted[i]);
         const byId = new Map((await store.rolesByIds(tx, rows.map((r) => r.id))).map((r) => [r.id, r]));
         return rows.map((r) => record(byId.get(r.id)!));
       });
     },
 
-    async update(roleId: string, body: UpdateRole, scope?: string): Promise<RoleRecord> {
+    async update(roleId: string, body: UpdateRole, scope?: string, actor: Actor = VENDOR): Promise<RoleRecord> {
       checkRoleText(body, 'body.');
       const values: Record<string, unknown> = {};
       for (const [field, column] of Object.entries(ROLE_COLUMNS)) {
@@ -150,6 +164,8 @@ export function createRolesService(deps: RolesDeps) {
       return db.transaction(async (tx) => {
         if (scope !== undefined) await requireAccount(tx, scope);
         const row = await requireRole(tx, roleId, scope, true);
+        await assertRoleEditable(tx, actor, row);
+        await assertLevelWithin(tx, actor, body.level, 'body.level');
         if (body.key !== undefined && (await store.takenRoleKeys(tx, row.tenant_id, [body.key], row.id)).length) {
           throw new AppError('ROLE_KEY_EXISTS', `A role with key ${body.key} already exists ${row.tenant_id === null ? 'in the environment' : `in account ${row.tenant_id}`}`);
         }
@@ -158,20 +174,24 @@ export function createRolesService(deps: RolesDeps) {
       });
     },
 
-    async remove(roleId: string, scope?: string): Promise<void> {
+    async remove(roleId: string, scope?: string, actor: Actor = VENDOR): Promise<void> {
       await db.transaction(async (tx) => {
         if (scope !== undefined) await requireAccount(tx, scope);
         const row = await requireRole(tx, roleId, scope, true);
+        await assertRoleEditable(tx, actor, row);
         await store.deleteRole(tx, row.id);
       });
     },
 
     /** Replaces the role's permissions with exactly `permissionIds`. */
-    async setPermissions(roleId: string, permissionIds: string[], scope?: string): Promise<RoleRecord> {
+    async setPermissions(roleId: string, permissionIds: string[], scope?: string, actor = VENDOR): Promise<RoleRecord> {
       return db.transaction(async (tx) => {
         if (scope !== undefined) await requireAccount(tx, scope);
         const row = await requireRole(tx, roleId, scope, true);
-        await requirePermissions(tx, permissionIds, 'permissionIds');
+        await assertRoleEditable(tx, actor, row);
+        const held = new Set(row.permissions);
+        const added = (await requirePermissions(tx, permissionIds, 'permissionIds')).filter((p) => !held.has(p.id));
+        assertPermissionsGrantable(actor, added, 'permissionIds');
         await store.setRolePermissions(tx, row.id, normalizeIds(permissionIds));
         await store.touchRoles(tx, [row.id]);
         return reload(tx, row.id);
@@ -223,16 +243,10 @@ export function createRolesService(deps: RolesDeps) {
         await requireAccount(tx, tenantId, actor.kind === 'user' ? 'tenantId' : 'gatehouse-tenant-id');
         const base = body.baseRoleId !== undefined ? (await rolesInReach(tx, [body.baseRoleId], 'baseRoleId', tenantId))[0] : undefined;
         const explicit = await requirePermissions(tx, body.permissionIds ?? [], 'permissionIds');
-        let granted = explicit;
         let inherited = base ? await store.permissionsByIds(tx, base.permissions) : [];
         if (actor.kind === 'user') {
-          const grantable = (p: store.PermissionRow) => p.assignment_type !== 'NEVER' && holdsPermission(actor.permissions, p.key);
-          const refused = explicit.filter((p) => !grantable(p)).map((p) => p.key);
-          if (refused.length) {
-            throw new AppError('PERMISSION_NOT_GRANTABLE', `permissionIds names permissions you do not hold or that account roles may not hold (classified NEVER): ${refused.join(', ')}`, { keys: refused });
-          }
-          inherited = inherited.filter(grantable);
-          granted = explicit.filter(grantable);
+          assertPermissionsGrantable(actor, explicit, 'permissionIds');
+          inherited = inherited.filter((p) => grantablePermission(actor, p));
         }
         // A new account role ranks with its base role, else below every role the account can see; a user's never
         // ranks above the user (grants.ts), as its permissions never exceed theirs.
@@ -250,7 +264,7 @@ export function createRolesService(deps: RolesDeps) {
           level,
         }]);
         if (!written.has(id)) throw new AppError('ROLE_KEY_EXISTS', `Account ${tenantId} already has a role with key ${body.key}`);
-        await store.addRolePermissions(tx, [id], [...new Set([...inherited, ...granted].map((p) => p.id))]);
+        await store.addRolePermissions(tx, [id], [...new Set([...inherited, ...explicit].map((p) => p.id))]);
         return reload(tx, id);
       });
     },

@@ -161,11 +161,17 @@ export async function addRolePermissions(q: Queryable, roleIds: string[], permis
   );
 }
 
-/** Makes `roleIds` exactly the roles holding a permission; returns the roles whose set changed. */
-export async function setPermissionRoles(q: Queryable, permissionId: string, roleIds: string[]): Promise<string[]> {
+/**
+ * Makes `roleIds` exactly the roles holding a permission (among the roles of account `tenantId` only, when given);
+ * returns the roles whose set changed.
+ */
+export async function setPermissionRoles(
+  q: Queryable, permissionId: string, roleIds: string[], tenantId?: string,
+): Promise<string[]> {
   const { rows: removed } = await q.query<{ role_id: string }>(
-    'DELETE FROM role_permissions WHERE permission_id = $1 AND NOT (role_id = ANY($2::uuid[])) RETURNING role_id',
-    [permissionId, roleIds],
+    `DELETE FROM role_permissions WHERE permission_id = $1 AND NOT (role_id = ANY($2::uuid[]))
+     ${tenantId === undefined ? '' : 'AND role_id IN (SELECT id FROM roles WHERE tenant_id = $3)'} RETURNING role_id`,
+    tenantId === undefined ? [permissionId, roleIds] : [permissionId, roleIds, tenantId],
   );
   const { rows: added } = await q.query<{ role_id: string }>(
     `INSERT INTO role_permissions (role_id, permission_id) SELECT r, $1 FROM unnest($2::uuid[]) AS r

@@ -163,6 +163,12 @@ export const UsernamesQuery = Type.Object({
   userIds: Type.Optional(Type.Array(Type.String({ maxLength: 8000 }), { maxItems: 200, description: 'only these users (repeat the parameter or separate with commas)' })),
 });
 export const UsernameAnswer = Type.Object({ username: Type.String(), userId: Type.String() });
+/** An item of the usernames list: the browser SDK types it GetUserUsernamesResponse, with the environment id. */
+export const UsernameListItem = Type.Object({
+  vendorId: Type.String({ description: 'the environment id' }),
+  userId: Type.String(),
+  username: Type.String(),
+});
 export const UsernameBody = Type.Object({ username: Username });
 export const UsernameParams = Type.Object({ username: Type.String({ minLength: 1, maxLength: 128 }) });
 

@@ -23,8 +23,12 @@ const MembersQuery = Type.Object({
 });
 const UpdateMember = Type.Object({
   id: Type.String({ minLength: 1, maxLength: 64, description: 'the member (user id)' }),
-  roleIds: Type.Array(Type.String({ maxLength: 64 }), { maxItems: 100, uniqueItems: true, description: 'the roles the member has afterwards; [] removes them all' }),
+  roleIds: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), {
+    maxItems: 100, uniqueItems: true, description: 'the roles the member has afterwards; [] removes them all; left out: unchanged',
+  })),
 });
+// The browser SDK's loadUsers reads PaginationResult {items, totalPages}: the page envelope plus its page count.
+const MembersPage = Type.Object({ ...PageEnvelopeOf(User).properties, totalPages: Type.Integer() });
 const Stats = Type.Object({
   totalItems: Type.Integer({ description: 'members of the account' }),
   activatedItems: Type.Integer({ description: 'not disabled, signed in at least once' }),
@@ -47,22 +51,25 @@ const PictureBody = Type.Object({
 export const teamRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = async (app, { users }) => {
   app.get(`${T}/members/v1`, {
     config: guard.any('fe.secure.read.users'),
-    schema: { tags, summary: 'Members of the account, paged as the user lists', headers: TenantHeaders, querystring: MembersQuery, response: { 200: PageEnvelopeOf(User) } },
+    schema: { tags, summary: 'Members of the account, paged as the user lists (plus a top-level totalPages)', headers: TenantHeaders, querystring: MembersQuery, response: { 200: MembersPage } },
   }, async (req) => {
     const { pageSize, pageOffset, filter, ...rest } = req.query;
     // _limit and _offset always arrive (schema defaults), so an older name, when sent, wins.
     const query = { ...rest, _limit: pageSize ?? rest._limit, _offset: pageOffset ?? rest._offset, _filter: filter ?? rest._filter, _tenantId: undefined };
     const r = await users.list(query, accountOf(req));
     const items = r.items.map((u) => asSeenBy(req.auth, u));
-    return pageEnvelope(items, { total: r.total, limit: r.limit, page: r.page, path: `${T}/members/v1`, query });
+    const page = pageEnvelope(items, { total: r.total, limit: r.limit, page: r.page, path: `${T}/members/v1`, query });
+    return { ...page, totalPages: page._metadata.totalPages };
   });
 
   app.put(`${T}/members/v1`, {
     config: guard.any('fe.secure.write.users'),
-    schema: { tags, summary: "Set a member's roles in the account (replaces them); answers the member", headers: TenantHeaders, body: UpdateMember, response: { 200: User } },
+    schema: { tags, summary: "Set a member's roles in the account (replaces them; left out: unchanged); answers the member", headers: TenantHeaders, body: UpdateMember, response: { 200: User } },
   }, async (req) => {
     const tenantId = accountOf(req);
-    await users.setRoles(tenantId, req.body.id, req.body.roleIds, grantorOf(req.auth!));
+    // The browser SDK types the body Partial<ITeamUser>: without roleIds the call only reads the member back.
+    const { id, roleIds } = req.body;
+    if (roleIds !== undefined) await users.setRoles(tenantId, id, roleIds, grantorOf(req.auth!));
     return asSeenBy(req.auth, await users.get(req.body.id, tenantId));
   });
 
@@ -76,8 +83,8 @@ export const teamRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = as
 
   app.get(`${T}/roles/v1`, {
     config: guard.any('fe.secure.read.users'),
-    schema: { tags, summary: "Roles a member of the account may be given: the environment's and the account's own", headers: TenantHeaders, response: { 200: Type.Object({ items: Type.Array(Role) }) } },
-  }, async (req) => ({ items: await users.assignableRoles(accountOf(req)) }));
+    schema: { tags, summary: "Roles a member of the account may be given: the environment's and the account's own", headers: TenantHeaders, response: { 200: Type.Array(Role) } },
+  }, async (req) => users.assignableRoles(accountOf(req)));
 
   app.get(`${T}/stats/v1/members`, {
     config: guard.any('fe.secure.read.users'),

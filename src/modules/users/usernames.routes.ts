@@ -4,7 +4,7 @@ import { Type } from 'typebox';
 import { guard, tenantHeader } from '../../http/auth.ts';
 import { AppError } from '../../http/errors.ts';
 import { PageEnvelopeOf, pageEnvelope } from '../../http/paging.ts';
-import { Empty, PhraseQuery, User, UserParams, UsernameAnswer, UsernameBody, UsernameParams, UsernamesQuery } from './schema.ts';
+import { Empty, PhraseQuery, User, UserParams, UsernameAnswer, UsernameBody, UsernameListItem, UsernameParams, UsernamesQuery } from './schema.ts';
 import type { UsersService } from './service.ts';
 import { asSeenBy } from './consent.ts';
 
@@ -26,7 +26,7 @@ const scope = (req: FastifyRequest) => (req.auth?.kind === 'user' ? req.auth.ten
 export const usernamesRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = async (app, { users }) => {
   app.get(N, {
     config: guard.any('fe.secure.read.users'),
-    schema: { tags: ['usernames'], summary: "Users' usernames (of the account of the token or tenant header; all for an environment token without one), a page", querystring: UsernamesQuery, response: { 200: PageEnvelopeOf(UsernameAnswer) } },
+    schema: { tags: ['usernames'], summary: "Users' usernames (of the account of the token or tenant header; all for an environment token without one), a page", querystring: UsernamesQuery, response: { 200: PageEnvelopeOf(UsernameListItem) } },
   }, async (req) => {
     const r = await users.listUsernames(req.query, scope(req));
     return pageEnvelope(r.items, { total: r.total, limit: r.limit, page: r.page, path: N, query: { ...req.query, userIds: req.query.userIds?.join(',') } });

@@ -50,7 +50,8 @@ export function createUsernameOps(deps: UsersDeps, core: UsersCore) {
         limit, page, tenantId, prefix: query._usernamePrefix?.trim() || undefined,
         userIds, sortBy: query._sortBy ?? 'username', order: query._order ?? 'ASC',
       });
-      return { items: rows.map((r): UsernameAnswer => ({ username: r.username, userId: r.id })), total, limit, page };
+      const vendorId = deps.environment.id;
+      return { items: rows.map((r) => ({ vendorId, userId: r.id, username: r.username })), total, limit, page };
     },
 
     /** Sets a user's username; `created` is false when it replaced one (or was already this one). */
