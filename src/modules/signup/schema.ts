@@ -7,7 +7,8 @@ const PROVIDERS = ['local', 'saml', 'google', 'github', 'facebook', 'microsoft',
 
 /** The fields both sign-ups take (by email, and by username alone). */
 const common = {
-  provider: Type.Union(PROVIDERS.map((p) => Type.Literal(p))),
+  // The vendor's browser SDK (signUpUser, signUpUserWithUsername) sends no provider: "local" when absent.
+  provider: Type.Optional(Type.Union(PROVIDERS.map((p) => Type.Literal(p)), { default: 'local' })),
   name: Str(255),
   profilePictureUrl: Str(4095),
   password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
@@ -36,8 +37,6 @@ export type SignUpBody = Static<typeof SignUpBody>;
 /** POST .../signUp/username: a user named by a username alone (no email); companyName names the new account. */
 export const SignUpUsernameBody = Type.Object({
   ...common,
-  // The vendor's browser SDK (signUpUserWithUsername, ISignUpUser) sends no provider: "local" when absent.
-  provider: Type.Optional(Type.Union(PROVIDERS.map((p) => Type.Literal(p)), { default: 'local' })),
   username: Username,
   companyName: Type.String({ minLength: 1, maxLength: 255 }),
   password: Type.Optional(Type.String({
