@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account } from '../fixtures/builders.ts';
 
 let t: TestApp;
 let vendor: string;
@@ -26,7 +27,7 @@ const emailsOf = async (tenantId: string) => (await t.call('GET', `${S}/v1?_limi
 before(async () => {
   t = await startTestApp();
   vendor = await t.vendorToken();
-  for (const id of ['sa-root', 'sa-other']) assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: id, name: id } })).status, 201);
+  for (const id of ['sa-root', 'sa-other']) await account(t, { id });
   for (const [id, parent] of [['sa-kid', 'sa-root'], ['sa-grand', 'sa-kid']]) {
     const r = await t.call('POST', '/tenants/resources/sub-tenants/v1', { token: vendor, body: { tenantId: id, name: id, parentTenantId: parent } });
     assert.equal(r.status, 201, JSON.stringify(r.body));
