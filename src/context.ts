@@ -14,7 +14,7 @@ import { createPasswordService } from './modules/credentials/index.ts';
 import { accountMigrationJobs, createAccountMigrationService } from './modules/account-migration/index.ts';
 import { createRolesService } from './modules/roles/index.ts';
 import { createApprovalFlowsService } from './modules/approval-flows/index.ts';
-import { createUsersService, issueUnlockToken, UNLOCK_TOKEN_TTL_SECONDS } from './modules/users/index.ts';
+import { createUsersService, issueUnlockToken, UNLOCK_TOKEN_TTL_SECONDS, passwordHashOf } from './modules/users/index.ts';
 import { createAuth } from './modules/auth/index.ts';
 import { createMfaService } from './modules/mfa/index.ts';
 import { readFileSync } from 'node:fs';
@@ -67,7 +67,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   const tenants = createTenantsService({ db, events, listCache: { broadMatches: config.accountListBroadMatches } });
   const hierarchy = createHierarchyService({ db, tenants, events });
   const accountSettings = createAccountSettingsService({ db, tenants });
-  const passwords = createPasswordService({ db, hashConcurrency: config.passwordHashConcurrency });
+  const passwords = createPasswordService({ db, hashConcurrency: config.passwordHashConcurrency, passwordHashOf });
   const roles = createRolesService({ db, environment });
   tenants.onRemove(async (tx, tenantId) => void (await roles.removeAccountRoles(tx, tenantId)));
   const users = createUsersService({ db, tenants, roles, passwords, environment, events });
