@@ -14,7 +14,9 @@ import { createPasswordService } from './modules/credentials/index.ts';
 import { accountMigrationJobs, createAccountMigrationService } from './modules/account-migration/index.ts';
 import { createRolesService } from './modules/roles/index.ts';
 import { createApprovalFlowsService } from './modules/approval-flows/index.ts';
-import { createUsersService, issueUnlockToken, UNLOCK_TOKEN_TTL_SECONDS, passwordHashOf } from './modules/users/index.ts';
+import { createUsersService, issueUnlockToken, UNLOCK_TOKEN_TTL_SECONDS } from './modules/users/index.ts';
+// What modules the users module imports read of its records, given to them here (lookups.ts of users).
+import { membersAmong, passwordHashOf, userTablesSql } from './modules/users/index.ts';
 import { createAuth } from './modules/auth/index.ts';
 import { createMfaService } from './modules/mfa/index.ts';
 import { readFileSync } from 'node:fs';
@@ -80,7 +82,9 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     endOtherSessions: (q, userId, keep) => auth.sessions.endOtherSessions(q, userId, keep) });
   // User groups (members receive the groups' roles), IP and email-domain restrictions, user pools. The IP gate
   // is added before the MFA gate so that a refused address gets no second-factor challenge.
-  const groups = createGroupsService({ db, roles, tenants, environment });
+  const groups = createGroupsService({
+    db, roles, tenants, environment, users: { membersAmong, tables: userTablesSql },
+  });
   tenants.onRemove((tx, tenantId) => groups.forgetAccount(tx, tenantId));
   auth.issue.addRoleSource(groups.roleSource);
   const restrictions = createRestrictions({ db, tenants });

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../storage/db.ts';
+import { accountTablesSql } from '../tenants/index.ts';
 
 // What other modules read of the users module's tables: whole statements, and the tables as subqueries for a
 // statement of theirs that joins them (the planner flattens a plain subquery, so the join costs what it did).
@@ -19,7 +20,7 @@ export const LIVE_MEMBERSHIPS_SQL = `
          (NOT ut.pending AND NOT ut.is_disabled
            AND (ut.temporary_expiration_date IS NULL OR ut.temporary_expiration_date > now())
            AND (t.sub_account_access_type = 'alwaysOn' OR ut.sub_account_access_allowed)) AS opens_sub_accounts
-    FROM user_tenants ut JOIN tenants t ON t.tenant_id = ut.tenant_id AND t.deleted_at IS NULL`;
+    FROM user_tenants ut JOIN (${accountTablesSql.liveAccounts}) t ON t.tenant_id = ut.tenant_id`;
 
 /** The roles assigned to users in accounts: one row per user, account and role. */
 export const USER_ROLES_SQL = 'SELECT user_id, tenant_id, role_id FROM user_roles';
@@ -88,7 +89,7 @@ export async function membershipRoles(
     `SELECT ut.user_id::text AS user_id, ut.tenant_id,
             coalesce(array_agg(ur.role_id::text) FILTER (WHERE ur.role_id IS NOT NULL), '{}') AS role_ids
        FROM user_tenants ut
-       JOIN tenants t ON t.tenant_id = ut.tenant_id AND t.deleted_at IS NULL
+       JOIN (${accountTablesSql.liveAccounts}) t ON t.tenant_id = ut.tenant_id
        LEFT JOIN user_roles ur ON ur.tenant_id = ut.tenant_id AND ur.user_id = ut.user_id
       WHERE ut.user_id = ANY($1::uuid[])${tenantId !== undefined ? ' AND ut.tenant_id = $2' : ''}
       GROUP BY ut.user_id, ut.tenant_id, ut.created_at
