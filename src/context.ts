@@ -70,7 +70,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   const hierarchy = createHierarchyService({ db, tenants, events });
   const accountSettings = createAccountSettingsService({ db, tenants });
   const passwords = createPasswordService({ db, hashConcurrency: config.passwordHashConcurrency, passwordHashOf });
-  const roles = createRolesService({ db, environment });
+  const roles = createRolesService({ db, environment, userTables: userTablesSql });
   tenants.onRemove(async (tx, tenantId) => void (await roles.removeAccountRoles(tx, tenantId)));
   const users = createUsersService({ db, tenants, roles, passwords, environment, events });
   tenants.onRemove((tx, tenantId) => users.forgetAccount(tx, tenantId));

@@ -65,36 +65,3 @@ export async function roleIdsIn(q: Queryable, tenantId: string, userId: string):
   );
   return rows.map((r) => r.role_id);
 }
-
-export interface MembershipRolesRow {
-  user_id: string;
-  tenant_id: string;
-  role_ids: string[];
-}
-
-/**
- * One row per membership of the users (of `tenantId` only, when given) in live accounts, pending ones included,
- * users' accounts in the order they joined, with the role ids; one statement whatever the number of users.
- * `userIds` must be lower-case uuids.
- */
-export async function membershipRoles(
-  q: Queryable,
-  userIds: string[],
-  tenantId?: string,
-): Promise<MembershipRolesRow[]> {
-  if (userIds.length === 0) return [];
-  const params: unknown[] = [userIds];
-  if (tenantId !== undefined) params.push(tenantId);
-  const { rows } = await q.query<MembershipRolesRow>(
-    `SELECT ut.user_id::text AS user_id, ut.tenant_id,
-            coalesce(array_agg(ur.role_id::text) FILTER (WHERE ur.role_id IS NOT NULL), '{}') AS role_ids
-       FROM user_tenants ut
-       JOIN (${accountTablesSql.liveAccounts}) t ON t.tenant_id = ut.tenant_id
-       LEFT JOIN user_roles ur ON ur.tenant_id = ut.tenant_id AND ur.user_id = ut.user_id
-      WHERE ut.user_id = ANY($1::uuid[])${tenantId !== undefined ? ' AND ut.tenant_id = $2' : ''}
-      GROUP BY ut.user_id, ut.tenant_id, ut.created_at
-      ORDER BY ut.created_at, ut.tenant_id, ut.user_id`,
-    params,
-  );
-  return rows;
-}

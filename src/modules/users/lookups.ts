@@ -4,8 +4,6 @@ import * as store from './lookups.store.ts';
 // What other modules may read of user records and memberships (SQL in lookups.store.ts). Each takes the caller's
 // Queryable, so it runs inside the caller's transaction.
 
-export type { MembershipRolesRow } from './lookups.store.ts';
-
 /**
  * The users module's tables as subqueries, for a statement of another module that joins them in one round trip
  * (`JOIN (${userTablesSql.users}) u ON …`). Columns: see lookups.store.ts.
@@ -32,7 +30,3 @@ export const hasMembers = (q: Queryable, tenantId: string) => store.hasMembers(q
 
 /** The role ids assigned to the user in the account. */
 export const roleIdsIn = (q: Queryable, tenantId: string, userId: string) => store.roleIdsIn(q, tenantId, userId);
-
-/** Each membership of the users (lower-case uuids) in live accounts, with its role ids; one statement. */
-export const membershipRoles = (q: Queryable, userIds: string[], tenantId?: string) =>
-  store.membershipRoles(q, userIds, tenantId);
