@@ -87,7 +87,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   });
   tenants.onRemove((tx, tenantId) => groups.forgetAccount(tx, tenantId));
   auth.issue.addRoleSource(groups.roleSource);
-  const restrictions = createRestrictions({ db, tenants });
+  const restrictions = createRestrictions({ db, tenants, userRolesSql: userTablesSql.userRoles });
   tenants.onRemove((tx, tenantId) => restrictions.forgetAccount(tx, tenantId));
   auth.login.addGate('ip-restrictions', (q, a) => restrictions.ip.gate(q, a));
   const userPools = createUserPoolsService({ db, kek });
