@@ -8,8 +8,8 @@ import type { EventsService } from '../events/index.ts';
 import type { Grantor, RolesService } from '../roles/index.ts';
 import { parseMetadata, type TenantsService } from '../tenants/index.ts';
 import {
-  acceptMembership, addMembership, addPhone, addRoles, findByEmail, findById, findByUsername, hasMembers, insertUser, isMember,
-  proveMailbox, removeMembership, updateUser, type UserRow, type UsersService,
+  acceptMembership, addMembership, addPhone, addRoles, findByEmail, findById, findByUsername, hasMembers, insertUser,
+  isMember, proveMailbox, removeMembership, updateUser, type UserRow, type UsersService,
 } from '../users/index.ts';
 import { checkError, countFailure, limitRequests, readFlowSettings, writeFlowSettings, type Client, type CodeBook, type CodeLimits, type Delivery, type StrategySettings } from '../passwordless/index.ts';
 import { assertEmailDomainAllowed } from '../restrictions/index.ts';
@@ -110,7 +110,8 @@ export function createInvitationsService(deps: InvitationsDeps) {
         await assertEmailDomainAllowed(tx, tenantId, email);
         let roleIds = body.roleIds ?? [];
         if (roleIds.length) await deps.roles.assertGrantable(tx, tenantId, by, roleIds);
-        else roleIds = firstMember ? await deps.roles.firstUserRoleIds(tx, tenantId) : await deps.roles.defaultRoleIds(tx, tenantId);
+        else if (firstMember) roleIds = await deps.roles.firstUserRoleIds(tx, tenantId);
+        else roleIds = await deps.roles.defaultRoleIds(tx, tenantId);
         await addRoles(tx, tenantId, user.id, roleIds);
         await store.insertInvitation(tx, tenantId, user.id, by.kind === 'user' ? by.userId : null);
         if (!body.skipInviteEmail) await send(tx, user, tenantId, await inviterName(tx, by));

@@ -3,7 +3,8 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { accountOf, guard } from '../../http/auth.ts';
 import { AppError } from '../../http/errors.ts';
-import { createIpRestrictionsService, type Caller, type IpRestrictionsDeps, type IpRestrictionsService } from './ip.service.ts';
+import { createIpRestrictionsService, type Caller } from './ip.service.ts';
+import type { IpRestrictionsDeps, IpRestrictionsService } from './ip.service.ts';
 import { parseRange } from './ip.ts';
 import { CreateIpRule, IpRule, TenantHeader } from './schema.ts';
 

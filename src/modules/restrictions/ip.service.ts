@@ -87,7 +87,8 @@ export function createIpRestrictionsService(deps: IpRestrictionsDeps) {
     if (caller.kind === 'user' && !admits(state, caller.ip)) {
       throw new AppError('RESTRICTION_LOCKOUT', `This change would lock you out: your address ${caller.ip} would be refused by the ${state.strategy === 'ALLOW' ? 'allow list (it is not on it)' : 'block list (it is on it)'}. Add your address to the allow list (or remove it from the block list) first`, { ip: caller.ip });
     }
-    const admins = [...new Set((await store.adminSignInAddresses(tx, deps.userRolesSql, tenantId)).filter((r) => permissionMatches(r.key, ADMIN_PERMISSION)).map((r) => r.ip))];
+    const signIns = await store.adminSignInAddresses(tx, deps.userRolesSql, tenantId);
+    const admins = [...new Set(signIns.filter((r) => permissionMatches(r.key, ADMIN_PERMISSION)).map((r) => r.ip))];
     if (admins.length > 0 && !admins.some((ip) => admits(state, ip))) {
       throw new AppError('RESTRICTION_LOCKOUT', `This change would lock every administrator of account ${tenantId} out: none of the ${admins.length} address(es) they signed in from in the last 30 days would be admitted`, { adminAddresses: admins.slice(0, 20) });
     }

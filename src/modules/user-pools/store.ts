@@ -86,7 +86,8 @@ export async function usersOf(q: Queryable, sourceId: string, limit: number, pag
   const builtIn = sourceId === BUILT_IN_ID;
   const from = builtIn
     ? `FROM (${userTablesSql.users}) u`
-    : `FROM (${userTablesSql.users}) u WHERE EXISTS (SELECT 1 FROM user_applications ua JOIN user_source_apps x ON x.app_id = ua.app_id WHERE x.source_id = $1 AND ua.user_id = u.id)`;
+    : `FROM (${userTablesSql.users}) u WHERE EXISTS (SELECT 1 FROM user_applications ua
+         JOIN user_source_apps x ON x.app_id = ua.app_id WHERE x.source_id = $1 AND ua.user_id = u.id)`;
   const params = builtIn ? [] : [sourceId];
   const { rows } = await q.query<{ email: string; last_login: Date | null }>(`SELECT coalesce(u.email, '') AS email, u.last_login ${from} ORDER BY u.email LIMIT ${limit} OFFSET ${page * limit}`, params);
   const { rows: c } = await q.query<{ n: number }>(`SELECT count(*)::int AS n ${from}`, params);
