@@ -15,6 +15,8 @@ import { accountMigrationJobs, createAccountMigrationService } from './modules/a
 import { createRolesService } from './modules/roles/index.ts';
 import { createApprovalFlowsService } from './modules/approval-flows/index.ts';
 import { createUsersService, issueUnlockToken, UNLOCK_TOKEN_TTL_SECONDS } from './modules/users/index.ts';
+// What modules the users module imports read of its records, given to them here (lookups.ts of users).
+import { membersAmong, passwordHashOf, userTablesSql } from './modules/users/index.ts';
 import { createAuth } from './modules/auth/index.ts';
 import { createMfaService } from './modules/mfa/index.ts';
 import { readFileSync } from 'node:fs';
@@ -67,8 +69,8 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   const tenants = createTenantsService({ db, events, listCache: { broadMatches: config.accountListBroadMatches } });
   const hierarchy = createHierarchyService({ db, tenants, events });
   const accountSettings = createAccountSettingsService({ db, tenants });
-  const passwords = createPasswordService({ db, hashConcurrency: config.passwordHashConcurrency });
-  const roles = createRolesService({ db, environment });
+  const passwords = createPasswordService({ db, hashConcurrency: config.passwordHashConcurrency, passwordHashOf });
+  const roles = createRolesService({ db, environment, userTables: userTablesSql });
   tenants.onRemove(async (tx, tenantId) => void (await roles.removeAccountRoles(tx, tenantId)));
   const users = createUsersService({ db, tenants, roles, passwords, environment, events });
   tenants.onRemove((tx, tenantId) => users.forgetAccount(tx, tenantId));
@@ -80,10 +82,12 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     endOtherSessions: (q, userId, keep) => auth.sessions.endOtherSessions(q, userId, keep) });
   // User groups (members receive the groups' roles), IP and email-domain restrictions, user pools. The IP gate
   // is added before the MFA gate so that a refused address gets no second-factor challenge.
-  const groups = createGroupsService({ db, roles, tenants, environment });
+  const groups = createGroupsService({
+    db, roles, tenants, environment, users: { membersAmong, tables: userTablesSql },
+  });
   tenants.onRemove((tx, tenantId) => groups.forgetAccount(tx, tenantId));
   auth.issue.addRoleSource(groups.roleSource);
-  const restrictions = createRestrictions({ db, tenants });
+  const restrictions = createRestrictions({ db, tenants, userRolesSql: userTablesSql.userRoles });
   tenants.onRemove((tx, tenantId) => restrictions.forgetAccount(tx, tenantId));
   auth.login.addGate('ip-restrictions', (q, a) => restrictions.ip.gate(q, a));
   const userPools = createUserPoolsService({ db, kek });

@@ -8,8 +8,8 @@ import type { EventsService } from '../events/index.ts';
 import type { Grantor, RolesService } from '../roles/index.ts';
 import { parseMetadata, type TenantsService } from '../tenants/index.ts';
 import {
-  acceptMembership, addMembership, addPhone, addRoles, findByEmail, findById, findByUsername, insertUser, proveMailbox, removeMembership,
-  updateUser, type UserRow, type UsersService,
+  acceptMembership, addMembership, addPhone, addRoles, findByEmail, findById, findByUsername, hasMembers, insertUser,
+  isMember, proveMailbox, removeMembership, updateUser, type UserRow, type UsersService,
 } from '../users/index.ts';
 import { checkError, countFailure, limitRequests, readFlowSettings, writeFlowSettings, type Client, type CodeBook, type CodeLimits, type Delivery, type StrategySettings } from '../passwordless/index.ts';
 import { assertEmailDomainAllowed } from '../restrictions/index.ts';
@@ -95,7 +95,7 @@ export function createInvitationsService(deps: InvitationsDeps) {
           if (body.phoneNumber && !(await addPhone(tx, id, body.phoneNumber))) throw new AppError('PHONE_TAKEN', `Phone number ${body.phoneNumber} belongs to another user`);
           user = (await findById(tx, id))!;
         }
-        const { rows } = await tx.query('SELECT 1 FROM user_tenants WHERE tenant_id = $1 LIMIT 1', [tenantId]);
+        const firstMember = !(await hasMembers(tx, tenantId));
         // An existing user joins an administrator's account only with their consent; the environment owns every account.
         const pending = !isNew && by.kind === 'user';
         const subAccess = account.sub_account_access_type !== 'defaultOff';
@@ -110,7 +110,8 @@ export function createInvitationsService(deps: InvitationsDeps) {
         await assertEmailDomainAllowed(tx, tenantId, email);
         let roleIds = body.roleIds ?? [];
         if (roleIds.length) await deps.roles.assertGrantable(tx, tenantId, by, roleIds);
-        else roleIds = rows.length === 0 ? await deps.roles.firstUserRoleIds(tx, tenantId) : await deps.roles.defaultRoleIds(tx, tenantId);
+        else if (firstMember) roleIds = await deps.roles.firstUserRoleIds(tx, tenantId);
+        else roleIds = await deps.roles.defaultRoleIds(tx, tenantId);
         await addRoles(tx, tenantId, user.id, roleIds);
         await store.insertInvitation(tx, tenantId, user.id, by.kind === 'user' ? by.userId : null);
         if (!body.skipInviteEmail) await send(tx, user, tenantId, await inviterName(tx, by));
@@ -154,7 +155,7 @@ export function createInvitationsService(deps: InvitationsDeps) {
      */
     async resendActivation(tenantId: string, userId: string, client: Client, resendSignup: (email: string, client: Client) => Promise<void>): Promise<void> {
       const user = isUuid(userId) ? await findById(db, userId) : undefined;
-      const member = user ? (await db.query('SELECT 1 FROM user_tenants WHERE tenant_id = $1 AND user_id = $2', [tenantId, user.id])).rows.length > 0 : false;
+      const member = user ? await isMember(db, tenantId, user.id) : false;
       if (!user || !member) throw new AppError('NOT_A_MEMBER', `User ${userId} is not a member of account ${tenantId}`);
       const inv = await store.findInvitation(db, tenantId, user.id);
       if (!user.email) throw new AppError('USER_HAS_NO_EMAIL', `User ${user.id} has no email address: there is no activation email to send`);

@@ -11,11 +11,14 @@ import { checkName, checkText, missing, normalizeIds, repeated, toPermission, to
 import type { CreateAccountRole, CreateRole, PermissionRecord, RoleListQuery, RoleRecord, UpdateRole } from './schema.ts';
 import * as store from './store.ts';
 import { createUserRolesLookup } from './user-roles.service.ts';
+import type { UserTablesSql } from './user-roles.store.ts';
 
 export interface RolesDeps {
   db: Db;
   /** The environment: its id is every role's `vendorId`. */
   environment: { readonly id: string };
+  /** The users module's memberships and role assignments as subqueries (its `userTablesSql`): users imports roles. */
+  userTables: UserTablesSql;
 }
 
 /** Who calls: the environment (vendor token) or a user acting on their own account with their permissions. */
@@ -80,7 +83,7 @@ export function createRolesService(deps: RolesDeps) {
 
   return {
     ...permissions,
-    ...createUserRolesLookup({ db, vendorId: () => environment.id, requireAccount }),
+    ...createUserRolesLookup({ db, vendorId: () => environment.id, requireAccount, userTables: deps.userTables }),
 
     // -- the public surface for other modules (q may be a transaction) --
 

@@ -15,3 +15,5 @@ export { updateMembership, removeMembership, removeRoles, settleAfterLeaving } f
 export { Empty, InviteUser, User, Username } from './schema.ts';
 // For the lockout (auth, mfa, passwordless): an unlock token for a user it has just locked, to email with the lock notice.
 export { issueUnlockToken, UNLOCK_TOKEN_TTL_SECONDS } from './unlock.service.ts';
+// What other modules read of user records and memberships, as statements or subqueries to join (lookups.ts).
+export { userTablesSql, passwordHashOf, membersAmong, isMember, hasMembers, roleIdsIn } from './lookups.ts';
