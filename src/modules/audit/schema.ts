@@ -38,7 +38,21 @@ export const AuditQuery = Type.Object({
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'alias of count' })),
 });
 export type AuditQuery = Static<typeof AuditQuery>;
-export const AuditPage = Type.Object({ data: Type.Array(AuditEntry), total: Type.Integer() });
+/** A listed entry: the wire.md fields, plus the browser SDK's AuditRowData fields (entry.ts sdkRow). */
+export const AuditRow = Type.Object({
+  ...AuditEntry.properties,
+  _id: Type.String({ description: 'the id' }),
+  time: Type.String({ description: 'createdAt' }),
+  updatedAt: Type.String({ description: 'createdAt (entries never change)' }),
+  resource: Type.String({ description: 'what was acted on: its display value, else type and id, else the route' }),
+  user: Type.String({ description: 'who acted, as displayed (a user\'s email)' }),
+  email: Type.String({ description: 'the acting user\'s email, else empty' }),
+  actorMail: Type.Optional(Type.String()),
+  vendorId: Type.String({ description: 'the environment id' }),
+  json: Type.Array(Type.Record(Type.String(), Type.Unknown()), { description: '[data]' }),
+  __v: Type.Integer(),
+});
+export const AuditPage = Type.Object({ data: Type.Array(AuditRow), total: Type.Integer() });
 
 export const ExportQuery = Type.Object({ ...filterFields, format: Type.Optional(Type.Union([Type.Literal('csv'), Type.Literal('jsonl')])) });
 export type ExportQuery = Static<typeof ExportQuery>;
