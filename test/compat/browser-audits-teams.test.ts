@@ -77,6 +77,9 @@ describe('@frontegg/rest-api audits', () => {
     assert.deepEqual(row.json, [entry.data]);
     assert.equal(row.__v, 0);
     assert.deepEqual(entry.actor, { type: 'user', id: id.admin }, 'the wire.md fields stay');
+    // The SDK's own field names sort too.
+    const byTime = await s.sdk.api.audits.getAudits({ ...query, sortBy: 'time', sortDirection: 'asc' });
+    assert.equal(byTime.data[0].action, 'account.created');
   });
 
   test('a vendor\'s own entry: user, email and resource as it sent them', async () => {

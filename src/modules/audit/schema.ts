@@ -1,6 +1,8 @@
 import { Type, type Static } from 'typebox';
 
 export const SEVERITIES = ['Info', 'Medium', 'High', 'Critical', 'Error'] as const;
+/** Sort keys of the lists; `time` and `updatedAt` (the browser SDK's row fields) sort as createdAt. */
+const SORT_KEYS = ['createdAt', 'time', 'updatedAt', 'action', 'actor', 'tenantId', 'severity', 'outcome', 'ip'];
 
 const Ref = Type.Object({ type: Type.Union([Type.String(), Type.Null()]), id: Type.Union([Type.String(), Type.Null()]) });
 export const AuditEntry = Type.Object({
@@ -31,7 +33,7 @@ const filterFields = {
 };
 export const AuditQuery = Type.Object({
   ...filterFields,
-  sortBy: Type.Optional(Type.Union(['createdAt', 'action', 'actor', 'tenantId', 'severity', 'outcome', 'ip'].map((s) => Type.Literal(s)))),
+  sortBy: Type.Optional(Type.Union(SORT_KEYS.map((s) => Type.Literal(s)))),
   sortDirection: Type.Optional(Type.Union(['asc', 'desc', 'ASC', 'DESC'].map((s) => Type.Literal(s)))),
   offset: Type.Optional(Type.Integer({ minimum: 0, description: 'entries to skip' })),
   count: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'page size (default 50)' })),
@@ -113,7 +115,7 @@ export const V2Query = Type.Object({
   filter: Type.Optional(Type.String({ maxLength: 255 })),
   outcome: Type.Optional(Type.String({ maxLength: 32 })),
   severity: Type.Optional(Type.String({ maxLength: 32 })),
-  sortBy: Type.Optional(Type.Union(['createdAt', 'action', 'actor', 'tenantId', 'severity', 'outcome', 'ip'].map((s) => Type.Literal(s)))),
+  sortBy: Type.Optional(Type.Union(SORT_KEYS.map((s) => Type.Literal(s)))),
   sortDirection: Type.Optional(Type.Union(['asc', 'desc', 'ASC', 'DESC'].map((s) => Type.Literal(s)))),
   offset: Type.Optional(Type.Integer({ minimum: 0 })),
   count: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
