@@ -150,7 +150,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   events.onEmit(() => dispatcher.eventsEmitted());
   jobs.attach(dispatcher);
   const webhooks = createWebhooksService({ db, kek, dispatcher, timeoutMs: config.webhooks.timeoutMs, retryForSeconds: config.webhooks.retryForSeconds, allowPrivateNetworks: config.webhooks.allowPrivateNetworks, retentionDays: config.webhooks.eventsRetentionDays, requireAccount: (q, tenantId) => tenants.requireLive(q, tenantId) });
-  const audit = createAuditService({ db, log, ...config.audit });
+  const audit = createAuditService({ db, log, ...config.audit, vendorId: () => environment.id });
   jobs.attach(audit.chainer); // chains staged audit entries (audit/chainer.ts); reads chain on their own too
   jobs.attach(auditRetention(audit, log, undefined, { events: () => webhooks.applyRetention() }));
   // Housekeeping: bounded purges of expired sign-in state (flow states, MFA tokens, codes, ended sessions).

@@ -5,6 +5,8 @@ export { isLockedNow, activeMembership, scopeToAccount, userLabel } from './reco
 // Consent to join an account, proof of the mailbox, and the account-scoped view of a user record (consent.ts).
 export { proveMailbox, acceptMembership, asSeenBy } from './consent.ts';
 export { findByEmail, findByUsername, findById, updateUser, removeAccountUsers, phones, type UserRow, type MembershipRow } from './store.ts';
+// For the breached-password reset of an account's administrator, which leaves users other accounts share alone.
+export { membershipsWithState } from './store.ts';
 // For the refresh lookup (src/modules/auth/store.ts), which reads a session, its user and their memberships at once.
 export { membershipsFromJson, membershipsWithStateSql, userFromJson } from './store.ts';
 // For the user migration, which writes users through the same statements.
