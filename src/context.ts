@@ -25,8 +25,8 @@ import { createDispatcher, createWebhooksService } from './modules/webhooks/inde
 import { auditRetention, createAuditService } from './modules/audit/index.ts';
 import { createMachineAccess } from './modules/api-tokens/index.ts';
 import { createMessagingService } from './modules/messaging/index.ts';
-import { createRecovery } from './modules/recovery/index.ts';
-import { createCodeBook, createPasswordlessService } from './modules/passwordless/index.ts';
+import { createRecovery, RESET_LINK_TTL, RESET_SMS_CODE_TTL } from './modules/recovery/index.ts';
+import { createCodeBook, createPasswordlessService, readFlowSettings } from './modules/passwordless/index.ts';
 import { createSignupService } from './modules/signup/index.ts';
 import { createInvitationsService, createInviteTokensService } from './modules/invitations/index.ts';
 import { createRateLimiter } from './modules/auth/index.ts';
@@ -60,7 +60,11 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     graceSeconds: Math.max(config.vendorTokenTtl, 86400),
   }, config.signingKeysReloadMs, config.signingKeysUnknownKidReloadMs);
   await keys.init();
-  const environment = createEnvironmentService({ db, keys, vendorTokenTtl: config.vendorTokenTtl, devOutbox: config.messaging.devOutbox });
+  // The login box reports the sign-in methods and reset lifetimes that the passwordless and recovery modules own.
+  const environment = createEnvironmentService({
+    db, keys, vendorTokenTtl: config.vendorTokenTtl, devOutbox: config.messaging.devOutbox,
+    loginBox: { signInFlows: (q) => readFlowSettings(q, 'passwordless'),
+      resetLifetimes: { linkSeconds: RESET_LINK_TTL, smsCodeSeconds: RESET_SMS_CODE_TTL } } });
 
   // The outbox: services emit events in the transaction of the change (`events.emit(tx, ...)`).
   const events = createEventsService({ enabled: config.events.enabled });
