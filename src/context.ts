@@ -72,7 +72,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   const hierarchy = createHierarchyService({ db, tenants, events });
   const accountSettings = createAccountSettingsService({ db, tenants });
   const passwords = createPasswordService({ db, hashConcurrency: config.passwordHashConcurrency });
-  const roles = createRolesService({ db, environment });
+  const roles = createRolesService({ db, environment, tenants });
   tenants.onRemove(async (tx, tenantId) => void (await roles.removeAccountRoles(tx, tenantId)));
   const users = createUsersService({ db, tenants, roles, passwords, environment, events });
   tenants.onRemove((tx, tenantId) => users.forgetAccount(tx, tenantId));
@@ -104,7 +104,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   const accountMigration = createAccountMigrationService({ db, jobs, tenants, chunkSize: config.jobs.chunkSize, events });
   Object.assign(handlers, accountMigrationJobs(accountMigration));
   // User migration: bulk and identity-provider jobs; MFA secrets and provider secrets sealed with the KEK.
-  const applications = createApplicationsService({ db });
+  const applications = createApplicationsService({ db, tenants });
   const userMigration = createUserMigrationService({ db, jobs, tenants, roles, users, kek, chunkSize: config.jobs.userChunkSize, events });
   Object.assign(handlers, userMigrationJobs(userMigration, kek, { extraCa: config.outboundCaFile ? readFileSync(config.outboundCaFile, 'utf8') : undefined }));
   // Messaging: email (SMTP) and SMS (Twilio REST) delivery through durable jobs; development outbox when no provider.
