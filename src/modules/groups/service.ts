@@ -237,7 +237,7 @@ export function createGroupsService(deps: GroupsDeps) {
       });
     },
 
-    /** For the token issuer (`auth.issue.addRoleSource`): the roles a user receives through groups in an account. */
+    /** For the token issuer (`roleSources` of `createAuth`): the roles a user receives through groups in an account. */
     roleSource: Object.assign((q: Queryable, a: { userId: string; tenantId: string }) => store.groupRoleIdsOf(q, a.tenantId, a.userId), { sql: store.GROUP_ROLE_IDS_SQL }),
     /** For the account-removal hook. */
     forgetAccount: (q: Queryable, tenantId: string) => store.deleteAccountGroups(q, tenantId),
