@@ -54,6 +54,10 @@ sql.join = (parts: readonly Sql[], separator: string): Sql => {
   return new Sql(['', ...parts.slice(1).map(() => separator), ''], parts);
 };
 
+/** The values `values` as parameters separated by commas (a VALUES row, an IN list). */
+sql.list = (values: readonly unknown[]): Sql =>
+  values.length === 0 ? sql.raw('') : new Sql(['', ...values.slice(1).map(() => ', '), ''], values);
+
 /** A value shared by several fragments: see Param. */
 sql.param = (value: unknown): Param => new Param(value);
 

@@ -18,7 +18,10 @@ describe('storage: the SQL builder', () => {
   test('values become $n in order; embedded fragments are inlined and renumbered', () => {
     const inner = sql`b = ${'B'} AND c = ${3}`;
     const outer = sql`SELECT 1 WHERE a = ${'A'} AND ${inner} AND d = ${null}`;
-    assert.deepEqual(outer.build(), { text: 'SELECT 1 WHERE a = $1 AND b = $2 AND c = $3 AND d = $4', values: ['A', 'B', 3, null] });
+    assert.deepEqual(outer.build(), {
+      text: 'SELECT 1 WHERE a = $1 AND b = $2 AND c = $3 AND d = $4',
+      values: ['A', 'B', 3, null],
+    });
     // The same fragment on its own, and numbered from another first parameter (a caller that counts its own).
     assert.deepEqual(inner.build(), { text: 'b = $1 AND c = $2', values: ['B', 3] });
     assert.deepEqual(inner.build(7), { text: 'b = $7 AND c = $8', values: ['B', 3] });
@@ -30,7 +33,8 @@ describe('storage: the SQL builder', () => {
     const second = sql`y AS (INSERT INTO s (user_id, n) VALUES (${user}, ${1}))`;
     const whole = sql`WITH ${sql.join([first, second], ', ')} SELECT ${user}`;
     assert.deepEqual(whole.build(), {
-      text: 'WITH x AS (UPDATE t SET n = $1 WHERE id = $2), y AS (INSERT INTO s (user_id, n) VALUES ($2, $3)) SELECT $2',
+      text: 'WITH x AS (UPDATE t SET n = $1 WHERE id = $2), '
+        + 'y AS (INSERT INTO s (user_id, n) VALUES ($2, $3)) SELECT $2',
       values: [1, 'u-1', 1],
     });
   });
@@ -38,16 +42,23 @@ describe('storage: the SQL builder', () => {
   test('join of nothing is empty; raw text carries no values; fill puts fragments at named placeholders', () => {
     assert.deepEqual(sql`SELECT 1${sql.join([], ', ')}`.build(), { text: 'SELECT 1', values: [] });
     assert.deepEqual(sql`SELECT ${sql.raw('now()')}`.build(), { text: 'SELECT now()', values: [] });
+    const rows = sql`VALUES (${sql.list(['a', 2, null])}), (${sql.list([])})`;
+    assert.deepEqual(rows.build(), { text: 'VALUES ($1, $2, $3), ()', values: ['a', 2, null] });
     const tenant = sql.param('t-1');
-    const filled = sql.fill('SELECT id FROM r WHERE tenant = {tenant} AND other = {tenant} AND keep = \'{unknown}\'', { tenant: sql`${tenant}::text` });
-    assert.deepEqual(filled.build(), { text: 'SELECT id FROM r WHERE tenant = $1::text AND other = $1::text AND keep = \'{unknown}\'', values: ['t-1'] });
+    const text = 'SELECT id FROM r WHERE tenant = {tenant} AND other = {tenant} AND keep = \'{unknown}\'';
+    const filled = sql.fill(text, { tenant: sql`${tenant}::text` });
+    assert.deepEqual(filled.build(), {
+      text: 'SELECT id FROM r WHERE tenant = $1::text AND other = $1::text AND keep = \'{unknown}\'',
+      values: ['t-1'],
+    });
   });
 
   test('a composed statement runs with its values bound where the text says (text, arrays, json, null)', async () => {
     const tags = sql`${['a', 'b']}::text[]`;
     const doc = sql`${JSON.stringify({ k: 1 })}::jsonb`;
     const same = sql.param(5);
-    const q = sql`SELECT ${'x'}::text AS t, ${tags} AS tags, ${doc} AS doc, ${null}::int AS nothing, ${same}::int + ${same}::int AS ten`.build();
+    const q = sql`SELECT ${'x'}::text AS t, ${tags} AS tags, ${doc} AS doc, ${null}::int AS nothing,
+                         ${same}::int + ${same}::int AS ten`.build();
     const { rows } = await db.query(q.text, q.values);
     assert.deepEqual(rows, [{ t: 'x', tags: ['a', 'b'], doc: { k: 1 }, nothing: null, ten: 10 }]);
   });

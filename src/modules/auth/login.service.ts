@@ -95,7 +95,7 @@ export function createLoginService(deps: LoginDeps) {
     const expiresAt = await deps.sessions.newSessionExpiry(tx, tenantId, { policy, refreshLifetime: settings.defaultRefreshTokenExpiration });
     await deps.sessions.makeRoomFor(tx, user.id, tenantId, policy);
     // One statement: the user's sign-in recorded, the session and its refresh token inserted, the token's role claims read.
-    const claimsSql = await deps.issue.claimsSql(tx, 10, { userId: user.id, tenantId, roleIds: membership.role_ids });
+    const claimsSql = await deps.issue.claimsSql(tx, { userId: user.id, tenantId, roleIds: membership.role_ids });
     // The request's audit entry (when the route lets the statement store it) and the user.signed_in event are
     // written by the session-start statement too: one statement in all.
     const entry = client.audit?.({ userId: user.id });
