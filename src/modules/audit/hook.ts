@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Sql } from '../../storage/sql.ts';
 import type { AuditInput } from './entry.ts';
 import type { AuditService } from './service.ts';
 import { AppError, errorBody } from '../../http/errors.ts';
@@ -48,11 +49,13 @@ declare module 'fastify' {
 
 /**
  * A success entry stored by the route's own statement (a WITH item; one round trip fewer than onSend's INSERT):
- * `cte(first)` with `values` as its parameters from `first`; `stored()` once that statement has committed, so onSend
- * does not stage the entry again. Until `stored()` the hook stages as usual (an error answer records the failure).
+ * `item`, or `cte(first)` with `values` as its parameters from `first`; `stored()` once that statement has
+ * committed, so onSend does not stage the entry again. Until `stored()` the hook stages as usual (an error answer records the failure).
  */
 export interface InlineAudit {
-  /** `onlyIf`: the name of an earlier WITH item; the entry is staged only when that item returns a row. */
+  /** The item as a storage/sql.ts fragment. `onlyIf`: an earlier WITH item; staged only when it returns a row. */
+  item: (onlyIf?: string) => Sql;
+  /** The item as text with parameters from `first` (`values`), for a statement that numbers its own. */
   cte: (first: number, onlyIf?: string) => string;
   values: unknown[];
   stored: () => void;
@@ -173,6 +176,7 @@ export function installAudit(app: FastifyInstance, audit: AuditService, lookups?
     const entry = audit.inline(entryOf(this, status, url, config?.audit, body, undefined));
     const self = this as unknown as Record<symbol, boolean>;
     return {
+      item: entry.item,
       cte: entry.cte,
       values: entry.values,
       stored: () => {

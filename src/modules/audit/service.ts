@@ -1,6 +1,7 @@
 import { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { Db } from '../../storage/db.ts';
+import type { Sql } from '../../storage/sql.ts';
 import { entryHash, GENESIS } from './chain.ts';
 import { AppError } from '../../http/errors.ts';
 import { createChainer, type ChainerOptions } from './chainer.ts';
@@ -108,10 +109,22 @@ export function createAuditService(deps: AuditDeps & { chainer?: ChainerOptions 
     record,
     /**
      * For a caller that stores the entry in its own statement (a WITH item: one round trip fewer on a hot path): the
-     * item's text (`cte`, parameters from `first`) and its values. `staged()` once that statement has committed.
+     * item as a storage/sql.ts fragment (`item`), or as text (`cte`, parameters from `first`) and its values for a
+     * statement that numbers its own. `staged()` once that statement has committed.
      */
-    inline(e: AuditInput): { cte: (first: number, onlyIf?: string) => string; values: unknown[]; staged: () => void } {
-      return { cte: store.stageCte, values: store.stageValues(entryOf(e)), staged: () => chainer.kick() };
+    inline(e: AuditInput): {
+      item: (onlyIf?: string) => Sql;
+      cte: (first: number, onlyIf?: string) => string;
+      values: unknown[];
+      staged: () => void;
+    } {
+      const row = entryOf(e);
+      return {
+        item: (onlyIf) => store.stageItem(row, onlyIf),
+        cte: (first, onlyIf) => store.stageItem(row, onlyIf).build(first).text,
+        values: store.stageValues(row),
+        staged: () => chainer.kick(),
+      };
     },
     flush,
     verify,

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../storage/db.ts';
+import { sql, type Sql } from '../../storage/sql.ts';
 import type { AuditEntryRow } from './chain.ts';
 
 const COLS = ['id', 'created_at', 'tenant_id', 'actor_type', 'actor_id', 'action', 'target_type', 'target_id', 'outcome', 'ip', 'user_agent', 'severity', 'data', 'hash', 'prev_hash'] as const;
@@ -49,17 +50,19 @@ export async function stage(q: Queryable, e: StagedRow): Promise<void> {
   await q.query(STAGE_SQL, stageValues(e));
 }
 
-/** The staging INSERT's parameter values for an entry, in the order of `stageCte`. */
+/** The staging INSERT's parameter values for an entry, in the order of `stageItem`. */
 export const stageValues = (e: StagedRow): unknown[] => STAGED.map((c) => (c === 'data' ? JSON.stringify(e.data) : e[c]));
 
 /**
- * The staging INSERT as a WITH item `audited`, its parameters numbered from `first` (a caller's own statement stages
- * the entry). `onlyIf`, the name of an earlier WITH item: the entry is staged only when that item returns a row (e.g.
- * a refresh token rotated by the same statement).
+ * The staging INSERT of `e` as a WITH item `audited` (a storage/sql.ts fragment: a caller's own statement stages the
+ * entry). `onlyIf`, the name of an earlier WITH item: the entry is staged only when that item returns a row (e.g. a
+ * refresh token rotated by the same statement).
  */
-export const stageCte = (first: number, onlyIf?: string): string => {
-  const values = STAGED.map((_, i) => `$${first + i}`).join(', ');
-  return `audited AS (INSERT INTO audit_staging (${STAGED.join(', ')}) ${onlyIf ? `SELECT ${values} WHERE EXISTS (SELECT 1 FROM ${onlyIf})` : `VALUES (${values})`})`;
+export const stageItem = (e: StagedRow, onlyIf?: string): Sql => {
+  const values = sql.list(stageValues(e));
+  return sql`audited AS (INSERT INTO audit_staging (${sql.raw(STAGED.join(', '))}) ${onlyIf
+    ? sql`SELECT ${values} WHERE EXISTS (SELECT 1 FROM ${sql.raw(onlyIf)})`
+    : sql`VALUES (${values})`})`;
 };
 
 /**

@@ -2,10 +2,11 @@ import { newId, randomSecret, sha256Hex } from '../../lib/crypto.ts';
 import { AppError } from '../../http/errors.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
 import type { EnvironmentService } from '../environment/index.ts';
-import { hasherFor, type PasswordService } from '../credentials/index.ts';
-import { isLockedNow, updateUser, type UserRow, type UsersService } from '../users/index.ts';
+import type { PasswordService } from '../credentials/index.ts';
+import { updateUser, type UserRow, type UsersService } from '../users/index.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import type { EventsService } from '../events/index.ts';
+import { passwordSignInSteps, runSteps, type PasswordSignIn } from './login.steps.ts';
 import { createRefresh } from './refresh.service.ts';
 import { createReissue } from './reissue.service.ts';
 import { createStepUp, type StepUpFactor } from './step-up.service.ts';
@@ -95,7 +96,7 @@ export function createLoginService(deps: LoginDeps) {
     const expiresAt = await deps.sessions.newSessionExpiry(tx, tenantId, { policy, refreshLifetime: settings.defaultRefreshTokenExpiration });
     await deps.sessions.makeRoomFor(tx, user.id, tenantId, policy);
     // One statement: the user's sign-in recorded, the session and its refresh token inserted, the token's role claims read.
-    const claimsSql = await deps.issue.claimsSql(tx, 10, { userId: user.id, tenantId, roleIds: membership.role_ids });
+    const claimsSql = await deps.issue.claimsSql(tx, { userId: user.id, tenantId, roleIds: membership.role_ids });
     // The request's audit entry (when the route lets the statement store it) and the user.signed_in event are
     // written by the session-start statement too: one statement in all.
     const entry = client.audit?.({ userId: user.id });
@@ -155,84 +156,31 @@ export function createLoginService(deps: LoginDeps) {
     });
   }
 
+  const limitAttempt = (ip: string | undefined, identifier: string): void => {
+    limit(`ip:${ip ?? 'unknown'}`, deps.limits.perIp);
+    limit(`id:${identifier.trim().toLowerCase()}`, deps.limits.perIdentifier);
+  };
+  const passwordSteps = passwordSignInSteps({
+    db, passwords, events: deps.events, limit: limitAttempt, registerFailure, registerUnknownFailure, signInUser,
+    prefetches: () => prefetches,
+    inviteJoin: () => inviteJoin,
+  });
+
   return {
     /** The `iss` of the tokens this service issues (the OAuth discovery document's issuer). */
     issuer: deps.issuer ?? '',
 
     /** Counts an attempt against the sign-in limits (per client IP, per identifier): a password check elsewhere. */
-    limitAttempt(ip: string | undefined, identifier: string): void {
-      limit(`ip:${ip ?? 'unknown'}`, deps.limits.perIp);
-      limit(`id:${identifier.trim().toLowerCase()}`, deps.limits.perIdentifier);
-    },
+    limitAttempt,
     /** A wrong password given elsewhere (password change) counts as a failed sign-in. */
     registerFailure,
 
-    /** `used`, when given, receives the environment settings the sign-in read (for the refresh cookie). */
-    async login(body: { email?: string; username?: string; password: string; invitationToken?: string }, client: ClientInfo, used?: UsedSettings): Promise<LoginResponse | ResetPasswordResponse> {
-      const identifier = (body.email ?? body.username ?? '').trim().toLowerCase();
-      if (!identifier) throw new AppError('VALIDATION', 'body.email or body.username is required');
-      limit(`ip:${client.ip ?? 'unknown'}`, deps.limits.perIp);
-      limit(`id:${identifier}`, deps.limits.perIdentifier);
-
-      // One statement: the user, the memberships and what the gates prefetch (store.signInView).
-      const view = await store.signInView(db, body.email ? 'email' : 'username', identifier, prefetches);
-      let user = view?.user;
-      if (!view || !user) {
-        await passwords.decoy(body.password);
-        await registerUnknownFailure(identifier);
-        throw new AppError('INVALID_LOGIN');
-      }
-      // A lock whose time has passed is lifted at the next attempt, with the failure count reset.
-      if (user.is_locked && user.locked_until && user.locked_until <= new Date()) {
-        await updateUser(db, user.id, { is_locked: false, locked_until: null, failed_attempts: 0 });
-        user = { ...user, is_locked: false, locked_until: null, failed_attempts: 0 };
-      }
-      if (isLockedNow(user)) {
-        await deps.events?.emit(db, { eventKey: 'user.sign_in_failed', tenantId: user.active_tenant_id, entity: { type: 'user', id: user.id }, data: { userId: user.id, email: user.email, tenantId: user.active_tenant_id, reason: 'locked' } });
-        await passwords.decoy(body.password);
-        throw new AppError('USER_LOCKED', 'The user is locked; ask an administrator to unlock it or wait for the lock to expire');
-      }
-      // A migrated user whose hash is absent or of a format Gatehouse cannot verify must set a password: the reset
-      // flow, never a silent failure. Only users marked so at migration; a one-time token, stored hashed, 1 hour.
-      if (user.must_reset_password && !(user.password_hash && hasherFor(user.password_hash))) {
-        const resetPasswordToken = randomSecret(32);
-        await store.insertResetToken(db, { userId: user.id, tokenHash: sha256Hex(resetPasswordToken), reason: 'migrated-without-password', ttlSeconds: 3600 });
-        return { mfaRequired: false, resetPasswordToken, userId: user.id, ...emailOf(user) };
-      }
-      const { ok, needsRehash } = await passwords.verify(body.password, user.password_hash);
-      if (!ok) {
-        await registerFailure(user);
-        throw new AppError('INVALID_LOGIN');
-      }
-      // Password rotation: the rule of the user's active account (else the environment's; cached in process) against
-      // when the password was set (users.password_changed_at, read with the user). An expired password gets the reset
-      // answer: a one-time token (stored hashed, 1 hour) that POST .../passwords/reset/verify takes with a new password.
-      const rule = await passwords.rotation.forAccount(db, user.active_tenant_id ?? view.memberships[0]?.tenant_id);
-      const rotation = passwords.rotation.status(rule, user.password_changed_at);
-      if (rotation?.expired) {
-        const resetPasswordToken = randomSecret(32);
-        await store.insertResetToken(db, { userId: user.id, tokenHash: sha256Hex(resetPasswordToken), reason: 'password-expired', ttlSeconds: 3600 });
-        return { mfaRequired: false, resetPasswordToken, userId: user.id, ...emailOf(user) };
-      }
-      // An imported hash of another format is replaced by our own (the password was right; kept even if a gate refuses).
-      if (needsRehash) await store.rehashPassword(db, user.id, await passwords.hash(body.password));
-      const signedIn = user;
-      const { invitationToken } = body;
-      const join = inviteJoin;
-      // An account invite token (invitations module): the user joins that account and signs in to it, in one transaction.
-      // Otherwise no transaction (docs/decisions.md, "Sign-in without a transaction"): the reads were made with the
-      // user, the gates need no statement unless they challenge, and the session starts with one statement.
-      const out = invitationToken && join
-        ? await db.transaction(async (tx) => signInUser(tx, signedIn, client, ['pwd'], { tenantId: await join(tx, signedIn, invitationToken) }, used))
-        : await signInUser(db, signedIn, client, ['pwd'], { memberships: view.memberships, prefetched: view.gates, version: view.version }, used);
-      // Audit entries the sign-in's statements stored (client.audit) are committed: the hook must not stage them again.
-      for (const e of client.inlined ?? []) e.stored();
-      // Close to expiry: the answer tells how long the password has left (seconds), and the notice period.
-      if (rotation && 'accessToken' in out) {
-        const noticed: LoginResponse & { passwordExpiresIn: number; notificationPeriod: number } = { ...(out as LoginResponse), passwordExpiresIn: rotation.passwordExpiresIn, notificationPeriod: rotation.notificationPeriod };
-        return noticed;
-      }
-      return out as LoginResponse;
+    /**
+     * The password sign-in: the declared steps read, gates, verify, session and answer (login.steps.ts). `used`, when
+     * given, receives the environment settings the sign-in read (for the refresh cookie).
+     */
+    async login(body: PasswordSignIn['body'], client: ClientInfo, used?: UsedSettings): Promise<LoginResponse | ResetPasswordResponse> {
+      return runSteps(passwordSteps, { body, client, used });
     },
 
     /**

@@ -53,7 +53,7 @@ export function createRefresh(deps: RefreshDeps) {
     const settings = await deps.environment.cachedSettings(db);
     const next = randomSecret(32);
     // One statement: the token rotated (if still unused), the session touched, the new access token's role claims read.
-    const claimsSql = await deps.issue.claimsSql(db, 4, { userId: user.id, tenantId: session.tenant_id, roleIds: membership.role_ids });
+    const claimsSql = await deps.issue.claimsSql(db, { userId: user.id, tenantId: session.tenant_id, roleIds: membership.role_ids });
     const entry = audit?.(201, { userId: user.id });
     const claims = await store.rotateWithClaims(db, { sessionId: session.id, oldHash: hash, newHash: sha256Hex(next) }, claimsSql, entry);
     // Not rotated: a concurrent request used this token first (or the session was revoked meanwhile; revoking again changes nothing).

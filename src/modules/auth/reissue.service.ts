@@ -32,7 +32,7 @@ export function createReissue(deps: ReissueDeps) {
     const { user, membership, tenantIds } = await checkSessionAccess(deps, view, opts.client ?? {}, 'SESSION_REVOKED');
     const settings = await deps.environment.cachedSettings(db);
     // One statement: the session touched (if still not revoked) and the token's role claims read.
-    const claims = await store.touchWithClaims(db, session.id, await deps.issue.claimsSql(db, 2, { userId: user.id, tenantId: session.tenant_id, roleIds: membership.role_ids }));
+    const claims = await store.touchWithClaims(db, session.id, await deps.issue.claimsSql(db, { userId: user.id, tenantId: session.tenant_id, roleIds: membership.role_ids }));
     if (!claims) throw new AppError('SESSION_REVOKED');
     const { accessToken, expiresIn } = await deps.issue(db, { user, tenantId: session.tenant_id, membership, tenantIds, sessionId: session.id, amr: session.amr, authTime: session.auth_time }, { settings, claims });
     return { accessToken, expiresIn, expires: new Date(Date.now() + expiresIn * 1000).toISOString() };

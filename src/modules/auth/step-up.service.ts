@@ -59,7 +59,7 @@ export function createStepUp(deps: StepUpDeps) {
     }
     const settings = await deps.environment.cachedSettings(db);
     const next = randomSecret(32);
-    const claimsSql = await deps.issue.claimsSql(db, 4, { userId: user.id, tenantId: session.tenant_id, roleIds: membership.role_ids });
+    const claimsSql = await deps.issue.claimsSql(db, { userId: user.id, tenantId: session.tenant_id, roleIds: membership.role_ids });
     const stepped = await store.stepUpWithClaims(db, { sessionId: session.id, userId: user.id, newHash: sha256Hex(next) }, claimsSql);
     if (!stepped) throw new AppError('SESSION_REVOKED');
     const { authTime, ...claims } = stepped;

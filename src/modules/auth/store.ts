@@ -2,6 +2,8 @@ import type { Queryable } from '../../storage/db.ts';
 import { prepared } from '../../storage/prepared.ts';
 import { dispatchedAtSql } from '../events/index.ts';
 import { revocations } from '../../lib/revocations.ts';
+import { sql, type Param, type Sql } from '../../storage/sql.ts';
+import { recordSignInItem } from '../users/index.ts';
 import type { ClaimsSql, RoleClaims } from './tokens.ts';
 
 export interface SessionRow {
@@ -62,61 +64,54 @@ export * from './views-store.ts';
 
 // ---- The statements of sign-in and refresh (see docs/performance.md, "Identity": as few round trips as possible) ----
 
-/** Statement texts composed with the token issuer's claims part: constant per process once the role sources are registered. */
-const composed = new Map<string, string>();
-function compose(key: string, build: () => string): string {
-  let text = composed.get(key);
-  if (text === undefined) {
-    text = prepared(build());
-    composed.set(key, text);
-  }
-  return text;
+const EMPTY = sql.raw('');
+
+/** Runs a composed statement (storage/sql.ts); its text is constant per shape, so it is marked for preparing. */
+async function run<T>(q: Queryable, statement: Sql): Promise<T> {
+  const { text, values } = statement.build();
+  const { rows } = await q.query<T>(prepared(text), values);
+  return rows[0];
 }
 
 /**
  * The rotation of a refresh: the token `oldHash` marked rotated on the condition that it is still unrotated and its
  * session not revoked, the new token `newHash` added, the session touched, and the new access token's role claims
- * read (`claims`, numbered from $4), in one statement that needs no transaction of its own. `audit`, when given, is
- * the request's audit entry (a WITH item, numbered after the claims), stored only when the token rotates. Answers
- * undefined when the token did not rotate (another request used it first, or the session was revoked meanwhile):
- * nothing was written then. Two concurrent uses of one token cannot both rotate it: the second UPDATE waits for the
- * first's row lock and, once that commits, re-checks `rotated_at IS NULL` on the new row version (READ COMMITTED).
+ * read (`claims`), in one statement that needs no transaction of its own. `audit`, when given, is the request's
+ * audit entry, stored only when the token rotates. Answers undefined when the token did not rotate (another request
+ * used it first, or the session was revoked meanwhile): nothing was written then. Two concurrent uses of one token
+ * cannot both rotate it: the second UPDATE waits for the first's row lock and, once that commits, re-checks
+ * `rotated_at IS NULL` on the new row version (READ COMMITTED).
  */
 export async function rotateWithClaims(
   q: Queryable,
   r: { sessionId: string; oldHash: string; newHash: string },
   claims: ClaimsSql,
-  audit?: { cte: (first: number, onlyIf?: string) => string; values: unknown[] },
+  audit?: { item: (onlyIf?: string) => Sql },
 ): Promise<RoleClaims | undefined> {
-  const auditAt = 4 + claims.params.length;
-  const sql = compose(`rotate:${claims.cte}:${audit ? auditAt : '-'}`, () =>
-    `WITH rotated AS (
+  const id = sql.param(r.sessionId);
+  const { rotated, ...roleClaims } = await run<RoleClaims & { rotated: boolean }>(q, sql`WITH rotated AS (
             UPDATE refresh_tokens SET rotated_at = now()
-             WHERE token_hash = $2 AND rotated_at IS NULL AND session_id = $1
-               AND EXISTS (SELECT 1 FROM sessions WHERE id = $1 AND revoked_at IS NULL)
+             WHERE token_hash = ${r.oldHash} AND rotated_at IS NULL AND session_id = ${id}
+               AND EXISTS (SELECT 1 FROM sessions WHERE id = ${id} AND revoked_at IS NULL)
             RETURNING session_id),
-          issued AS (INSERT INTO refresh_tokens (token_hash, session_id) SELECT $3, session_id FROM rotated),
-          touched AS (UPDATE sessions SET last_used_at = now() WHERE id IN (SELECT session_id FROM rotated)),${audit ? `
-          ${audit.cte(auditAt, 'rotated')},` : ''}
-          ${claims.cte}
+          issued AS (INSERT INTO refresh_tokens (token_hash, session_id) SELECT ${r.newHash}, session_id FROM rotated),
+          touched AS (UPDATE sessions SET last_used_at = now() WHERE id IN (SELECT session_id FROM rotated)),${audit ? sql`
+          ${audit.item('rotated')},` : EMPTY}
+          ${claims.item}
      SELECT EXISTS (SELECT 1 FROM rotated) AS rotated, ${claims.select}`);
-  const { rows } = await q.query<RoleClaims & { rotated: boolean }>(sql, [r.sessionId, r.oldHash, r.newHash, ...claims.params, ...(audit?.values ?? [])]);
-  const { rotated, ...roleClaims } = rows[0];
   return rotated ? roleClaims : undefined;
 }
 
 /**
  * An access token re-issued for a live session (no refresh token rotated): the session touched on the condition that
- * it is not revoked, and the token's role claims read (`claims`, numbered from $2), in one statement. Answers
- * undefined when the session was revoked meanwhile (nothing written then).
+ * it is not revoked, and the token's role claims read (`claims`), in one statement. Answers undefined when the
+ * session was revoked meanwhile (nothing written then).
  */
 export async function touchWithClaims(q: Queryable, sessionId: string, claims: ClaimsSql): Promise<RoleClaims | undefined> {
-  const sql = compose(`touch:${claims.cte}`, () =>
-    `WITH touched AS (UPDATE sessions SET last_used_at = now() WHERE id = $1 AND revoked_at IS NULL RETURNING id),
-          ${claims.cte}
+  const { touched, ...roleClaims } = await run<RoleClaims & { touched: boolean }>(q, sql`WITH touched AS (
+            UPDATE sessions SET last_used_at = now() WHERE id = ${sessionId} AND revoked_at IS NULL RETURNING id),
+          ${claims.item}
      SELECT EXISTS (SELECT 1 FROM touched) AS touched, ${claims.select}`);
-  const { rows } = await q.query<RoleClaims & { touched: boolean }>(sql, [sessionId, ...claims.params]);
-  const { touched, ...roleClaims } = rows[0];
   return touched ? roleClaims : undefined;
 }
 
@@ -124,78 +119,76 @@ export async function touchWithClaims(q: Queryable, sessionId: string, claims: C
  * A step-up (re-authentication) of a live session, in one statement: the session's `auth_time` set to now and the
  * session touched on the condition that it is not revoked, its unrotated refresh tokens marked rotated and `newHash`
  * added (as a refresh rotates), the user's failed attempts reset (as a sign-in does), and the token's role claims
- * read (`claims`, numbered from $4). Answers undefined when the session was revoked meanwhile (nothing written then).
+ * read (`claims`). Answers undefined when the session was revoked meanwhile (nothing written then).
  */
 export async function stepUpWithClaims(
   q: Queryable,
   r: { sessionId: string; userId: string; newHash: string },
   claims: ClaimsSql,
 ): Promise<(RoleClaims & { authTime: Date }) | undefined> {
-  const sql = compose(`step-up:${claims.cte}`, () =>
-    `WITH stepped AS (UPDATE sessions SET auth_time = now(), last_used_at = now() WHERE id = $1 AND revoked_at IS NULL RETURNING id, auth_time),
+  const { auth_time, ...roleClaims } = await run<RoleClaims & { auth_time: Date | null }>(q, sql`WITH stepped AS (
+            UPDATE sessions SET auth_time = now(), last_used_at = now() WHERE id = ${r.sessionId} AND revoked_at IS NULL
+            RETURNING id, auth_time),
           rotated AS (UPDATE refresh_tokens SET rotated_at = now() WHERE session_id IN (SELECT id FROM stepped) AND rotated_at IS NULL),
-          issued AS (INSERT INTO refresh_tokens (token_hash, session_id) SELECT $3, id FROM stepped),
-          reset AS (UPDATE users SET failed_attempts = 0 WHERE id = $2 AND failed_attempts <> 0 AND EXISTS (SELECT 1 FROM stepped)),
-          ${claims.cte}
+          issued AS (INSERT INTO refresh_tokens (token_hash, session_id) SELECT ${r.newHash}, id FROM stepped),
+          reset AS (UPDATE users SET failed_attempts = 0
+                     WHERE id = ${r.userId} AND failed_attempts <> 0 AND EXISTS (SELECT 1 FROM stepped)),
+          ${claims.item}
      SELECT (SELECT auth_time FROM stepped) AS auth_time, ${claims.select}`);
-  const { rows } = await q.query<RoleClaims & { auth_time: Date | null }>(sql, [r.sessionId, r.userId, r.newHash, ...claims.params]);
-  const { auth_time, ...roleClaims } = rows[0];
   return auth_time ? { ...roleClaims, authTime: new Date(auth_time) } : undefined;
 }
 
 /**
- * A flow's own writes made by the session-start statement (e.g. the MFA verify's TOTP step and mfaToken spent):
- * WITH items `ctes(first)` with `values` numbered from `first`; `key` names the text (constant per key). `check` is a
- * select expression that raises an error when those writes did not happen (e.g. a cast of a marker text to boolean),
- * so the whole statement, session included, is undone, with or without a transaction around it.
+ * A flow's own writes made by the statement that starts a sign-in (e.g. the MFA verify's TOTP step and mfaToken
+ * spent): WITH items `items`. `check` is a select expression that raises an error when those writes did not happen
+ * (e.g. a cast of a marker text to boolean), so the whole statement, session included, is undone, with or without a
+ * transaction around it.
  */
 export interface SessionGuard {
-  key: string;
-  ctes: (first: number) => string;
-  values: unknown[];
+  items: Sql;
   check: string;
 }
 
-/** A WITH item and its parameters, numbered from the `first` given (an audit entry, an outbox event). */
-export interface WithItem {
-  cte: (first: number) => string;
-  values: unknown[];
-}
+/** The session and its first refresh token, as WITH items `session` and `token` (auth's part of the start). */
+const sessionItems = (s: {
+  id: string; tenantId: Param; userId: Param; amr: string[]; ip?: string; userAgent?: string; expiresAt: Date; tokenHash: string;
+}) =>
+  sql`session AS (INSERT INTO sessions (id, tenant_id, user_id, amr, ip, user_agent, expires_at)
+                  VALUES (${s.id}, ${s.tenantId}, ${s.userId}, ${s.amr}, ${s.ip ?? null}, ${s.userAgent?.slice(0, 512) ?? null},
+                          ${s.expiresAt})
+                  RETURNING id),
+          token AS (INSERT INTO refresh_tokens (token_hash, session_id) SELECT ${s.tokenHash}, id FROM session)`;
 
 /**
- * Starts a session, in one statement: the user's sign-in is recorded (failed attempts reset, last login, active
- * account), the session and its first refresh token are inserted, and the access token's role claims (`claims`,
- * numbered from $10) are read. `extra.guard` (see SessionGuard), `extra.audit` (the request's audit entry) and
- * `extra.event` (the sign-in's outbox event) are WITH items of the same statement, numbered after the claims.
+ * Starts a session, in one statement composed of the owning modules' WITH items: the user's sign-in recorded (users:
+ * failed attempts reset, last login, active account), the session and its first refresh token inserted (auth),
+ * `extra.guard` (the flow's own writes, see SessionGuard), `extra.audit` (audit: the request's entry), `extra.event`
+ * (events: the sign-in's outbox event), and the access token's role claims read (`claims`).
  */
 export async function startSession(
   q: Queryable,
   s: { id: string; tenantId: string; userId: string; amr: string[]; ip?: string; userAgent?: string; expiresAt: Date; tokenHash: string; lastLogin: Date },
   claims: ClaimsSql,
-  extra: { guard?: SessionGuard; audit?: WithItem; event?: WithItem } = {},
+  extra: { guard?: SessionGuard; audit?: { item: (onlyIf?: string) => Sql }; event?: { item: Sql } } = {},
 ): Promise<RoleClaims> {
   const { guard, audit, event } = extra;
-  const guardAt = 10 + claims.params.length;
-  const auditAt = guardAt + (guard?.values.length ?? 0);
-  const eventAt = auditAt + (audit?.values.length ?? 0);
-  const sql = compose(`start:${claims.cte}:${guard ? `${guard.key}@${guardAt}` : '-'}:${audit ? auditAt : '-'}:${event ? eventAt : '-'}`, () =>
-    `WITH signed_in AS (UPDATE users SET failed_attempts = 0, last_login = $9, active_tenant_id = $2, updated_at = now() WHERE id = $3),
-          session AS (INSERT INTO sessions (id, tenant_id, user_id, amr, ip, user_agent, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id),
-          token AS (INSERT INTO refresh_tokens (token_hash, session_id) SELECT $8, id FROM session),${guard ? `
-          ${guard.ctes(guardAt)},` : ''}${audit ? `
-          ${audit.cte(auditAt)},` : ''}${event ? `
-          ${event.cte(eventAt)},` : ''}
-          ${claims.cte}
-     SELECT ${claims.select}${guard ? `, ${guard.check} AS guard` : ''}`);
-  const { rows } = await q.query<RoleClaims>(sql, [s.id, s.tenantId, s.userId, s.amr, s.ip ?? null, s.userAgent?.slice(0, 512) ?? null, s.expiresAt, s.tokenHash, s.lastLogin, ...claims.params, ...(guard?.values ?? []), ...(audit?.values ?? []), ...(event?.values ?? [])]);
-  return rows[0];
+  const userId = sql.param(s.userId);
+  const tenantId = sql.param(s.tenantId);
+  const items = [
+    recordSignInItem({ userId, tenantId, at: s.lastLogin }),
+    sessionItems({ ...s, userId, tenantId }),
+    ...(guard ? [guard.items] : []),
+    ...(audit ? [audit.item()] : []),
+    ...(event ? [event.item] : []),
+    claims.item,
+  ];
+  return run<RoleClaims>(q, sql`WITH ${sql.join(items, ',\n          ')}
+     SELECT ${claims.select}${guard ? sql`, ${sql.raw(guard.check)} AS guard` : EMPTY}`);
 }
 
-/** Role claims alone (`claims` numbered from $1), for tokens issued outside sign-in and refresh. */
+/** Role claims alone, for tokens issued outside sign-in and refresh. */
 export async function roleClaims(q: Queryable, claims: ClaimsSql): Promise<RoleClaims> {
-  const sql = compose(`claims:${claims.cte}`, () => `WITH ${claims.cte} SELECT ${claims.select}`);
-  const { rows } = await q.query<RoleClaims>(sql, claims.params);
-  return rows[0];
+  return run<RoleClaims>(q, sql`WITH ${claims.item} SELECT ${claims.select}`);
 }
 
 /** The `dispatched_at` of a session.revoked event written from a `revoked` row (events module, dispatchedAtSql). */

@@ -4,6 +4,7 @@ import type { KeysService } from '../keys/index.ts';
 import type { RolesService } from '../roles/index.ts';
 import type { MembershipRow, UserRow } from '../users/index.ts';
 import { isUuid } from '../../lib/pg-errors.ts';
+import { sql, type Sql } from '../../storage/sql.ts';
 import { roleClaims } from './store.ts';
 
 export interface LoginResponse {
@@ -49,14 +50,19 @@ export interface RoleClaims {
 }
 
 /**
- * The role claims as part of a statement: `cte` defines `claim_roles(id)` (a WITH item), `select` is the select list
- * giving `roles` and `permissions`; `params` are its parameters, numbered from the `first` given to `claimsSql`.
+ * The role claims as part of a statement: `item` is the WITH item `claim_roles(id)`, `select` the select list giving
+ * `roles` and `permissions` (storage/sql.ts fragments: the statement that embeds them numbers the parameters).
  */
 export interface ClaimsSql {
-  cte: string;
-  select: string;
-  params: unknown[];
+  item: Sql;
+  select: Sql;
 }
+const CLAIMS_SELECT = sql.raw(
+  `ARRAY(SELECT r.key FROM roles r WHERE r.id IN (SELECT id FROM claim_roles)
+                ORDER BY r.level, r.key, r.tenant_id NULLS FIRST, r.id) AS roles,
+               ARRAY(SELECT DISTINCT p.key FROM role_permissions rp JOIN permissions p ON p.id = rp.permission_id
+                     WHERE rp.role_id IN (SELECT id FROM claim_roles) ORDER BY p.key) AS permissions`,
+);
 /** Adds claims to a user's access token (e.g. `act` for delegation, `acr`); cannot replace the core claims. */
 export type ClaimSource = (q: Queryable, a: { userId: string; tenantId: string; sessionId: string; amr: string[] }) => Promise<Record<string, unknown>>;
 
@@ -65,39 +71,19 @@ export function createTokenIssuer(deps: {
 }) {
   const roleSources: readonly RoleSource[] = deps.roleSources ?? [];
   const claimSources: ClaimSource[] = [];
-  // The SQL text per first parameter number: static once the sources are registered (at start-up).
-  const sqlTexts = new Map<number, { sources: number; cte: string; select: string; withSql: boolean }>();
-
-  function claimsText(first: number) {
-    const cached = sqlTexts.get(first);
-    if (cached && cached.sources === roleSources.length) return cached;
-    const tenant = `$${first + 1}::text`;
-    const user = `$${first + 2}::uuid`;
-    const parts = [`SELECT unnest($${first}::uuid[]) AS id`];
-    for (const source of roleSources) if (source.sql) parts.push(source.sql.replaceAll('{tenant}', tenant).replaceAll('{user}', user));
-    const text = {
-      sources: roleSources.length,
-      withSql: parts.length > 1,
-      cte: `claim_roles AS (${parts.join(' UNION ')})`,
-      select: `ARRAY(SELECT r.key FROM roles r WHERE r.id IN (SELECT id FROM claim_roles) ORDER BY r.level, r.key, r.tenant_id NULLS FIRST, r.id) AS roles,
-               ARRAY(SELECT DISTINCT p.key FROM role_permissions rp JOIN permissions p ON p.id = rp.permission_id
-                     WHERE rp.role_id IN (SELECT id FROM claim_roles) ORDER BY p.key) AS permissions`,
-    };
-    sqlTexts.set(first, text);
-    return text;
-  }
-
   /**
    * The role claims of a user in an account as part of a statement (see ClaimsSql): the membership's role ids, the
    * role sources without SQL (run here) and those with SQL (in the statement).
    */
-  async function claimsSql(q: Queryable, first: number, a: { userId: string; tenantId: string; roleIds: readonly string[] }): Promise<ClaimsSql> {
-    const text = claimsText(first);
+  async function claimsSql(q: Queryable, a: { userId: string; tenantId: string; roleIds: readonly string[] }): Promise<ClaimsSql> {
     let roleIds = [...a.roleIds];
-    for (const source of roleSources) if (!source.sql) roleIds = [...new Set([...roleIds, ...(await source(q, { userId: a.userId, tenantId: a.tenantId }))])];
-    const params: unknown[] = [roleIds.filter((id) => isUuid(id))];
-    if (text.withSql) params.push(a.tenantId, a.userId);
-    return { cte: text.cte, select: text.select, params };
+    for (const source of roleSources) {
+      if (!source.sql) roleIds = [...new Set([...roleIds, ...(await source(q, { userId: a.userId, tenantId: a.tenantId }))])];
+    }
+    const named = { tenant: sql`${sql.param(a.tenantId)}::text`, user: sql`${sql.param(a.userId)}::uuid` };
+    const parts = [sql`SELECT unnest(${roleIds.filter((id) => isUuid(id))}::uuid[]) AS id`];
+    for (const source of roleSources) if (source.sql) parts.push(sql.fill(source.sql, named));
+    return { item: sql`claim_roles AS (${sql.join(parts, ' UNION ')})`, select: CLAIMS_SELECT };
   }
 
   const issue = async function issue(
@@ -108,7 +94,7 @@ export function createTokenIssuer(deps: {
     const settings = known?.settings ?? (await deps.environment.settings(q));
     // Role keys and permission keys in one statement, role sources included (the role records are not needed here);
     // sign-in and refresh compute them in the statement that writes the session and pass them in `known.claims`.
-    const { roles, permissions } = known?.claims ?? (await roleClaims(q, await claimsSql(q, 1, { userId: a.user.id, tenantId: a.tenantId, roleIds: a.membership.role_ids })));
+    const { roles, permissions } = known?.claims ?? (await roleClaims(q, await claimsSql(q, { userId: a.user.id, tenantId: a.tenantId, roleIds: a.membership.role_ids })));
     let extra: Record<string, unknown> = {};
     for (const source of claimSources) extra = { ...extra, ...(await source(q, { userId: a.user.id, tenantId: a.tenantId, sessionId: a.sessionId, amr: a.amr })) };
     const ttl = settings.defaultTokenExpiration;

@@ -1,5 +1,6 @@
 import { newId } from '../../lib/crypto.ts';
 import type { Queryable } from '../../storage/db.ts';
+import { sql, type Sql } from '../../storage/sql.ts';
 import { EVENT_KEYS, type NewEvent } from './catalog.ts';
 
 export interface EventsOptions {
@@ -19,11 +20,12 @@ export const dispatchedAtSql = (key: string, tenant: string): string =>
   `CASE WHEN EXISTS (SELECT 1 FROM webhooks w WHERE w.is_active AND (w.tenant_id IS NULL OR w.tenant_id = ${tenant})
                        AND (${key} = ANY (w.event_keys) OR '*' = ANY (w.event_keys))) THEN NULL ELSE now() END`;
 
-/** INSERT of the rows `values` (`($1, …), …` in rowOf's column order), each with its dispatchedAtSql. */
-const insertEvents = (values: string) =>
-  `INSERT INTO events (id, event_key, tenant_id, entity_type, entity_id, data, dispatched_at)
-   SELECT v.id::uuid, v.event_key, v.tenant_id, v.entity_type, v.entity_id, v.data::jsonb, ${dispatchedAtSql('v.event_key', 'v.tenant_id')}
-     FROM (VALUES ${values}) AS v (id, event_key, tenant_id, entity_type, entity_id, data)`;
+/** INSERT of the rows `rows` (`(…), …` in rowOf's column order), each with its dispatchedAtSql. */
+const insertEvents = (rows: Sql) =>
+  sql`INSERT INTO events (id, event_key, tenant_id, entity_type, entity_id, data, dispatched_at)
+   SELECT v.id::uuid, v.event_key, v.tenant_id, v.entity_type, v.entity_id, v.data::jsonb,
+          ${sql.raw(dispatchedAtSql('v.event_key', 'v.tenant_id'))}
+     FROM (VALUES ${rows}) AS v (id, event_key, tenant_id, entity_type, entity_id, data)`;
 
 /** An event's row values, in insertEvents's column order (its key checked against the catalogue). */
 function rowOf(e: NewEvent): unknown[] {
@@ -31,8 +33,6 @@ function rowOf(e: NewEvent): unknown[] {
   return [newId(), e.eventKey, e.tenantId ?? null, e.entity?.type ?? null, e.entity?.id ?? null, JSON.stringify(e.data)];
 }
 
-/** Placeholders `($first, …)` for one row of `n` values. */
-const placeholders = (first: number, n: number): string => `(${Array.from({ length: n }, (_, i) => `$${first + i}`).join(', ')})`;
 /** Debounce of the dispatcher's wake-up after emits (delivery latency vs fan-out transactions per second). */
 const WAKE_MS = 25;
 
@@ -55,19 +55,14 @@ export function createEventsService(opts: EventsOptions = {}) {
     /** Several events in one statement (bulk paths: migrations), in the given order. */
     emitMany,
     /**
-     * One event as a WITH item of the caller's own statement (a hot path saves the INSERT's round trip): `cte(first)`
-     * with `values` numbered from `first`; call `written()` after that statement ran (it nudges the dispatcher).
-     * Undefined when events are off. Same row and checks as `emit`.
+     * One event as a WITH item `emitted` (a storage/sql.ts fragment) of the caller's own statement: a hot path saves
+     * the INSERT's round trip. Call `written()` after that statement ran (it nudges the dispatcher). Undefined when
+     * events are off. Same row and checks as `emit`.
      */
-    inline(e: NewEvent): { cte: (first: number) => string; values: unknown[]; written: () => void } | undefined {
+    inline(e: NewEvent): { item: Sql; written: () => void } | undefined {
       observe([e]);
       if (opts.enabled === false) return undefined;
-      const values = rowOf(e);
-      return {
-        cte: (first) => `emitted AS (${insertEvents(placeholders(first, values.length))})`,
-        values,
-        written: nudge,
-      };
+      return { item: sql`emitted AS (${insertEvents(sql`(${sql.list(rowOf(e))})`)})`, written: nudge };
     },
     /** Called (debounced) after events were written; the dispatcher uses it to look sooner than its poll. */
     onEmit(listener: () => void): void {
@@ -87,13 +82,9 @@ export function createEventsService(opts: EventsOptions = {}) {
     observe(list);
     if (opts.enabled === false || list.length === 0) return;
     for (let i = 0; i < list.length; i += 1000) {
-      const params: unknown[] = [];
-      const values = list.slice(i, i + 1000).map((e) => {
-        const row = rowOf(e);
-        params.push(...row);
-        return placeholders(params.length - row.length + 1, row.length);
-      });
-      await q.query(insertEvents(values.join(', ')), params);
+      const rows = sql.join(list.slice(i, i + 1000).map((e) => sql`(${sql.list(rowOf(e))})`), ', ');
+      const { text, values } = insertEvents(rows).build();
+      await q.query(text, values);
     }
     nudge();
   }

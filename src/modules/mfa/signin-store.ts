@@ -1,6 +1,7 @@
 import { dateFromJson } from '../../lib/time.ts';
 import type { Queryable } from '../../storage/db.ts';
 import { prepared } from '../../storage/prepared.ts';
+import { sql } from '../../storage/sql.ts';
 import { membershipsFromJson, membershipsWithStateSql, userFromJson, type MembershipRow, type UserRow } from '../users/index.ts';
 import type { ConfigRow, DeviceRow, PolicyRow, TokenRow } from './store.ts';
 
@@ -79,6 +80,11 @@ export interface RememberRow {
   ttlSeconds: number;
 }
 
+/** The remember-device row as a WITH item of the same statement. */
+const rememberItem = (r: RememberRow) =>
+  sql`mfa_remember AS (INSERT INTO mfa_remembered_devices (token_hash, user_id, expires_at)
+                       VALUES (${r.hash}, ${r.userId}, now() + make_interval(secs => ${r.ttlSeconds})))`;
+
 /**
  * The TOTP verify's writes as WITH items of the session-start statement (login `SignInOptions.guard`): the mfaToken
  * deleted, the device's step accepted when the token was there and the step is above the device's last one, and
@@ -88,13 +94,14 @@ export interface RememberRow {
  * the statement, session included, writes nothing then.
  */
 export function spendGuard(deviceId: string, step: number, tokenHash: string, remember?: RememberRow) {
+  const stepValue = sql.param(step);
+  const items = sql`mfa_spent AS (DELETE FROM mfa_tokens WHERE token_hash = ${tokenHash} RETURNING 1),
+          mfa_step AS (UPDATE mfa_devices SET last_step = ${stepValue}
+                        WHERE id = ${deviceId} AND (last_step IS NULL OR last_step < ${stepValue})
+                          AND EXISTS (SELECT 1 FROM mfa_spent)
+                        RETURNING id)`;
   return {
-    key: remember ? 'mfa-totp-spend+remember' : 'mfa-totp-spend',
-    ctes: (first: number) =>
-      `mfa_spent AS (DELETE FROM mfa_tokens WHERE token_hash = $${first + 2} RETURNING 1),
-          mfa_step AS (UPDATE mfa_devices SET last_step = $${first + 1} WHERE id = $${first} AND (last_step IS NULL OR last_step < $${first + 1}) AND EXISTS (SELECT 1 FROM mfa_spent) RETURNING id)${remember ? `,
-          mfa_remember AS (INSERT INTO mfa_remembered_devices (token_hash, user_id, expires_at) VALUES ($${first + 3}, $${first + 4}, now() + make_interval(secs => $${first + 5})))` : ''}`,
-    values: remember ? [deviceId, step, tokenHash, remember.hash, remember.userId, remember.ttlSeconds] : [deviceId, step, tokenHash],
+    items: remember ? sql.join([items, rememberItem(remember)], ',\n          ') : items,
     check: `(CASE WHEN NOT EXISTS (SELECT 1 FROM mfa_spent) THEN '${SPEND_TOKEN_GONE}' WHEN NOT EXISTS (SELECT 1 FROM mfa_step) THEN '${SPEND_REUSED}' ELSE 'true' END)::boolean`,
   };
 }
@@ -111,22 +118,25 @@ export const SPEND_STALE = 'mfa-spend:snapshot-stale';
  * takes its full path (claimVerify), which reads everything again and judges the code there.
  */
 export function snapshotSpendGuard(g: { deviceId: string; step: number; tokenHash: string; maxAttempts: number; userId: string; version: string; tenantId: string; roleIds: string[] }, remember?: RememberRow) {
-  return {
-    key: remember ? 'mfa-totp-snapshot+remember' : 'mfa-totp-snapshot',
-    ctes: (f: number) =>
-      `mfa_spent AS (DELETE FROM mfa_tokens WHERE token_hash = $${f + 2} AND expires_at > now() AND failures < $${f + 3} RETURNING 1),
+  const step = sql.param(g.step);
+  const tenant = sql.param(g.tenantId);
+  const items = sql`mfa_spent AS (DELETE FROM mfa_tokens
+                         WHERE token_hash = ${g.tokenHash} AND expires_at > now() AND failures < ${g.maxAttempts} RETURNING 1),
           mfa_fresh AS (SELECT 1 FROM users u
-                         WHERE u.id = $${f + 4}::uuid AND u.xmin::text = $${f + 5}::text
+                         WHERE u.id = ${g.userId}::uuid AND u.xmin::text = ${g.version}::text
                            AND EXISTS (SELECT 1 FROM user_tenants ut JOIN tenants t ON t.tenant_id = ut.tenant_id
-                                        WHERE ut.user_id = u.id AND ut.tenant_id = $${f + 6}::text AND NOT ut.is_disabled AND NOT ut.pending AND t.deleted_at IS NULL
+                                        WHERE ut.user_id = u.id AND ut.tenant_id = ${tenant}::text AND NOT ut.is_disabled
+                                          AND NOT ut.pending AND t.deleted_at IS NULL
                                           AND (ut.temporary_expiration_date IS NULL OR ut.temporary_expiration_date > now()))
-                           AND ARRAY(SELECT ur.role_id FROM user_roles ur WHERE ur.user_id = u.id AND ur.tenant_id = $${f + 6}::text ORDER BY 1)
-                               = ARRAY(SELECT DISTINCT unnest($${f + 7}::uuid[]) ORDER BY 1)),
-          mfa_step AS (UPDATE mfa_devices SET last_step = $${f + 1}
-                        WHERE id = $${f} AND (last_step IS NULL OR last_step < $${f + 1}) AND EXISTS (SELECT 1 FROM mfa_spent) AND EXISTS (SELECT 1 FROM mfa_fresh)
-                        RETURNING id)${remember ? `,
-          mfa_remember AS (INSERT INTO mfa_remembered_devices (token_hash, user_id, expires_at) VALUES ($${f + 8}, $${f + 9}, now() + make_interval(secs => $${f + 10})))` : ''}`,
-    values: [g.deviceId, g.step, g.tokenHash, g.maxAttempts, g.userId, g.version, g.tenantId, g.roleIds, ...(remember ? [remember.hash, remember.userId, remember.ttlSeconds] : [])],
+                           AND ARRAY(SELECT ur.role_id FROM user_roles ur
+                                      WHERE ur.user_id = u.id AND ur.tenant_id = ${tenant}::text ORDER BY 1)
+                               = ARRAY(SELECT DISTINCT unnest(${g.roleIds}::uuid[]) ORDER BY 1)),
+          mfa_step AS (UPDATE mfa_devices SET last_step = ${step}
+                        WHERE id = ${g.deviceId} AND (last_step IS NULL OR last_step < ${step})
+                          AND EXISTS (SELECT 1 FROM mfa_spent) AND EXISTS (SELECT 1 FROM mfa_fresh)
+                        RETURNING id)`;
+  return {
+    items: remember ? sql.join([items, rememberItem(remember)], ',\n          ') : items,
     check: `(CASE WHEN NOT EXISTS (SELECT 1 FROM mfa_spent) THEN '${SPEND_TOKEN_GONE}' WHEN NOT EXISTS (SELECT 1 FROM mfa_fresh) THEN '${SPEND_STALE}'
                   WHEN NOT EXISTS (SELECT 1 FROM mfa_step) THEN '${SPEND_REUSED}' ELSE 'true' END)::boolean`,
   };

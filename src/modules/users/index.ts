@@ -18,3 +18,5 @@ export { Email, JsonObjectString, Phone, PictureUrl, Provider } from './schema.t
 export { issueUnlockToken, UNLOCK_TOKEN_TTL_SECONDS } from './unlock.service.ts';
 // What other modules read of user records and memberships, as statements or subqueries to join (lookups.ts).
 export { userTablesSql, passwordHashOf, membersAmong, isMember, hasMembers, roleIdsIn } from './lookups.ts';
+// For the sign-in (auth): the user's part of the one statement that starts it.
+export { recordSignInItem } from './sign-in.sql.ts';
