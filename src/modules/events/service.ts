@@ -69,6 +69,18 @@ export function createEventsService(opts: EventsOptions = {}) {
         written: nudge,
       };
     },
+    /** `inline` for several events (a batch write's WITH item), in the given order; undefined when none or off. */
+    inlineMany(list: NewEvent[]): { cte: (first: number) => string; values: unknown[]; written: () => void } | undefined {
+      observe(list);
+      if (opts.enabled === false || list.length === 0) return undefined;
+      const rows = list.map(rowOf);
+      const n = rows[0].length;
+      return {
+        cte: (first) => `emitted AS (${insertEvents(rows.map((_, i) => placeholders(first + i * n, n)).join(', '))})`,
+        values: rows.flat(),
+        written: nudge,
+      };
+    },
     /** Called (debounced) after events were written; the dispatcher uses it to look sooner than its poll. */
     onEmit(listener: () => void): void {
       listeners.push(listener);

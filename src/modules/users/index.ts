@@ -7,7 +7,8 @@ export { proveMailbox, acceptMembership, asSeenBy } from './consent.ts';
 export { findByEmail, findByUsername, findById, updateUser, removeAccountUsers, phones, type UserRow, type MembershipRow } from './store.ts';
 // For the refresh lookup (src/modules/auth/store.ts), which reads a session, its user and their memberships at once.
 export { membershipsFromJson, membershipsWithStateSql, userFromJson } from './store.ts';
-// For the user migration, which writes users through the same statements.
+// User creation, for every flow that makes users (create.ts): the one place users rows, their memberships and roles are made.
+export { createUserCreation, normaliseEmail, type NewUser, type UserCreation, type UserSource } from './create.ts';
 export { insertUser, findByPhone, addPhone, addMembership, addRoles } from './store.ts';
 // For the SCIM directory, which keeps provisioned users' memberships and roles in step.
 export { updateMembership, removeMembership, removeRoles, settleAfterLeaving } from './store.ts';
