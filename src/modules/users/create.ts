@@ -108,7 +108,7 @@ export function createUserCreation(deps: UserCreationDeps) {
 
   async function eventOf(u: NewUser, row: store.NewUserRow): Promise<NewEvent> {
     const extra = u.event ? await u.event(row.role_ids) : {};
-    const data = { userId: row.id, email: row.email, ...(row.username ? { username: row.username } : {}), tenantId: u.tenantId, ...extra, source: u.source };
+    const data = { userId: row.id, email: row.email, tenantId: u.tenantId, ...extra, source: u.source };
     return { eventKey: 'user.created', tenantId: u.tenantId, entity: { type: 'user', id: row.id }, data };
   }
 
