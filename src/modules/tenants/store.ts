@@ -67,6 +67,9 @@ const RECORD_TYPES = INSERT_COLUMNS.map((c) => `${c} ${c === 'metadata' ? 'jsonb
  * Inserts accounts in one statement; an id held by a removed account is reactivated with every field replaced
  * (defaults for what the caller left out). Returns the ids written: an id missing from the answer is live already.
  */
+/** The live accounts with their sub-account access type, as a subquery (the users module's creation joins it). */
+export const liveAccountsSql = 'SELECT tenant_id, sub_account_access_type FROM tenants WHERE deleted_at IS NULL';
+
 export async function insertAccounts(db: Queryable, rows: NewTenant[]): Promise<Set<string>> {
   if (rows.length === 0) return new Set();
   const full = rows.map((r) => Object.fromEntries(INSERT_COLUMNS.map((c) => [c, r[c] ?? (c === 'metadata' ? {} : c === 'is_reseller' ? false : null)])));

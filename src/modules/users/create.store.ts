@@ -1,4 +1,6 @@
 import type { Queryable } from '../../storage/db.ts';
+import { defaultRoleIdsSql } from '../roles/index.ts';
+import { liveAccountsSql } from '../tenants/index.ts';
 import type { UserRow } from './store.ts';
 
 /**
@@ -53,9 +55,14 @@ const USER_COLUMNS = `id, email, username, name, profile_picture_url, external_i
  * made: fewer than asked means an account is not live. A unique violation (email, username, phone) is thrown.
  */
 export async function insertUsers(
-  q: Queryable, users: NewUserRow[], events: InlineEvents | undefined, rows: boolean,
+  q: Queryable,
+  users: NewUserRow[],
+  events: InlineEvents | undefined,
+  rows: boolean,
 ): Promise<{ users: UserRow[]; joined: number }> {
-  const answer = rows ? 'SELECT u.*, (SELECT count(*) FROM m)::int AS joined_count FROM u' : 'SELECT (SELECT count(*) FROM m)::int AS joined_count';
+  const answer = rows
+    ? 'SELECT u.*, (SELECT count(*) FROM m)::int AS joined_count FROM u'
+    : 'SELECT (SELECT count(*) FROM m)::int AS joined_count';
   const { rows: out } = await q.query<UserRow & { joined_count: number }>(
     `WITH x AS MATERIALIZED (
        SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, email text, username text, name text, profile_picture_url text,
@@ -71,7 +78,7 @@ export async function insertUsers(
      ), m AS (
        INSERT INTO user_tenants (tenant_id, user_id, sub_account_access_allowed, temporary_expiration_date, pending)
        SELECT x.active_tenant_id, x.id, t.sub_account_access_type IS DISTINCT FROM 'defaultOff', x.expires_at, x.pending
-         FROM x JOIN tenants t ON t.tenant_id = x.active_tenant_id AND t.deleted_at IS NULL WHERE x.join_account
+         FROM x JOIN (${liveAccountsSql}) t ON t.tenant_id = x.active_tenant_id WHERE x.join_account
        RETURNING tenant_id, user_id
      ), r AS (
        INSERT INTO user_roles (tenant_id, user_id, role_id)
@@ -99,21 +106,29 @@ export interface BatchFacts {
   defaults: Map<string, string[]>;
 }
 
-export async function batchFacts(q: Queryable, ask: { tenantIds: string[]; emails: string[]; usernames: string[]; phones: string[] }): Promise<BatchFacts> {
-  const { rows } = await q.query<{ accounts: string[]; emails: string[]; names: [string, string, boolean][]; phones: string[]; defaults: [string, string][] }>(
+export async function batchFacts(
+  q: Queryable,
+  ask: { tenantIds: string[]; emails: string[]; usernames: string[]; phones: string[] },
+): Promise<BatchFacts> {
+  const { rows } = await q.query<{
+    accounts: string[];
+    emails: string[];
+    names: [string, string, boolean][];
+    phones: string[];
+    defaults: Record<string, string[]>;
+  }>(
     `SELECT
-       (SELECT coalesce(jsonb_agg(t.tenant_id), '[]'::jsonb) FROM tenants t WHERE t.tenant_id = ANY($1::text[]) AND t.deleted_at IS NULL) AS accounts,
+       (SELECT coalesce(jsonb_agg(t.tenant_id), '[]'::jsonb) FROM (${liveAccountsSql}) t WHERE t.tenant_id = ANY($1::text[])) AS accounts,
        (SELECT coalesce(jsonb_agg(u.email), '[]'::jsonb) FROM users u WHERE u.email = ANY($2::text[])) AS emails,
        (SELECT coalesce(jsonb_agg(jsonb_build_array(g.u, lower(g.u), EXISTS (SELECT 1 FROM users WHERE lower(username) = lower(g.u)))), '[]'::jsonb)
           FROM unnest($3::text[]) AS g(u)) AS names,
        (SELECT coalesce(jsonb_agg(p.phone_number), '[]'::jsonb) FROM user_phone_numbers p WHERE p.phone_number = ANY($4::text[])) AS phones,
-       (SELECT coalesce(jsonb_agg(jsonb_build_array(a.t, r.id) ORDER BY a.t, r.level, r.key, r.tenant_id NULLS FIRST), '[]'::jsonb)
-          FROM unnest($1::text[]) AS a(t) JOIN roles r ON (r.tenant_id IS NULL OR r.tenant_id = a.t) AND r.is_default) AS defaults`,
+       (SELECT coalesce(jsonb_object_agg(a.t, to_jsonb(ARRAY(${defaultRoleIdsSql('a.t')}))), '{}'::jsonb)
+          FROM unnest($1::text[]) AS a(t)) AS defaults`,
     [ask.tenantIds, ask.emails, ask.usernames, ask.phones],
   );
   const r = rows[0];
-  const defaults = new Map<string, string[]>(ask.tenantIds.map((t) => [t, []]));
-  for (const [t, id] of r.defaults) defaults.get(t)!.push(id);
+  const defaults = new Map<string, string[]>(ask.tenantIds.map((t) => [t, r.defaults[t] ?? []]));
   return {
     defaults,
     accounts: new Set(r.accounts),

@@ -34,7 +34,12 @@ export interface NewUser {
   passwordTemporary?: boolean;
   mfaBypass?: boolean;
   /** What a migration imports with the user. */
-  imported?: { mustResetPassword: boolean; mfaEnrolled: boolean; authenticatorMfaSecretEnc: string | null; phoneNumberType: string | null };
+  imported?: {
+    mustResetPassword: boolean;
+    mfaEnrolled: boolean;
+    authenticatorMfaSecretEnc: string | null;
+    phoneNumberType: string | null;
+  };
   expiresAt?: Date | null;
   /** Waits for the user's consent (gives no access until accepted). */
   pending?: boolean;
@@ -57,20 +62,28 @@ export interface UserCreationDeps {
   passwords?: { remember: (q: Queryable, userId: string, hash: string) => Promise<void> };
 }
 
-export const normaliseEmail = (email: string | null | undefined): string | null => (email ? email.trim().toLowerCase() : null);
+export const normaliseEmail = (email: string | null | undefined): string | null =>
+  email ? email.trim().toLowerCase() : null;
 
 /** The 409 of a taken email, username or phone; `source` picks what the client should do instead. */
-export function taken(kind: 'email' | 'username' | 'phone', user: Pick<NewUser, 'email' | 'username' | 'phoneNumber' | 'source'>): AppError {
+export function taken(
+  kind: 'email' | 'username' | 'phone',
+  user: Pick<NewUser, 'email' | 'username' | 'phoneNumber' | 'source'>,
+): AppError {
   if (kind === 'username') return new AppError('USERNAME_TAKEN', `Username ${user.username} is taken`);
   if (kind === 'phone') return new AppError('PHONE_TAKEN', `Phone number ${user.phoneNumber} belongs to another user`);
-  const hint = user.source === 'signup' ? '; sign in instead' : user.source === 'api' ? '; add them to the account instead' : '';
+  const hint =
+    user.source === 'signup' ? '; sign in instead' : user.source === 'api' ? '; add them to the account instead' : '';
   return new AppError('USER_EXISTS', `A user with email ${user.email} already exists in the environment${hint}`);
 }
 
 /** Which key a unique violation of the insert names (the indexes users_email, users_username, the phone's key). */
 function violated(err: unknown): 'email' | 'username' | 'phone' {
   // The email triggers of secondary addresses (migration 0034) raise unique_violation without a constraint name.
-  const c = (err as { constraint?: string }).constraint ?? String((err as Error).message).match(/constraint "([^"]+)"/)?.[1] ?? '';
+  const c =
+    (err as { constraint?: string }).constraint ??
+    String((err as Error).message).match(/constraint "([^"]+)"/)?.[1] ??
+    '';
   return c.includes('username') ? 'username' : c.includes('phone') ? 'phone' : 'email';
 }
 
@@ -91,18 +104,35 @@ export function createUserCreation(deps: UserCreationDeps) {
     return deps.roles.defaultRoleIds(q, u.tenantId);
   }
 
-  const resolve = async (u: NewUser): Promise<string[] | undefined> => (typeof u.roleIds === 'function' ? u.roleIds() : u.roleIds);
+  const resolve = async (u: NewUser): Promise<string[] | undefined> =>
+    typeof u.roleIds === 'function' ? u.roleIds() : u.roleIds;
 
   function rowOf(u: NewUser, email: string | null, roleIds: string[]): store.NewUserRow {
     return {
-      id: newId(), email, username: u.username ?? null, name: u.name ?? '', profile_picture_url: u.profilePictureUrl ?? null,
-      external_id: u.externalId ?? null, verified: u.verified, mfa_bypass: u.mfaBypass ?? false, provider: u.provider ?? 'local',
-      managed_by: u.managedBy ?? 'gatehouse', metadata: u.metadata ?? {}, vendor_metadata: u.vendorMetadata ?? {},
-      password_hash: u.passwordHash ?? null, password_temporary: u.passwordTemporary ?? false,
-      must_reset_password: u.imported?.mustResetPassword ?? false, mfa_enrolled: u.imported?.mfaEnrolled ?? false,
-      authenticator_mfa_secret_enc: u.imported?.authenticatorMfaSecretEnc ?? null, phone_number_type: u.imported?.phoneNumberType ?? null,
-      active_tenant_id: u.tenantId, join_account: u.join !== false, expires_at: u.expiresAt ?? null, pending: u.pending ?? false,
-      role_ids: roleIds, phone: u.phoneNumber ?? null,
+      id: newId(),
+      email,
+      username: u.username ?? null,
+      name: u.name ?? '',
+      profile_picture_url: u.profilePictureUrl ?? null,
+      external_id: u.externalId ?? null,
+      verified: u.verified,
+      mfa_bypass: u.mfaBypass ?? false,
+      provider: u.provider ?? 'local',
+      managed_by: u.managedBy ?? 'gatehouse',
+      metadata: u.metadata ?? {},
+      vendor_metadata: u.vendorMetadata ?? {},
+      password_hash: u.passwordHash ?? null,
+      password_temporary: u.passwordTemporary ?? false,
+      must_reset_password: u.imported?.mustResetPassword ?? false,
+      mfa_enrolled: u.imported?.mfaEnrolled ?? false,
+      authenticator_mfa_secret_enc: u.imported?.authenticatorMfaSecretEnc ?? null,
+      phone_number_type: u.imported?.phoneNumberType ?? null,
+      active_tenant_id: u.tenantId,
+      join_account: u.join !== false,
+      expires_at: u.expiresAt ?? null,
+      pending: u.pending ?? false,
+      role_ids: roleIds,
+      phone: u.phoneNumber ?? null,
     };
   }
 
@@ -144,12 +174,19 @@ export function createUserCreation(deps: UserCreationDeps) {
      * writes every accepted user. Answers the ids of the accepted users and, by index, each rejection. A unique
      * violation (a concurrent writer took a key after the checks) is thrown: the caller decides (e.g. one by one).
      */
-    async createMany(q: Queryable, list: NewUser[]): Promise<{ created: { index: number; id: string }[]; rejected: { index: number; error: AppError }[] }> {
-      const distinct = <T>(xs: (T | null | undefined)[]) => [...new Set(xs.filter((x): x is T => x !== undefined && x !== null))];
+    async createMany(
+      q: Queryable,
+      list: NewUser[],
+    ): Promise<{ created: { index: number; id: string }[]; rejected: { index: number; error: AppError }[] }> {
+      const distinct = <T>(xs: (T | null | undefined)[]) => [
+        ...new Set(xs.filter((x): x is T => x !== undefined && x !== null)),
+      ];
       const emailsOf = list.map((u) => normaliseEmail(u.email));
       const facts = await store.batchFacts(q, {
-        tenantIds: distinct(list.map((u) => u.tenantId)), emails: distinct(emailsOf),
-        usernames: distinct(list.map((u) => u.username)), phones: distinct(list.map((u) => u.phoneNumber)),
+        tenantIds: distinct(list.map((u) => u.tenantId)),
+        emails: distinct(emailsOf),
+        usernames: distinct(list.map((u) => u.username)),
+        phones: distinct(list.map((u) => u.phoneNumber)),
       });
       const rejected: { index: number; error: AppError }[] = [];
       const accepted: { index: number; u: NewUser; row: store.NewUserRow }[] = [];
@@ -157,7 +194,8 @@ export function createUserCreation(deps: UserCreationDeps) {
         const email = emailsOf[index];
         const name = u.username ? facts.usernames.get(u.username) : undefined;
         let error: AppError | undefined;
-        if (!facts.accounts.has(u.tenantId)) error = new AppError('ACCOUNT_NOT_FOUND', `No account with tenantId ${u.tenantId}`);
+        if (!facts.accounts.has(u.tenantId))
+          error = new AppError('ACCOUNT_NOT_FOUND', `No account with tenantId ${u.tenantId}`);
         else if (email && facts.emails.has(email)) error = taken('email', { ...u, email });
         else if (name?.taken) error = taken('username', u);
         else if (u.phoneNumber && facts.phones.has(u.phoneNumber)) error = taken('phone', u);
@@ -181,7 +219,13 @@ export function createUserCreation(deps: UserCreationDeps) {
         const defaults = u.join === false ? [] : facts.defaults.get(u.tenantId)!;
         accepted.push({ index, u, row: rowOf(u, email, roleIds ? [...new Set(roleIds)] : defaults) });
       }
-      if (accepted.length) await write(q, accepted.map((a) => a.u), accepted.map((a) => a.row), false);
+      if (accepted.length)
+        await write(
+          q,
+          accepted.map((a) => a.u),
+          accepted.map((a) => a.row),
+          false,
+        );
       return { created: accepted.map((a) => ({ index: a.index, id: a.row.id })), rejected };
     },
   };
