@@ -33,6 +33,13 @@ function rowOf(e: NewEvent): unknown[] {
 
 /** Placeholders `($first, …)` for one row of `n` values. */
 const placeholders = (first: number, n: number): string => `(${Array.from({ length: n }, (_, i) => `$${first + i}`).join(', ')})`;
+/** Events as a WITH item of a caller's statement: `cte(first)` with `values` numbered from `first`; then `written()`. */
+export interface InlineEvents {
+  cte: (first: number) => string;
+  values: unknown[];
+  written: () => void;
+}
+
 /** Debounce of the dispatcher's wake-up after emits (delivery latency vs fan-out transactions per second). */
 const WAKE_MS = 25;
 
@@ -70,7 +77,7 @@ export function createEventsService(opts: EventsOptions = {}) {
       };
     },
     /** `inline` for several events (a batch write's WITH item), in the given order; undefined when none or off. */
-    inlineMany(list: NewEvent[]): { cte: (first: number) => string; values: unknown[]; written: () => void } | undefined {
+    inlineMany(list: NewEvent[]): InlineEvents | undefined {
       observe(list);
       if (opts.enabled === false || list.length === 0) return undefined;
       const rows = list.map(rowOf);

@@ -99,8 +99,9 @@ export function createInvitationsService(deps: InvitationsDeps) {
           const subAccess = account.sub_account_access_type !== 'defaultOff';
           if (!(await addMembership(tx, tenantId, user.id, { subAccess, expiresAt: null, pending }))) {
             const open = await store.findInvitation(tx, tenantId, user.id);
+            const again = 'send the invitation again with POST /identity/resources/users/v1/invitation/reset';
             throw new AppError('ALREADY_MEMBER', open && !open.accepted_at
-              ? `${email} is already invited to account ${tenantId}; send the invitation again with POST /identity/resources/users/v1/invitation/reset`
+              ? `${email} is already invited to account ${tenantId}; ${again}`
               : `${email} is already a member of account ${tenantId}`);
           }
           const first = rows.length === 0 ? await deps.roles.firstUserRoleIds(tx, tenantId) : undefined;

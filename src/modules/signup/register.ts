@@ -82,8 +82,8 @@ export function createRegistration(deps: SignupDeps) {
       // joins through the token (join below), which gives the membership.
       const firstUserRoles = account ? await deps.roles.firstUserRoleIds(tx, tenantId) : [];
       let user = await creation.create(tx, {
-        source: 'signup', tenantId, join: !invite, email, username, name, profilePictureUrl: body.profilePictureUrl ?? null,
-        phoneNumber: body.phoneNumber, verified: false, provider: 'local', metadata, passwordHash,
+        source: 'signup', tenantId, join: !invite, email, username, name,
+        profilePictureUrl: body.profilePictureUrl ?? null, phoneNumber: body.phoneNumber, verified: false, provider: 'local', metadata, passwordHash,
         roleIds: [...firstUserRoles, ...requestedRoles], event: () => (username ? { username } : {}),
       });
       if (pending) await store.markPending(tx, user.id);

@@ -23,7 +23,7 @@ export interface IdpIdentity {
   roleIds: string[];
   /** Whether the identity provider vouched for the email (default true); a new user is created with it. */
   verified?: boolean;
-  /** The flow, for a new user's `user.created` (default sso: an account's own IdP; social: a social login's sign-up). */
+  /** The flow, for a new user's `user.created`: sso (default; an account's own IdP) or social (a social sign-up). */
   source?: 'sso' | 'social';
 }
 
@@ -42,8 +42,8 @@ export async function provisionIntoAccount(tx: Queryable, deps: ProvisionDeps, t
   const roleIds = who.roleIds.length ? who.roleIds : await deps.roles.defaultRoleIds(tx, tenantId);
   if (!user) {
     return createUserCreation(deps).create(tx, {
-      source: who.source ?? 'sso', tenantId, email, name: who.name ?? '', profilePictureUrl: who.picture ?? null, verified: who.verified ?? true,
-      provider: who.provider, roleIds, event: () => ({ provider: who.provider, via: 'sso' }),
+      source: who.source ?? 'sso', tenantId, email, name: who.name ?? '', profilePictureUrl: who.picture ?? null,
+      verified: who.verified ?? true, provider: who.provider, roleIds, event: () => ({ provider: who.provider, via: 'sso' }),
     });
   }
   if (user.is_locked && (!user.locked_until || user.locked_until > new Date())) throw new AppError('USER_LOCKED');

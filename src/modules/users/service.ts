@@ -109,7 +109,8 @@ export function createUsersService(deps: UsersDeps) {
         }
         const user = await creation.create(tx, {
           source: 'api', tenantId, email, username: body.username ?? null, name: body.name ?? '',
-          profilePictureUrl: body.profilePictureUrl ?? null, externalId: body.externalId ?? null, phoneNumber: body.phoneNumber,
+          profilePictureUrl: body.profilePictureUrl ?? null, externalId: body.externalId ?? null,
+          phoneNumber: body.phoneNumber,
           verified: body.verified ?? false, mfaBypass: body.mfaBypass ?? false, provider: body.provider ?? 'local',
           metadata, vendorMetadata, passwordHash, expiresAt, roleIds: body.roleIds?.length ? body.roleIds : undefined,
           defaults: 'firstMember',
