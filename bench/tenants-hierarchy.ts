@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { insertAccounts, type NewTenant } from '../src/modules/tenants/index.ts';
+import type { NewTenant } from '../src/modules/tenants/index.ts';
+// The store's statement itself: the seed writes raw rows, without the service's events and creation hooks.
+import { insertAccounts } from '../src/modules/tenants/store.ts';
 import type { Db } from '../src/storage/db.ts';
 import { measure, type BenchApp, type BenchOptions, type stats } from './lib.ts';
 import { DEPTH, HIERARCHY, type Sizes } from './tenants-config.ts';

@@ -1,7 +1,6 @@
 import { loadConfigOrExit } from './config.ts';
 import { createLogger } from './lib/log.ts';
-import { createAgentApp } from './modules/entitlements/agent/app.ts';
-import { createSnapshotSync } from './modules/entitlements/agent/sync.ts';
+import { createAgentApp, createSnapshotSync } from './modules/entitlements/index.ts';
 
 /**
  * Entitlements agent entry point (`npm run agent`; also started by `npm start`): loads the stored snapshot, serves

@@ -15,6 +15,8 @@ import { accountMigrationJobs, createAccountMigrationService } from './modules/a
 import { createRolesService } from './modules/roles/index.ts';
 import { createApprovalFlowsService } from './modules/approval-flows/index.ts';
 import { createUsersService, issueUnlockToken, UNLOCK_TOKEN_TTL_SECONDS } from './modules/users/index.ts';
+// What modules the users module imports read of its records, given to them here (lookups.ts of users).
+import { membersAmong, passwordHashOf, userTablesSql } from './modules/users/index.ts';
 import { createAuth } from './modules/auth/index.ts';
 import { createMfaService } from './modules/mfa/index.ts';
 import { readFileSync } from 'node:fs';
@@ -25,8 +27,8 @@ import { createDispatcher, createWebhooksService } from './modules/webhooks/inde
 import { auditRetention, createAuditService } from './modules/audit/index.ts';
 import { createMachineAccess } from './modules/api-tokens/index.ts';
 import { createMessagingService } from './modules/messaging/index.ts';
-import { createRecovery } from './modules/recovery/index.ts';
-import { createCodeBook, createPasswordlessService } from './modules/passwordless/index.ts';
+import { createRecovery, RESET_LINK_TTL, RESET_SMS_CODE_TTL } from './modules/recovery/index.ts';
+import { createCodeBook, createPasswordlessService, readFlowSettings } from './modules/passwordless/index.ts';
 import { createSignupService } from './modules/signup/index.ts';
 import { createInvitationsService, createInviteTokensService } from './modules/invitations/index.ts';
 import { createRateLimiter } from './modules/auth/index.ts';
@@ -60,52 +62,63 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     graceSeconds: Math.max(config.vendorTokenTtl, 86400),
   }, config.signingKeysReloadMs, config.signingKeysUnknownKidReloadMs);
   await keys.init();
-  const environment = createEnvironmentService({ db, keys, vendorTokenTtl: config.vendorTokenTtl, devOutbox: config.messaging.devOutbox });
+  // The login box reports the sign-in methods and reset lifetimes that the passwordless and recovery modules own.
+  const environment = createEnvironmentService({
+    db, keys, vendorTokenTtl: config.vendorTokenTtl, devOutbox: config.messaging.devOutbox,
+    loginBox: { signInFlows: (q) => readFlowSettings(q, 'passwordless'),
+      resetLifetimes: { linkSeconds: RESET_LINK_TTL, smsCodeSeconds: RESET_SMS_CODE_TTL } } });
 
   // The outbox: services emit events in the transaction of the change (`events.emit(tx, ...)`).
   const events = createEventsService({ enabled: config.events.enabled });
   const tenants = createTenantsService({ db, events, listCache: { broadMatches: config.accountListBroadMatches } });
   const hierarchy = createHierarchyService({ db, tenants, events });
   const accountSettings = createAccountSettingsService({ db, tenants });
-  const passwords = createPasswordService({ db, hashConcurrency: config.passwordHashConcurrency });
-  const roles = createRolesService({ db, environment });
+  const passwords = createPasswordService({ db, hashConcurrency: config.passwordHashConcurrency, passwordHashOf });
+  const roles = createRolesService({ db, environment, tenants, userTables: userTablesSql });
   tenants.onRemove(async (tx, tenantId) => void (await roles.removeAccountRoles(tx, tenantId)));
-  const users = createUsersService({ db, tenants, roles, passwords, environment, events });
+  // Durable jobs; their handlers are added by the modules that own them, as those are built.
+  const handlers = {};
+  const jobs = createJobRunner({ db, log, pollMs: config.jobs.pollMs, leaseMs: config.jobs.leaseMs, handlers });
+  // Messaging: email (SMTP) and SMS (Twilio REST) delivery through durable jobs; development outbox when no provider.
+  const messaging = createMessagingService({ db, kek, jobs, log, publicUrl: config.publicUrl, devOutbox: config.messaging.devOutbox, maxAttempts: config.messaging.maxAttempts });
+  Object.assign(handlers, messaging.jobs);
+  // Secondary email addresses (/users/emails/v1) are proven with a code emailed through messaging.
+  const users = createUsersService({ db, tenants, roles, passwords, environment, events, emailCodes: {
+    kek, sendEmail: (tx, m) => messaging.sendEmail(tx, m),
+    limiter: createRateLimiter(config.codeRateLimit.perIdentifier, config.codeRateLimit.windowSeconds) } });
   tenants.onRemove((tx, tenantId) => users.forgetAccount(tx, tenantId));
   tenants.onRemove((tx, tenantId) => passwords.forgetAccount(tx, tenantId));
-  const auth = createAuth({ db, config, keys, environment, roles, users, passwords, tenants, events });
+  // User groups: members receive the groups' roles (a role source of the token issuer).
+  const groups = createGroupsService({
+    db, roles, tenants, environment, users: { membersAmong, tables: userTablesSql },
+  });
+  tenants.onRemove((tx, tenantId) => groups.forgetAccount(tx, tenantId));
+  const auth = createAuth({
+    db, config, keys, environment, roles, users, passwords, tenants, events, roleSources: [groups.roleSource] });
   tenants.onRemove((tx, tenantId) => auth.sessions.forgetAccount(tx, tenantId));
   // A password change: the sign-in's limits and failure count apply to the current password; other sessions end.
   users.usePasswordChecks({ limit: (ip, id) => auth.login.limitAttempt(ip, id), failed: (user) => auth.login.registerFailure(user),
     endOtherSessions: (q, userId, keep) => auth.sessions.endOtherSessions(q, userId, keep) });
-  // User groups (members receive the groups' roles), IP and email-domain restrictions, user pools. The IP gate
-  // is added before the MFA gate so that a refused address gets no second-factor challenge.
-  const groups = createGroupsService({ db, roles, tenants, environment });
-  tenants.onRemove((tx, tenantId) => groups.forgetAccount(tx, tenantId));
-  auth.issue.addRoleSource(groups.roleSource);
-  const restrictions = createRestrictions({ db, tenants });
+  // IP and email-domain restrictions, user pools. The IP gate is added before the MFA gate so that a refused
+  // address gets no second-factor challenge.
+  const restrictions = createRestrictions({ db, tenants, userRolesSql: userTablesSql.userRoles });
   tenants.onRemove((tx, tenantId) => restrictions.forgetAccount(tx, tenantId));
   auth.login.addGate('ip-restrictions', (q, a) => restrictions.ip.gate(q, a));
   const userPools = createUserPoolsService({ db, kek });
   // MFA: the `mfa` sign-in gate, second-factor flows, policy; authenticator secrets sealed with the KEK.
   const mfa = createMfaService({ db, kek, login: auth.login, issue: auth.issue, passwords, events, requireAccount: (q, tenantId) => tenants.requireLive(q, tenantId),
-    messaging: () => messaging,
+    messaging,
     limits: { perIp: config.loginRateLimit.perIp, perUser: config.loginRateLimit.perIdentifier, windowSeconds: config.loginRateLimit.windowSeconds } });
   tenants.onRemove((tx, tenantId) => mfa.forgetAccount(tx, tenantId));
   // Step-up re-authentication accepts a current code of the user's authenticator app besides the password.
   auth.login.useStepUpFactor((userId, code) => mfa.devices.checkCode(userId, code));
 
-  const handlers = {};
-  const jobs = createJobRunner({ db, log, pollMs: config.jobs.pollMs, leaseMs: config.jobs.leaseMs, handlers });
   const accountMigration = createAccountMigrationService({ db, jobs, tenants, chunkSize: config.jobs.chunkSize, events });
   Object.assign(handlers, accountMigrationJobs(accountMigration));
   // User migration: bulk and identity-provider jobs; MFA secrets and provider secrets sealed with the KEK.
-  const applications = createApplicationsService({ db });
+  const applications = createApplicationsService({ db, tenants });
   const userMigration = createUserMigrationService({ db, jobs, tenants, roles, users, kek, chunkSize: config.jobs.userChunkSize, events });
   Object.assign(handlers, userMigrationJobs(userMigration, kek, { extraCa: config.outboundCaFile ? readFileSync(config.outboundCaFile, 'utf8') : undefined }));
-  // Messaging: email (SMTP) and SMS (Twilio REST) delivery through durable jobs; development outbox when no provider.
-  const messaging = createMessagingService({ db, kek, jobs, log, publicUrl: config.publicUrl, devOutbox: config.messaging.devOutbox, maxAttempts: config.messaging.maxAttempts });
-  Object.assign(handlers, messaging.jobs);
   // A user the lockout policy locks gets the BruteForceProtection email with a one-time unlock link
   // (POST /identity/resources/users/v3/me/unlock), in the transaction that sets the lock.
   passwords.onLockedOut(async (tx, user) => {
@@ -117,8 +130,6 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   const recovery = createRecovery({ db, kek, config, passwords, messaging, events, endSessions: (userId) => auth.sessions.revokeAll(userId) });
   // A vendor's email change voids the verification and reset links and codes sent to the old address.
   users.onEmailChange((tx, userId) => recovery.forgetEmailProofs(tx, userId));
-  // Secondary email addresses (/users/emails/v1) are proven with a code emailed through messaging.
-  users.useEmailCodes({ kek, sendEmail: (tx, m) => messaging.sendEmail(tx, m), limiter: createRateLimiter(config.codeRateLimit.perIdentifier, config.codeRateLimit.windowSeconds) });
   // Sign-up and activation, invitations, passwordless: one-time links and codes, delivered by messaging.
   const codeLimits = () => ({ perIp: createRateLimiter(config.codeRateLimit.perIp, config.codeRateLimit.windowSeconds), perIdentifier: createRateLimiter(config.codeRateLimit.perIdentifier, config.codeRateLimit.windowSeconds) });
   const codes = createCodeBook(kek);
@@ -146,7 +157,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   events.onEmit(() => dispatcher.eventsEmitted());
   jobs.attach(dispatcher);
   const webhooks = createWebhooksService({ db, kek, dispatcher, timeoutMs: config.webhooks.timeoutMs, retryForSeconds: config.webhooks.retryForSeconds, allowPrivateNetworks: config.webhooks.allowPrivateNetworks, retentionDays: config.webhooks.eventsRetentionDays, requireAccount: (q, tenantId) => tenants.requireLive(q, tenantId) });
-  const audit = createAuditService({ db, log, ...config.audit });
+  const audit = createAuditService({ db, log, ...config.audit, vendorId: () => environment.id });
   jobs.attach(audit.chainer); // chains staged audit entries (audit/chainer.ts); reads chain on their own too
   jobs.attach(auditRetention(audit, log, undefined, { events: () => webhooks.applyRetention() }));
   // Housekeeping: bounded purges of expired sign-in state (flow states, MFA tokens, codes, ended sessions).

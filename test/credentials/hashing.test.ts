@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { hash as rawArgon2 } from '@node-rs/argon2';
 import { ARGON2_PARAMETERS, argon2NeedsRehash, commonPasswords, createPasswordService, hasherFor, HASHERS } from '../../src/modules/credentials/index.ts';
+import { passwordHashOf } from '../../src/modules/users/index.ts';
 import type { Db } from '../../src/storage/db.ts';
 
 // Hashing never touches the database; a Db that fails loudly proves it.
@@ -9,7 +10,7 @@ const noDb: Db = {
   query: () => Promise.reject(new Error('hashing must not query the database')),
   transaction: () => Promise.reject(new Error('hashing must not open a transaction')),
 };
-const passwords = createPasswordService({ db: noDb });
+const passwords = createPasswordService({ db: noDb, passwordHashOf });
 
 describe('credentials: hashing', () => {
   test('hash answers an argon2id PHC string with the OWASP parameters; verify round-trips', async () => {
@@ -21,7 +22,7 @@ describe('credentials: hashing', () => {
   });
 
   test('with hashConcurrency 1, concurrent verifies, decoys and hashes queue and each answers its own result', async () => {
-    const one = createPasswordService({ db: noDb, hashConcurrency: 1 });
+    const one = createPasswordService({ db: noDb, hashConcurrency: 1, passwordHashOf });
     const stored = await one.hash('queue-Passw0rd');
     const answers = await Promise.all([
       one.verify('queue-Passw0rd', stored),

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { accountMigrationJobs, TENANTS_MIGRATION_JOB } from '../../src/modules/account-migration/index.ts';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account as createAccount } from '../fixtures/builders.ts';
 
 const MIGRATE = '/tenants/resources/migrations/v1/tenants';
 const STATUS = `${MIGRATE}/status`;
@@ -54,7 +55,7 @@ const brief = (errors: any[]) => errors.map((e) => [e.index, e.id, e.code]);
 describe('account migration', () => {
   test('a mixed batch: valid ids and objects imported, each bad item one error entry', async () => {
     const vendor = await t.vendorToken();
-    assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: 'live-1', name: 'Live' } })).status, 201);
+    await createAccount(t, { id: 'live-1', name: 'Live' });
     const items = [
       /* 0 */ 'mig-a',
       /* 1 */ { tenantId: 'mig-b', name: 'Bee', website: 'https://b.example', metadata: { plan: 'pro' }, isReseller: true, unknownField: 'dropped' },
@@ -135,8 +136,7 @@ describe('account migration', () => {
 
   test('a removed account is reactivated with the migrated fields only', async () => {
     const vendor = await t.vendorToken();
-    const created = await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: 'gone-1', name: 'Old', website: 'https://old.example' } });
-    assert.equal(created.status, 201);
+    const created = await createAccount(t, { id: 'gone-1', name: 'Old', fields: { website: 'https://old.example' } });
     assert.equal((await t.call('DELETE', '/tenants/resources/tenants/v1/gone-1', { token: vendor })).status, 200);
     assert.deepEqual(await account(t, 'gone-1'), []);
 

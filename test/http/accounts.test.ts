@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account } from '../fixtures/builders.ts';
 
 let t: TestApp;
 let vendor: string;
@@ -127,7 +128,7 @@ describe('accounts: create, get, update', () => {
 
 describe('accounts: metadata', () => {
   test('add merges and overwrites; delete removes one key', async () => {
-    await create({ tenantId: 'meta', name: 'Meta', metadata: { a: 1, b: 2 } });
+    await account(t, { id: 'meta', name: 'Meta', fields: { metadata: { a: 1, b: 2 } } });
     const r = await t.call('POST', `${V1}/meta/metadata`, { token: vendor, body: { metadata: { b: 3, c: { deep: true } } } });
     assert.equal(r.status, 200);
     assert.deepEqual(JSON.parse(r.body.metadata), { a: 1, b: 3, c: { deep: true } });
@@ -154,10 +155,10 @@ describe('accounts: metadata', () => {
 
 describe('accounts: removal and reactivation', () => {
   test('delete by id: gone, children move to its parent, second delete is 404', async () => {
-    await create({ tenantId: 'top', name: 'Top' });
-    await create({ tenantId: 'mid', name: 'Mid', parentTenantId: 'top' });
-    await create({ tenantId: 'leaf1', name: 'Leaf 1', parentTenantId: 'mid' });
-    await create({ tenantId: 'leaf2', name: 'Leaf 2', parentTenantId: 'mid' });
+    await account(t, { id: 'top', name: 'Top' });
+    await account(t, { id: 'mid', name: 'Mid', parentTenantId: 'top' });
+    await account(t, { id: 'leaf1', name: 'Leaf 1', parentTenantId: 'mid' });
+    await account(t, { id: 'leaf2', name: 'Leaf 2', parentTenantId: 'mid' });
     const d = await t.call('DELETE', `${V1}/mid`, { token: vendor });
     assert.equal(d.status, 200);
     assert.equal(d.body.tenantId, 'mid');
@@ -175,7 +176,8 @@ describe('accounts: removal and reactivation', () => {
   });
 
   test('create with a removed id reactivates it with nothing stale', async () => {
-    await create({ tenantId: 'phoenix', name: 'Old', website: 'https://old.test', metadata: { old: true }, isReseller: true, parentTenantId: 'acme' });
+    const fields = { website: 'https://old.test', metadata: { old: true }, isReseller: true };
+    await account(t, { id: 'phoenix', name: 'Old', parentTenantId: 'acme', fields });
     const hs = await t.call('PUT', `/tenants/resources/sub-tenants/v1/phoenix/hierarchy-settings`, { token: vendor, body: { subAccountAccessType: 'alwaysOn' } });
     assert.equal(hs.status, 200);
     const old = (await get('phoenix')).body;
@@ -194,7 +196,7 @@ describe('accounts: removal and reactivation', () => {
   });
 
   test('delete current account needs a user token with fe.account-settings.delete.account', async () => {
-    await create({ tenantId: 'self', name: 'Self' });
+    await account(t, { id: 'self', name: 'Self' });
     const vendorTry = await t.call('DELETE', V1, { token: vendor });
     assert.equal(vendorTry.status, 403);
     const noPerm = await t.call('DELETE', V1, { token: await t.userToken({ tenantId: 'self' }) });
@@ -213,7 +215,7 @@ describe('accounts: removal and reactivation', () => {
 describe('accounts: list v2', () => {
   before(async () => {
     for (let i = 0; i < 25; i++) {
-      await create({ tenantId: `list-${String(i).padStart(2, '0')}`, name: i % 2 ? `Beta ${i}` : `alpha ${i}` });
+      await account(t, { id: `list-${String(i).padStart(2, '0')}`, name: i % 2 ? `Beta ${i}` : `alpha ${i}` });
     }
   });
 

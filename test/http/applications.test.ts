@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account, signedIn, user } from '../fixtures/builders.ts';
 
 let t: TestApp;
 let vendor: string;
@@ -27,11 +28,9 @@ const PASSWORD = 'a long enough password 42!';
 before(async () => {
   t = await startTestApp({}, { jobs: false });
   vendor = await t.vendorToken();
-  for (const tenantId of ['ap-acme', 'ap-beta', 'ap-gone']) assert.equal((await v('POST', '/tenants/resources/tenants/v1', { tenantId, name: tenantId })).status, 201);
+  for (const tenantId of ['ap-acme', 'ap-beta', 'ap-gone']) await account(t, { id: tenantId });
   for (const [email, tenantId] of [['ann@ap.test', 'ap-acme'], ['ben@ap.test', 'ap-beta']]) {
-    const r = await v('POST', '/identity/resources/users/v1', { email, password: PASSWORD }, { 'gatehouse-tenant-id': tenantId });
-    assert.equal(r.status, 201, JSON.stringify(r.body));
-    users[email] = r.body.id;
+    users[email] = (await user(t, tenantId, { email, password: PASSWORD })).id;
   }
   // ann belongs to ap-acme and ap-beta and ap-gone.
   for (const tenantId of ['ap-beta', 'ap-gone']) assert.equal((await v('POST', `/identity/resources/users/v1/${users['ann@ap.test']}/tenant`, { tenantId })).status, 201);
@@ -170,7 +169,7 @@ describe('account assignments', () => {
     assert.equal((await v('POST', `${T}/v1/${app.id}`, { tenantId: 'ap-gone' })).status, 201);
     assert.equal((await v('DELETE', '/tenants/resources/tenants/v1/ap-gone')).status, 200);
     assert.equal((await t.db.query(`SELECT 1 FROM application_tenants WHERE tenant_id = 'ap-gone'`)).rows.length, 0);
-    assert.equal((await v('POST', '/tenants/resources/tenants/v1', { tenantId: 'ap-gone', name: 'again' })).status, 201);
+    await account(t, { id: 'ap-gone', name: 'again' });
     assert.deepEqual((await v('GET', `${T}/v1/${app.id}`)).body, { tenantIds: [] });
   });
 });
@@ -261,9 +260,7 @@ describe('users and applications', () => {
     const managed = await createApp({ name: 'Active managed', accessType: 'MANAGED_ACCESS' });
     const ann = users['ann@ap.test'];
     // Switching the active account is the user's own: a signed-in session (no acting or machine token).
-    const signedIn = await t.call('POST', '/identity/resources/auth/v1/user', { body: { email: 'ann@ap.test', password: PASSWORD } });
-    assert.equal(signedIn.status, 200, JSON.stringify(signedIn.body));
-    const token = signedIn.body.accessToken as string;
+    const token = (await signedIn(t, { email: 'ann@ap.test', password: PASSWORD })).accessToken;
     assert.deepEqual((await t.call('GET', ACTIVE, { token })).body, { applicationActiveTenants: [] });
     const put = await t.call('PUT', ACTIVE, { token, body: { activeApplicationTenants: [{ applicationId: free.id, tenantId: 'ap-beta' }] } });
     assert.equal(put.status, 200, JSON.stringify(put.body));

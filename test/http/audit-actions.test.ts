@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, VENDOR, type TestApp } from '../helpers/harness.ts';
+import { PASSWORD, account, signedIn, user } from '../fixtures/builders.ts';
 import { actionOf, deriveAction } from '../../src/modules/audit/actions.ts';
 import type { ClosableDb, Db } from '../../src/storage/db.ts';
 import { openTestDb } from '../helpers/db.ts';
@@ -8,7 +9,6 @@ import { openTestDb } from '../helpers/db.ts';
 // What an account administrator reads in the audit log: catalogue event names as actions, a sentence saying who did
 // what to whom, and failed sign-ins of the account's users in the account's log.
 
-const PASSWORD = 'correct horse battery staple';
 const U = '/identity/resources/users';
 const H = { 'gatehouse-tenant-id': 'aa-acme' };
 
@@ -20,15 +20,12 @@ let bobId: string;
 before(async () => {
   t = await startTestApp();
   vendor = await t.vendorToken();
-  assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: 'aa-acme', name: 'Acme Corp' } })).status, 201);
+  await account(t, { id: 'aa-acme', name: 'Acme Corp' });
   const roles = (await t.call('GET', '/identity/resources/roles/v1', { token: vendor })).body as { id: string; key: string }[];
   const admin = roles.find((r) => r.key === 'admin')!;
-  const made = await t.call('POST', `${U}/v1`, { token: vendor, headers: H, body: { email: 'bob@aa.test', password: PASSWORD, verified: true, roleIds: [admin.id] } });
-  assert.equal(made.status, 201, JSON.stringify(made.body));
-  bobId = made.body.id;
-  const login = await t.call('POST', '/identity/resources/auth/v1/user', { body: { email: 'bob@aa.test', password: PASSWORD } });
-  assert.equal(login.status, 200, JSON.stringify(login.body));
-  bob = login.body.accessToken;
+  const made = await user(t, 'aa-acme', { email: 'bob@aa.test', roleIds: [admin.id], fields: { verified: true } });
+  bobId = made.id;
+  bob = (await signedIn(t, made)).accessToken;
 });
 after(async () => t?.close());
 
@@ -58,8 +55,7 @@ describe('audit actions an administrator can read', () => {
 
   test("a failed sign-in of a known user is in that user's account; an unknown email stays anonymous and accountless", async () => {
     const since = new Date().toISOString();
-    const carol = await t.call('POST', `${U}/v1`, { token: vendor, headers: H, body: { email: 'carol@aa.test', password: PASSWORD, verified: true } });
-    assert.equal(carol.status, 201);
+    const carol = await user(t, 'aa-acme', { email: 'carol@aa.test', fields: { verified: true } });
     const SIGN_IN = '/identity/resources/auth/v1/user';
     assert.equal((await t.call('POST', SIGN_IN, { body: { email: 'carol@aa.test', password: 'wrong password!' } })).status, 401);
     assert.equal((await t.call('POST', SIGN_IN, { body: { email: 'nobody@aa.test', password: 'wrong password!' } })).status, 401);
@@ -68,7 +64,7 @@ describe('audit actions an administrator can read', () => {
     assert.equal(failed.length, 1, 'only the known user\'s failure is in the account');
     assert.equal(failed[0].outcome, 'failure');
     assert.equal(failed[0].tenantId, 'aa-acme');
-    assert.deepEqual(failed[0].target, { type: 'user', id: carol.body.id });
+    assert.deepEqual(failed[0].target, { type: 'user', id: carol.id });
     assert.deepEqual(failed[0].actor, { type: 'anonymous', id: null });
     assert.match(failed[0].data.description, /^user\.sign_in carol@aa\.test by anonymous: failed \(GH-/);
     const all = (await t.call('GET', `/audits?from=${encodeURIComponent(since)}&action=user.sign_in`, { token: vendor })).body.data;
@@ -120,10 +116,8 @@ describe('a wrong password costs the same work whether or not the email has a us
   before(async () => {
     inner = await openTestDb();
     app = await startTestApp({}, { db: { ...wrap(inner), kind: inner.kind, close: async () => {} }, jobs: false });
-    const v = await app.vendorToken();
-    assert.equal((await app.call('POST', '/tenants/resources/tenants/v1', { token: v, body: { tenantId: 'aa-time', name: 'T' } })).status, 201);
-    const made = await app.call('POST', `${U}/v1`, { token: v, headers: { 'gatehouse-tenant-id': 'aa-time' }, body: { email: 'known@aa.test', password: PASSWORD, verified: true } });
-    assert.equal(made.status, 201);
+    await account(app, { id: 'aa-time', name: 'T' });
+    await user(app, 'aa-time', { email: 'known@aa.test', fields: { verified: true } });
   });
   after(async () => {
     await app?.close();

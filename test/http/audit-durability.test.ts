@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import type { ClosableDb, Db } from '../../src/storage/db.ts';
 import { openTestDb } from '../helpers/db.ts';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { PASSWORD, account, user } from '../fixtures/builders.ts';
 
 /**
  * Audit durability (runtime contract: no data lost, no silent half-write): an answered write has its
@@ -10,9 +11,7 @@ import { startTestApp, type TestApp } from '../helpers/harness.ts';
  * staging order.
  */
 
-const PASSWORD = 'correct horse battery staple';
 const A = '/identity/resources/auth/v1';
-const U = '/identity/resources/users/v1';
 const T = '/tenants/resources/tenants/v1';
 
 /**
@@ -73,10 +72,8 @@ describe('audit durability', () => {
     const a = await startTestApp({}, { db: proc.db, jobs: false });
     apps.push(a);
     const vendor = await a.vendorToken();
-    assert.equal((await a.call('POST', T, { token: vendor, body: { tenantId: 'dur-a', name: 'A' } })).status, 201);
-    const u = await a.call('POST', U, { token: vendor, body: { email: 'dur@a.test', password: PASSWORD }, headers: { 'gatehouse-tenant-id': 'dur-a' } });
-    assert.equal(u.status, 201);
-    userId = u.body.id;
+    await account(a, { id: 'dur-a', name: 'A' });
+    userId = (await user(a, 'dur-a', { email: 'dur@a.test' })).id;
     assert.equal((await a.call('POST', `${A}/user`, { body: { email: 'dur@a.test', password: 'wrong password' } })).status, 401);
     assert.equal((await a.call('POST', `${A}/user`, { body: { email: 'dur@a.test', password: PASSWORD } })).status, 200);
     assert.equal((await a.call('PUT', `${T}/dur-a`, { token: vendor, body: { name: 'A2' } })).status, 200);
@@ -117,7 +114,7 @@ describe('audit durability', () => {
     const c = await startTestApp({}, { db: inner, jobs: false });
     apps.push(c);
     const vendor = await c.vendorToken();
-    assert.equal((await c.call('POST', T, { token: vendor, body: { tenantId: 'dur-c', name: 'C' } })).status, 201);
+    await account(c, { id: 'dur-c', name: 'C' });
     assert.deepEqual((await staged(inner)).map((r) => r.target_id), [null, 'dur-c'], 'staged (vendor sign-in, the create), not chained');
     const r = await c.call('GET', '/audits?tenantId=dur-c', { token: vendor });
     assert.equal(r.body.total, 1);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, VENDOR, type TestApp } from '../helpers/harness.ts';
+import { account } from '../fixtures/builders.ts';
 
 const PASSWORD = 'correct horse battery staple';
 const A = '/identity/resources/auth/v1';
@@ -209,13 +210,13 @@ describe('audit: tamper evidence and retention', () => {
     // Everything is "older than retention" one year from now (plus a minute).
     const removed = await t.ctx.audit.applyRetention(new Date(Date.now() + 366 * 86_400_000));
     assert.ok(removed >= 10);
-    assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: 'au-r', name: 'R' } })).status, 201);
+    await account(t, { id: 'au-r', name: 'R' });
     const after = await t.call('GET', '/audits/verify', { token: vendor });
     assert.deepEqual(after.body, { intact: true, checked: 1 }, 'the one entry since (verify is a read: not audited)');
   });
 
   test('editing or deleting a row directly in the database is reported by verify', async () => {
-    for (const id of ['au-t1', 'au-t2', 'au-t3']) assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: id, name: id } })).status, 201);
+    for (const id of ['au-t1', 'au-t2', 'au-t3']) await account(t, { id });
     const { data } = await entriesSince('2000-01-01T00:00:00Z');
     const victim = data.find((e) => e.target.id === 'au-t2');
     await t.db.query(`UPDATE audit_log SET outcome = 'failure' WHERE id = $1`, [victim.id]);

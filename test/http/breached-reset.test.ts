@@ -54,7 +54,7 @@ describe('forced password reset after a breach', () => {
     const unknown = randomUUID();
     const r = await bulk({ userIds: [ada, unknown, ada.toUpperCase()] });
     assert.equal(r.status, 201, JSON.stringify(r.body));
-    assert.deepEqual(r.body, { requested: 2, reset: [ada], notFound: [unknown] });
+    assert.deepEqual(r.body, { requested: 2, reset: [ada], notFound: [unknown], shared: [] });
 
     // The old link is void; the current password no longer signs in: the reset-required answer, no tokens.
     assert.equal((await t.call('POST', `${U}/v1/passwords/reset/validate`, { body: oldLink })).status, 410);
@@ -84,12 +84,12 @@ describe('forced password reset after a breach', () => {
     assert.ok(fresh.body.accessToken);
   });
 
-  test('environment tokens only: a user token is 403 and changes nothing', async () => {
+  test('a user token without fe.secure.write.users is 403 and changes nothing', async () => {
     const cy = await createUser('cy@br.test');
-    const s = await login('cy@br.test', PASSWORD);
-    const r = await bulk({ userIds: [cy] }, s.body.accessToken);
+    const reader = await t.userToken({ tenantId: TENANT, sub: cy, permissions: ['fe.secure.read.users'] });
+    const r = await bulk({ userIds: [cy] }, reader);
     assert.equal(r.status, 403, JSON.stringify(r.body));
-    assert.equal(r.body.errorCode, 'GH-20003');
+    assert.equal(r.body.errorCode, 'GH-20004');
     assert.ok((await login('cy@br.test', PASSWORD)).body.accessToken, 'the password still works');
     assert.equal(mails('cy@br.test', PWNED_SUBJECT).length, 0);
   });

@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account, user } from '../fixtures/builders.ts';
 import { codeIn, linkIn } from '../helpers/mailbox.ts';
 
 /** A message a local provider accepted, in the shape the tests read (text part, html part). */
@@ -117,7 +118,6 @@ const SG_KEY = `SG.${randomBytes(16).toString('hex')}`;
 const MG_KEY = `key-${randomBytes(16).toString('hex')}`;
 const V1 = '/identity/resources/mail/v1/configurations';
 const V2 = '/identity/resources/mail/v2/configurations';
-const PASSWORD = 'correct horse battery staple';
 
 async function delivery(type: string, to: string) {
   const { rows } = await t.db.query<{ id: string }>('SELECT id FROM message_deliveries WHERE type = $1 AND recipient = $2 ORDER BY created_at DESC LIMIT 1', [type, to]);
@@ -137,11 +137,8 @@ before(async () => {
   vendor = await t.vendorToken();
   sendgrid = await startSendgrid(SG_KEY);
   mailgun = await startMailgun(MG_KEY, 'mg.example.test');
-  assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: 'ep-acc', name: 'Providers' } })).status, 201);
-  for (const email of ['sg@ep.test', 'mg@ep.test']) {
-    const u = await t.call('POST', '/identity/resources/users/v1', { token: vendor, body: { email, password: PASSWORD }, headers: { 'gatehouse-tenant-id': 'ep-acc' } });
-    assert.equal(u.status, 201, JSON.stringify(u.body));
-  }
+  await account(t, { id: 'ep-acc', name: 'Providers' });
+  for (const email of ['sg@ep.test', 'mg@ep.test']) await user(t, 'ep-acc', { email });
 });
 after(async () => {
   await t?.close();

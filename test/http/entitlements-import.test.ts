@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account } from '../fixtures/builders.ts';
 
 const RT = '/entitlements/resources/routes/v1';
 const IMPORT = `${RT}/import-open-api`;
@@ -16,7 +17,7 @@ describe('entitlements: import route rules from an OpenAPI document', () => {
   before(async () => {
     t = await startTestApp();
     token = await t.vendorToken();
-    assert.equal((await call('POST', '/tenants/resources/tenants/v1', { tenantId: 'acme', name: 'Acme' })).status, 201);
+    await account(t, { id: 'acme', name: 'Acme' });
   });
   after(async () => t.close());
 

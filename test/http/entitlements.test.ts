@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account } from '../fixtures/builders.ts';
 import { applyTable, clearEntitlements, KIND_PATH, loadTables, requestBody } from '../decisions/tables.ts';
 
 const E = '/entitlements/resources';
@@ -14,7 +15,7 @@ describe('entitlements management API, snapshot and server-side decisions', () =
   before(async () => {
     t = await startTestApp();
     token = await t.vendorToken();
-    for (const id of ['acme', 'globex']) assert.equal((await call('POST', '/tenants/resources/tenants/v1', { tenantId: id, name: id })).status, 201);
+    for (const id of ['acme', 'globex']) await account(t, { id });
   });
   after(async () => t.close());
 
@@ -220,7 +221,7 @@ describe('entitlements management API, snapshot and server-side decisions', () =
       (await call('POST', D, { input: { subjectContext: { tenantId }, requestContext: { featureKey } } })).body.result;
 
     const o0 = await offset();
-    assert.equal((await call('POST', '/tenants/resources/tenants/v1', { tenantId: 'signup-co', name: 'Signup Co' })).status, 201);
+    await account(t, { id: 'signup-co', name: 'Signup Co' });
     const { offset: o1, grant } = await grantOf('signup-co');
     assert.ok(o1 > o0, 'account creation with a signup plan bumps the offset');
     assert.ok(grant, 'the snapshot carries the signup grant');

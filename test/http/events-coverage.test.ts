@@ -4,6 +4,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { PASSWORD, account, user } from '../fixtures/builders.ts';
 import { EVENT_KEYS } from '../../src/modules/events/index.ts';
 import { totpCode } from '../../src/modules/mfa/totp.ts';
 
@@ -15,7 +16,6 @@ import { totpCode } from '../../src/modules/mfa/totp.ts';
 interface Received { headers: IncomingHttpHeaders; raw: string; body: any }
 
 const SECRET = 'whsec-coverage-0123456789';
-const PASSWORD = 'correct horse battery staple';
 const NEW_PASSWORD = 'another horse battery staple';
 const RESET_PASSWORD = 'third horse battery staple 3';
 const A = '/identity/resources/auth/v1';
@@ -83,11 +83,11 @@ describe('events: every catalogue key is emitted by its module and arrives once'
 
   test('a scripted series across the modules produces every key; each event is delivered once, signed', async () => {
     // Accounts: parent and grandchild first, then a plan granted at sign-up, then the middle account (gets the plan).
-    ok(await v('POST', T, { tenantId: 'cov-p', name: 'P' }), 'account p');
-    ok(await v('POST', T, { tenantId: 'cov-g', name: 'G' }), 'account g');
+    await account(t, { id: 'cov-p', name: 'P' });
+    await account(t, { id: 'cov-g', name: 'G' });
     const plan = await v('POST', '/entitlements/resources/plans/v1', { name: 'Starter', assignOnSignup: true });
     ok(plan, 'plan');
-    ok(await v('POST', T, { tenantId: 'cov-c', name: 'C' }), 'account c');
+    await account(t, { id: 'cov-c', name: 'C' });
     ok(await v('PUT', `${T}/cov-p`, { name: 'P2' }), 'account update');
     ok(await v('POST', '/tenants/resources/hierarchy/v1', { parentTenantId: 'cov-p', childTenantId: 'cov-c' }), 'c under p');
     ok(await v('POST', '/tenants/resources/hierarchy/v1', { parentTenantId: 'cov-c', childTenantId: 'cov-g' }), 'g under c');
@@ -95,9 +95,7 @@ describe('events: every catalogue key is emitted by its module and arrives once'
     ok(await v('PATCH', `/entitlements/resources/plans/v1/${plan.body.id}`, { assignOnSignup: false }), 'plan update');
 
     // A user through the management API: update, sign-in failure and success, password change, sign-out, lock, unlock.
-    const u = await v('POST', `${U}/v1`, { email: 'conv@cov.test', name: 'Con', password: PASSWORD }, 'cov-p');
-    ok(u, 'user');
-    convId = u.body.id;
+    convId = (await user(t, 'cov-p', { email: 'conv@cov.test', name: 'Con' })).id;
     ok(await v('PUT', `${U}/v1/${convId}`, { name: 'Conny' }), 'user update');
     assert.equal((await t.call('POST', `${A}/user`, { body: { email: 'conv@cov.test', password: 'wrong password 1' } })).status, 401);
     const login = await t.call('POST', `${A}/user`, { body: { email: 'conv@cov.test', password: PASSWORD } });

@@ -5,12 +5,12 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { readFileSync } from 'node:fs';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { PASSWORD, account, user } from '../fixtures/builders.ts';
 import { EVENT_KEYS } from '../../src/modules/events/index.ts';
 
 interface Received { headers: IncomingHttpHeaders; raw: string; body: any }
 
 const SECRET = 'whsec-events-0123456789';
-const PASSWORD = 'correct horse battery staple';
 const A = '/identity/resources/auth/v1';
 const E = '/entitlements/resources';
 
@@ -68,13 +68,11 @@ describe('events: emitted by the modules, delivered once each, signed, in order 
   test('a scripted series of changes produces exactly its events', async () => {
     const start = got.length;
     const ok = (r: { status: number; body: unknown }, status: number) => (status < 300 ? assert.ok(r.status >= 200 && r.status < 300, `${r.status} ${JSON.stringify(r.body)}`) : assert.equal(r.status, status, JSON.stringify(r.body)));
-    ok(await call('POST', '/tenants/resources/tenants/v1', { tenantId: 'ev-a', name: 'A' }), 201);
-    ok(await call('POST', '/tenants/resources/tenants/v1', { tenantId: 'ev-b', name: 'B' }), 201);
+    await account(t, { id: 'ev-a', name: 'A' });
+    await account(t, { id: 'ev-b', name: 'B' });
     ok(await call('PUT', '/tenants/resources/tenants/v1/ev-a', { name: 'A2' }), 200);
     ok(await call('POST', '/tenants/resources/hierarchy/v1', { parentTenantId: 'ev-a', childTenantId: 'ev-b' }), 201);
-    const u = await call('POST', '/identity/resources/users/v1', { email: 'ev@a.test', name: 'Ev', password: PASSWORD }, { 'gatehouse-tenant-id': 'ev-a' });
-    ok(u, 201);
-    const userId = u.body.id as string;
+    const userId = (await user(t, 'ev-a', { email: 'ev@a.test', name: 'Ev' })).id;
     ok(await call('PUT', `/identity/resources/users/v1/${userId}`, { name: 'Eve' }), 200);
     ok(await t.call('POST', `${A}/user`, { body: { email: 'ev@a.test', password: 'wrong password 1' } }), 401);
     const login = await t.call('POST', `${A}/user`, { body: { email: 'ev@a.test', password: PASSWORD } });
@@ -141,7 +139,7 @@ describe('events: emitted by the modules, delivered once each, signed, in order 
 
   test('events of a change that rolled back are never sent', async () => {
     const ok = (r: { status: number; body: unknown }, status: number) => (status < 300 ? assert.ok(r.status >= 200 && r.status < 300, `${r.status} ${JSON.stringify(r.body)}`) : assert.equal(r.status, status, JSON.stringify(r.body)));
-    ok(await call('POST', '/tenants/resources/tenants/v1', { tenantId: 'ev-r', name: 'R' }), 201);
+    await account(t, { id: 'ev-r', name: 'R' });
     const plan = await call('POST', `${E}/plans/v1`, { name: 'Silver' });
     const before = (await settled()).length;
     // The first grant of the batch is written (and its event emitted) before the second fails: all rolls back.

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account } from '../fixtures/builders.ts';
 
 // What client libraries and SCIM clients meet before any route runs: empty JSON bodies, unknown routes, malformed
 // URLs, over-long path parameters. Each prefix answers in the body its clients read.
@@ -14,7 +15,7 @@ let conn: { id: string; token: string };
 before(async () => {
   t = await startTestApp();
   vendor = await t.vendorToken();
-  assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: 'fe-acme', name: 'Acme' } })).status, 201);
+  await account(t, { id: 'fe-acme', name: 'Acme' });
   const c = await t.call('POST', '/directory/resources/v1/configurations/scim2', {
     token: vendor,
     headers: { 'gatehouse-tenant-id': 'fe-acme' },

@@ -194,7 +194,9 @@ describe('groups: create, read, update, delete', () => {
     const writer = await t.userToken({ tenantId: 'g-acme', sub: ids.ada, permissions: ['fe.secure.*'] });
     const made = await t.call('POST', `${G}/v1`, { token: writer, body: { name: 'Support' } });
     assert.equal(made.status, 201);
-    assert.equal((await t.call('GET', `${G}/v1/config`, { token: writer })).status, 403, 'the configuration is the environment\'s');
+    // The configuration is read for display; only the environment changes it.
+    assert.equal((await t.call('GET', `${G}/v1/config`, { token: reader })).status, 200);
+    assert.equal((await t.call('POST', `${G}/v1/config`, { token: writer, body: { enabled: false } })).status, 403);
   });
 
   test('removing members; leaving the account or being deleted leaves the group', async () => {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account } from '../fixtures/builders.ts';
 
 // Input no route can store or walk (found by fuzzing every route): deep nesting, NUL characters, values too long for
 // an index. Each is a 400 that changes nothing, never a 500 or a broken stream.
@@ -11,7 +12,7 @@ let vendor: string;
 before(async () => {
   t = await startTestApp();
   vendor = await t.vendorToken();
-  assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: 'ig-a', name: 'A' } })).status, 201);
+  await account(t, { id: 'ig-a', name: 'A' });
 });
 after(async () => t?.close());
 

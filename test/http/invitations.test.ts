@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { PASSWORD, account, signedIn, user } from '../fixtures/builders.ts';
 import { codeIn, linkIn, startMailbox, type Mail, type Mailbox } from '../helpers/mailbox.ts';
 
 let t: TestApp;
@@ -8,7 +9,6 @@ let vendor: string;
 let admin: string;
 let mailbox: Mailbox;
 const U = '/identity/resources/users';
-const PASSWORD = 'correct horse battery staple';
 const claims = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
 const invite = (body: Record<string, unknown>, o: { token?: string; tenant?: string } = {}) =>
   t.call('POST', `${U}/v2`, { token: o.token ?? admin, body, headers: o.tenant ? { 'gatehouse-tenant-id': o.tenant } : {} });
@@ -28,14 +28,9 @@ before(async () => {
   vendor = await t.vendorToken();
   mailbox = await startMailbox();
   await mailbox.configure(t);
-  for (const [tenantId, name] of [['inv-acc', 'Acme Invites'], ['inv-other', 'Other Co']]) {
-    assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId, name } })).status, 201);
-  }
-  const u = await t.call('POST', `${U}/v1`, { token: vendor, body: { email: 'boss@inv.test', name: 'Bea Boss', password: PASSWORD }, headers: { 'gatehouse-tenant-id': 'inv-acc' } });
-  assert.equal(u.status, 201, JSON.stringify(u.body));
-  const l = await t.call('POST', '/identity/resources/auth/v1/user', { body: { email: 'boss@inv.test', password: PASSWORD } });
-  assert.equal(l.status, 200, JSON.stringify(l.body));
-  admin = l.body.accessToken;
+  await account(t, { id: 'inv-acc', name: 'Acme Invites' });
+  await account(t, { id: 'inv-other', name: 'Other Co' });
+  admin = (await signedIn(t, await user(t, 'inv-acc', { email: 'boss@inv.test', name: 'Bea Boss' }))).accessToken;
 });
 after(async () => {
   await t?.close();
@@ -111,11 +106,10 @@ describe('invite by code, existing users, vendors', () => {
     assert.equal(set.status, 200);
     assert.equal(set.body.strategy, 'code');
     try {
-      const existing = await t.call('POST', `${U}/v1`, { token: vendor, body: { email: 'mover@inv.test', password: PASSWORD }, headers: { 'gatehouse-tenant-id': 'inv-other' } });
-      assert.equal(existing.status, 201);
+      const existing = await user(t, 'inv-other', { email: 'mover@inv.test' });
       const r = await invite({ email: 'mover@inv.test' });
       assert.equal(r.status, 201, JSON.stringify(r.body));
-      assert.equal(r.body.id, existing.body.id);
+      assert.equal(r.body.id, existing.id);
       const code = codeIn(await mailTo('mover@inv.test'));
       const wrong = await acceptCode({ userId: r.body.id, code: code === '000000' ? '111111' : '000000' });
       assert.equal(wrong.status, 400);
@@ -183,8 +177,7 @@ describe('the documented invite fields (username, password, provider), as user c
   });
 
   test('an existing user keeps username and provider; a password for them is a 409 that changes nothing', async () => {
-    const existing = await t.call('POST', `${U}/v1`, { token: vendor, body: { email: 'keeper@inv.test', username: 'keeper', password: PASSWORD }, headers: { 'gatehouse-tenant-id': 'inv-other' } });
-    assert.equal(existing.status, 201, JSON.stringify(existing.body));
+    await user(t, 'inv-other', { email: 'keeper@inv.test', username: 'keeper' });
     const before = (await t.db.query<{ password_hash: string }>("SELECT password_hash FROM users WHERE email = 'keeper@inv.test'")).rows[0].password_hash;
     const takeover = await invite({ email: 'keeper@inv.test', password: 'another strong passphrase 42' });
     assert.equal(takeover.status, 409, JSON.stringify(takeover.body));

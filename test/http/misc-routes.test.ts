@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account, signedIn, user as createUser } from '../fixtures/builders.ts';
 import { smsCode, startSmsServer, type SmsServer } from '../helpers/sms-server.ts';
 
 let t: TestApp;
 let vendor: string;
 let sms: SmsServer;
-const PASSWORD = 'correct horse battery staple';
 const IP = '/identity/resources/configurations/v1/restrictions/ip';
 const E = '/entitlements/resources';
 const user: { id: string; token: string } = { id: '', token: '' };
@@ -18,12 +18,9 @@ before(async () => {
   vendor = await t.vendorToken();
   sms = await startSmsServer();
   await sms.configure(t);
-  for (const tenantId of ['mr-a', 'mr-b']) assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId, name: tenantId } })).status, 201);
-  const u = await v('POST', '/identity/resources/users/v1', { email: 'ada@mr.test', password: PASSWORD });
-  assert.equal(u.status, 201, JSON.stringify(u.body));
-  const l = await t.call('POST', '/identity/resources/auth/v1/user', { body: { email: 'ada@mr.test', password: PASSWORD } });
-  assert.equal(l.status, 200, JSON.stringify(l.body));
-  Object.assign(user, { id: u.body.id, token: l.body.accessToken });
+  for (const tenantId of ['mr-a', 'mr-b']) await account(t, { id: tenantId });
+  const u = await createUser(t, 'mr-a', { email: 'ada@mr.test' });
+  Object.assign(user, { id: u.id, token: (await signedIn(t, u)).accessToken });
 });
 after(async () => {
   await t?.close();

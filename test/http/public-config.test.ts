@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account } from '../fixtures/builders.ts';
 
 /**
  * What login boxes read before sign-in: the public configuration, the sign-up and password-recovery strategies
@@ -75,7 +76,7 @@ describe('login box configuration', () => {
     await vendorCall('POST', `${C}/mfa`, { email: { active: true, tokenLifetimeSeconds: 300, sender: 'mfa@gatehouse.test' } });
     await vendorCall('POST', '/identity/resources/sso/v2', { type: 'github', clientId: 'gh-client', secret: SOCIAL_SECRET, redirectUrl: 'http://localhost:3000/cb', active: true });
     await vendorCall('POST', '/identity/resources/sso/v2', { type: 'google', clientId: 'g-client', secret: SOCIAL_SECRET, redirectUrl: 'http://localhost:3000/cb', active: false });
-    await vendorCall('POST', '/tenants/resources/tenants/v1', { tenantId: 'pc-globex', name: 'Globex' });
+    await account(t, { id: 'pc-globex', name: 'Globex' });
     await vendorCall('POST', '/team/resources/sso/v1/configurations',
       { type: 'oidc', enabled: true, oidcClientId: 'globex-sso', oidcSecret: SSO_SECRET, configMetadata: { issuer: 'http://127.0.0.1:9' } },
       { 'gatehouse-tenant-id': 'pc-globex' });

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account } from '../fixtures/builders.ts';
 
 const T = '/entitlements/resources/entity-types/v1';
 const A = '/entitlements/resources/relations/v1';
@@ -24,7 +25,7 @@ describe('ReBAC: entity types, relations, actions, relation assignments and the 
   test('vendor token only', async () => {
     assert.equal((await t.call('GET', T)).status, 401);
     assert.equal((await t.call('POST', `${A}/check`, { body: {} })).status, 401);
-    assert.equal((await call('POST', '/tenants/resources/tenants/v1', { tenantId: 'acme', name: 'acme' })).status, 201);
+    await account(t, { id: 'acme' });
     const user = await t.userToken({ tenantId: 'acme' });
     assert.equal((await t.call('GET', T, { token: user })).status, 403);
     assert.equal((await t.call('POST', `${A}/assign`, { token: user, body: { assignments: [asg()] } })).status, 403);

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account, user } from '../fixtures/builders.ts';
 
 // Requests of standard SCIM test clients and Microsoft Entra's request collection that a strict reading of RFC 7643
 // and 7644 must accept: userName is any unique string, attribute names are case-insensitive, a primary value may be
@@ -18,7 +19,7 @@ let conn: { id: string; token: string };
 before(async () => {
   t = await startTestApp();
   vendor = await t.vendorToken();
-  assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: 'sc-entra', name: 'Entra' } })).status, 201);
+  await account(t, { id: 'sc-entra', name: 'Entra' });
   conn = (await t.call('POST', C, { token: vendor, headers: hdr, body: { source: 'azure-ad', syncToUserManagement: true } })).body;
 });
 after(async () => t?.close());
@@ -145,8 +146,7 @@ describe('password (writeOnly, returned never; sync to user management on)', () 
 
   test('an existing Gatehouse user linked by email keeps its own password', async () => {
     const own = 'Users-Own-Pass-4!';
-    const made = await t.call('POST', '/identity/resources/users/v1', { token: vendor, headers: hdr, body: { email: 'pw4@entra.test', password: own, verified: true } });
-    assert.equal(made.status, 201, JSON.stringify(made.body));
+    await user(t, 'sc-entra', { email: 'pw4@entra.test', password: own, fields: { verified: true } });
     const r = await scim('POST', '/Users', { schemas: [USER], userName: 'pw4@entra.test', password: PW });
     assert.equal(r.status, 201, JSON.stringify(r.body));
     const p = await scim('PATCH', `/Users/${r.body.id}`, {

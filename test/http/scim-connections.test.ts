@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account } from '../fixtures/builders.ts';
 
 let t: TestApp;
 let vendor: string;
@@ -12,10 +13,7 @@ const scim = (token: string) => ({ authorization: `Bearer ${token}`, 'content-ty
 before(async () => {
   t = await startTestApp();
   vendor = await t.vendorToken();
-  for (const id of ['sc-acme', 'sc-beta']) {
-    const r = await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: id, name: id } });
-    assert.equal(r.status, 201);
-  }
+  for (const id of ['sc-acme', 'sc-beta']) await account(t, { id });
 });
 after(async () => t?.close());
 

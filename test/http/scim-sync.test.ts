@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account } from '../fixtures/builders.ts';
 
 /**
  * Switching syncToUserManagement on for a directory that already holds users: a durable job (src/jobs/runner.ts)
@@ -15,7 +16,7 @@ const hdr = (tenantId: string) => ({ 'gatehouse-tenant-id': tenantId });
 
 async function setUp(app: TestApp, tenantId: string, n: number, withoutEmail = 0) {
   const vendor = await app.vendorToken();
-  assert.equal((await app.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId, name: tenantId } })).status, 201);
+  await account(app, { id: tenantId });
   const conn = (await app.call('POST', C, { token: vendor, headers: hdr(tenantId), body: { source: 'okta', syncToUserManagement: false } })).body as { id: string; token: string };
   const post = (body: unknown) => app.call('POST', `${S}/${conn.id}/Users`, { token: conn.token, body, headers: { 'content-type': 'application/scim+json' } });
   for (let i = 0; i < n; i++) {

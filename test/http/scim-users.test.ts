@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account } from '../fixtures/builders.ts';
 
 let t: TestApp;
 let vendor: string;
@@ -17,7 +18,7 @@ let base: string;
 before(async () => {
   t = await startTestApp({ SCIM_MAX_RESULTS: '5', SCIM_BODY_LIMIT: '4096' });
   vendor = await t.vendorToken();
-  for (const id of ['su-acme', 'su-beta']) assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: id, name: id } })).status, 201);
+  for (const id of ['su-acme', 'su-beta']) await account(t, { id });
   conn = (await t.call('POST', C, { token: vendor, headers: { 'gatehouse-tenant-id': 'su-acme' }, body: { source: 'other', syncToUserManagement: true } })).body;
   other = (await t.call('POST', C, { token: vendor, headers: { 'gatehouse-tenant-id': 'su-beta' }, body: { source: 'other', syncToUserManagement: true } })).body;
   base = `${S}/${conn.id}`;

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { AppError } from '../../src/http/errors.ts';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account, user as createUser } from '../fixtures/builders.ts';
 
 let t: TestApp;
 let vendor: string;
@@ -29,10 +30,7 @@ const DEFAULT_CONFIG = {
 before(async () => {
   t = await startTestApp();
   vendor = await t.vendorToken();
-  for (const tenantId of ['acme', 'globex', 'val', 'gone']) {
-    const r = await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId, name: tenantId } });
-    assert.equal(r.status, 201);
-  }
+  for (const tenantId of ['acme', 'globex', 'val', 'gone']) await account(t, { id: tenantId });
   assert.equal((await t.call('DELETE', '/tenants/resources/tenants/v1/gone', { token: vendor })).status, 200);
 });
 after(async () => t?.close());
@@ -88,9 +86,9 @@ describe('security policies: defaults', () => {
   });
 
   test('remember keeps no history while no history policy is enabled anywhere', async () => {
-    const created = await t.call('POST', '/identity/resources/users/v1', { token: await t.vendorToken(), headers: { 'gatehouse-tenant-id': 'acme' }, body: { email: 'nohistory@acme.test' } });
-    await t.ctx.passwords.remember(t.db, created.body.id, await t.ctx.passwords.hash('first-password'));
-    const { rows } = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM password_history WHERE user_id = $1', [created.body.id]);
+    const created = await createUser(t, 'acme', { email: 'nohistory@acme.test', password: null });
+    await t.ctx.passwords.remember(t.db, created.id, await t.ctx.passwords.hash('first-password'));
+    const { rows } = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM password_history WHERE user_id = $1', [created.id]);
     assert.equal(rows[0].n, 0);
   });
 });
@@ -434,9 +432,7 @@ describe('security policies: passwords service', () => {
     const hist = await v('POST', HISTORY, 'val', { enabled: true, historySize: 2 });
     assert.equal(hist.status, 201);
     // History belongs to a real user (it is deleted with the user).
-    const created = await t.call('POST', '/identity/resources/users/v1', { token: await t.vendorToken(), headers: { 'gatehouse-tenant-id': 'val' }, body: { email: 'history@val.test' } });
-    assert.equal(created.status, 201, JSON.stringify(created.body));
-    const user: string = created.body.id;
+    const user = (await createUser(t, 'val', { email: 'history@val.test', password: null })).id;
     const pw = ['First-Passw0rd', 'Second-Passw0rd', 'Third-Passw0rd'];
     for (const p of pw) await P.remember(t.db, user, await P.hash(p));
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account, user } from '../fixtures/builders.ts';
 import { codeIn, linkIn, startMailbox, type Mail, type Mailbox } from '../helpers/mailbox.ts';
 
 let t: TestApp;
@@ -189,14 +190,12 @@ describe('activation by code and resend', () => {
   });
 
   test('a vendor-created user activated through a generated link: user.activated once, when the email is first verified', async () => {
-    const account = await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: 'su-vendor-made', name: 'Vendor made' } });
-    assert.equal(account.status, 201, JSON.stringify(account.body));
-    const u = await t.call('POST', U, { token: vendor, body: { email: 'made@su.test' }, headers: { 'gatehouse-tenant-id': 'su-vendor-made' } });
-    assert.equal(u.status, 201, JSON.stringify(u.body));
-    const activated = async () => (await t.db.query("SELECT 1 FROM events WHERE event_key = 'user.activated' AND entity_id = $1", [u.body.id])).rows.length;
+    await account(t, { id: 'su-vendor-made', name: 'Vendor made' });
+    const u = await user(t, 'su-vendor-made', { email: 'made@su.test', password: null });
+    const activated = async () => (await t.db.query("SELECT 1 FROM events WHERE event_key = 'user.activated' AND entity_id = $1", [u.id])).rows.length;
     const activate = async () => {
-      const g = await t.call('POST', `${U}/${u.body.id}/links/generate-activation-token`, { token: vendor });
-      const a = await t.call('POST', `${U}/activate`, { body: { userId: u.body.id, token: g.body.token, password: PASSWORD } });
+      const g = await t.call('POST', `${U}/${u.id}/links/generate-activation-token`, { token: vendor });
+      const a = await t.call('POST', `${U}/activate`, { body: { userId: u.id, token: g.body.token, password: PASSWORD } });
       assert.equal(a.status, 200, JSON.stringify(a.body));
     };
     await activate();
@@ -260,7 +259,7 @@ describe('the sign-up answer and roleIds', () => {
   });
 
   test("with an account invite token: roleIds may add a default role to the token's roles, never the admin role", async () => {
-    assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: 'su-joined', name: 'Joined' } })).status, 201);
+    await account(t, { id: 'su-joined', name: 'Joined' });
     const role = await t.call('POST', '/identity/resources/roles/v1', { token: vendor, body: [{ key: 'su-editor', name: 'Editor', level: 2 }], headers: { 'gatehouse-tenant-id': 'su-joined' } });
     assert.equal(role.status, 201, JSON.stringify(role.body));
     const link = await t.call('POST', '/identity/resources/tenants/invites/v1', { token: vendor, body: { tenantId: 'su-joined', roleIds: [role.body[0].id] } });

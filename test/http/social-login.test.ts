@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair, jwtVerify, SignJWT } from 'jose';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account, user } from '../fixtures/builders.ts';
 import { startOidcIdp } from '../fixtures/sso/oidc-idp.ts';
 
 /**
@@ -168,9 +169,8 @@ describe('social login', () => {
   });
 
   test('links to an existing user only by a verified email', async () => {
-    await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: 'link-acct', name: 'Link' } });
-    const made = await t.call('POST', '/identity/resources/users/v1', { token: vendor, headers: { 'gatehouse-tenant-id': 'link-acct' }, body: { email: 'linked@social.test', name: 'Linked', password: 'Very-Long-Passw0rd!x' } });
-    assert.equal(made.status, 201, JSON.stringify(made.body));
+    await account(t, { id: 'link-acct', name: 'Link' });
+    const made = await user(t, 'link-acct', { email: 'linked@social.test', name: 'Linked', password: 'Very-Long-Passw0rd!x' });
     await configure('github', { allowSignups: false });
     fake.people.github = { sub: 'gh-1', email: 'linked@social.test', verified: false, name: 'Linked' };
     const refused = await signIn('github');
@@ -179,7 +179,7 @@ describe('social login', () => {
     fake.people.github = { sub: 'gh-1', email: 'linked@social.test', verified: true, name: 'Linked' };
     const ok = await signIn('github');
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
-    assert.equal(ok.body.userId, made.body.id);
+    assert.equal(ok.body.userId, made.id);
     fake.people.github = { sub: 'gh-2', email: 'stranger@social.test', verified: true, name: 'Stranger' };
     const closed = await signIn('github');
     assert.equal(closed.status, 403);

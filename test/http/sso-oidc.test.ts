@@ -1,6 +1,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account } from '../fixtures/builders.ts';
 import { startOidcIdp } from '../fixtures/sso/oidc-idp.ts';
 
 /** OIDC SSO against a real OpenID provider (oidc-provider) on a local port: discovery, code + PKCE + nonce. */
@@ -22,7 +23,7 @@ describe('OIDC SSO', () => {
     // The test IdP listens on loopback: an IdP on a private network needs the switch.
     t = await startTestApp({ OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' });
     vendor = await t.vendorToken();
-    assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: TENANT, name: 'Globex' } })).status, 201);
+    await account(t, { id: TENANT, name: 'Globex' });
     await t.call('POST', '/identity/resources/configurations/v1', { token: vendor, body: { allowedRedirectUrls: [APP_CB] } });
     const role = await t.call('POST', '/identity/resources/roles/v1', { token: vendor, body: [{ key: 'oidc-eng', name: 'Engineering', level: 1 }] });
     const roleId = (Array.isArray(role.body) ? role.body[0] : role.body).id;
@@ -109,7 +110,7 @@ describe('OIDC SSO', () => {
 
   test('a configuration needs an issuer and a client id; an unreachable issuer is a 502', async () => {
     assert.equal((await t.call('POST', '/team/resources/sso/v1/configurations', { token: vendor, headers: h, body: { type: 'oidc', oidcClientId: 'x' } })).status, 400);
-    assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: 'dead-oidc', name: 'Dead' } })).status, 201);
+    await account(t, { id: 'dead-oidc', name: 'Dead' });
     const dead = await t.call('POST', '/team/resources/sso/v1/configurations', { token: vendor, headers: { 'gatehouse-tenant-id': 'dead-oidc' }, body: { type: 'oidc', oidcClientId: 'x', configMetadata: { issuer: 'http://127.0.0.1:1' } } });
     assert.equal(dead.status, 201);
     const r = await t.call('POST', '/identity/resources/auth/v2/user/sso/prelogin', { body: { email: 'x@y.test', tenantId: 'dead-oidc', redirectUri: APP_CB } });

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as samlify from 'samlify';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account } from '../fixtures/builders.ts';
 
 /**
  * SAML 2.0 SSO against a real IdP built with samlify (signing real assertions with a key and self-signed
@@ -44,7 +45,7 @@ describe('SAML SSO', () => {
   before(async () => {
     t = await startTestApp();
     vendor = await t.vendorToken();
-    assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: TENANT, name: 'Acme' } })).status, 201);
+    await account(t, { id: TENANT, name: 'Acme' });
     assert.equal((await t.call('POST', '/identity/resources/configurations/v1', { token: vendor, body: { allowedRedirectUrls: [APP] } })).status < 300, true);
     const roles = await t.call('POST', '/identity/resources/roles/v1', { token: vendor, body: [{ key: 'saml-admin', name: 'SAML admin', level: 1 }] });
     assert.equal(roles.status, 201);

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as samlify from 'samlify';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account } from '../fixtures/builders.ts';
 
 /**
  * The older admin-portal SSO paths (one SAML configuration per account, /v2/saml groups, the public view) and the
@@ -36,7 +37,7 @@ describe('SSO: older admin-portal paths and OIDC settings', () => {
   before(async () => {
     t = await startTestApp();
     vendor = await t.vendorToken();
-    for (const [tenantId, name] of [[TENANT, 'Legacy'], [OTHER, 'Meta']]) assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId, name } })).status, 201);
+    for (const [tenantId, name] of [[TENANT, 'Legacy'], [OTHER, 'Meta']]) await account(t, { id: tenantId, name });
     assert.ok((await t.call('POST', '/identity/resources/configurations/v1', { token: vendor, body: { allowedRedirectUrls: [APP_CB] } })).status < 300);
     const role = await t.call('POST', '/identity/resources/roles/v1', { token: vendor, body: [{ key: 'legacy-admin', name: 'Legacy admin', level: 1 }] });
     roleId = (Array.isArray(role.body) ? role.body[0] : role.body).id;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account } from '../fixtures/builders.ts';
 
 let t: TestApp;
 let vendor: string;
@@ -26,7 +27,7 @@ const emailsOf = async (tenantId: string) => (await t.call('GET', `${S}/v1?_limi
 before(async () => {
   t = await startTestApp();
   vendor = await t.vendorToken();
-  for (const id of ['sa-root', 'sa-other']) assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: id, name: id } })).status, 201);
+  for (const id of ['sa-root', 'sa-other']) await account(t, { id });
   for (const [id, parent] of [['sa-kid', 'sa-root'], ['sa-grand', 'sa-kid']]) {
     const r = await t.call('POST', '/tenants/resources/sub-tenants/v1', { token: vendor, body: { tenantId: id, name: id, parentTenantId: parent } });
     assert.equal(r.status, 201, JSON.stringify(r.body));
@@ -181,10 +182,20 @@ describe('users per account: POST /identity/resources/tenants/users/v1/count', (
   test('counts each account asked, in order (a repeated id once); unknown accounts count 0 (sa-root: its admin and jo)', async () => {
     const r = await t.call('POST', C, { token: vendor, body: { tenantIds: ['sa-grand', 'sa-none', 'sa-root', 'sa-grand'] } });
     assert.equal(r.status, 200, JSON.stringify(r.body));
-    assert.deepEqual(r.body, [{ tenantId: 'sa-grand', totalUsers: 2 }, { tenantId: 'sa-none', totalUsers: 0 }, { tenantId: 'sa-root', totalUsers: 2 }]);
+    // totalAccessAllowedUsers: the root admin was given sub-account access above.
+    assert.deepEqual(r.body, [
+      { tenantId: 'sa-grand', totalUsers: 2, totalAccessAllowedUsers: 0 },
+      { tenantId: 'sa-none', totalUsers: 0, totalAccessAllowedUsers: 0 },
+      { tenantId: 'sa-root', totalUsers: 2, totalAccessAllowedUsers: 1 },
+    ]);
   });
-  test('environment token only; 1 to 100 ids', async () => {
-    fails(await t.call('POST', C, { token: await rootToken(), body: { tenantIds: ['sa-root'] } }), 403, 'GH-20003');
+  test('a user token counts the accounts whose users it may read only; 1 to 100 ids', async () => {
+    const own = await t.call('POST', C, { token: await rootToken(), body: { tenantIds: ['sa-root'] } });
+    assert.equal(own.status, 200, JSON.stringify(own.body));
+    assert.equal(own.body[0].totalUsers, 2);
+    const other = await t.call('POST', C, { token: await rootToken(), body: { tenantIds: ['sa-root', 'sa-other'] } });
+    fails(other, 403, 'GH-30005');
+    fails(await t.call('POST', C, { token: await rootToken([]), body: { tenantIds: ['sa-root'] } }), 403, 'GH-20004');
     fails(await t.call('POST', C, { token: vendor, body: { tenantIds: [] } }), 400, 'GH-10001', /tenantIds/);
     fails(await t.call('POST', C, { token: vendor, body: { tenantIds: Array.from({ length: 101 }, (_, i) => `t${i}`) } }), 400, 'GH-10001', /tenantIds/);
     fails(await t.call('POST', C, { token: vendor, body: {} }), 400, 'GH-10001', /tenantIds/);

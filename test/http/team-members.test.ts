@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { PASSWORD, account, signedIn, user } from '../fixtures/builders.ts';
 
 let t: TestApp;
 let vendor: string;
 const M = '/team/resources/members/v1';
 const U = '/identity/resources/users';
-const PASSWORD = 'correct horse battery staple';
 const ALL = ['fe.secure.read.users', 'fe.secure.write.users', 'fe.secure.delete.users'];
 let roleIds: Record<string, string> = {};
 let ann: any; let ben: any; let cat: any;
@@ -25,12 +25,12 @@ const annToken = (permissions = ADMIN) => t.userToken({ tenantId: 'tm-acme', sub
 before(async () => {
   t = await startTestApp();
   vendor = await t.vendorToken();
-  for (const id of ['tm-acme', 'tm-beta']) assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: id, name: id } })).status, 201);
+  for (const id of ['tm-acme', 'tm-beta']) await account(t, { id });
   roleIds = Object.fromEntries((await t.call('GET', '/identity/resources/roles/v1', { token: vendor })).body.map((r: any) => [r.key, r.id]));
-  ann = (await t.call('POST', `${U}/v1`, { ...inAcct('tm-acme'), body: { email: 'ann@tm.test', password: PASSWORD } })).body;
-  ben = (await t.call('POST', `${U}/v1`, { ...inAcct('tm-acme'), body: { email: 'ben@tm.test' } })).body;
-  cat = (await t.call('POST', `${U}/v1`, { ...inAcct('tm-acme'), body: { email: 'cat@tm.test' } })).body;
-  await t.call('POST', `${U}/v1`, { ...inAcct('tm-beta'), body: { email: 'dan@tm.test' } });
+  ann = (await user(t, 'tm-acme', { email: 'ann@tm.test', password: PASSWORD })).body;
+  ben = (await user(t, 'tm-acme', { email: 'ben@tm.test', password: null })).body;
+  cat = (await user(t, 'tm-acme', { email: 'cat@tm.test', password: null })).body;
+  await user(t, 'tm-beta', { email: 'dan@tm.test', password: null });
 });
 after(async () => t?.close());
 
@@ -97,8 +97,7 @@ describe('team members', () => {
   });
 
   test('member statistics: total, activated (signed in), pending (never signed in), disabled', async () => {
-    const login = await t.call('POST', '/identity/resources/auth/v1/user', { body: { email: 'ann@tm.test', password: PASSWORD } });
-    assert.equal(login.status, 200, JSON.stringify(login.body));
+    await signedIn(t, { email: 'ann@tm.test', password: PASSWORD });
     assert.equal((await t.call('POST', `/identity/resources/tenants/users/v1/${cat.id}/disable`, inAcct('tm-acme'))).status, 200);
     const r = await t.call('GET', '/team/resources/stats/v1/members', { token: await annToken() });
     assert.equal(r.status, 200, JSON.stringify(r.body));

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account } from '../fixtures/builders.ts';
 
 /**
  * A filter the trigram index cannot serve (fewer than three letters or digits in a row) is answered from the ordered
@@ -22,10 +23,9 @@ before(async () => {
   // 24 accounts whose names hold "zqx" (so the short filter "zq" and the indexed "zqx" match the same ones), names
   // repeating so that the name sort needs its tie-breaker, and 10 that match neither.
   for (let i = 0; i < 24; i++) {
-    const r = await t.call('POST', V1, { token: vendor, body: { tenantId: `lc-${String((i * 7) % 24).padStart(2, '0')}`, name: `${i % 3 ? 'Zqx' : 'zQx'} ${WORDS[i % 8]}` } });
-    assert.equal(r.status, 201);
+    await account(t, { id: `lc-${String((i * 7) % 24).padStart(2, '0')}`, name: `${i % 3 ? 'Zqx' : 'zQx'} ${WORDS[i % 8]}` });
   }
-  for (let i = 0; i < 10; i++) await t.call('POST', V1, { token: vendor, body: { tenantId: `other-${i}`, name: `Other ${i}` } });
+  for (let i = 0; i < 10; i++) await account(t, { id: `other-${i}`, name: `Other ${i}` });
 });
 after(async () => {
   await other?.close();
@@ -86,7 +86,7 @@ describe('account list: short filters from the cached id list', () => {
     const before = await page(t, q);
     assert.equal(before.total, 24);
 
-    assert.equal((await t.call('POST', V1, { token: vendor, body: { tenantId: 'lc-new', name: 'Zqx Aardvark' } })).status, 201);
+    await account(t, { id: 'lc-new', name: 'Zqx Aardvark' });
     let now = await page(t, q);
     assert.equal(now.total, 25);
     assert.equal(now.ids[0], 'lc-new', 'sorted by name, the new account comes first');
@@ -118,7 +118,7 @@ describe('account list: short filters from the cached id list', () => {
     assert.equal(first.total, 23);
     assert.deepEqual(first.ids, ['lc-23', 'lc-22', 'lc-21']);
 
-    assert.equal((await other.call('POST', V1, { token: vendor, body: { tenantId: 'lc-zz', name: 'zqx from the other server' } })).status, 201);
+    await account(other, { id: 'lc-zz', name: 'zqx from the other server' });
     let now = await page(t, q);
     assert.equal(now.total, 24);
     assert.deepEqual(now.ids, ['lc-zz', 'lc-23', 'lc-22']);
@@ -139,7 +139,7 @@ describe('account list: short filters from the cached id list', () => {
   test('concurrent requests for one list after a change all answer the new list (they share one read of it)', async () => {
     const q = '_filter=zq&_sortBy=createdAt&_order=DESC';
     await page(t, `${q}&_limit=5`);
-    assert.equal((await other.call('POST', V1, { token: vendor, body: { tenantId: 'lc-burst', name: 'zqx burst' } })).status, 201);
+    await account(other, { id: 'lc-burst', name: 'zqx burst' });
     const expected = (await page(other, `_filter=zqx&_sortBy=createdAt&_order=DESC&_limit=200`)).ids;
     assert.equal(expected[0], 'lc-burst');
     const pages = await Promise.all([0, 1, 2, 3, 4, 0, 4].map((n) => page(t, `${q}&_limit=5&_offset=${n}`)));

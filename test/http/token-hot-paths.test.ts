@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { PASSWORD, account, signedIn, user } from '../fixtures/builders.ts';
 
 /**
  * The token hot paths (client-credentials exchange, API-token refresh, user refresh) store their success audit entry
@@ -9,7 +10,6 @@ import { startTestApp, type TestApp } from '../helpers/harness.ts';
  * (one per request, same fields; failures still recorded by the hook), and the tokens keep jose's format.
  */
 
-const PASSWORD = 'correct horse battery staple';
 const EXCHANGE = '/identity/resources/auth/v2/api-token';
 const API_REFRESH = '/identity/resources/auth/v2/api-token/token/refresh';
 const USER_REFRESH = '/identity/resources/auth/v1/user/token/refresh';
@@ -22,7 +22,7 @@ let creds: { clientId: string; secret: string };
 before(async () => {
   t = await startTestApp();
   vendor = await t.vendorToken();
-  assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: 'hot-a', name: 'Hot A' } })).status, 201);
+  await account(t, { id: 'hot-a', name: 'Hot A' });
   const roles = await t.call('GET', '/identity/resources/roles/v1', { token: vendor });
   const readOnly = roles.body.find((r: any) => r.key === 'read-only').id;
   const created = await t.call('POST', '/identity/resources/tenants/api-tokens/v1', { token: vendor, headers: H, body: { description: 'hot', roleIds: [readOnly] } });
@@ -72,18 +72,16 @@ describe('token hot paths: audit entries stored with the change', () => {
   });
 
   test('user refresh: one user.token_refresh entry with the user as actor and target; a replay is only a failure', async () => {
-    const u = await t.call('POST', '/identity/resources/users/v1', { token: vendor, headers: H, body: { email: 'hot@a.test', password: PASSWORD } });
-    assert.equal(u.status, 201);
-    const login = await t.call('POST', '/identity/resources/auth/v1/user', { body: { email: 'hot@a.test', password: PASSWORD } });
-    assert.equal(login.status, 200);
+    const u = await user(t, 'hot-a', { email: 'hot@a.test' });
+    const login = await signedIn(t, u);
     const since = new Date().toISOString();
-    const r1 = await t.call('POST', USER_REFRESH, { body: { refreshToken: login.body.refreshToken }, headers: UA });
+    const r1 = await t.call('POST', USER_REFRESH, { body: { refreshToken: login.refreshToken }, headers: UA });
     assert.equal(r1.status, 201);
-    const replay = await t.call('POST', USER_REFRESH, { body: { refreshToken: login.body.refreshToken }, headers: UA });
+    const replay = await t.call('POST', USER_REFRESH, { body: { refreshToken: login.refreshToken }, headers: UA });
     assert.equal(replay.status, 401);
     const got = await entries(since, 'user.token_refresh');
     assert.deepEqual(got.map((e) => [e.outcome, e.data.statusCode, `${e.actor.type}:${e.actor.id}`, `${e.target.type}:${e.target.id}`]), [
-      ['success', 201, `user:${u.body.id}`, `user:${u.body.id}`],
+      ['success', 201, `user:${u.id}`, `user:${u.id}`],
       ['failure', 401, 'anonymous:null', 'null:null'],
     ]);
     assert.equal(got[0].userAgent, 'hot-paths-test/1.0');
@@ -95,13 +93,11 @@ describe('token hot paths: audit entries stored with the change', () => {
     // The refresh runs without a transaction: on PostgreSQL the uses read the token unrotated together, and only the
     // rotation's condition tells them apart; the entry is stored by the rotation's statement only when it rotates.
     // (PGlite happens to finish one use's lookup before the next starts, so only PostgreSQL exercises the race.)
-    const u = await t.call('POST', '/identity/resources/users/v1', { token: vendor, headers: H, body: { email: 'race@a.test', password: PASSWORD } });
-    assert.equal(u.status, 201);
+    const u = await user(t, 'hot-a', { email: 'race@a.test' });
     for (let round = 0; round < 3; round++) {
-      const login = await t.call('POST', '/identity/resources/auth/v1/user', { body: { email: 'race@a.test', password: PASSWORD } });
-      assert.equal(login.status, 200);
+      const login = await signedIn(t, u);
       const since = new Date().toISOString();
-      const answers = await Promise.all([1, 2, 3].map(() => t.call('POST', USER_REFRESH, { body: { refreshToken: login.body.refreshToken }, headers: UA })));
+      const answers = await Promise.all([1, 2, 3].map(() => t.call('POST', USER_REFRESH, { body: { refreshToken: login.refreshToken }, headers: UA })));
       const winners = answers.filter((a) => a.status === 201);
       assert.equal(winners.length, 1, `round ${round}: ${answers.map((a) => a.status).join(',')}`);
       const got = await entries(since, 'user.token_refresh');

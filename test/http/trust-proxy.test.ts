@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { PASSWORD, account, user } from '../fixtures/builders.ts';
 
 // Behind a reverse proxy the socket's peer is the proxy: TRUST_PROXY says which proxies may name the client through
 // X-Forwarded-For, so IP restrictions, rate limits and the audit log see the client's address (decisions "Trusted proxies").
 
 const IP = '/identity/resources/configurations/v1/restrictions/ip';
-const PASSWORD = 'correct horse battery staple';
 const OFFICE = '203.0.113.5';
 const HOME = '192.0.2.10';
 const PROXY = '10.0.0.2';
@@ -16,8 +16,8 @@ async function restrictedApp(env: Record<string, string>): Promise<TestApp> {
   const t = await startTestApp(env);
   const vendor = await t.vendorToken();
   const h = { 'gatehouse-tenant-id': 'tp-acme' };
-  assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: 'tp-acme', name: 'tp-acme' } })).status, 201);
-  assert.equal((await t.call('POST', '/identity/resources/users/v1', { token: vendor, body: { email: 'ada@tp.test', password: PASSWORD }, headers: h })).status, 201);
+  await account(t, { id: 'tp-acme' });
+  await user(t, 'tp-acme', { email: 'ada@tp.test', password: PASSWORD });
   assert.equal((await t.call('POST', IP, { token: vendor, body: { ip: '203.0.113.0/24', strategy: 'ALLOW' }, headers: h })).status, 201);
   const on = await t.call('POST', `${IP}/config`, { token: vendor, body: { isActive: true, strategy: 'ALLOW' }, headers: h });
   assert.equal(on.status, 201, JSON.stringify(on.body));

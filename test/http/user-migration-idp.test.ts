@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account } from '../fixtures/builders.ts';
 import { ENV, waitFor } from '../helpers/user-migration.ts';
 
 const M = '/identity/resources/migrations/v1';
@@ -99,7 +100,7 @@ before(async () => {
   domain = `https://127.0.0.1:${(server.address() as { port: number }).port}`;
   t = await startTestApp({ ...ENV, OUTBOUND_CA_FILE: join(dir, 'cert.pem'), JOB_CHUNK_SIZE: '50' });
   const vendor = await t.vendorToken();
-  for (const tenantId of ['idp-a', 'idp-b']) assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId, name: tenantId } })).status, 201);
+  for (const tenantId of ['idp-a', 'idp-b']) await account(t, { id: tenantId });
   assert.equal((await t.call('POST', '/identity/resources/roles/v1', { token: vendor, body: [{ key: 'idp-admin', name: 'IdP admin', level: 1 }] })).status, 201);
 });
 after(async () => {

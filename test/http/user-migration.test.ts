@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { USERS_MIGRATION_JOB } from '../../src/modules/user-migration/index.ts';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account } from '../fixtures/builders.ts';
 import { ENV, waitFor } from '../helpers/user-migration.ts';
 
 const M = '/identity/resources/migrations/v1';
@@ -18,7 +19,7 @@ let vendor: string;
 before(async () => {
   t = await startTestApp({ ...ENV, JOB_CHUNK_SIZE: '3' });
   vendor = await t.vendorToken();
-  for (const tenantId of ['um-1', 'um-2']) assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId, name: tenantId } })).status, 201);
+  for (const tenantId of ['um-1', 'um-2']) await account(t, { id: tenantId });
 });
 after(async () => t?.close());
 
@@ -241,7 +242,7 @@ describe('migrate users in bulk', () => {
     let second: TestApp | undefined;
     try {
       const token = await first.vendorToken();
-      assert.equal((await first.call('POST', '/tenants/resources/tenants/v1', { token, body: { tenantId: 'crash-acc', name: 'Crash' } })).status, 201);
+      await account(first, { id: 'crash-acc', name: 'Crash' });
       const users = Array.from({ length: 300 }, (_, i) => (i % 50 === 7 ? { email: `crash-${i}@x.test`, tenantId: 'missing' } : { email: `crash-${i}@x.test`, tenantId: 'crash-acc', passwordHash: VECTORS.vectors[0].passwordHash }));
       const r = await first.call('POST', `${M}/local/bulk`, { token, body: { users } });
       assert.equal(r.status, 202);

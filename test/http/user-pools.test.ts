@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { decrypt, keyFromString } from '../../src/lib/crypto.ts';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account, user } from '../fixtures/builders.ts';
 
 let t: TestApp;
 let vendor: string;
@@ -20,12 +21,8 @@ const auth0Config = (over: Record<string, unknown> = {}) => ({
 before(async () => {
   t = await startTestApp();
   vendor = await t.vendorToken();
-  assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: 'up-acme', name: 'Acme' } })).status, 201);
-  for (const email of ['ann@acme.test', 'ben@acme.test']) {
-    const r = await t.call('POST', '/identity/resources/users/v1', { token: vendor, body: { email }, headers: { 'gatehouse-tenant-id': 'up-acme' } });
-    assert.equal(r.status, 201);
-    users[email] = r.body.id;
-  }
+  await account(t, { id: 'up-acme', name: 'Acme' });
+  for (const email of ['ann@acme.test', 'ben@acme.test']) users[email] = (await user(t, 'up-acme', { email, password: null })).id;
   const apps = await v('GET', '/applications/resources/applications/v1');
   defaultApp = apps.body.find((a: any) => a.isDefault).id;
   const portal = await v('POST', '/applications/resources/applications/v1', { name: 'Portal' });

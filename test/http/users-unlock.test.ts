@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account, user } from '../fixtures/builders.ts';
 import { linkIn, startMailbox } from '../helpers/mailbox.ts';
 
 let t: TestApp;
@@ -17,10 +18,9 @@ const generate = (userId: string) => t.call('POST', `${U}/v1/${userId}/links/gen
 before(async () => {
   t = await startTestApp();
   vendor = await t.vendorToken();
-  assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: 'ul-a', name: 'A' } })).status, 201);
-  const create = (email: string) => t.call('POST', `${U}/v1`, { token: vendor, headers: { 'gatehouse-tenant-id': 'ul-a' }, body: { email, password: PASSWORD } });
-  ada = (await create('ada@ul.test')).body;
-  bob = (await create('bob@ul.test')).body;
+  await account(t, { id: 'ul-a', name: 'A' });
+  ada = (await user(t, 'ul-a', { email: 'ada@ul.test', password: PASSWORD })).body;
+  bob = (await user(t, 'ul-a', { email: 'bob@ul.test', password: PASSWORD })).body;
   // The default lockout policy: 5 wrong passwords lock the user for 15 minutes.
   for (let i = 0; i < 5; i++) assert.equal((await signIn('ada@ul.test', 'wrong password')).status, 401);
   const locked = await signIn('ada@ul.test', PASSWORD);
@@ -89,7 +89,7 @@ describe('the lockout email', () => {
     const mailbox = await startMailbox();
     try {
       await mailbox.configure(t);
-      const cy = (await t.call('POST', `${U}/v1`, { token: vendor, headers: { 'gatehouse-tenant-id': 'ul-a' }, body: { email: 'cy@ul.test', password: PASSWORD } })).body;
+      const cy = (await user(t, 'ul-a', { email: 'cy@ul.test', password: PASSWORD })).body;
       for (let i = 0; i < 5; i++) assert.equal((await signIn('cy@ul.test', 'wrong password')).status, 401);
       assert.equal((await signIn('cy@ul.test', PASSWORD)).status, 403, 'locked');
       await mailbox.waitFor(() => mailbox.to('cy@ul.test').some((m) => m.subject === 'Your account was locked'));

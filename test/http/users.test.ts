@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account, user } from '../fixtures/builders.ts';
 
 let t: TestApp;
 let vendor: string;
@@ -10,10 +11,7 @@ let roleIds: Record<string, string> = {};
 before(async () => {
   t = await startTestApp();
   vendor = await t.vendorToken();
-  for (const id of ['u-acme', 'u-beta', 'u-gamma']) {
-    const r = await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: id, name: id } });
-    assert.equal(r.status, 201);
-  }
+  for (const id of ['u-acme', 'u-beta', 'u-gamma']) await account(t, { id });
   const roles = await t.call('GET', '/identity/resources/roles/v1', { token: vendor });
   roleIds = Object.fromEntries(roles.body.map((r: any) => [r.key, r.id]));
   assert.ok(roleIds.admin && roleIds['read-only'], 'seeded roles exist');
@@ -107,7 +105,8 @@ describe('users: create and read', () => {
 describe('users: update', () => {
   let id: string;
   before(async () => {
-    id = (await createIn('u-acme', { email: 'upd@acme.test', name: 'Up', phoneNumber: '+15550001111', profilePictureUrl: 'https://img.test/a.png' })).body.id;
+    const fields = { phoneNumber: '+15550001111', profilePictureUrl: 'https://img.test/a.png' };
+    id = (await user(t, 'u-acme', { email: 'upd@acme.test', name: 'Up', password: null, fields })).id;
   });
 
   test('partial update changes only the given fields; phone numbers are added, not replaced', async () => {
@@ -127,7 +126,7 @@ describe('users: update', () => {
   });
 
   test('bad updates change nothing', async () => {
-    const other = (await createIn('u-acme', { email: 'ph@acme.test', phoneNumber: '+15559990000' })).body.id;
+    const other = (await user(t, 'u-acme', { email: 'ph@acme.test', password: null, fields: { phoneNumber: '+15559990000' } })).id;
     const cases: [Record<string, unknown>, number][] = [
       [{ metadata: '"str"' }, 400],
       [{ phoneNumber: '15550001111' }, 400],
@@ -149,7 +148,7 @@ describe('users: update', () => {
 describe('users: memberships, roles, flags', () => {
   let id: string;
   before(async () => {
-    id = (await createIn('u-acme', { email: 'multi@acme.test' })).body.id;
+    id = (await user(t, 'u-acme', { email: 'multi@acme.test', password: null })).id;
   });
 
   test('add to another account with default roles; roles are per account', async () => {
@@ -228,7 +227,7 @@ describe('users: list, removal and account deletion', () => {
   });
 
   test('removing from one account keeps the user; from the last deletes them', async () => {
-    const id = (await createIn('u-gamma', { email: 'leaver@gamma.test' })).body.id;
+    const id = (await user(t, 'u-gamma', { email: 'leaver@gamma.test', password: null })).id;
     await t.call('POST', `${U}/v1/${id}/tenant`, { token: vendor, body: { tenantId: 'u-beta' } });
     const r = await t.call('DELETE', `${U}/v1/${id}`, { token: vendor, headers: { 'gatehouse-tenant-id': 'u-gamma' } });
     assert.equal(r.status, 200);
@@ -241,9 +240,9 @@ describe('users: list, removal and account deletion', () => {
   });
 
   test('deleting an account removes its users; members of other accounts only lose that membership', async () => {
-    await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: 'doomed', name: 'Doomed' } });
-    const only = (await createIn('doomed', { email: 'only@doomed.test' })).body.id;
-    const both = (await createIn('doomed', { email: 'both@doomed.test' })).body.id;
+    await account(t, { id: 'doomed', name: 'Doomed' });
+    const only = (await user(t, 'doomed', { email: 'only@doomed.test', password: null })).id;
+    const both = (await user(t, 'doomed', { email: 'both@doomed.test', password: null })).id;
     await t.call('POST', `${U}/v1/${both}/tenant`, { token: vendor, body: { tenantId: 'u-gamma' } });
     const del = await t.call('DELETE', '/tenants/resources/tenants/v1/doomed', { token: vendor });
     assert.equal(del.status, 200);
@@ -256,8 +255,8 @@ describe('users: list, removal and account deletion', () => {
 
 describe('users: one account cannot reach another', () => {
   test('an admin of one account reads and changes nothing of another', async () => {
-    const admin = (await createIn('u-gamma', { email: 'admin@gamma.test' })).body;
-    const outsider = (await createIn('u-beta', { email: 'outsider@beta.test' })).body;
+    const admin = (await user(t, 'u-gamma', { email: 'admin@gamma.test', password: null })).body;
+    const outsider = (await user(t, 'u-beta', { email: 'outsider@beta.test', password: null })).body;
     const token = await t.userToken({ tenantId: 'u-gamma', sub: admin.id, permissions: ['fe.secure.*'] });
     // The header is ignored for user tokens: the account is always the token's.
     const read = await t.call('GET', `${U}/v1/${outsider.id}`, { token, headers: { 'gatehouse-tenant-id': 'u-beta' } });
@@ -279,7 +278,7 @@ describe('users: one account cannot reach another', () => {
 
 describe('users: an account admin creates users without vendor-only fields', () => {
   test('POST /users/v1 with a user token refuses vendorMetadata, mfaBypass, externalId and verified (400 naming them); nothing is created', async () => {
-    const admin = (await createIn('u-gamma', { email: 'creator@gamma.test' })).body;
+    const admin = (await user(t, 'u-gamma', { email: 'creator@gamma.test', password: null })).body;
     const token = await t.userToken({ tenantId: 'u-gamma', sub: admin.id, permissions: ['fe.secure.write.users', 'fe.secure.read.users'] });
     const r = await t.call('POST', `${U}/v1`, { token, body: { email: 'bypass@gamma.test', vendorMetadata: '{"plan":"enterprise"}', mfaBypass: true, externalId: 'ext-1', verified: true } });
     assert.equal(r.status, 400, JSON.stringify(r.body));

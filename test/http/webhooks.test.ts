@@ -4,6 +4,7 @@ import { createServer, type IncomingHttpHeaders, type Server, type ServerRespons
 import type { AddressInfo, Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
+import { account, signedIn, user } from '../fixtures/builders.ts';
 import { openTestDb } from '../helpers/db.ts';
 
 interface Received { headers: IncomingHttpHeaders; raw: string; body: any }
@@ -125,11 +126,11 @@ describe('webhooks: delivery', () => {
     const rx = await receiver();
     const own = await receiver();
     try {
-      assert.equal((await t.call('POST', ACCOUNTS, { token: vendor, body: { tenantId: 'wh-own', name: 'Own' } })).status, 201);
+      await account(t, { id: 'wh-own', name: 'Own' });
       const all = await hook({ displayName: 'all', url: rx.url, secret: SECRET, eventKeys: ['account.created', 'account.updated'] });
       const mine = await hook({ displayName: 'own', url: own.url, secret: SECRET, eventKeys: ['account.updated'], tenantId: 'wh-own' });
       assert.equal(mine.status, 201);
-      assert.equal((await t.call('POST', ACCOUNTS, { token: vendor, body: { tenantId: 'wh-one', name: 'One' } })).status, 201);
+      await account(t, { id: 'wh-one', name: 'One' });
       assert.equal((await t.call('PUT', `${ACCOUNTS}/wh-one`, { token: vendor, body: { name: 'One!' } })).status, 200);
       assert.equal((await t.call('PUT', `${ACCOUNTS}/wh-own`, { token: vendor, body: { name: 'Own!' } })).status, 200);
       await rx.until((g) => g.length >= 3, 'three events');
@@ -163,7 +164,7 @@ describe('webhooks: delivery', () => {
     try {
       const h = await hook({ displayName: 'flaky', url: rx.url, secret: SECRET, eventKeys: ['account.created', 'account.updated'] });
       rx.failNext(3);
-      assert.equal((await t.call('POST', ACCOUNTS, { token: vendor, body: { tenantId: 'wh-flaky', name: 'v0' } })).status, 201);
+      await account(t, { id: 'wh-flaky', name: 'v0' });
       for (let i = 1; i <= 4; i++) assert.equal((await t.call('PUT', `${ACCOUNTS}/wh-flaky`, { token: vendor, body: { name: `v${i}` } })).status, 200);
       await rx.until((g) => g.length >= 5, 'five events');
       assert.deepEqual(rx.got.map((g) => g.body.data.name), ['v0', 'v1', 'v2', 'v3', 'v4'], 'in order, none twice');
@@ -185,7 +186,7 @@ describe('webhooks: delivery', () => {
     try {
       const d = await hook({ displayName: 'dead', url: dead.url, secret: SECRET, eventKeys: ['account.created'] });
       const l = await hook({ displayName: 'live', url: live.url, secret: SECRET, eventKeys: ['account.created'] });
-      for (const id of ['wh-d1', 'wh-d2', 'wh-d3']) assert.equal((await t.call('POST', ACCOUNTS, { token: vendor, body: { tenantId: id, name: id } })).status, 201);
+      for (const id of ['wh-d1', 'wh-d2', 'wh-d3']) await account(t, { id });
       await live.until((g) => g.length >= 3, 'the live endpoint\'s three events');
       assert.ok(dead.open.length >= 1, 'the dead endpoint still holds a request open');
       await t.call('DELETE', `/webhook/${d.body.id}`, { token: vendor });
@@ -237,7 +238,7 @@ describe('webhooks: durability', () => {
       const first = await startTestApp(ENV, { db, jobs: false });
       const v = await first.vendorToken();
       assert.equal((await first.call('POST', '/webhook/custom', { token: v, body: { displayName: 'd', url: rx.url, secret: SECRET, eventKeys: ['account.created'] } })).status, 201);
-      assert.equal((await first.call('POST', ACCOUNTS, { token: v, body: { tenantId: 'crash-1', name: 'c' } })).status, 201);
+      await account(first, { id: 'crash-1', name: 'c' });
       await first.close(); // the process ends before any delivery was attempted
       assert.equal(rx.got.length, 0);
       const second = await startTestApp(ENV, { db });
@@ -261,7 +262,7 @@ describe('webhooks: events nobody subscribes to', () => {
     const rx = await receiver();
     try {
       const v = await app.vendorToken();
-      const create = async (tenantId: string) => assert.equal((await app.call('POST', ACCOUNTS, { token: v, body: { tenantId, name: tenantId } })).status, 201);
+      const create = (tenantId: string) => account(app, { id: tenantId });
       const written = async (key: string, tenantId: string) =>
         (await app.db.query<{ dispatched: boolean }>('SELECT dispatched_at IS NOT NULL AS dispatched FROM events WHERE event_key = $1 AND tenant_id = $2', [key, tenantId])).rows.map((r) => r.dispatched);
       const add = async (body: Record<string, unknown>) => {
@@ -293,16 +294,14 @@ describe('webhooks: events nobody subscribes to', () => {
       assert.equal(rows[0].n, 1, 'the fan-out wrote its delivery');
 
       // session.revoked is written by the sessions' own statement: the same rule, through a '*' webhook.
-      const user = await app.call('POST', '/identity/resources/users/v1', { token: v, headers: { 'gatehouse-tenant-id': 'nobody-1' }, body: { email: 'rev@example.com', password: 'Quiet-Harbor-51!' } });
-      assert.equal(user.status, 201, JSON.stringify(user.body));
-      const login = await app.call('POST', '/identity/resources/auth/v1/user', { body: { email: 'rev@example.com', password: 'Quiet-Harbor-51!' } });
-      assert.equal(login.status, 200, JSON.stringify(login.body));
-      assert.equal((await app.call('POST', '/identity/resources/auth/v1/logout', { token: login.body.accessToken, body: { refreshToken: login.body.refreshToken } })).status < 300, true);
+      const rev = await user(app, 'nobody-1', { email: 'rev@example.com', password: 'Quiet-Harbor-51!' });
+      const login = await signedIn(app, rev);
+      assert.equal((await app.call('POST', '/identity/resources/auth/v1/logout', { token: login.accessToken, body: { refreshToken: login.refreshToken } })).status < 300, true);
       const revoked = await app.db.query<{ dispatched: boolean }>(`SELECT dispatched_at IS NOT NULL AS dispatched FROM events WHERE event_key = 'session.revoked'`);
       assert.ok(revoked.rows.length >= 1 && revoked.rows.every((r) => r.dispatched), 'no webhook wants session.revoked yet');
       await add({ eventKeys: ['*'] });
-      const again = await app.call('POST', '/identity/resources/auth/v1/user', { body: { email: 'rev@example.com', password: 'Quiet-Harbor-51!' } });
-      await app.call('POST', '/identity/resources/auth/v1/logout', { token: again.body.accessToken, body: { refreshToken: again.body.refreshToken } });
+      const again = await signedIn(app, rev);
+      await app.call('POST', '/identity/resources/auth/v1/logout', { token: again.accessToken, body: { refreshToken: again.refreshToken } });
       const after = await app.db.query<{ dispatched: boolean }>(`SELECT dispatched_at IS NOT NULL AS dispatched FROM events WHERE event_key = 'session.revoked' ORDER BY seq`);
       assert.equal(after.rows.at(-1)?.dispatched, false, 'with a \'*\' webhook it waits for the fan-out');
     } finally {
@@ -318,11 +317,11 @@ describe('webhooks: retention of the outbox and the delivery log', () => {
     const bad = await receiver();
     bad.failNext(1_000_000);
     try {
-      for (const id of ['wh-ret-a', 'wh-ret-b']) assert.equal((await t.call('POST', ACCOUNTS, { token: vendor, body: { tenantId: id, name: id } })).status, 201);
+      for (const id of ['wh-ret-a', 'wh-ret-b']) await account(t, { id });
       await t.ctx.dispatcher.fanOut();
       const g = await hook({ displayName: 'ret-good', url: good.url, secret: SECRET, eventKeys: ['account.created'] });
       const b = await hook({ displayName: 'ret-bad', url: bad.url, secret: SECRET, eventKeys: ['account.created'] });
-      assert.equal((await t.call('POST', ACCOUNTS, { token: vendor, body: { tenantId: 'wh-ret', name: 'r' } })).status, 201);
+      await account(t, { id: 'wh-ret', name: 'r' });
       await good.until((x) => x.some((e) => e.body.tenantId === 'wh-ret'), 'the event');
       const eventId = good.got.find((e) => e.body.tenantId === 'wh-ret')!.body.id;
       // The receiver having the event does not mean the dispatcher has recorded the outcome yet: wait for both the
@@ -384,7 +383,7 @@ describe('webhooks: SSRF guard (WEBHOOK_ALLOW_PRIVATE_NETWORKS=false)', () => {
 
       // The name now resolves to loopback (as if its DNS changed after the URL was saved): delivery is refused.
       await guarded.db.query('UPDATE webhooks SET url = $2 WHERE id = $1', [pub.body.id, rx.url.replace('127.0.0.1', 'localhost')]);
-      assert.equal((await guarded.call('POST', ACCOUNTS, { token: gv, body: { tenantId: 'ssrf-1', name: 's' } })).status, 201);
+      await account(guarded, { id: 'ssrf-1', name: 's' });
       let log: any;
       for (let i = 0; i < 500 && !log?.lastError; i++) {
         log = (await guarded.call('GET', `/webhook/${pub.body.id}/logs`, { token: gv })).body.data[0];

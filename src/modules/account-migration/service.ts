@@ -5,17 +5,20 @@ import { AppError } from '../../http/errors.ts';
 import type { JobHandler, JobRunner } from '../../jobs/runner.ts';
 import { newId } from '../../lib/crypto.ts';
 import type { Db } from '../../storage/db.ts';
-import { aliasHolders, liveIds, toColumns, type NewTenant, type TenantsService } from '../tenants/index.ts';
+import { toColumns, type NewTenant, type TenantsService } from '../tenants/index.ts';
 import { createMigrationEngine, type ChunkItem, type ItemError } from './engine.ts';
 import { MAX_MIGRATION_ITEMS, MigratedAccount } from './schema.ts';
 
 export const TENANTS_MIGRATION_JOB = 'migration.tenants';
 
+/** The tenants service's account writes and the reads that check an import chunk before them. */
+type AccountWrites = Pick<TenantsService, 'insertAccounts' | 'aliasHolders' | 'liveIds'>;
+
 export interface AccountMigrationDeps {
   db: Db;
   jobs: Pick<JobRunner, 'enqueue' | 'notify'>;
   /** Accounts are written with the tenants service's `insertAccounts` (which runs its creation hooks). */
-  tenants: Pick<TenantsService, 'insertAccounts'>;
+  tenants: AccountWrites;
   chunkSize: number;
   /** The outbox: migration.completed. */
   events?: EventsService;
@@ -76,9 +79,9 @@ export function parseAccountItem(item: unknown): { row: NewTenant; parent: strin
  * Aliases are unique among live accounts (any case): an item naming one another account holds, or one an earlier
  * item of the chunk names, is refused (409) before the insert, so one item cannot fail the whole chunk.
  */
-async function checkAliases<R extends { index: number; row: NewTenant }>(tx: Db, rows: R[]): Promise<{ kept: R[]; errors: ItemError[] }> {
+async function checkAliases<R extends { index: number; row: NewTenant }>(tx: Db, rows: R[], tenants: AccountWrites): Promise<{ kept: R[]; errors: ItemError[] }> {
   const named = rows.filter((r) => typeof r.row.alias === 'string');
-  const holders = await aliasHolders(tx, named.map((r) => r.row.alias as string));
+  const holders = await tenants.aliasHolders(tx, named.map((r) => r.row.alias as string));
   const seen = new Set<string>();
   const kept: R[] = [];
   const errors: ItemError[] = [];
@@ -102,7 +105,7 @@ async function checkAliases<R extends { index: number; row: NewTenant }>(tx: Db,
  * account, or an earlier item of this batch that is being imported in this chunk or was in an earlier one), then
  * inserts the rest in one statement. An id that is live already comes back missing from `insertAccounts`.
  */
-export async function importAccounts(tx: Db, items: ChunkItem[], insertAccounts: TenantsService['insertAccounts']): Promise<{ succeeded: number; errors: ItemError[] }> {
+export async function importAccounts(tx: Db, items: ChunkItem[], tenants: AccountWrites): Promise<{ succeeded: number; errors: ItemError[] }> {
   const errors: ItemError[] = [];
   const valid: { index: number; row: NewTenant; parent: string | null }[] = [];
   for (const c of items) {
@@ -111,7 +114,7 @@ export async function importAccounts(tx: Db, items: ChunkItem[], insertAccounts:
     else valid.push({ index: c.index, ...parsed });
   }
 
-  const live = await liveIds(tx, [...new Set(valid.map((v) => v.parent).filter((p): p is string => p !== null))]);
+  const live = await tenants.liveIds(tx, [...new Set(valid.map((v) => v.parent).filter((p): p is string => p !== null))]);
   const accepted = new Set<string>();
   const rows: { index: number; row: NewTenant }[] = [];
   for (const v of valid) {
@@ -127,12 +130,12 @@ export async function importAccounts(tx: Db, items: ChunkItem[], insertAccounts:
     accepted.add(v.row.tenant_id);
     rows.push(v);
   }
-  const aliasErrors = await checkAliases(tx, rows);
+  const aliasErrors = await checkAliases(tx, rows, tenants);
   errors.push(...aliasErrors.errors);
   rows.splice(0, rows.length, ...aliasErrors.kept);
 
   // Parent and child may go in the same statement: the foreign key is checked at the end of the statement.
-  const written = await insertAccounts(tx, rows.map((r) => r.row));
+  const written = await tenants.insertAccounts(tx, rows.map((r) => r.row));
   for (const r of rows) {
     if (!written.has(r.row.tenant_id)) {
       errors.push({ index: r.index, key: r.row.tenant_id, code: 'ACCOUNT_EXISTS', message: `An account with tenantId ${r.row.tenant_id} already exists` });
@@ -153,7 +156,7 @@ export function createAccountMigrationService(deps: AccountMigrationDeps) {
     errorKey: 'id',
     maxItems: MAX_MIGRATION_ITEMS,
     label: 'account migration',
-    process: (tx, items) => importAccounts(tx, items, deps.tenants.insertAccounts),
+    process: (tx, items) => importAccounts(tx, items, deps.tenants),
   });
   return {
     /** Answers at once with the id; the accounts are imported by the job. */

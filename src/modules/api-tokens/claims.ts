@@ -4,6 +4,7 @@ import type { Queryable } from '../../storage/db.ts';
 import { DEFAULT_SETTINGS, type VendorSettings } from '../environment/index.ts';
 import type { TokenIssuer } from '../auth/index.ts';
 import type { UserGrantor } from '../roles/index.ts';
+import { roleIdsIn } from '../users/index.ts';
 import * as store from './store.ts';
 
 /** Who calls a management route: the environment, or a user (possibly a machine token acting as a user). */
@@ -45,8 +46,8 @@ export async function effectiveClaims(q: Queryable, row: store.LiveTokenRow, iss
 
 /** The permission keys a user holds in an account now (their roles and role sources). */
 export async function userPermissions(q: Queryable, tenantId: string, userId: string, issue: TokenIssuer): Promise<string[]> {
-  const { rows } = await q.query<{ role_id: string }>('SELECT role_id FROM user_roles WHERE tenant_id = $1 AND user_id = $2', [tenantId, userId]);
-  const ids = [...new Set([...rows.map((r) => r.role_id), ...(await issue.extraRoleIds(q, { userId, tenantId }))])];
+  const own = await roleIdsIn(q, tenantId, userId);
+  const ids = [...new Set([...own, ...(await issue.extraRoleIds(q, { userId, tenantId }))])];
   return ids.length ? (await store.claimsOfRoles(q, ids)).permissions : [];
 }
 

@@ -1,5 +1,6 @@
 import type { Queryable } from '../../storage/db.ts';
 import { prepared } from '../../storage/prepared.ts';
+import { userTablesSql } from '../users/index.ts';
 
 export type TokenKind = 'client' | 'access';
 
@@ -35,7 +36,16 @@ export interface LiveTokenRow extends TokenRow {
   user_role_ids: string[];
 }
 
-const LIVE_SELECT = `
+/**
+ * The token statements, built on first use: this module and the users module import each other (through auth), so
+ * the users module's subqueries may not be evaluated yet when this file loads.
+ */
+let statements: { liveToken: string; tokenState: string } | undefined;
+function sql() {
+  if (statements) return statements;
+  const memberships = `LEFT JOIN (${userTablesSql.memberships}) ut
+    ON ut.tenant_id = t.tenant_id AND ut.user_id = t.user_id AND NOT ut.pending`;
+  const liveSelect = `
   SELECT t.*, ut.user_id IS NOT NULL AS member, ut.is_disabled, ut.temporary_expiration_date,
          (SELECT settings FROM environment) AS settings,
          ARRAY(SELECT r.key FROM roles r WHERE r.id = ANY(rid.ids) ORDER BY r.level, r.key, r.id) AS role_keys,
@@ -44,17 +54,25 @@ const LIVE_SELECT = `
          ARRAY(SELECT p.key FROM permissions p WHERE p.id = ANY(t.permission_ids) ORDER BY p.key) AS token_permission_keys,
          CASE WHEN t.user_id IS NULL THEN '{}'::uuid[] ELSE rid.ids END AS user_role_ids
   FROM api_tokens t
-  LEFT JOIN user_tenants ut ON ut.tenant_id = t.tenant_id AND ut.user_id = t.user_id AND NOT ut.pending
+  ${memberships}
   CROSS JOIN LATERAL (
     SELECT CASE WHEN t.user_id IS NULL THEN t.role_ids
-                ELSE ARRAY(SELECT ur.role_id FROM user_roles ur WHERE ur.tenant_id = t.tenant_id AND ur.user_id = t.user_id) END AS ids
+                ELSE ARRAY(SELECT ur.role_id FROM (${userTablesSql.userRoles}) ur
+                           WHERE ur.tenant_id = t.tenant_id AND ur.user_id = t.user_id) END AS ids
   ) rid`;
-
-const LIVE_TOKEN = prepared(`${LIVE_SELECT} WHERE t.id = $1 AND t.kind = $2`);
+  statements = {
+    liveToken: prepared(`${liveSelect} WHERE t.id = $1 AND t.kind = $2`),
+    tokenState: `SELECT t.tenant_id, t.id, t.user_id, t.expires_at, ut.user_id IS NOT NULL AS member, ut.is_disabled,
+            ut.temporary_expiration_date, (SELECT settings FROM environment) AS settings
+     FROM api_tokens t ${memberships}
+     WHERE t.id = $1 AND t.kind = $2`,
+  };
+  return statements;
+}
 
 /** The token with its claims, by id alone (the exchange knows no account); one indexed lookup. */
 export async function liveToken(q: Queryable, id: string, kind: TokenKind): Promise<LiveTokenRow | undefined> {
-  const { rows } = await q.query<LiveTokenRow>(LIVE_TOKEN, [id, kind]);
+  const { rows } = await q.query<LiveTokenRow>(sql().liveToken, [id, kind]);
   return rows[0];
 }
 
@@ -62,13 +80,7 @@ export type TokenState = Pick<LiveTokenRow, 'tenant_id' | 'id' | 'user_id' | 'ex
 
 /** What the guard needs per request: is the token still there, unexpired, its user still a member. One indexed read. */
 export async function tokenState(q: Queryable, id: string, kind: TokenKind): Promise<TokenState | undefined> {
-  const { rows } = await q.query<TokenState>(
-    `SELECT t.tenant_id, t.id, t.user_id, t.expires_at, ut.user_id IS NOT NULL AS member, ut.is_disabled, ut.temporary_expiration_date,
-            (SELECT settings FROM environment) AS settings
-     FROM api_tokens t LEFT JOIN user_tenants ut ON ut.tenant_id = t.tenant_id AND ut.user_id = t.user_id AND NOT ut.pending
-     WHERE t.id = $1 AND t.kind = $2`,
-    [id, kind],
-  );
+  const { rows } = await q.query<TokenState>(sql().tokenState, [id, kind]);
   return rows[0];
 }
 

@@ -77,3 +77,31 @@ export const toEntry = (r: AuditEntryRow) => ({
   prevHash: r.prev_hash,
 });
 export type AuditEntry = ReturnType<typeof toEntry>;
+
+const text0 = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : undefined);
+
+/**
+ * An entry as the lists answer it: the wire.md fields plus the browser SDK's AuditRowData fields (additive). Who
+ * acted and what was acted on come from the display values the hook stored, else from the entry's own fields.
+ */
+export function sdkRow(e: AuditEntry, vendorId: string) {
+  const d = e.data;
+  const user = text0(d.user) ?? text0(d.actorDisplay) ?? `${e.actor.type} ${e.actor.id ?? ''}`.trim();
+  const email = text0(d.email) ?? (user.includes('@') ? user : '');
+  const route = text0(d.method) && text0(d.path) ? `${d.method} ${d.path}` : undefined;
+  const target = e.target.id ? `${e.target.type ?? 'resource'} ${e.target.id}` : undefined;
+  return {
+    ...e,
+    _id: e.id,
+    time: e.createdAt,
+    updatedAt: e.createdAt,
+    resource: text0(d.resource) ?? text0(d.targetDisplay) ?? target ?? route ?? e.action,
+    user,
+    email,
+    ...(email ? { actorMail: email } : {}),
+    vendorId,
+    // AuditRowData declares json as an array: the entry's data is its one element.
+    json: [d],
+    __v: 0,
+  };
+}

@@ -1,6 +1,8 @@
 import { Type, type Static } from 'typebox';
 
 export const SEVERITIES = ['Info', 'Medium', 'High', 'Critical', 'Error'] as const;
+/** Sort keys of the lists; `time` and `updatedAt` (the browser SDK's row fields) sort as createdAt. */
+const SORT_KEYS = ['createdAt', 'time', 'updatedAt', 'action', 'actor', 'tenantId', 'severity', 'outcome', 'ip'];
 
 const Ref = Type.Object({ type: Type.Union([Type.String(), Type.Null()]), id: Type.Union([Type.String(), Type.Null()]) });
 export const AuditEntry = Type.Object({
@@ -31,14 +33,28 @@ const filterFields = {
 };
 export const AuditQuery = Type.Object({
   ...filterFields,
-  sortBy: Type.Optional(Type.Union(['createdAt', 'action', 'actor', 'tenantId', 'severity', 'outcome', 'ip'].map((s) => Type.Literal(s)))),
+  sortBy: Type.Optional(Type.Union(SORT_KEYS.map((s) => Type.Literal(s)))),
   sortDirection: Type.Optional(Type.Union(['asc', 'desc', 'ASC', 'DESC'].map((s) => Type.Literal(s)))),
   offset: Type.Optional(Type.Integer({ minimum: 0, description: 'entries to skip' })),
   count: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'page size (default 50)' })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: 'alias of count' })),
 });
 export type AuditQuery = Static<typeof AuditQuery>;
-export const AuditPage = Type.Object({ data: Type.Array(AuditEntry), total: Type.Integer() });
+/** A listed entry: the wire.md fields, plus the browser SDK's AuditRowData fields (entry.ts sdkRow). */
+export const AuditRow = Type.Object({
+  ...AuditEntry.properties,
+  _id: Type.String({ description: 'the id' }),
+  time: Type.String({ description: 'createdAt' }),
+  updatedAt: Type.String({ description: 'createdAt (entries never change)' }),
+  resource: Type.String({ description: 'what was acted on: its display value, else type and id, else the route' }),
+  user: Type.String({ description: 'who acted, as displayed (a user\'s email)' }),
+  email: Type.String({ description: 'the acting user\'s email, else empty' }),
+  actorMail: Type.Optional(Type.String()),
+  vendorId: Type.String({ description: 'the environment id' }),
+  json: Type.Array(Type.Record(Type.String(), Type.Unknown()), { description: '[data]' }),
+  __v: Type.Integer(),
+});
+export const AuditPage = Type.Object({ data: Type.Array(AuditRow), total: Type.Integer() });
 
 export const ExportQuery = Type.Object({ ...filterFields, format: Type.Optional(Type.Union([Type.Literal('csv'), Type.Literal('jsonl')])) });
 export type ExportQuery = Static<typeof ExportQuery>;
@@ -99,7 +115,7 @@ export const V2Query = Type.Object({
   filter: Type.Optional(Type.String({ maxLength: 255 })),
   outcome: Type.Optional(Type.String({ maxLength: 32 })),
   severity: Type.Optional(Type.String({ maxLength: 32 })),
-  sortBy: Type.Optional(Type.Union(['createdAt', 'action', 'actor', 'tenantId', 'severity', 'outcome', 'ip'].map((s) => Type.Literal(s)))),
+  sortBy: Type.Optional(Type.Union(SORT_KEYS.map((s) => Type.Literal(s)))),
   sortDirection: Type.Optional(Type.Union(['asc', 'desc', 'ASC', 'DESC'].map((s) => Type.Literal(s)))),
   offset: Type.Optional(Type.Integer({ minimum: 0 })),
   count: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),

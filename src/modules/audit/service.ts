@@ -4,7 +4,7 @@ import type { Db } from '../../storage/db.ts';
 import { entryHash, GENESIS } from './chain.ts';
 import { AppError } from '../../http/errors.ts';
 import { createChainer, type ChainerOptions } from './chainer.ts';
-import { entryOf, toEntry, type AuditEntry, type AuditInput } from './entry.ts';
+import { entryOf, sdkRow, toEntry, type AuditEntry, type AuditInput } from './entry.ts';
 import * as store from './store.ts';
 
 export interface AuditDeps {
@@ -16,6 +16,8 @@ export interface AuditDeps {
   retentionDays: number;
   /** Staged entries chained per transaction (AUDIT_CHAIN_BATCH). */
   chainBatch?: number;
+  /** The environment id, answered as the entries' `vendorId`. */
+  vendorId?: () => string;
 }
 
 export interface QueryInput extends store.AuditFilter {
@@ -130,7 +132,8 @@ export function createAuditService(deps: AuditDeps & { chainer?: ChainerOptions 
         offset: q.offset ?? 0,
         count,
       });
-      return { data: rows.map(toEntry), total };
+      const vendorId = deps.vendorId?.() ?? '';
+      return { data: rows.map((r) => sdkRow(toEntry(r), vendorId)), total };
     },
 
     async stats(tenantId?: string) {

@@ -124,7 +124,8 @@ function where(f: AuditFilter): { sql: string; params: unknown[] } {
 }
 
 export const SORTS: Record<string, string> = {
-  createdAt: 'created_at', action: 'action', actor: 'actor_id', tenantId: 'tenant_id', severity: 'severity', outcome: 'outcome', ip: 'ip',
+  createdAt: 'created_at', time: 'created_at', updatedAt: 'created_at', action: 'action', actor: 'actor_id',
+  tenantId: 'tenant_id', severity: 'severity', outcome: 'outcome', ip: 'ip',
 };
 
 export async function query(q: Queryable, f: AuditFilter, o: { sortBy: string; desc: boolean; offset: number; count: number }) {

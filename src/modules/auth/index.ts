@@ -7,6 +7,7 @@ import type { RolesService } from '../roles/index.ts';
 import type { TenantsService } from '../tenants/index.ts';
 import type { UsersService } from '../users/index.ts';
 import type { EventsService } from '../events/index.ts';
+import type { RoleSource } from './tokens.ts';
 import { createLiveness } from './liveness.ts';
 import { createLoginService } from './login.service.ts';
 import { createRateLimiter } from './rate-limit.ts';
@@ -24,9 +25,14 @@ export { createRateLimiter, type RateLimiter } from './rate-limit.ts';
 export { LIVENESS_CACHE_MS, type Liveness, type ActCheck } from './liveness.ts';
 
 /** Sign-in, sessions and token issuing, wired over their dependencies. */
-export function createAuth(deps: { db: Db; config: Config; keys: KeysService; environment: EnvironmentService; roles: RolesService; users: UsersService; passwords: PasswordService; tenants: TenantsService; events?: EventsService }) {
+export function createAuth(deps: {
+  db: Db; config: Config; keys: KeysService; environment: EnvironmentService; roles: RolesService; users: UsersService;
+  passwords: PasswordService; tenants: TenantsService; events?: EventsService;
+  /** Further roles of a user in an account (groups), added to the role claims. */
+  roleSources?: RoleSource[] }) {
   const sessions = createSessionsService({ db: deps.db, environment: deps.environment, tenants: deps.tenants });
-  const issue = createTokenIssuer({ keys: deps.keys, roles: deps.roles, environment: deps.environment });
+  const issue = createTokenIssuer({
+    keys: deps.keys, roles: deps.roles, environment: deps.environment, roleSources: deps.roleSources });
   const { perIp, perIdentifier, windowSeconds } = deps.config.loginRateLimit;
   const login = createLoginService({
     db: deps.db,

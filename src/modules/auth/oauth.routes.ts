@@ -3,19 +3,25 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { guard } from '../../http/auth.ts';
 import { readCookie } from '../../http/cookies.ts';
-import type { ApiTokensService } from '../api-tokens/index.ts';
-import type { EnvironmentService } from '../environment/index.ts';
+import type { AuditInlineOf } from '../audit/index.ts';
+import { assertAllowedRedirect, type EnvironmentService } from '../environment/index.ts';
 import type { LoginService } from './login.service.ts';
 import { discoveryDocument, DiscoveryDocument } from './oauth.discovery.ts';
 import { installOAuthErrors, OAuthError, OAuthErrorBody, toOAuthError } from './oauth.errors.ts';
 import { LoginResponse } from './schema.ts';
 import type { ClientInfo, UsedSettings } from './sign-in.types.ts';
 
+/** The client_credentials exchange: the api-tokens module's (built on this one), passed in by src/routes.ts. */
+export interface ClientCredentialsExchange {
+  exchange(clientId: string, secret: string, client: { ip?: string }, audit?: AuditInlineOf):
+    Promise<{ access_token: string; expires_in: number }>;
+}
+
 export interface OAuthRouteDeps {
   login: LoginService;
   environment: EnvironmentService;
   /** The account/user API token exchange (client_credentials); without it that grant is not offered. */
-  apiTokens?: Pick<ApiTokensService, 'exchange'>;
+  apiTokens?: ClientCredentialsExchange;
   refreshCookieName: string;
   /** The auth routes' own refresh cookie writer (null clears it). */
   setRefreshCookie: (reply: FastifyReply, token: string | null, used?: UsedSettings) => Promise<void>;
@@ -75,8 +81,6 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<OAuthRouteDeps> = async (app
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_req, body, done) => {
     done(null, Object.fromEntries(new URLSearchParams(body as string)));
   });
-  // Loaded here, not at import: the SSO module imports this one (its allow-list rule is shared, not copied).
-  const { assertAllowedRedirect } = await import('../sso/index.ts');
   const cookie = (req: FastifyRequest) => readCookie(req.headers.cookie, deps.refreshCookieName) || undefined;
   // The refresh's audit entry carries this route's success status (the refresh service names the refresh route's).
   const audit = (req: FastifyRequest, status: number) => (req.auditInline ? (_s: number, body: Record<string, unknown>) => req.auditInline!(status, body) : undefined);

@@ -4,11 +4,10 @@ import { Type } from 'typebox';
 import { guard, tenantHeader, type UserAuth } from '../../http/auth.ts';
 import { AppError } from '../../http/errors.ts';
 import { readCookie } from '../../http/cookies.ts';
-import type { ApiTokensService } from '../api-tokens/index.ts';
 import type { EnvironmentService } from '../environment/index.ts';
 import { Empty, User, type UsersService } from '../users/index.ts';
 import type { LoginService } from './login.service.ts';
-import { oauthRoutes } from './oauth.routes.ts';
+import { oauthRoutes, type ClientCredentialsExchange } from './oauth.routes.ts';
 import { meTokenRoutes } from './me-token.routes.ts';
 import { LoginBody, LoginResponse, RefreshBody, StepUpBody, Session, SessionPolicy, SessionPolicyBody } from './schema.ts';
 import type { SessionsService } from './sessions.service.ts';
@@ -25,7 +24,7 @@ export interface AuthRouteDeps {
   environment: EnvironmentService;
   secureCookies: boolean;
   /** The API token exchange behind /oauth/token's client_credentials grant (src/routes.ts: ctx.machine.apiTokens). */
-  apiTokens?: Pick<ApiTokensService, 'exchange'>;
+  apiTokens?: ClientCredentialsExchange;
 }
 
 export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, deps) => {

@@ -60,8 +60,10 @@ export interface ClaimsSql {
 /** Adds claims to a user's access token (e.g. `act` for delegation, `acr`); cannot replace the core claims. */
 export type ClaimSource = (q: Queryable, a: { userId: string; tenantId: string; sessionId: string; amr: string[] }) => Promise<Record<string, unknown>>;
 
-export function createTokenIssuer(deps: { keys: KeysService; roles: RolesService; environment: EnvironmentService }) {
-  const roleSources: RoleSource[] = [];
+export function createTokenIssuer(deps: {
+  keys: KeysService; roles: RolesService; environment: EnvironmentService; roleSources?: readonly RoleSource[];
+}) {
+  const roleSources: readonly RoleSource[] = deps.roleSources ?? [];
   const claimSources: ClaimSource[] = [];
   // The SQL text per first parameter number: static once the sources are registered (at start-up).
   const sqlTexts = new Map<number, { sources: number; cte: string; select: string; withSql: boolean }>();
@@ -138,7 +140,6 @@ export function createTokenIssuer(deps: { keys: KeysService; roles: RolesService
     return { accessToken, expiresIn: ttl };
   };
   return Object.assign(issue, {
-    addRoleSource: (s: RoleSource) => void roleSources.push(s),
     claimsSql,
     addClaimSource: (s: ClaimSource) => void claimSources.push(s),
     /** The extra role ids the role sources give a user in an account (machine tokens acting as a user need them). */

@@ -38,8 +38,11 @@ export type RotationPolicies = ReturnType<typeof createRotationPolicies>;
  * Password rotation (expiry): the policy per environment and per account (an account without its own follows the
  * environment's), and the rule the password sign-in applies, cached in process per account.
  */
-export function createRotationPolicies(deps: { db: Db }) {
-  const { db } = deps;
+/** The user's password hash, null when none: the users module's, given by the wiring (users imports credentials). */
+export type PasswordHashOf = (q: Queryable, userId: string) => Promise<string | null | undefined>;
+
+export function createRotationPolicies(deps: { db: Db; passwordHashOf: PasswordHashOf }) {
+  const { db, passwordHashOf } = deps;
   const cache = createReadCache<EffectiveRotation>({ ttlMs: ROTATION_POLICY_CACHE_MS });
 
   async function requireScope(q: Queryable, scope: store.Scope, lock = false): Promise<void> {
@@ -116,7 +119,7 @@ export function createRotationPolicies(deps: { db: Db }) {
      */
     async reusesCurrent(q: Queryable, tenantId: string | null, userId: string, password: string, verify: (password: string, hash: string) => Promise<boolean>): Promise<boolean> {
       if (!(await this.forAccount(q, tenantId))) return false;
-      const hash = await store.currentHash(q, userId);
+      const hash = await passwordHashOf(q, userId);
       return hash ? verify(password, hash) : false;
     },
 

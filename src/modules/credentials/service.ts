@@ -8,7 +8,7 @@ import { argon2, argon2NeedsRehash, hashArgon2id, hasherFor, HASHERS } from './h
 import { checkPassword, codePoints, DEFAULT_PASSWORD_POLICY, mergePolicy, toPasswordConfig, type Failure, type PasswordPolicy } from './policy.ts';
 import type { UserEmailsPolicyBody, PasswordConfig, PasswordConfigBody } from './schema.ts';
 import * as store from './store.ts';
-import { createRotationPolicies } from './rotation.ts';
+import { createRotationPolicies, type PasswordHashOf } from './rotation.ts';
 import { getUserEmailsPolicy, setUserEmailsPolicy } from './emails-policy.ts';
 import { isUuid } from '../../lib/pg-errors.ts';
 import { createLockNotice } from './lock-notice.ts';
@@ -18,6 +18,7 @@ export interface PasswordServiceDeps {
   db: Db;
   /** Hashes computed at once (PASSWORD_HASH_CONCURRENCY, default the CPUs; decision "Password hashing bounded to the CPUs"). */
   hashConcurrency?: number;
+  passwordHashOf: PasswordHashOf;
 }
 
 /** The built-in lockout default, used only when the environment row (seeded by the migration) is missing. */
@@ -68,7 +69,7 @@ export function createPasswordService(deps: PasswordServiceDeps) {
   const hashing = createLimiter(deps.hashConcurrency ?? availableParallelism());
   const limited = <T>(fn: () => Promise<T>) => hashing.run(fn);
   let decoyHash: Promise<string> | undefined;
-  const rotation = createRotationPolicies({ db });
+  const rotation = createRotationPolicies({ db, passwordHashOf: deps.passwordHashOf });
   const verifyAny = (password: string, h: string) => {
     const hasher = hasherFor(h);
     return hasher ? limited(() => hasher.verify(password, h)) : Promise.resolve(false);

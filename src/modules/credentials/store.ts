@@ -210,12 +210,6 @@ export async function upsertRotationPolicy(q: Queryable, scope: Scope, v: Rotati
   return rows[0];
 }
 
-/** The user's current password hash (null when none, undefined when no such user). */
-export async function currentHash(q: Queryable, userId: string): Promise<string | null | undefined> {
-  const { rows } = await q.query<{ password_hash: string | null }>('SELECT password_hash FROM users WHERE id = $1', [userId]);
-  return rows[0]?.password_hash;
-}
-
 export interface UserEmailsPolicyRow {
   allow_email_change: boolean;
   created_at: Date;

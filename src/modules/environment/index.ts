@@ -2,4 +2,5 @@ export { createEnvironmentService, type EnvironmentService } from './service.ts'
 export { environmentRoutes } from './routes.ts';
 export type { VendorSettings } from './schema.ts';
 export { DEFAULT_SETTINGS } from './schema.ts';
-export type { Channels } from './login-box.ts';
+export type { Channels, SignInFlows } from './login-box.ts';
+export { assertAllowedRedirect } from './redirects.ts';

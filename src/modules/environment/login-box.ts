@@ -1,12 +1,24 @@
-import type { Db } from '../../storage/db.ts';
-import { readFlowSettings } from '../passwordless/index.ts';
-import { RESET_LINK_TTL, RESET_SMS_CODE_TTL } from '../recovery/index.ts';
+import type { Db, Queryable } from '../../storage/db.ts';
 import type { AuthStrategy, PublicConfig, RecoveryStrategies, VendorConfigBasic } from './login-box.schema.ts';
 import { readCaptchaSiteKey, readFacts } from './login-box.store.ts';
 import type { VendorSettings } from './schema.ts';
 
+/** Which sign-in methods are on: the passwordless module keeps them (signin_flow_settings 'passwordless'). */
+export interface SignInFlows {
+  EmailAndPassword: { active: boolean };
+  MagicLink: { active: boolean };
+  Code: { active: boolean };
+  SmsCode: { active: boolean };
+}
 
-export interface LoginBoxDeps {
+/** What the login box tells of flows owned by modules built on this one: given by src/context.ts. */
+export interface LoginBoxFlows {
+  signInFlows: (q: Queryable) => Promise<SignInFlows>;
+  /** Lifetimes of the recovery module's reset link and SMS code, in seconds. */
+  resetLifetimes: { linkSeconds: number; smsCodeSeconds: number };
+}
+
+export interface LoginBoxDeps extends LoginBoxFlows {
   db: Db;
   /** With no provider configured, messages go to the development outbox (config.messaging.devOutbox). */
   devOutbox: boolean;
@@ -50,7 +62,7 @@ export function createLoginBox(deps: LoginBoxDeps) {
     },
 
     async publicConfig(): Promise<PublicConfig> {
-      const [s, { row, channels }, flows, siteKey] = await Promise.all([deps.settings(), facts(), readFlowSettings(db, 'passwordless'), readCaptchaSiteKey(db)]);
+      const [s, { row, channels }, flows, siteKey] = await Promise.all([deps.settings(), facts(), deps.signInFlows(db), readCaptchaSiteKey(db)]);
       const signIn = {
         password: flows.EmailAndPassword.active,
         magicLink: flows.MagicLink.active && channels.emailFor('MagicLink'),
@@ -86,8 +98,8 @@ export function createLoginBox(deps: LoginBoxDeps) {
       const email = channels.emailFor('ResetPassword');
       const sms = channels.smsFor('ResetPassword');
       return {
-        email: { active: email, strategy: 'link', expiresInMinutes: RESET_LINK_TTL / 60 },
-        sms: { active: sms, strategy: 'code', expiresInMinutes: RESET_SMS_CODE_TTL / 60 },
+        email: { active: email, strategy: 'link', expiresInMinutes: deps.resetLifetimes.linkSeconds / 60 },
+        sms: { active: sms, strategy: 'code', expiresInMinutes: deps.resetLifetimes.smsCodeSeconds / 60 },
         strategies: [...(email ? ['email' as const] : []), ...(sms ? ['sms' as const] : [])],
       };
     },

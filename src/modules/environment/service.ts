@@ -8,7 +8,7 @@ import type { KeysService } from '../keys/index.ts';
 import { DEFAULT_SETTINGS, type CreateCredentialBody, type UpdateVendorSettings, type VendorSettings } from './schema.ts';
 import * as store from './store.ts';
 import { createReadCache } from '../../storage/read-cache.ts';
-import { createLoginBox } from './login-box.ts';
+import { createLoginBox, type LoginBoxFlows } from './login-box.ts';
 
 export interface EnvironmentDeps {
   db: Db;
@@ -19,6 +19,8 @@ export interface EnvironmentDeps {
    * public login-box configuration then counts email and SMS as deliverable. Unset: only configured providers count.
    */
   devOutbox?: boolean;
+  /** The sign-in and reset facts of the public login-box configuration. */
+  loginBox: LoginBoxFlows;
 }
 
 /** How long another instance's change of the environment settings may take to reach this one's sign-ins. */
@@ -58,7 +60,7 @@ export function createEnvironmentService(deps: EnvironmentDeps) {
     },
 
     /** The public view of the sign-in configuration for login boxes, and the vendor's basic configuration. */
-    loginBox: createLoginBox({ db, devOutbox: deps.devOutbox ?? false, settings: () => readMerged() }),
+    loginBox: createLoginBox({ ...deps.loginBox, db, devOutbox: deps.devOutbox ?? false, settings: () => readMerged() }),
 
     /**
      * The settings for the sign-in and refresh hot path (token and refresh lifetimes, cookie): cached in process,

@@ -16,6 +16,11 @@ export interface GroupsDeps {
   tenants: TenantsService;
   /** The environment: its id is the lookups' `vendorId`. */
   environment: { readonly id: string };
+  /** What groups read of the users module (its index), given by the wiring: the users module imports this one. */
+  users: {
+    membersAmong: (q: Queryable, tenantId: string, userIds: string[]) => Promise<Set<string>>;
+    tables: store.UserTablesSql;
+  };
 }
 
 export type GroupsService = ReturnType<typeof createGroupsService>;
@@ -40,7 +45,7 @@ function checkText(value: string | undefined, field: string): string | undefined
 
 /** User groups of an account: members (users of that account) and roles that members receive in their tokens. */
 export function createGroupsService(deps: GroupsDeps) {
-  const { db, roles } = deps;
+  const { db, roles, users: usersModule } = deps;
 
   async function requireGroup(q: Queryable, tenantId: string, id: string, lock = false): Promise<store.GroupRow> {
     const row = isUuid(id) ? await store.findGroup(q, tenantId, id.toLowerCase(), lock) : undefined;
@@ -61,7 +66,7 @@ export function createGroupsService(deps: GroupsDeps) {
     const wantUsers = relations === 'users' || relations === 'rolesAndUsers';
     const links = wantRoles && ids.length ? await store.roleIdsOfGroups(q, tenantId, ids) : [];
     const roleRecords = links.length ? await roles.rolesByIds(q, [...new Set(links.map((l) => l.role_id))]) : [];
-    const users = wantUsers && ids.length ? await store.usersOfGroups(q, tenantId, ids) : [];
+    const users = wantUsers && ids.length ? await store.usersOfGroups(q, usersModule.tables, tenantId, ids) : [];
     const roleById = new Map(roleRecords.map((r) => [r.id, r]));
     return rows.map((r) => {
       const mine = new Set(links.filter((l) => l.group_id === r.id).map((l) => l.role_id));
@@ -100,7 +105,9 @@ export function createGroupsService(deps: GroupsDeps) {
   }
 
   return {
-    ...createUserGroupsLookup({ db, tenants: deps.tenants, vendorId: () => deps.environment.id }),
+    ...createUserGroupsLookup({
+      db, tenants: deps.tenants, vendorId: () => deps.environment.id, userTables: usersModule.tables,
+    }),
 
     async list(tenantId: string, relations?: Relations): Promise<{ groups: Group[] }> {
       await deps.tenants.requireLive(db, tenantId, 'gatehouse-tenant-id');
@@ -178,7 +185,7 @@ export function createGroupsService(deps: GroupsDeps) {
         const group = await requireGroup(tx, tenantId, groupId, true);
         await assertGroupRolesWithin(tx, tenantId, group.id, by, 'join');
         const ids = userIds.map((s) => s.toLowerCase());
-        const members = await store.membersAmong(tx, tenantId, ids.filter(isUuid));
+        const members = await usersModule.membersAmong(tx, tenantId, ids.filter(isUuid));
         const outside = userIds.filter((u, i) => !members.has(ids[i]));
         if (outside.length) {
           throw new AppError('GROUP_USER_NOT_MEMBER', `userIds ${outside.slice(0, 20).join(', ')} are not members of account ${tenantId}; only users of the group's account can join its groups (add them to the account first)`, { userIds: outside });
@@ -230,7 +237,7 @@ export function createGroupsService(deps: GroupsDeps) {
       });
     },
 
-    /** For the token issuer (`auth.issue.addRoleSource`): the roles a user receives through groups in an account. */
+    /** For the token issuer (`roleSources` of `createAuth`): the roles a user receives through groups in an account. */
     roleSource: Object.assign((q: Queryable, a: { userId: string; tenantId: string }) => store.groupRoleIdsOf(q, a.tenantId, a.userId), { sql: store.GROUP_ROLE_IDS_SQL }),
     /** For the account-removal hook. */
     forgetAccount: (q: Queryable, tenantId: string) => store.deleteAccountGroups(q, tenantId),

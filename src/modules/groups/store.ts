@@ -89,12 +89,6 @@ export async function deleteAccountGroups(q: Queryable, tenantId: string): Promi
   await q.query('DELETE FROM user_groups WHERE tenant_id = $1', [tenantId]);
 }
 
-/** Which of the ids are members of the account (direct memberships). */
-export async function membersAmong(q: Queryable, tenantId: string, userIds: string[]): Promise<Set<string>> {
-  const { rows } = await q.query<{ user_id: string }>('SELECT user_id FROM user_tenants WHERE tenant_id = $1 AND user_id = ANY($2::uuid[])', [tenantId, userIds]);
-  return new Set(rows.map((r) => r.user_id));
-}
-
 export async function addUsers(q: Queryable, tenantId: string, groupId: string, userIds: string[]): Promise<number> {
   const r = await q.query(
     `INSERT INTO group_users (tenant_id, group_id, user_id) SELECT $1, $2, u FROM unnest($3::uuid[]) AS u ON CONFLICT DO NOTHING`,
@@ -119,11 +113,25 @@ export async function removeRoles(q: Queryable, tenantId: string, groupId: strin
   return (await q.query('DELETE FROM group_roles WHERE tenant_id = $1 AND group_id = $2 AND role_id = ANY($3::uuid[])', [tenantId, groupId, roleIds])).rowCount;
 }
 
+/**
+ * The users module's tables as subqueries (its `userTablesSql`), given by the wiring: the users module imports this
+ * one. Joined inside this module's statements, so a read stays one statement.
+ */
+export interface UserTablesSql {
+  users: string;
+  liveMemberships: string;
+}
+
 /** Members of several groups in one statement, by email. */
-export async function usersOfGroups(q: Queryable, tenantId: string, groupIds: string[]): Promise<GroupUserRow[]> {
+export async function usersOfGroups(
+  q: Queryable,
+  sql: UserTablesSql,
+  tenantId: string,
+  groupIds: string[],
+): Promise<GroupUserRow[]> {
   const { rows } = await q.query<GroupUserRow>(
     `SELECT gu.group_id, u.id, u.email, u.name, u.profile_picture_url, u.created_at, u.last_login, gu.created_at AS joined_at
-     FROM group_users gu JOIN users u ON u.id = gu.user_id
+     FROM group_users gu JOIN (${sql.users}) u ON u.id = gu.user_id
      WHERE gu.tenant_id = $1 AND gu.group_id = ANY($2::uuid[]) ORDER BY u.email, u.id`,
     [tenantId, groupIds],
   );

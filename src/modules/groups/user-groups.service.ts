@@ -3,11 +3,17 @@ import type { Db } from '../../storage/db.ts';
 import { MAX_USER_IDS } from '../roles/index.ts';
 import type { TenantsService } from '../tenants/index.ts';
 import type { UserGroupsEntry } from './schema.ts';
+import type { UserTablesSql } from './store.ts';
 import { membershipGroups } from './user-groups.store.ts';
 
 /** The groups of several users, per account they belong to (GET /identity/resources/users/v3/groups). */
-export function createUserGroupsLookup(deps: { db: Db; tenants: TenantsService; vendorId: () => string }) {
-  const { db, tenants, vendorId } = deps;
+export function createUserGroupsLookup(deps: {
+  db: Db;
+  tenants: TenantsService;
+  vendorId: () => string;
+  userTables: UserTablesSql;
+}) {
+  const { db, tenants, vendorId, userTables } = deps;
   return {
     /**
      * One entry per membership of each user (`ids`: the query parameter's values, comma-joined or repeated): of
@@ -18,7 +24,7 @@ export function createUserGroupsLookup(deps: { db: Db; tenants: TenantsService; 
       const ids = userIdList(rawIds, 'querystring.ids', MAX_USER_IDS);
       if (tenantId !== undefined) await tenants.requireLive(db, tenantId, 'gatehouse-tenant-id');
       const entries = new Map<string, UserGroupsEntry>();
-      for (const row of await membershipGroups(db, ids, tenantId)) {
+      for (const row of await membershipGroups(db, userTables, ids, tenantId)) {
         const key = `${row.user_id}\u0000${row.member_tenant_id}`;
         let entry = entries.get(key);
         if (!entry) {

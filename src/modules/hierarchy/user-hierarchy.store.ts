@@ -1,4 +1,5 @@
 import type { Queryable } from '../../storage/db.ts';
+import { userTablesSql } from '../users/index.ts';
 
 export interface ReachRow {
   tenant_id: string;
@@ -12,17 +13,14 @@ export interface ReachRow {
  * (`member`), and the sub-accounts below a membership that opens them, as the sign-in's `accessTo` decides (the
  * nearest membership above an account governs it: it must have sub-account access, an `alwaysOn` account or
  * `sub_account_access_allowed`, and be neither disabled nor expired). The walk down never passes through another
- * membership, which governs its own subtree. Pending memberships (not accepted) count for nothing. Reads the users module's `user_tenants` read-only; one statement.
+ * membership, which governs its own subtree. Pending memberships (not accepted) count for nothing. Memberships
+ * from the users module's `liveMemberships` (whose `opens_sub_accounts` is that rule); one statement.
  */
 export const USER_REACH_SQL = `
   WITH RECURSIVE member AS (
-    SELECT ut.tenant_id,
-           (NOT ut.is_disabled
-             AND (ut.temporary_expiration_date IS NULL OR ut.temporary_expiration_date > now())
-             AND (t.sub_account_access_type = 'alwaysOn' OR ut.sub_account_access_allowed)) AS opens
-      FROM user_tenants ut
-      JOIN tenants t ON t.tenant_id = ut.tenant_id AND t.deleted_at IS NULL
-     WHERE ut.user_id = $1 AND NOT ut.pending
+    SELECT m.tenant_id, m.opens_sub_accounts AS opens
+      FROM (${userTablesSql.liveMemberships}) m
+     WHERE m.user_id = $1 AND NOT m.pending
   ),
   down (tenant_id, level) AS (
     SELECT c.tenant_id, 1

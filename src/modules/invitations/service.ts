@@ -7,8 +7,8 @@ import type { EventsService } from '../events/index.ts';
 import type { Grantor, RolesService } from '../roles/index.ts';
 import { parseMetadata, type TenantsService } from '../tenants/index.ts';
 import {
-  acceptMembership, addMembership, addRoles, createUserCreation, findByEmail, findById, proveMailbox, removeMembership,
-  updateUser, type UserRow, type UsersService,
+  acceptMembership, addMembership, addRoles, createUserCreation, findByEmail, findById, hasMembers, isMember,
+  proveMailbox, removeMembership, updateUser, type UserRow, type UsersService,
 } from '../users/index.ts';
 import { checkError, countFailure, limitRequests, readFlowSettings, writeFlowSettings, type Client, type CodeBook, type CodeLimits, type Delivery, type StrategySettings } from '../passwordless/index.ts';
 import { assertEmailDomainAllowed } from '../restrictions/index.ts';
@@ -95,7 +95,7 @@ export function createInvitationsService(deps: InvitationsDeps) {
             passwordTemporary: passwordHash !== null && by.kind === 'user',
           });
         } else {
-          const { rows } = await tx.query('SELECT 1 FROM user_tenants WHERE tenant_id = $1 LIMIT 1', [tenantId]);
+          const firstMember = !(await hasMembers(tx, tenantId));
           const subAccess = account.sub_account_access_type !== 'defaultOff';
           if (!(await addMembership(tx, tenantId, user.id, { subAccess, expiresAt: null, pending }))) {
             const open = await store.findInvitation(tx, tenantId, user.id);
@@ -104,7 +104,7 @@ export function createInvitationsService(deps: InvitationsDeps) {
               ? `${email} is already invited to account ${tenantId}; ${again}`
               : `${email} is already a member of account ${tenantId}`);
           }
-          const first = rows.length === 0 ? await deps.roles.firstUserRoleIds(tx, tenantId) : undefined;
+          const first = firstMember ? await deps.roles.firstUserRoleIds(tx, tenantId) : undefined;
           await addRoles(tx, tenantId, user.id, roleIds ?? first ?? (await deps.roles.defaultRoleIds(tx, tenantId)));
         }
         // A new user of the account: the environment's and the account's email-domain restrictions (403 rolls back).
@@ -150,7 +150,7 @@ export function createInvitationsService(deps: InvitationsDeps) {
      */
     async resendActivation(tenantId: string, userId: string, client: Client, resendSignup: (email: string, client: Client) => Promise<void>): Promise<void> {
       const user = isUuid(userId) ? await findById(db, userId) : undefined;
-      const member = user ? (await db.query('SELECT 1 FROM user_tenants WHERE tenant_id = $1 AND user_id = $2', [tenantId, user.id])).rows.length > 0 : false;
+      const member = user ? await isMember(db, tenantId, user.id) : false;
       if (!user || !member) throw new AppError('NOT_A_MEMBER', `User ${userId} is not a member of account ${tenantId}`);
       const inv = await store.findInvitation(db, tenantId, user.id);
       if (!user.email) throw new AppError('USER_HAS_NO_EMAIL', `User ${user.id} has no email address: there is no activation email to send`);

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../storage/db.ts';
+import { userTablesSql } from '../users/index.ts';
 
 export interface InvitationRow {
   tenant_id: string;
@@ -42,12 +43,12 @@ export async function pendingInvitations(q: Queryable, userId: string, tenantId?
  */
 export async function pendingMemberships(q: Queryable, userId: string) {
   const { rows } = await q.query<{ tenant_id: string; name: string; invited_by: string | null; created_at: Date }>(
-    `SELECT ut.tenant_id, t.name, ui.invited_by::text AS invited_by, coalesce(ui.created_at, ut.created_at) AS created_at
-       FROM user_tenants ut
-       JOIN tenants t ON t.tenant_id = ut.tenant_id AND t.deleted_at IS NULL
-       LEFT JOIN user_invitations ui ON ui.tenant_id = ut.tenant_id AND ui.user_id = ut.user_id
-      WHERE ut.user_id = $1 AND ut.pending
-      ORDER BY ut.created_at, ut.tenant_id`,
+    `SELECT m.tenant_id, m.account_name AS name, ui.invited_by::text AS invited_by,
+            coalesce(ui.created_at, m.created_at) AS created_at
+       FROM (${userTablesSql.liveMemberships}) m
+       LEFT JOIN user_invitations ui ON ui.tenant_id = m.tenant_id AND ui.user_id = m.user_id
+      WHERE m.user_id = $1 AND m.pending
+      ORDER BY m.created_at, m.tenant_id`,
     [userId],
   );
   return rows;
@@ -62,18 +63,17 @@ export type UserTenantStatus = 'PendingInvitation' | 'PendingLogin' | 'Activated
  */
 export async function userTenantStatuses(q: Queryable, userIds: string[], tenantId?: string): Promise<{ user_id: string; tenant_id: string; status: UserTenantStatus }[]> {
   const { rows } = await q.query<{ user_id: string; tenant_id: string; status: UserTenantStatus }>(
-    `SELECT ut.user_id::text AS user_id, ut.tenant_id,
-            CASE WHEN ut.is_disabled OR pa.user_id IS NOT NULL THEN 'NotActivated'
+    `SELECT m.user_id::text AS user_id, m.tenant_id,
+            CASE WHEN m.is_disabled OR pa.user_id IS NOT NULL THEN 'NotActivated'
                  WHEN ui.user_id IS NOT NULL AND ui.accepted_at IS NULL THEN 'PendingInvitation'
                  WHEN u.last_login IS NULL THEN 'PendingLogin'
                  ELSE 'Activated' END AS status
-     FROM user_tenants ut
-     JOIN users u ON u.id = ut.user_id
-     JOIN tenants t ON t.tenant_id = ut.tenant_id AND t.deleted_at IS NULL
-     LEFT JOIN pending_activations pa ON pa.user_id = ut.user_id
-     LEFT JOIN user_invitations ui ON ui.tenant_id = ut.tenant_id AND ui.user_id = ut.user_id
-     WHERE ut.user_id::text = ANY($1::text[]) AND ($2::text IS NULL OR ut.tenant_id = $2)
-     ORDER BY ut.user_id, ut.created_at, ut.tenant_id`,
+     FROM (${userTablesSql.liveMemberships}) m
+     JOIN (${userTablesSql.users}) u ON u.id = m.user_id
+     LEFT JOIN pending_activations pa ON pa.user_id = m.user_id
+     LEFT JOIN user_invitations ui ON ui.tenant_id = m.tenant_id AND ui.user_id = m.user_id
+     WHERE m.user_id::text = ANY($1::text[]) AND ($2::text IS NULL OR m.tenant_id = $2)
+     ORDER BY m.user_id, m.created_at, m.tenant_id`,
     [userIds, tenantId ?? null],
   );
   return rows;

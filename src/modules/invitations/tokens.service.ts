@@ -5,7 +5,8 @@ import type { Db, Queryable } from '../../storage/db.ts';
 import type { EventsService } from '../events/index.ts';
 import type { MessagingService } from '../messaging/index.ts';
 import type { Grantor, RolesService } from '../roles/index.ts';
-import { addMembership, addRoles, findById, updateUser, type UserRow } from '../users/index.ts';
+import { addMembership, addRoles, findById, isMember, updateUser, type UserRow } from '../users/index.ts';
+import { userTablesSql } from '../users/index.ts';
 import { readFlowSettings } from '../passwordless/index.ts';
 import * as invitations from './store.ts';
 import * as store from './tokens.store.ts';
@@ -66,8 +67,9 @@ export function createInviteTokensService(deps: InviteTokensDeps) {
   }
 
   async function requireMember(q: Queryable, tenantId: string, userId: string): Promise<void> {
-    const { rows } = isUuid(userId) ? await q.query('SELECT 1 FROM user_tenants WHERE tenant_id = $1 AND user_id = $2', [tenantId, userId]) : { rows: [] };
-    if (!rows.length) throw new AppError('NOT_A_MEMBER', `User ${userId} is not a member of account ${tenantId}`);
+    if (!isUuid(userId) || !(await isMember(q, tenantId, userId))) {
+      throw new AppError('NOT_A_MEMBER', `User ${userId} is not a member of account ${tenantId}`);
+    }
   }
 
   /** `by`: who creates it (the environment when absent); the roles joiners get must be within theirs. */
@@ -149,7 +151,9 @@ export function createInviteTokensService(deps: InviteTokensDeps) {
       const row = await resolve(q, token);
       const tenantId = row.tenant_id;
       const { rows } = await q.query<{ sub_account_access_type: string; empty: boolean }>(
-        'SELECT sub_account_access_type, NOT EXISTS (SELECT 1 FROM user_tenants WHERE tenant_id = $1) AS empty FROM tenants WHERE tenant_id = $1',
+        `SELECT sub_account_access_type,
+                NOT EXISTS (SELECT 1 FROM (${userTablesSql.memberships}) m WHERE m.tenant_id = $1) AS empty
+           FROM tenants WHERE tenant_id = $1`,
         [tenantId],
       );
       const added = await addMembership(q, tenantId, user.id, { subAccess: rows[0].sub_account_access_type !== 'defaultOff', expiresAt: null });

@@ -19,7 +19,7 @@ const codeHash = (otcToken: string, code: string) => sha256Hex(`${otcToken}:${co
 const maskPhone = (p: string) => `${p.slice(0, 3)}${'*'.repeat(Math.max(0, p.length - 5))}${p.slice(-2)}`;
 
 /** SMS and email factors: codes delivered by the messaging module, single-use, short-lived, hashed. */
-export function createCodeFlows(deps: { db: Db; core: MfaCore; devices: DeviceFlows; messaging: () => Pick<MessagingService, 'sendSms' | 'sendEmail'> }) {
+export function createCodeFlows(deps: { db: Db; core: MfaCore; devices: DeviceFlows; messaging: Pick<MessagingService, 'sendSms' | 'sendEmail'> }) {
   const { db, core } = deps;
 
   /** Stores a new code (bound to its purpose, user, device and pending sign-in) and queues its message in `tx`. */
@@ -31,8 +31,8 @@ export function createCodeFlows(deps: { db: Db; core: MfaCore; devices: DeviceFl
     const code = numericCode(6);
     await store.insertCode(tx, { hash: sha256Hex(otcToken), userId: user.id, purpose: o.purpose, deviceId: o.deviceId, phoneNumber: o.channel === 'sms' ? o.to : undefined, mfaTokenHash: o.mfaTokenHash, codeHash: codeHash(otcToken, code), ttlSeconds: ttl });
     const vars = { code, expiresInMinutes: String(Math.max(1, Math.round(ttl / 60))), name: user.name };
-    if (o.channel === 'sms') await deps.messaging().sendSms(tx, { tenantId: o.tenantId ?? null, to: o.to, type: 'MFAOTC', vars });
-    else await deps.messaging().sendEmail(tx, { tenantId: o.tenantId ?? null, to: o.to, type: 'MFAOTC', vars });
+    if (o.channel === 'sms') await deps.messaging.sendSms(tx, { tenantId: o.tenantId ?? null, to: o.to, type: 'MFAOTC', vars });
+    else await deps.messaging.sendEmail(tx, { tenantId: o.tenantId ?? null, to: o.to, type: 'MFAOTC', vars });
     return { otcToken, ...(o.channel === 'sms' ? { phoneNumber: maskPhone(o.to) } : { email: o.to }) };
   }
 

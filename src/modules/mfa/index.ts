@@ -25,8 +25,8 @@ export function createMfaService(deps: {
   passwords: PasswordService;
   events: EventsService;
   requireAccount: (q: Queryable, tenantId: string) => Promise<unknown>;
-  /** Delivery of SMS and email codes (a getter: the messaging service is built after the sign-in gates). */
-  messaging: () => Pick<MessagingService, 'sendSms' | 'sendEmail'>;
+  /** Delivery of SMS and email codes. */
+  messaging: Pick<MessagingService, 'sendSms' | 'sendEmail'>;
   limits?: { perIp?: number; perUser?: number; windowSeconds?: number; sendsPerUser?: number; sendWindowSeconds?: number };
 }) {
   const policy = createPolicyService({ db: deps.db, requireAccount: deps.requireAccount });

@@ -4,7 +4,10 @@ import type { Db, Queryable } from '../../storage/db.ts';
 import type { PasswordService } from '../credentials/index.ts';
 import type { EventsService } from '../events/index.ts';
 import type { MessagingService } from '../messaging/index.ts';
-import { findByEmail, findById, findByPhone, findByUsername, phones, proveMailbox, updateUser, type UserRow } from '../users/index.ts';
+import {
+  findByEmail, findById, findByPhone, findByUsername, membershipsWithState, phones, proveMailbox, updateUser,
+  type UserRow,
+} from '../users/index.ts';
 import { createEqualizer } from '../passwordless/index.ts';
 import type { RateLimiter } from '../auth/index.ts';
 import { limit, type RecoveryCodes } from './codes.ts';
@@ -181,17 +184,30 @@ export function createResetService(deps: ResetDeps) {
     },
 
     /**
-     * Vendor, after a breach (no per-identifier limits): for each known user, in one transaction, every unused reset
-     * token is voided, the password hash cleared (password sign-in answers the reset-required answer of migrated
-     * users) and the PwnedPassword email with a new link queued; then the users' sessions end.
+     * After a breach (no per-identifier limits): for each known user, in one transaction, every unused reset token is
+     * voided, the password hash cleared (password sign-in answers the reset-required answer of migrated users) and
+     * the PwnedPassword email with a new link queued; then the users' sessions end. With `accountId` (an account's
+     * administrator): users not in that account are not found, and users another account shares are left (`shared`).
      */
-    async forceBreachedResets(userIds: string[]): Promise<{ requested: number; reset: string[]; notFound: string[] }> {
+    async forceBreachedResets(userIds: string[], accountId?: string) {
       const ids = [...new Set(userIds.map((id) => id.toLowerCase()))];
+      const shared: string[] = [];
       const reset = await db.transaction(async (tx) => {
         const done: string[] = [];
         for (const id of ids) {
           const user = await findById(tx, id, true);
           if (!user) continue;
+          if (accountId) {
+            // A pending invitation counts: the password would open that account too once accepted.
+            const accounts = (await membershipsWithState(tx, user.id))
+              .filter((m) => m.live || m.pending)
+              .map((m) => m.tenant_id);
+            if (!accounts.includes(accountId)) continue;
+            if (accounts.length > 1) {
+              shared.push(user.id);
+              continue;
+            }
+          }
           await store.useResetTokens(tx, user.id);
           await updateUser(tx, user.id, { password_hash: null, must_reset_password: true });
           await sendResetEmail(tx, user, 'PwnedPassword');
@@ -200,7 +216,8 @@ export function createResetService(deps: ResetDeps) {
         return done;
       });
       for (const id of reset) await deps.endSessions(id);
-      return { requested: ids.length, reset, notFound: ids.filter((id) => !reset.includes(id)) };
+      const notFound = ids.filter((id) => !reset.includes(id) && !shared.includes(id));
+      return { requested: ids.length, reset, notFound, shared };
     },
 
     /** Vendor: a reset link for a user, to deliver by other means. */

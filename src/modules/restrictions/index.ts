@@ -1,7 +1,6 @@
-import type { Db, Queryable } from '../../storage/db.ts';
-import type { TenantsService } from '../tenants/index.ts';
+import type { Queryable } from '../../storage/db.ts';
 import { createDomainRestrictionsService } from './domain.service.ts';
-import { createIpRestrictionsService } from './ip.service.ts';
+import { createIpRestrictionsService, type IpRestrictionsDeps } from './ip.service.ts';
 import { createIpBulk } from './ip-bulk.ts';
 import { forgetAccount } from './store.ts';
 
@@ -11,7 +10,7 @@ export type { IpRestrictionsService } from './ip.service.ts';
 export type { IpBulk } from './ip-bulk.ts';
 
 /** IP restrictions (per account) and email-domain restrictions (environment and per account). */
-export function createRestrictions(deps: { db: Db; tenants: TenantsService }) {
+export function createRestrictions(deps: IpRestrictionsDeps) {
   const ip = createIpRestrictionsService(deps);
   return {
     ip,

@@ -3,9 +3,8 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { accountOf, guard } from '../../http/auth.ts';
 import { AppError } from '../../http/errors.ts';
-import type { Db } from '../../storage/db.ts';
-import type { TenantsService } from '../tenants/index.ts';
-import { createIpRestrictionsService, type Caller, type IpRestrictionsService } from './ip.service.ts';
+import { createIpRestrictionsService, type Caller } from './ip.service.ts';
+import type { IpRestrictionsDeps, IpRestrictionsService } from './ip.service.ts';
 import { parseRange } from './ip.ts';
 import { CreateIpRule, IpRule, TenantHeader } from './schema.ts';
 
@@ -17,7 +16,7 @@ export const IP_BULK_MAX = 100;
  * rules (a service over the transaction's handle, so its nested transactions join this one); the lock-out check
  * runs after every rule, and since a bulk only adds, a state that passes at the end passed on the way.
  */
-export function createIpBulk(deps: { db: Db; tenants: TenantsService; ip: IpRestrictionsService }) {
+export function createIpBulk(deps: IpRestrictionsDeps & { ip: IpRestrictionsService }) {
   return {
     async create(tenantId: string, rules: CreateIpRule[], caller: Caller): Promise<IpRule[]> {
       // Refuse duplicates inside the batch before anything is written (the 409 names both entries).
@@ -35,7 +34,7 @@ export function createIpBulk(deps: { db: Db; tenants: TenantsService; ip: IpRest
       });
       try {
         return await deps.db.transaction(async (tx) => {
-          const inner = createIpRestrictionsService({ db: tx, tenants: deps.tenants });
+          const inner = createIpRestrictionsService({ db: tx, tenants: deps.tenants, userRolesSql: deps.userRolesSql });
           const out: IpRule[] = [];
           for (const [i, r] of rules.entries()) {
             try {

@@ -52,7 +52,14 @@ export function admits(state: Enforced | undefined, ip: string | undefined): boo
 export type IpRestrictionsService = ReturnType<typeof createIpRestrictionsService>;
 
 /** IP restrictions of an account: rules (addresses and CIDR ranges) on an allow and a block list, one list enforced. */
-export function createIpRestrictionsService(deps: { db: Db; tenants: TenantsService }) {
+export interface IpRestrictionsDeps {
+  db: Db;
+  tenants: TenantsService;
+  /** The users module's role assignments as a subquery (its `userTablesSql.userRoles`); users imports this module. */
+  userRolesSql: string;
+}
+
+export function createIpRestrictionsService(deps: IpRestrictionsDeps) {
   const { db } = deps;
   // What the gate enforces per account, for every sign-in and refresh: a statement only on a miss.
   const gateCache = createReadCache<Enforced | undefined>({ ttlMs: IP_GATE_CACHE_MS });
@@ -80,7 +87,8 @@ export function createIpRestrictionsService(deps: { db: Db; tenants: TenantsServ
     if (caller.kind === 'user' && !admits(state, caller.ip)) {
       throw new AppError('RESTRICTION_LOCKOUT', `This change would lock you out: your address ${caller.ip} would be refused by the ${state.strategy === 'ALLOW' ? 'allow list (it is not on it)' : 'block list (it is on it)'}. Add your address to the allow list (or remove it from the block list) first`, { ip: caller.ip });
     }
-    const admins = [...new Set((await store.adminSignInAddresses(tx, tenantId)).filter((r) => permissionMatches(r.key, ADMIN_PERMISSION)).map((r) => r.ip))];
+    const signIns = await store.adminSignInAddresses(tx, deps.userRolesSql, tenantId);
+    const admins = [...new Set(signIns.filter((r) => permissionMatches(r.key, ADMIN_PERMISSION)).map((r) => r.ip))];
     if (admins.length > 0 && !admins.some((ip) => admits(state, ip))) {
       throw new AppError('RESTRICTION_LOCKOUT', `This change would lock every administrator of account ${tenantId} out: none of the ${admins.length} address(es) they signed in from in the last 30 days would be admitted`, { adminAddresses: admins.slice(0, 20) });
     }

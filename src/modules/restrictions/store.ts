@@ -89,12 +89,17 @@ export async function listIpRules(q: Queryable, tenantId: string, p: { limit: nu
 
 /**
  * The addresses the account's administrators (holders of `permission` through their roles or their groups' roles)
- * signed in from during the last 30 days, with the permission keys that make them administrators.
+ * signed in from during the last 30 days, with the permission keys that make them administrators. `userRolesSql`:
+ * the users module's role assignments as a subquery (its `userTablesSql.userRoles`), given by the wiring.
  */
-export async function adminSignInAddresses(q: Queryable, tenantId: string): Promise<{ ip: string; key: string }[]> {
+export async function adminSignInAddresses(
+  q: Queryable,
+  userRolesSql: string,
+  tenantId: string,
+): Promise<{ ip: string; key: string }[]> {
   const { rows } = await q.query<{ ip: string; key: string }>(
     `SELECT DISTINCT s.ip, p.key FROM sessions s
-     JOIN (SELECT user_id, role_id FROM user_roles WHERE tenant_id = $1
+     JOIN (SELECT user_id, role_id FROM (${userRolesSql}) a WHERE tenant_id = $1
            UNION SELECT gu.user_id, gr.role_id FROM group_users gu
                  JOIN group_roles gr ON gr.tenant_id = gu.tenant_id AND gr.group_id = gu.group_id WHERE gu.tenant_id = $1) ur
        ON ur.user_id = s.user_id

@@ -1,7 +1,7 @@
 import { AppError } from '../../http/errors.ts';
 import { newId } from '../../lib/crypto.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
-import { liveIds } from '../tenants/index.ts';
+import type { TenantsService } from '../tenants/index.ts';
 import {
   assertLevelWithin, assertPermissionsGrantable, assertRoleEditable, grantablePermission,
 } from './account-writes.ts';
@@ -17,11 +17,16 @@ import * as store from './store.ts';
  */
 export const defaultRoleIdsSql = (tenantExpr: string): string => store.flaggedRoleIdsSql(tenantExpr, 'is_default');
 import { createUserRolesLookup } from './user-roles.service.ts';
+import type { UserTablesSql } from './user-roles.store.ts';
 
 export interface RolesDeps {
   db: Db;
   /** The environment: its id is every role's `vendorId`. */
   environment: { readonly id: string };
+  /** The users module's memberships and role assignments as subqueries (its `userTablesSql`): users imports roles. */
+  userTables: UserTablesSql;
+  /** Which accounts are live: a role of an account is written only while it is. */
+  tenants: Pick<TenantsService, 'liveIds'>;
 }
 
 /** Who calls: the environment (vendor token) or a user acting on their own account with their permissions. */
@@ -45,7 +50,7 @@ export function createRolesService(deps: RolesDeps) {
 
   /** 404 unless the id names a live account. */
   async function requireAccount(q: Queryable, tenantId: string, field = 'gatehouse-tenant-id'): Promise<void> {
-    if (!(await liveIds(q, [tenantId])).has(tenantId)) throw new AppError('ACCOUNT_NOT_FOUND', `No account with ${field} ${tenantId}`);
+    if (!(await deps.tenants.liveIds(q, [tenantId])).has(tenantId)) throw new AppError('ACCOUNT_NOT_FOUND', `No account with ${field} ${tenantId}`);
   }
 
   /** A role visible in the scope (the environment's, or one of the account's); 404 otherwise. */
@@ -86,7 +91,7 @@ export function createRolesService(deps: RolesDeps) {
 
   return {
     ...permissions,
-    ...createUserRolesLookup({ db, vendorId: () => environment.id, requireAccount }),
+    ...createUserRolesLookup({ db, vendorId: () => environment.id, requireAccount, userTables: deps.userTables }),
 
     // -- the public surface for other modules (q may be a transaction) --
 

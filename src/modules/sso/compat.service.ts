@@ -1,9 +1,8 @@
 import { AppError } from '../../http/errors.ts';
-import type { EnvironmentService } from '../environment/index.ts';
+import { assertAllowedRedirect, type EnvironmentService } from '../environment/index.ts';
 import type { Grantor } from '../roles/index.ts';
 import type { LegacySamlBody, LegacySamlConfiguration, OidcSettings } from './compat.schema.ts';
 import type { SsoConfigService } from './config.service.ts';
-import { assertAllowedRedirect } from './flow.ts';
 
 type View = Awaited<ReturnType<SsoConfigService['create']>>;
 

@@ -10,7 +10,7 @@ import { createSsoLoginService } from './login.service.ts';
 import { forgetAccount, purgeExpired } from './store.ts';
 
 export { ssoRoutes, acceptForms, refreshCookie } from './routes.ts';
-export { assertAllowedRedirect, flowSecrets, saveFlow, takeFlow, pkceChallenge, FLOW_TTL_SECONDS } from './flow.ts';
+export { flowSecrets, saveFlow, takeFlow, pkceChallenge, FLOW_TTL_SECONDS } from './flow.ts';
 export { provisionIntoAccount, type IdpIdentity } from './provision.ts';
 export type { SsoConfigService } from './config.service.ts';
 export { TXT_PREFIX, type TxtResolver } from './domains.service.ts';

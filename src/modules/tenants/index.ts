@@ -1,4 +1,6 @@
 export { createTenantsService, toAccount, parseMetadata, toColumns, type TenantsService, type AccountRemovalHook, type AccountCreationHook } from './service.ts';
 export { tenantsRoutes } from './routes.ts';
-export { aliasHolders, insertAccounts, liveAccountsSql, liveIds, type NewTenant, type TenantRow } from './store.ts';
+export type { NewTenant, TenantRow } from './rows.ts';
 export { Account, AccessType, CreateAccount, TenantId, TenantParams, AccountFields } from './schema.ts';
+// The accounts table as subqueries, for other modules' statements that join it in one round trip (lookups.ts).
+export { accountTablesSql } from './lookups.ts';

@@ -128,6 +128,10 @@ export function createTenantsService(deps: TenantsDeps) {
       creationHooks.push(hook);
     },
     insertAccounts,
+    /** Which of the aliases (any case, lower-cased keys) live accounts hold, and the holder's id. */
+    aliasHolders: (q: Queryable, aliases: string[]) => store.aliasHolders(q, aliases),
+    /** Which of the ids are live accounts. */
+    liveIds: (q: Queryable, tenantIds: string[]) => store.liveIds(q, tenantIds),
 
     /**
      * Creates an account; an id held by a removed account reactivates it with the new fields only, unless

@@ -1,31 +1,7 @@
 import type { Queryable } from '../../storage/db.ts';
+import type { NewTenant, TenantRow } from './rows.ts';
 
-export interface TenantRow {
-  tenant_id: string;
-  id: string;
-  name: string;
-  alias: string | null;
-  status: string | null;
-  website: string | null;
-  application_url: string | null;
-  login_url: string | null;
-  logo: string | null;
-  logo_url: string | null;
-  address: string | null;
-  timezone: string | null;
-  date_format: string | null;
-  time_format: string | null;
-  currency: string | null;
-  creator_name: string | null;
-  creator_email: string | null;
-  metadata: Record<string, unknown>;
-  is_reseller: boolean;
-  sub_account_access_type: 'defaultOff' | 'defaultOn' | 'alwaysOn';
-  parent_tenant_id: string | null;
-  created_at: Date;
-  updated_at: Date;
-  deleted_at: Date | null;
-}
+export type { NewTenant, TenantRow } from './rows.ts';
 
 /** API field → column, for the descriptive fields a caller may set. */
 export const COLUMNS: Record<string, string> = {
@@ -46,16 +22,6 @@ export const COLUMNS: Record<string, string> = {
   isReseller: 'is_reseller',
 };
 
-/** A new account as rows for `insertAccounts`: every column given, so a reactivation keeps nothing stale. */
-export interface NewTenant {
-  tenant_id: string;
-  id: string;
-  parent_tenant_id: string | null;
-  metadata: Record<string, unknown>;
-  is_reseller: boolean;
-  [column: string]: unknown;
-}
-
 // alias is not in COLUMNS (toColumns): only the account routes set it, one account at a time (uniqueness → 409).
 const INSERT_COLUMNS = [
   'tenant_id', 'id', 'parent_tenant_id', 'metadata', 'is_reseller', 'alias',
@@ -67,9 +33,6 @@ const RECORD_TYPES = INSERT_COLUMNS.map((c) => `${c} ${c === 'metadata' ? 'jsonb
  * Inserts accounts in one statement; an id held by a removed account is reactivated with every field replaced
  * (defaults for what the caller left out). Returns the ids written: an id missing from the answer is live already.
  */
-/** The live accounts with their sub-account access type, as a subquery (the users module's creation joins it). */
-export const liveAccountsSql = 'SELECT tenant_id, sub_account_access_type FROM tenants WHERE deleted_at IS NULL';
-
 export async function insertAccounts(db: Queryable, rows: NewTenant[]): Promise<Set<string>> {
   if (rows.length === 0) return new Set();
   const full = rows.map((r) => Object.fromEntries(INSERT_COLUMNS.map((c) => [c, r[c] ?? (c === 'metadata' ? {} : c === 'is_reseller' ? false : null)])));

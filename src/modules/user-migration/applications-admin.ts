@@ -2,7 +2,7 @@ import { AppError } from '../../http/errors.ts';
 import { isUuid } from '../../lib/pg-errors.ts';
 import { iso } from '../../lib/time.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
-import { liveIds } from '../tenants/index.ts';
+import type { TenantsService } from '../tenants/index.ts';
 import type { ActiveTenantsBody, AssignmentsQuery, UpdateApplication } from './applications-admin.schema.ts';
 import * as admin from './applications-admin.store.ts';
 import * as store from './store.ts';
@@ -37,7 +37,9 @@ export type ApplicationsAdmin = ReturnType<typeof createApplicationsAdmin>;
  * (assignments with an access type each), a user's active account per application, and multi-id lookups of the
  * users-applications assignments. `toApplication` is the record mapper of applications.ts.
  */
-export function createApplicationsAdmin<A>(deps: { db: Db; toApplication: (r: store.ApplicationRow) => A }) {
+export function createApplicationsAdmin<A>(deps: {
+  db: Db; tenants: Pick<TenantsService, 'liveIds'>; toApplication: (r: store.ApplicationRow) => A;
+}) {
   const { db, toApplication } = deps;
 
   async function assignmentsOf(query: AssignmentsQuery, scope: string | undefined) {
@@ -95,7 +97,7 @@ export function createApplicationsAdmin<A>(deps: { db: Db; toApplication: (r: st
     async assignTenant(appId: string, tenantId: string, accessType?: string) {
       return db.transaction(async (tx) => {
         const app = await requireApplication(tx, appId);
-        if (!(await liveIds(tx, [tenantId])).has(tenantId)) throw new AppError('ACCOUNT_NOT_FOUND', `No account with body.tenantId ${tenantId}`);
+        if (!(await deps.tenants.liveIds(tx, [tenantId])).has(tenantId)) throw new AppError('ACCOUNT_NOT_FOUND', `No account with body.tenantId ${tenantId}`);
         await admin.upsertAssignment(tx, app.id, tenantId, accessType ?? null, app.access_type);
         return { tenantId, appIds: (await admin.listAssignments(tx, { tenantIds: [tenantId] })).map((r) => r.app_id) };
       });

@@ -3,6 +3,7 @@ import { iso } from '../../lib/time.ts';
 import { newId } from '../../lib/crypto.ts';
 import { isUuid } from '../../lib/pg-errors.ts';
 import type { Db } from '../../storage/db.ts';
+import type { TenantsService } from '../tenants/index.ts';
 import type { ApplicationsQuery, AssignUsersBody, CreateApplication } from './schema.ts';
 import * as store from './store.ts';
 import { createApplicationsAdmin } from './applications-admin.ts';
@@ -44,7 +45,7 @@ export type ApplicationsService = ReturnType<typeof createApplicationsService>;
  * The applications of the environment, kept small: a default one (seeded by the migration), others created here, and
  * which users of which account may use each. Migrated users go to the default and auto-assign applications only.
  */
-export function createApplicationsService(deps: { db: Db }) {
+export function createApplicationsService(deps: { db: Db; tenants: Pick<TenantsService, 'liveIds'> }) {
   const { db } = deps;
   async function requireApp(q: Db, id: string) {
     const app = isUuid(id) ? await store.findApplication(q, id) : undefined;
@@ -86,7 +87,7 @@ export function createApplicationsService(deps: { db: Db }) {
     },
     appsOf: (userId: string) => (isUuid(userId) ? store.applicationsOfUser(db, userId) : Promise.resolve([])),
     /** One application, account assignments, active accounts, multi-id lookups (applications-admin.ts). */
-    admin: createApplicationsAdmin({ db, toApplication }),
+    admin: createApplicationsAdmin({ db, tenants: deps.tenants, toApplication }),
     /** Client credentials and application clients (application-credentials.ts). */
     credentials: createApplicationCredentials({ db }),
   };

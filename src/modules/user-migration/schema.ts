@@ -1,7 +1,7 @@
 import { Type, type Static } from 'typebox';
 import { IMPORT_TYPES } from '../credentials/index.ts';
 import { MAX_MIGRATION_ITEMS, migrationStatusSchema } from '../account-migration/index.ts';
-import { Email, JsonObjectString, Phone, PictureUrl, Provider, Username } from '../users/schema.ts';
+import { Email, JsonObjectString, Phone, PictureUrl, Provider, Username } from '../users/index.ts';
 
 /** The body of POST /identity/resources/migrations/v1/local (interface section 4.1, "Migrate one user"). */
 export const MigrateUserBody = Type.Object({

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../storage/db.ts';
+import { userTablesSql } from '../users/index.ts';
 import { BUILT_IN_ID } from './schema.ts';
 
 export interface SourceRow {
@@ -24,7 +25,7 @@ export async function listSources(q: Queryable, id?: string): Promise<(SourceRow
        CASE WHEN s.id = $1::uuid
          THEN ARRAY(SELECT a.id::text FROM applications a WHERE NOT EXISTS (SELECT 1 FROM user_source_apps x WHERE x.app_id = a.id) ORDER BY a.created_at, a.id)
          ELSE ARRAY(SELECT x.app_id::text FROM user_source_apps x WHERE x.source_id = s.id ORDER BY x.app_id) END AS app_ids,
-       CASE WHEN s.id = $1::uuid THEN (SELECT count(*)::int FROM users)
+       CASE WHEN s.id = $1::uuid THEN (SELECT count(*)::int FROM (${userTablesSql.users}) u)
          ELSE (SELECT count(DISTINCT ua.user_id)::int FROM user_applications ua JOIN user_source_apps x ON x.app_id = ua.app_id WHERE x.source_id = s.id) END AS users_count
      FROM user_sources s WHERE ($2::uuid IS NULL OR s.id = $2::uuid) ORDER BY s.idx, s.name, s.id`,
     [BUILT_IN_ID, id ?? null],
@@ -84,8 +85,9 @@ export async function unassignApps(q: Queryable, sourceId: string, appIds: strin
 export async function usersOf(q: Queryable, sourceId: string, limit: number, page: number): Promise<{ rows: { email: string; last_login: Date | null }[]; total: number }> {
   const builtIn = sourceId === BUILT_IN_ID;
   const from = builtIn
-    ? 'FROM users u'
-    : 'FROM users u WHERE EXISTS (SELECT 1 FROM user_applications ua JOIN user_source_apps x ON x.app_id = ua.app_id WHERE x.source_id = $1 AND ua.user_id = u.id)';
+    ? `FROM (${userTablesSql.users}) u`
+    : `FROM (${userTablesSql.users}) u WHERE EXISTS (SELECT 1 FROM user_applications ua
+         JOIN user_source_apps x ON x.app_id = ua.app_id WHERE x.source_id = $1 AND ua.user_id = u.id)`;
   const params = builtIn ? [] : [sourceId];
   const { rows } = await q.query<{ email: string; last_login: Date | null }>(`SELECT coalesce(u.email, '') AS email, u.last_login ${from} ORDER BY u.email LIMIT ${limit} OFFSET ${page * limit}`, params);
   const { rows: c } = await q.query<{ n: number }>(`SELECT count(*)::int AS n ${from}`, params);

@@ -76,10 +76,13 @@ export function createAccountOps(deps: UsersDeps, core: UsersCore) {
     },
 
     /** Members of each account asked, in the order asked (ids repeated once); 0 for an unknown or removed account. */
-    async countUsers(tenantIds: string[]): Promise<{ tenantId: string; totalUsers: number }[]> {
+    async countUsers(tenantIds: string[], excludeInvisible = false) {
       const ids = [...new Set(tenantIds)];
-      const counts = await accounts.countMembers(db, ids);
-      return ids.map((tenantId) => ({ tenantId, totalUsers: counts.get(tenantId) ?? 0 }));
+      const counts = await accounts.countMembers(db, ids, excludeInvisible);
+      return ids.map((tenantId) => {
+        const c = counts.get(tenantId);
+        return { tenantId, totalUsers: c?.n ?? 0, totalAccessAllowedUsers: c?.allowed ?? 0 };
+      });
     },
 
     /** Member counts of a live account (see accounts.store.ts memberStats). */

@@ -17,15 +17,23 @@ export async function isAncestor(q: Queryable, ancestorId: string, tenantId: str
   return rows.length > 0;
 }
 
-/** Members per account, for each id asked (0 for an id with none, or that names no live account). */
-export async function countMembers(q: Queryable, tenantIds: string[]): Promise<Map<string, number>> {
-  const { rows } = await q.query<{ tenant_id: string; n: number }>(
-    `SELECT ut.tenant_id, count(*)::int AS n FROM user_tenants ut
+/**
+ * Members per account, and those allowed into its sub-accounts, for each id asked (none for an id with no members,
+ * or that names no live account); `excludeInvisible` leaves invisible users out.
+ */
+export async function countMembers(q: Queryable, tenantIds: string[], excludeInvisible = false) {
+  const { rows } = await q.query<{ tenant_id: string; n: number; allowed: number }>(
+    `SELECT ut.tenant_id, count(*)::int AS n,
+            count(*) FILTER (
+              WHERE ut.sub_account_access_allowed OR t.sub_account_access_type = 'alwaysOn'
+            )::int AS allowed
+       FROM user_tenants ut
        JOIN tenants t ON t.tenant_id = ut.tenant_id AND t.deleted_at IS NULL
+       ${excludeInvisible ? 'JOIN users u ON u.id = ut.user_id AND NOT u.invisible' : ''}
      WHERE ut.tenant_id = ANY($1::text[]) GROUP BY ut.tenant_id`,
     [tenantIds],
   );
-  return new Map(rows.map((r) => [r.tenant_id, r.n]));
+  return new Map(rows.map((r) => [r.tenant_id, { n: r.n, allowed: r.allowed }]));
 }
 
 export interface MemberStats {

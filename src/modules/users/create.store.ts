@@ -1,6 +1,6 @@
 import type { Queryable } from '../../storage/db.ts';
 import { defaultRoleIdsSql } from '../roles/index.ts';
-import { liveAccountsSql } from '../tenants/index.ts';
+import { accountTablesSql } from '../tenants/index.ts';
 import type { UserRow } from './store.ts';
 
 /**
@@ -78,7 +78,7 @@ export async function insertUsers(
      ), m AS (
        INSERT INTO user_tenants (tenant_id, user_id, sub_account_access_allowed, temporary_expiration_date, pending)
        SELECT x.active_tenant_id, x.id, t.sub_account_access_type IS DISTINCT FROM 'defaultOff', x.expires_at, x.pending
-         FROM x JOIN (${liveAccountsSql}) t ON t.tenant_id = x.active_tenant_id WHERE x.join_account
+         FROM x JOIN (${accountTablesSql.liveAccounts}) t ON t.tenant_id = x.active_tenant_id WHERE x.join_account
        RETURNING tenant_id, user_id
      ), r AS (
        INSERT INTO user_roles (tenant_id, user_id, role_id)
@@ -118,7 +118,7 @@ export async function batchFacts(
     defaults: Record<string, string[]>;
   }>(
     `SELECT
-       (SELECT coalesce(jsonb_agg(t.tenant_id), '[]'::jsonb) FROM (${liveAccountsSql}) t WHERE t.tenant_id = ANY($1::text[])) AS accounts,
+       (SELECT coalesce(jsonb_agg(t.tenant_id), '[]'::jsonb) FROM (${accountTablesSql.liveAccounts}) t WHERE t.tenant_id = ANY($1::text[])) AS accounts,
        (SELECT coalesce(jsonb_agg(u.email), '[]'::jsonb) FROM users u WHERE u.email = ANY($2::text[])) AS emails,
        (SELECT coalesce(jsonb_agg(jsonb_build_array(g.u, lower(g.u), EXISTS (SELECT 1 FROM users WHERE lower(username) = lower(g.u)))), '[]'::jsonb)
           FROM unnest($3::text[]) AS g(u)) AS names,

@@ -49,7 +49,9 @@ const taken = (email: string) => new AppError('USER_EXISTS', `email ${email} bel
 export function createUserEmailOps(deps: UsersDeps, core: UsersCore, prior: { onEmailChange(fn: (tx: Queryable, userId: string) => Promise<void>): void }) {
   const { db } = deps;
   const hooks: Array<(tx: Queryable, userId: string) => Promise<void>> = [];
-  let port: (EmailCodesPort & { key: Buffer }) | undefined;
+  const codes = deps.emailCodes;
+  const port = codes && {
+    ...codes, key: createHmac('sha256', codes.kek).update('gatehouse user email codes v1').digest() };
   const hash = (id: string, code: string) => createHmac('sha256', port!.key).update(`${id}:${code}`).digest('hex');
 
   async function sendCode(tx: Queryable, user: store.UserRow, row: emails.EmailRow): Promise<void> {
@@ -64,7 +66,7 @@ export function createUserEmailOps(deps: UsersDeps, core: UsersCore, prior: { on
   /** Adds an address after the checks every writer of an address makes (free in the environment, allowed domain). */
   async function add(userId: string, emailIn: string, verified: boolean, selfService: boolean): Promise<{ created: boolean; email: UserEmail }> {
     const email = normalise(emailIn);
-    if (!verified && !port) throw new AppError('EMAIL_CODES_UNAVAILABLE', 'Email codes are not configured on this server (users.useEmailCodes is not registered)');
+    if (!verified && !port) throw new AppError('EMAIL_CODES_UNAVAILABLE', 'Email codes are not configured on this server (the users module has no emailCodes)');
     try {
       return await db.transaction(async (tx) => {
         const user = await core.requireUser(tx, userId, true);
@@ -139,10 +141,6 @@ export function createUserEmailOps(deps: UsersDeps, core: UsersCore, prior: { on
     onEmailChange(fn: (tx: Queryable, userId: string) => Promise<void>): void {
       prior.onEmailChange(fn);
       hooks.push(fn);
-    },
-    /** Registered by the composition root: how codes to new addresses are keyed, sent and limited. */
-    useEmailCodes(p: EmailCodesPort): void {
-      port = { ...p, key: createHmac('sha256', p.kek).update('gatehouse user email codes v1').digest() };
     },
     emails: {
       add, remove, makePrimary,

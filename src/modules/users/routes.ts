@@ -138,22 +138,32 @@ export const usersRoutes: FastifyPluginAsyncTypebox<{ users: UsersService }> = a
   });
 
   const TempConfig = Type.Object({ enabled: Type.Boolean() });
-  app.get(`${U}/temporary/v1/configuration`, { config: guard.vendor, schema: { tags, response: { 200: TempConfig } } }, async () => users.temporaryConfig());
+  // Read by the team screen (whether to offer temporary users): readers of the account's users see it; only the
+  // environment changes it.
+  app.get(`${U}/temporary/v1/configuration`, {
+    config: guard.any('fe.secure.read.users'),
+    schema: { tags, summary: 'Whether temporary users are enabled in the environment', response: { 200: TempConfig } },
+  }, async () => users.temporaryConfig());
   app.put(`${U}/temporary/v1/configuration`, {
     config: guard.vendor,
     schema: { tags, summary: 'Enable or disable temporary users', body: TempConfig, response: { 200: TempConfig } },
   }, async (req) => users.temporaryConfig(req.body.enabled));
 
   app.put(`${U}/temporary/v1/:userId`, {
-    config: guard.vendor,
-    schema: { tags, summary: 'Make a user temporary in the account', params: UserParams, body: Type.Object({ expirationInSeconds: Type.Integer({ minimum: 60, maximum: 31536000 }) }), response: { 201: Type.Object({ expirationInSeconds: Type.Integer() }) } },
+    config: guard.any('fe.secure.write.users'),
+    schema: {
+      tags, summary: 'Make a member temporary in the account (tenant header, or a user token\'s own account)',
+      params: UserParams,
+      body: Type.Object({ expirationInSeconds: Type.Integer({ minimum: 60, maximum: 31536000 }) }),
+      response: { 201: Type.Object({ expirationInSeconds: Type.Integer() }) },
+    },
   }, async (req, reply) => {
     await users.setTemporary(accountOf(req), req.params.userId, req.body.expirationInSeconds);
     return reply.status(201).send({ expirationInSeconds: req.body.expirationInSeconds });
   });
 
   app.delete(`${U}/temporary/v1/:userId`, {
-    config: guard.vendor,
+    config: guard.any('fe.secure.write.users'),
     schema: { tags, summary: 'Make a temporary user permanent in the account', params: UserParams, response: { 200: User } },
-  }, async (req) => users.setTemporary(accountOf(req), req.params.userId, null));
+  }, async (req) => asSeenBy(req.auth, await users.setTemporary(accountOf(req), req.params.userId, null)));
 };

@@ -13,7 +13,7 @@ import { assertEmailDomainAllowed } from '../restrictions/index.ts';
 import type { CreateUser, ListUsersQuery, User } from './schema.ts';
 import { createProfileOps, VENDOR_ONLY_CREATE } from './profile.service.ts';
 import { createEmailOps } from './email.service.ts';
-import { createUserEmailOps } from './emails.service.ts';
+import { createUserEmailOps, type EmailCodesPort } from './emails.service.ts';
 import { createAccountOps } from './accounts.service.ts';
 import { createUsernameOps } from './usernames.service.ts';
 import { createSearchOps } from './search.service.ts';
@@ -32,6 +32,8 @@ export interface UsersDeps {
   environment: EnvironmentService;
   /** The outbox: user.created, user.updated, user.deleted, user.locked, user.unlocked. */
   events?: EventsService;
+  /** How codes to new secondary addresses are keyed, sent and limited; without it only verified ones are added. */
+  emailCodes?: EmailCodesPort;
 }
 
 export type UsersService = ReturnType<typeof createUsersService>;

@@ -111,13 +111,30 @@ export const subAccountUsersRoutes: FastifyPluginAsyncTypebox<{ users: UsersServ
     schema: { tags, summary: 'Unassign roles from a user in a sub-account', headers: SubAccountHeaders, params: UserParams, body: RoleIdsBody, response: { 200: RolesAnswer } },
   }, async (req) => users.unassignRoles(await reached(req, WRITE), req.params.userId, req.body.roleIds, callerOf(req)));
 
-  // Users per account, for a list of accounts (vendor): what the accounts screen shows beside each account.
+  // Users per account, for a list of accounts: what the accounts screen shows beside each account. A user token
+  // counts only accounts whose users it may read (its own, the sub-accounts its access opens); any other is a 403.
   app.post('/identity/resources/tenants/users/v1/count', {
-    config: guard.vendor,
+    config: guard.any(READ),
     schema: {
       tags: ['users'], summary: 'Count the users of each account asked (0 for an account with none, or no such account), in the order asked',
-      body: Type.Object({ tenantIds: Type.Array(Type.String({ minLength: 1, maxLength: 255 }), { minItems: 1, maxItems: 100, description: 'the accounts; repeated ids are answered once' }) }),
-      response: { 200: Type.Array(Type.Object({ tenantId: Type.String(), totalUsers: Type.Integer() })) },
+      body: Type.Object({
+        tenantIds: Type.Array(Type.String({ minLength: 1, maxLength: 255 }), {
+          minItems: 1, maxItems: 100, description: 'the accounts; repeated ids are answered once',
+        }),
+        excludeInvisibleUsers: Type.Optional(Type.Boolean({ description: 'leave invisible users out of the counts' })),
+      }),
+      response: {
+        200: Type.Array(Type.Object({
+          tenantId: Type.String(),
+          totalUsers: Type.Integer(),
+          totalAccessAllowedUsers: Type.Integer({ description: 'members allowed into sub-accounts' }),
+        })),
+      },
     },
-  }, async (req) => users.countUsers(req.body.tenantIds));
+  }, async (req) => {
+    if (req.auth?.kind === 'user') {
+      for (const tenantId of new Set(req.body.tenantIds)) await users.reachAccount(callerOf(req), tenantId, READ);
+    }
+    return users.countUsers(req.body.tenantIds, req.body.excludeInvisibleUsers === true);
+  });
 };
