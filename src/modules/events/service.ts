@@ -33,6 +33,13 @@ function rowOf(e: NewEvent): unknown[] {
   return [newId(), e.eventKey, e.tenantId ?? null, e.entity?.type ?? null, e.entity?.id ?? null, JSON.stringify(e.data)];
 }
 
+/** Events as a WITH item of a caller's statement: `cte(first)` with `values` numbered from `first`; then `written()`. */
+export interface InlineEvents {
+  cte: (first: number) => string;
+  values: unknown[];
+  written: () => void;
+}
+
 /** Debounce of the dispatcher's wake-up after emits (delivery latency vs fan-out transactions per second). */
 const WAKE_MS = 25;
 
@@ -63,6 +70,13 @@ export function createEventsService(opts: EventsOptions = {}) {
       observe([e]);
       if (opts.enabled === false) return undefined;
       return { item: sql`emitted AS (${insertEvents(sql`(${sql.list(rowOf(e))})`)})`, written: nudge };
+    },
+    /** `inline` for several events (a batch write's WITH item), in the given order; undefined when none or off. */
+    inlineMany(list: NewEvent[]): InlineEvents | undefined {
+      observe(list);
+      if (opts.enabled === false || list.length === 0) return undefined;
+      const item = sql`emitted AS (${insertEvents(sql.join(list.map((e) => sql`(${sql.list(rowOf(e))})`), ', '))})`;
+      return { cte: (first) => item.build(first).text, values: item.build().values, written: nudge };
     },
     /** Called (debounced) after events were written; the dispatcher uses it to look sooner than its poll. */
     onEmit(listener: () => void): void {

@@ -1,4 +1,3 @@
-import { newId } from '../../lib/crypto.ts';
 import { isUuid } from '../../lib/pg-errors.ts';
 import { AppError } from '../../http/errors.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
@@ -8,8 +7,8 @@ import type { EventsService } from '../events/index.ts';
 import type { Grantor, RolesService } from '../roles/index.ts';
 import { parseMetadata, type TenantsService } from '../tenants/index.ts';
 import {
-  acceptMembership, addMembership, addPhone, addRoles, findByEmail, findById, findByUsername, hasMembers, insertUser,
-  isMember, proveMailbox, removeMembership, updateUser, type UserRow, type UsersService,
+  acceptMembership, addMembership, addRoles, createUserCreation, findByEmail, findById, hasMembers, isMember,
+  proveMailbox, removeMembership, updateUser, type UserRow, type UsersService,
 } from '../users/index.ts';
 import { checkError, countFailure, limitRequests, readFlowSettings, writeFlowSettings, type Client, type CodeBook, type CodeLimits, type Delivery, type StrategySettings } from '../passwordless/index.ts';
 import { assertEmailDomainAllowed } from '../restrictions/index.ts';
@@ -45,6 +44,7 @@ export type InvitationsService = ReturnType<typeof createInvitationsService>;
  */
 export function createInvitationsService(deps: InvitationsDeps) {
   const { db, codes } = deps;
+  const creation = createUserCreation(deps);
 
   async function send(q: Queryable, user: UserRow, tenantId: string, inviter?: string) {
     const s = await readFlowSettings(q, 'invitation');
@@ -82,40 +82,35 @@ export function createInvitationsService(deps: InvitationsDeps) {
         if (user && passwordHash) {
           throw new AppError('CONFLICT', `body.password: ${email} already has an account in the environment and keeps its password; invite without a password`);
         }
-        if (!user) {
-          if (body.username && (await findByUsername(tx, body.username))) throw new AppError('USERNAME_TAKEN', `Username ${body.username} is taken`);
-          const id = newId();
-          // An account administrator's password for someone else is temporary (dropped on proof of the mailbox).
-          await insertUser(tx, {
-            id, email, username: body.username ?? null, name: body.name?.trim() ?? '', profile_picture_url: body.profilePictureUrl ?? null, verified: false,
-            provider: body.provider ?? 'local', metadata, vendor_metadata: {}, password_hash: passwordHash, active_tenant_id: tenantId,
-            password_temporary: passwordHash !== null && by.kind === 'user',
-          });
-          if (passwordHash) await deps.passwords.remember(tx, id, passwordHash);
-          if (body.phoneNumber && !(await addPhone(tx, id, body.phoneNumber))) throw new AppError('PHONE_TAKEN', `Phone number ${body.phoneNumber} belongs to another user`);
-          user = (await findById(tx, id))!;
-        }
-        const firstMember = !(await hasMembers(tx, tenantId));
+        const roleIds = body.roleIds?.length ? body.roleIds : undefined;
+        if (roleIds) await deps.roles.assertGrantable(tx, tenantId, by, roleIds);
         // An existing user joins an administrator's account only with their consent; the environment owns every account.
         const pending = !isNew && by.kind === 'user';
-        const subAccess = account.sub_account_access_type !== 'defaultOff';
-        const added = await addMembership(tx, tenantId, user.id, { subAccess, expiresAt: null, pending });
-        if (!added) {
-          const open = await store.findInvitation(tx, tenantId, user.id);
-          throw new AppError('ALREADY_MEMBER', open && !open.accepted_at
-            ? `${email} is already invited to account ${tenantId}; send the invitation again with POST /identity/resources/users/v1/invitation/reset`
-            : `${email} is already a member of account ${tenantId}`);
+        if (!user) {
+          user = await creation.create(tx, {
+            source: 'invitation', tenantId, email, username: body.username ?? null, name: body.name?.trim() ?? '',
+            profilePictureUrl: body.profilePictureUrl ?? null, phoneNumber: body.phoneNumber, verified: false,
+            provider: body.provider ?? 'local', metadata, passwordHash, roleIds, defaults: 'firstMember',
+            // An account administrator's password for someone else is temporary (dropped on proof of the mailbox).
+            passwordTemporary: passwordHash !== null && by.kind === 'user',
+          });
+        } else {
+          const firstMember = !(await hasMembers(tx, tenantId));
+          const subAccess = account.sub_account_access_type !== 'defaultOff';
+          if (!(await addMembership(tx, tenantId, user.id, { subAccess, expiresAt: null, pending }))) {
+            const open = await store.findInvitation(tx, tenantId, user.id);
+            const again = 'send the invitation again with POST /identity/resources/users/v1/invitation/reset';
+            throw new AppError('ALREADY_MEMBER', open && !open.accepted_at
+              ? `${email} is already invited to account ${tenantId}; ${again}`
+              : `${email} is already a member of account ${tenantId}`);
+          }
+          const first = firstMember ? await deps.roles.firstUserRoleIds(tx, tenantId) : undefined;
+          await addRoles(tx, tenantId, user.id, roleIds ?? first ?? (await deps.roles.defaultRoleIds(tx, tenantId)));
         }
         // A new user of the account: the environment's and the account's email-domain restrictions (403 rolls back).
         await assertEmailDomainAllowed(tx, tenantId, email);
-        let roleIds = body.roleIds ?? [];
-        if (roleIds.length) await deps.roles.assertGrantable(tx, tenantId, by, roleIds);
-        else if (firstMember) roleIds = await deps.roles.firstUserRoleIds(tx, tenantId);
-        else roleIds = await deps.roles.defaultRoleIds(tx, tenantId);
-        await addRoles(tx, tenantId, user.id, roleIds);
         await store.insertInvitation(tx, tenantId, user.id, by.kind === 'user' ? by.userId : null);
         if (!body.skipInviteEmail) await send(tx, user, tenantId, await inviterName(tx, by));
-        if (isNew) await deps.events.emit(tx, { eventKey: 'user.created', tenantId, entity: { type: 'user', id: user.id }, data: { userId: user.id, email, tenantId, source: 'invitation' } });
         await deps.events.emit(tx, { eventKey: 'user.invited', tenantId, entity: { type: 'user', id: user.id }, data: { userId: user.id, email, tenantId, invitedBy: by.kind === 'user' ? by.userId : 'vendor', emailSent: !body.skipInviteEmail, pending } });
         return deps.users.record(tx, user, tenantId);
       });

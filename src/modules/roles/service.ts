@@ -10,6 +10,12 @@ import { createPermissionsService } from './permissions.service.ts';
 import { checkName, checkText, missing, normalizeIds, repeated, toPermission, toRole, uniqueAs, unknownIds } from './records.ts';
 import type { CreateAccountRole, CreateRole, PermissionRecord, RoleListQuery, RoleRecord, UpdateRole } from './schema.ts';
 import * as store from './store.ts';
+
+/**
+ * The ids (column `id`) of the default roles of the account `tenantExpr`, in `defaultRoleIds`'s order, as a
+ * subquery: the users module's batch creation reads them in the statement that reads its other facts.
+ */
+export const defaultRoleIdsSql = (tenantExpr: string): string => store.flaggedRoleIdsSql(tenantExpr, 'is_default');
 import { createUserRolesLookup } from './user-roles.service.ts';
 import type { UserTablesSql } from './user-roles.store.ts';
 

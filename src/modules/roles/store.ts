@@ -81,11 +81,12 @@ export async function findRole(q: Queryable, id: string, lock = false): Promise<
 }
 
 /** Ids of the roles of a scope with a flag set, in level and key order. */
+/** The ids (column `id`) of an account's flagged roles, in order, for the account `tenantExpr` (a parameter or column). */
+export const flaggedRoleIdsSql = (tenantExpr: string, flag: 'is_default' | 'first_user_role') =>
+  `SELECT r.id FROM roles r WHERE ${scopeSql(tenantExpr)} AND r.${flag} ORDER BY r.level, r.key, r.tenant_id NULLS FIRST`;
+
 export async function flaggedRoleIds(q: Queryable, tenantId: string, flag: 'is_default' | 'first_user_role'): Promise<string[]> {
-  const { rows } = await q.query<{ id: string }>(
-    `SELECT r.id FROM roles r WHERE ${scopeSql('$1')} AND r.${flag} ORDER BY r.level, r.key, r.tenant_id NULLS FIRST`,
-    [tenantId],
-  );
+  const { rows } = await q.query<{ id: string }>(flaggedRoleIdsSql('$1', flag), [tenantId]);
   return rows.map((r) => r.id);
 }
 

@@ -1,10 +1,7 @@
-import { newId } from '../../lib/crypto.ts';
 import { AppError } from '../../http/errors.ts';
 import type { Queryable } from '../../storage/db.ts';
 import { parseMetadata } from '../tenants/index.ts';
-import {
-  addMembership, addPhone, addRoles, findByEmail, findById, findByUsername, insertUser, type UserRow,
-} from '../users/index.ts';
+import { addRoles, createUserCreation, findById, type UserRow } from '../users/index.ts';
 import { limitRequests, type Client } from '../passwordless/index.ts';
 import { assertEmailDomainAllowed } from '../restrictions/index.ts';
 import type { SignUpCommon } from './schema.ts';
@@ -29,6 +26,7 @@ export interface Registered {
  */
 export function createRegistration(deps: SignupDeps) {
   const { db } = deps;
+  const creation = createUserCreation(deps);
 
   /**
    * `roleIds` of a public sign-up: anyone may call it, so it may name only the account's default roles (which every
@@ -70,10 +68,6 @@ export function createRegistration(deps: SignupDeps) {
     if (body.password !== undefined) await deps.passwords.validate(db, body.password, email ? { email } : {});
     const passwordHash = body.password !== undefined ? await deps.passwords.hash(body.password) : null;
     return db.transaction(async (tx) => {
-      if (email && (await findByEmail(tx, email))) {
-        throw new AppError('USER_EXISTS', `A user with email ${email} already exists; sign in instead`);
-      }
-      if (username && (await findByUsername(tx, username))) throw new AppError('USERNAME_TAKEN', `Username ${username} is taken`);
       const name = body.name?.trim() ?? '';
       const invite = body.invitationToken?.trim() && deps.inviteTokens ? body.invitationToken.trim() : undefined;
       // With an account invite token the user joins that account (the token's roles) instead of creating one.
@@ -83,36 +77,22 @@ export function createRegistration(deps: SignupDeps) {
       const account = invited ? undefined : await deps.tenants.create({ name: accountName, ...creator } as never, tx);
       const tenantId = invited ?? account!.tenantId;
       const requestedRoles = await defaultRolesOnly(tx, tenantId, body.roleIds);
-      const id = newId();
-      await insertUser(tx, {
-        id, email, username, name, profile_picture_url: body.profilePictureUrl ?? null, verified: false,
-        provider: 'local', metadata, vendor_metadata: {}, password_hash: passwordHash, active_tenant_id: tenantId,
+      // A self-registered user never chooses privileged roles: the first user of the new account gets the
+      // firstUserRole roles, plus the default roles named in roleIds (defaultRolesOnly). An invite token's user
+      // joins through the token (join below), which gives the membership.
+      const firstUserRoles = account ? await deps.roles.firstUserRoleIds(tx, tenantId) : [];
+      let user = await creation.create(tx, {
+        source: 'signup', tenantId, join: !invite, email, username, name,
+        profilePictureUrl: body.profilePictureUrl ?? null, phoneNumber: body.phoneNumber, verified: false, provider: 'local', metadata, passwordHash,
+        roleIds: [...firstUserRoles, ...requestedRoles], event: () => (username ? { username } : {}),
       });
-      if (passwordHash) await deps.passwords.remember(tx, id, passwordHash);
-      if (body.phoneNumber && !(await addPhone(tx, id, body.phoneNumber))) {
-        throw new AppError('PHONE_TAKEN', `Phone number ${body.phoneNumber} belongs to another user`);
-      }
-      if (account) {
-        const subAccess = account.subAccountAccessType !== 'defaultOff';
-        await addMembership(tx, account.tenantId, id, { subAccess, expiresAt: null });
-        // A self-registered user never chooses privileged roles: the first user of the new account gets the
-        // firstUserRole roles, plus the default roles named in roleIds (defaultRolesOnly).
-        const firstUserRoles = await deps.roles.firstUserRoleIds(tx, account.tenantId);
-        await addRoles(tx, account.tenantId, id, [...firstUserRoles, ...requestedRoles]);
-      }
-      if (pending) await store.markPending(tx, id);
-      const created = () => deps.events.emit(tx, {
-        eventKey: 'user.created', tenantId, entity: { type: 'user', id },
-        data: { userId: id, email, ...(username ? { username } : {}), tenantId, source: 'signup' },
-      });
+      if (pending) await store.markPending(tx, user.id);
       if (invite) {
-        await created();
-        await deps.inviteTokens!.join(tx, (await findById(tx, id))!, invite);
-        await addRoles(tx, tenantId, id, requestedRoles);
+        await deps.inviteTokens!.join(tx, user, invite);
+        await addRoles(tx, tenantId, user.id, requestedRoles);
+        user = (await findById(tx, user.id))!;
       }
-      const answer = await then(tx, { user: (await findById(tx, id))!, tenantId, invited: Boolean(invite) });
-      if (!invite) await created();
-      return answer;
+      return then(tx, { user, tenantId, invited: Boolean(invite) });
     });
   };
 }

@@ -253,7 +253,7 @@ export function createSocialService(deps: SocialDeps) {
         // A provider that does not vouch for the address still makes a user, unverified (as a password sign-up is).
         const user = await provisionIntoAccount(tx, deps, account.tenantId, {
           email: profile.email, name: profile.name, picture: profile.picture, provider: row.type, roleIds,
-          verified: profile.emailVerified,
+          verified: profile.emailVerified, source: 'social',
         });
         await store.linkIdentity(tx, row.type, profile.id, user.id, profile.email);
         return deps.login.signIn(tx, user, client, amr, { tenantId: account.tenantId });

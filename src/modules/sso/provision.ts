@@ -1,11 +1,10 @@
-import { newId } from '../../lib/crypto.ts';
 import { AppError } from '../../http/errors.ts';
 import type { Queryable } from '../../storage/db.ts';
 import type { EventsService } from '../events/index.ts';
 import type { RolesService } from '../roles/index.ts';
 import type { TenantsService } from '../tenants/index.ts';
 import { activateByIdentityProvider } from '../signup/index.ts';
-import { addMembership, addRoles, findByEmail, findById, insertUser, updateUser, type UserRow } from '../users/index.ts';
+import { addMembership, addRoles, createUserCreation, findByEmail, updateUser, type UserRow } from '../users/index.ts';
 
 export interface ProvisionDeps {
   roles: RolesService;
@@ -24,6 +23,8 @@ export interface IdpIdentity {
   roleIds: string[];
   /** Whether the identity provider vouched for the email (default true); a new user is created with it. */
   verified?: boolean;
+  /** The flow, for a new user's `user.created`: sso (default; an account's own IdP) or social (a social sign-up). */
+  source?: 'sso' | 'social';
 }
 
 /**
@@ -40,16 +41,10 @@ export async function provisionIntoAccount(tx: Queryable, deps: ProvisionDeps, t
   if (deps.domainCheck && !member) await deps.domainCheck(tx, tenantId, email);
   const roleIds = who.roleIds.length ? who.roleIds : await deps.roles.defaultRoleIds(tx, tenantId);
   if (!user) {
-    const id = newId();
-    await insertUser(tx, {
-      id, email, name: who.name ?? '', profile_picture_url: who.picture ?? null, verified: who.verified ?? true,
-      provider: who.provider, active_tenant_id: tenantId, metadata: {}, vendor_metadata: {},
+    return createUserCreation(deps).create(tx, {
+      source: who.source ?? 'sso', tenantId, email, name: who.name ?? '', profilePictureUrl: who.picture ?? null,
+      verified: who.verified ?? true, provider: who.provider, roleIds, event: () => ({ provider: who.provider, via: 'sso' }),
     });
-    await addMembership(tx, tenantId, id, { subAccess: account.sub_account_access_type !== 'defaultOff', expiresAt: null });
-    await addRoles(tx, tenantId, id, roleIds);
-    await deps.events.emit(tx, { eventKey: 'user.created', tenantId, entity: { type: 'user', id }, data: { userId: id, email, provider: who.provider, via: 'sso' } });
-    user = (await findById(tx, id))!;
-    return user;
   }
   if (user.is_locked && (!user.locked_until || user.locked_until > new Date())) throw new AppError('USER_LOCKED');
   // The IdP vouched for the email: a user who signed up and never activated is activated (sign-up password dropped).

@@ -3,6 +3,7 @@ import { AppError } from '../../http/errors.ts';
 import { encrypt } from '../../lib/crypto.ts';
 import { hasherFor, importerFor } from '../credentials/index.ts';
 import { parseMetadata } from '../tenants/index.ts';
+import type { NewUser } from '../users/index.ts';
 import { MigrateUserBody } from './schema.ts';
 
 /** The rules of a migrate-user body that need no database, shared by the single and the bulk path. */
@@ -74,32 +75,33 @@ export function prepare(body: MigrateUserBody): Prepared {
   };
 }
 
-/** The users row of a prepared body (the membership, phone, roles and applications are written beside it). */
-export function userColumns(p: Prepared, id: string, kek: Buffer) {
+/**
+ * The user of a prepared body, for the users module's creation (its membership, phone and roles are written with
+ * it; the applications beside it). `roleIds`: the roles the migration gives, resolved after the uniqueness checks.
+ */
+export function newUserOf(p: Prepared, kek: Buffer, roleIds: () => Promise<string[] | undefined>): NewUser {
   const { body } = p;
   return {
-    id,
+    source: 'migration',
+    tenantId: body.tenantId,
     email: p.email,
     username: body.username ?? null,
     name: body.name ?? '',
-    profile_picture_url: body.profilePictureUrl ?? null,
+    profilePictureUrl: body.profilePictureUrl ?? null,
+    phoneNumber: body.phoneNumber ?? null,
     verified: body.verifyUser ?? false,
     provider: body.provider ?? 'local',
     metadata: p.metadata,
-    vendor_metadata: p.vendorMetadata,
-    password_hash: p.passwordHash,
-    must_reset_password: p.passwordHash === null,
-    mfa_enrolled: body.authenticatorAppMfaSecret !== undefined,
-    authenticator_mfa_secret_enc: body.authenticatorAppMfaSecret ? encrypt(kek, body.authenticatorAppMfaSecret.replace(/=+$/, '').toUpperCase()) : null,
-    phone_number_type: body.phoneNumber ? (body.phoneNumberType ?? null) : null,
-    active_tenant_id: body.tenantId,
+    vendorMetadata: p.vendorMetadata,
+    passwordHash: p.passwordHash,
+    imported: {
+      mustResetPassword: p.passwordHash === null,
+      mfaEnrolled: body.authenticatorAppMfaSecret !== undefined,
+      authenticatorMfaSecretEnc: body.authenticatorAppMfaSecret
+        ? encrypt(kek, body.authenticatorAppMfaSecret.replace(/=+$/, '').toUpperCase())
+        : null,
+      phoneNumberType: body.phoneNumber ? (body.phoneNumberType ?? null) : null,
+    },
+    roleIds,
   };
 }
-
-/** The outbox payload of `user.created` for a migrated user (docs/events.md): no hash, secret or metadata. */
-export const createdEvent = (id: string, email: string, tenantId: string) => ({
-  eventKey: 'user.created' as const,
-  tenantId,
-  entity: { type: 'user', id },
-  data: { userId: id, email, tenantId, source: 'migration' },
-});

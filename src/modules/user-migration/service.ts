@@ -1,15 +1,14 @@
 import type { EventsService } from '../events/index.ts';
-import { AppError } from '../../http/errors.ts';
 import type { JobHandler, JobRunner } from '../../jobs/runner.ts';
 import { encrypt, newId } from '../../lib/crypto.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
 import { createMigrationEngine, MAX_MIGRATION_ITEMS } from '../account-migration/index.ts';
 import type { RolesService } from '../roles/index.ts';
 import type { TenantsService } from '../tenants/index.ts';
-import { addMembership, addPhone, addRoles, findByEmail, findById, findByPhone, findByUsername, insertUser, type UsersService } from '../users/index.ts';
+import { createUserCreation, findById, type UsersService } from '../users/index.ts';
 import type { User } from '../users/index.ts';
-import { createBulkImport, noApplication } from './bulk.service.ts';
-import { createdEvent, prepare, userColumns, type Prepared } from './prepare.ts';
+import { createBulkImport, noApplication, type Once } from './bulk.service.ts';
+import { newUserOf, prepare, type Prepared } from './prepare.ts';
 import type { MigrateUserBody } from './schema.ts';
 import * as store from './store.ts';
 
@@ -43,25 +42,34 @@ export const defaultChunkSize = (db: Db): number => ((db as { kind?: string }).k
 export function createUserMigrationService(deps: UserMigrationDeps) {
   const { db, roles } = deps;
 
-  /** Writes one prepared user in `tx`: account, uniqueness, roles, phone, MFA secret, applications. */
-  async function write(tx: Queryable, p: Prepared, appIds: string[]): Promise<string> {
+  const creation = createUserCreation({ roles, events: deps.events });
+
+  /**
+   * The roles a migrated user gets: the given roleIds (in the account's reach), else the provider's role names that
+   * match a role key in reach, else (undefined) the account's defaults. `once` caches a query per distinct list.
+   */
+  function rolesFor(tx: Queryable, p: Prepared, once: Once = (_k, f) => f()) {
     const { body } = p;
-    const account = await deps.tenants.requireLive(tx, body.tenantId);
-    if (await findByEmail(tx, p.email)) throw new AppError('USER_EXISTS', `A user with email ${p.email} already exists in the environment`);
-    if (body.username && (await findByUsername(tx, body.username))) throw new AppError('USERNAME_TAKEN', `Username ${body.username} is taken`);
-    if (body.phoneNumber && (await findByPhone(tx, body.phoneNumber))) throw new AppError('PHONE_TAKEN', `Phone number ${body.phoneNumber} belongs to another user`);
-    // Provider migrations carry the provider's role names; those matching a role key in reach are given.
-    const providerRoles = Array.isArray(p.providerRoleKeys) ? await store.roleIdsByKeys(tx, body.tenantId, p.providerRoleKeys) : [];
-    const roleIds = body.roleIds?.length ? body.roleIds : providerRoles.length ? providerRoles : await roles.defaultRoleIds(tx, body.tenantId);
-    if (body.roleIds?.length) await roles.assertAssignable(tx, body.tenantId, body.roleIds);
-    const id = newId();
-    await insertUser(tx, userColumns(p, id, deps.kek));
-    if (body.phoneNumber && !(await addPhone(tx, id, body.phoneNumber))) throw new AppError('PHONE_TAKEN', `Phone number ${body.phoneNumber} belongs to another user`);
-    await addMembership(tx, body.tenantId, id, { subAccess: account.sub_account_access_type !== 'defaultOff', expiresAt: null });
-    await addRoles(tx, body.tenantId, id, roleIds);
-    await store.assignApplications(tx, body.tenantId, id, appIds);
-    await deps.events?.emit(tx, createdEvent(id, p.email, body.tenantId));
-    return id;
+    return async (): Promise<string[] | undefined> => {
+      const keys = p.providerRoleKeys;
+      const byKeys = () => store.roleIdsByKeys(tx, body.tenantId, keys!);
+      const providerRoles = keys ? await once(`p\0${body.tenantId}\0${JSON.stringify(keys)}`, byKeys) : [];
+      const ids = body.roleIds;
+      if (ids?.length) {
+        return once(`a\0${body.tenantId}\0${JSON.stringify(ids)}`, async () => {
+          await roles.assertAssignable(tx, body.tenantId, ids);
+          return ids;
+        });
+      }
+      return providerRoles.length ? providerRoles : undefined;
+    };
+  }
+
+  /** Writes one prepared user in `tx` (the users module's creation), then its applications. */
+  async function write(tx: Queryable, p: Prepared, appIds: string[]): Promise<string> {
+    const user = await creation.create(tx, newUserOf(p, deps.kek, rolesFor(tx, p)));
+    await store.assignApplications(tx, p.body.tenantId, user.id, appIds);
+    return user.id;
   }
 
   /** Interface rule 6: at least one default or auto-assign application must exist. */
@@ -71,7 +79,7 @@ export function createUserMigrationService(deps: UserMigrationDeps) {
     return ids;
   }
 
-  const importChunk = createBulkImport({ roles, kek: deps.kek, events: deps.events, write });
+  const importChunk = createBulkImport({ kek: deps.kek, creation, rolesFor, write });
 
   const chunkSize = deps.chunkSize ?? defaultChunkSize(db);
   const engine = createMigrationEngine({ ...deps, chunkSize }, {

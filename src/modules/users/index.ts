@@ -8,7 +8,10 @@ export { proveMailbox, acceptMembership, asSeenBy } from './consent.ts';
 export { findByEmail, findByUsername, findById, findByPhone, updateUser, phones } from './statements.ts';
 export type { UserRow, MembershipRow } from './statements.ts';
 export { membershipsFromJson, membershipsWithState, membershipsWithStateSql, userFromJson } from './statements.ts';
-export { insertUser, addPhone, addMembership, addRoles } from './statements.ts';
+// User creation (create.ts), for every flow that makes users: the one place users, memberships and roles are made.
+export { createUserCreation, type NewUser, type UserCreation, type UserSource } from './create.ts';
+// For flows that add an existing user to an account (invitations, invite tokens, SSO, SCIM): the membership and roles.
+export { addMembership, addRoles } from './statements.ts';
 export { updateMembership, removeMembership, removeRoles, settleAfterLeaving } from './statements.ts';
 // The user record schema (value and type), for routes of other modules that answer a user record.
 export { Empty, InviteUser, User, Username } from './schema.ts';

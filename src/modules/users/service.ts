@@ -1,5 +1,4 @@
-import { newId } from '../../lib/crypto.ts';
-import { isUniqueViolation, isUuid } from '../../lib/pg-errors.ts';
+import { isUuid } from '../../lib/pg-errors.ts';
 import { AppError } from '../../http/errors.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
 import type { EnvironmentService } from '../environment/index.ts';
@@ -22,6 +21,7 @@ import { createUnlockOps } from './unlock.service.ts';
 import { createPasswordChangeOps } from './password.service.ts';
 import { createBulkOps } from './bulk.service.ts';
 import * as store from './store.ts';
+import { createUserCreation } from './create.ts';
 import type { EventsService } from '../events/index.ts';
 
 export interface UsersDeps {
@@ -65,16 +65,8 @@ export function createUsersService(deps: UsersDeps) {
     return new Date(Date.now() + seconds * 1000);
   }
 
-  function uniqueness(err: unknown, body: { email?: string; username?: string }): never {
-    if (isUniqueViolation(err)) {
-      const detail = String((err as { detail?: string; constraint?: string }).constraint ?? (err as Error).message);
-      if (detail.includes('username')) throw new AppError('USERNAME_TAKEN', `Username ${body.username} is taken`);
-      throw new AppError('USER_EXISTS', `A user with email ${body.email} already exists in the environment`);
-    }
-    throw err;
-  }
-
   const core = { requireUser, requireMembership, record };
+  const creation = createUserCreation({ roles, events: deps.events, passwords: deps.passwords });
   const accountOps = createAccountOps(deps, core);
 
   return {
@@ -108,50 +100,28 @@ export function createUsersService(deps: UsersDeps) {
       const metadata = body.metadata !== undefined ? parseMetadata(body.metadata, 'metadata') : {};
       const vendorMetadata = body.vendorMetadata !== undefined ? parseMetadata(body.vendorMetadata, 'vendorMetadata') : {};
       const expiresAt = await expiryFor(body.expirationInSeconds);
-      const id = newId();
-      try {
-        return await db.transaction(async (tx) => {
-          await deps.tenants.requireLive(tx, tenantId);
-          await assertEmailDomainAllowed(tx, tenantId, email, 'email');
-          await roles.assertGrantable(tx, tenantId, by, body.roleIds ?? []);
-          if (await store.findByEmail(tx, email)) throw new AppError('USER_EXISTS', `A user with email ${email} already exists in the environment; add them to the account instead`);
-          if (body.username && (await store.findByUsername(tx, body.username))) throw new AppError('USERNAME_TAKEN', `Username ${body.username} is taken`);
-          let passwordHash: string | null = null;
-          if (body.password !== undefined) {
-            await deps.passwords.validate(tx, body.password, { tenantId, email });
-            passwordHash = await deps.passwords.hash(body.password);
-          }
-          await store.insertUser(tx, {
-            id,
-            email,
-            username: body.username ?? null,
-            name: body.name ?? '',
-            profile_picture_url: body.profilePictureUrl ?? null,
-            external_id: body.externalId ?? null,
-            verified: body.verified ?? false,
-            mfa_bypass: body.mfaBypass ?? false,
-            provider: body.provider ?? 'local',
-            metadata,
-            vendor_metadata: vendorMetadata,
-            password_hash: passwordHash,
-            // An account administrator's password for someone else lasts until the owner proves the mailbox.
-            password_temporary: passwordHash !== null && by.kind === 'user',
-            active_tenant_id: tenantId,
-          });
-          if (passwordHash) await deps.passwords.remember(tx, id, passwordHash);
-          if (body.phoneNumber && !(await store.addPhone(tx, id, body.phoneNumber))) {
-            throw new AppError('PHONE_TAKEN', `Phone number ${body.phoneNumber} belongs to another user`);
-          }
-          const { rows } = await tx.query('SELECT 1 FROM user_tenants WHERE tenant_id = $1 LIMIT 1', [tenantId]);
-          await joinAccount(tx, deps, tenantId, id, body.roleIds, expiresAt, rows.length === 0);
-          const created = await record(tx, (await store.findById(tx, id))!, tenantId);
-          await deps.events?.emit(tx, { eventKey: 'user.created', tenantId, entity: { type: 'user', id }, data: { userId: id, email, name: created.name, tenantId, roles: created.roles.map((r: { key: string }) => r.key) } });
-          return created;
+      return db.transaction(async (tx) => {
+        await deps.tenants.requireLive(tx, tenantId);
+        await assertEmailDomainAllowed(tx, tenantId, email, 'email');
+        await roles.assertGrantable(tx, tenantId, by, body.roleIds ?? []);
+        let passwordHash: string | null = null;
+        if (body.password !== undefined) {
+          await deps.passwords.validate(tx, body.password, { tenantId, email });
+          passwordHash = await deps.passwords.hash(body.password);
+        }
+        const user = await creation.create(tx, {
+          source: 'api', tenantId, email, username: body.username ?? null, name: body.name ?? '',
+          profilePictureUrl: body.profilePictureUrl ?? null, externalId: body.externalId ?? null,
+          phoneNumber: body.phoneNumber,
+          verified: body.verified ?? false, mfaBypass: body.mfaBypass ?? false, provider: body.provider ?? 'local',
+          metadata, vendorMetadata, passwordHash, expiresAt, roleIds: body.roleIds?.length ? body.roleIds : undefined,
+          defaults: 'firstMember',
+          // An account administrator's password for someone else lasts until the owner proves the mailbox.
+          passwordTemporary: passwordHash !== null && by.kind === 'user',
+          event: async (ids) => ({ name: body.name ?? '', roles: (await roles.rolesByIds(tx, ids)).map((r) => r.key) }),
         });
-      } catch (err) {
-        if (err instanceof AppError) throw err;
-        uniqueness(err, { email, username: body.username });
-      }
+        return record(tx, user, tenantId);
+      });
     },
 
     async get(userId: string, tenantId?: string): Promise<User> {

@@ -24,10 +24,7 @@ export const membershipsWithStateSql = (userExpr: string) => store.membershipsWi
 /** The user's memberships with whether each account is live (the breached-password reset spares shared users). */
 export const membershipsWithState = (q: Queryable, userId: string) => store.membershipsWithState(q, userId);
 
-// For the flows that create users (sign-up, invitations, SSO, SCIM, user migration).
-export const insertUser = (q: Queryable, u: Partial<UserRow> & { id: string; email: string | null }) =>
-  store.insertUser(q, u);
-export const addPhone = (q: Queryable, userId: string, phone: string) => store.addPhone(q, userId, phone);
+// For the flows that add an existing user to an account (new users: createUserCreation, create.ts).
 export const addMembership = (
   q: Queryable, tenantId: string, userId: string, m: { subAccess: boolean; expiresAt: Date | null; pending?: boolean },
 ) => store.addMembership(q, tenantId, userId, m);

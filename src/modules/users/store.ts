@@ -71,17 +71,6 @@ export interface MembershipRow {
   pending: boolean;
 }
 
-export async function insertUser(q: Queryable, u: Partial<UserRow> & { id: string; email: string | null }): Promise<void> {
-  const cols = Object.keys(u);
-  await q.query(
-    `INSERT INTO users (${cols.join(', ')}) VALUES (${cols.map((_, i) => `$${i + 1}`).join(', ')})`,
-    cols.map((c) => {
-      const v = (u as Record<string, unknown>)[c];
-      return c === 'metadata' || c === 'vendor_metadata' ? JSON.stringify(v) : v;
-    }),
-  );
-}
-
 export async function findById(q: Queryable, id: string, lock = false): Promise<UserRow | undefined> {
   const { rows } = await q.query<UserRow>(`SELECT * FROM users WHERE id = $1${lock ? ' FOR UPDATE' : ''}`, [id]);
   return rows[0];

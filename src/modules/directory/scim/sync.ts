@@ -1,4 +1,3 @@
-import { newId } from '../../../lib/crypto.ts';
 import { AppError } from '../../../http/errors.ts';
 import type { Queryable } from '../../../storage/db.ts';
 import type { EventsService } from '../../events/index.ts';
@@ -27,6 +26,7 @@ export interface SyncDeps {
  * is the password of a user the connection owns (never of a linked one), held to the account's password policy.
  */
 export function createSync(deps: SyncDeps) {
+  const creation = users.createUserCreation(deps);
   const scopeOf = (c: ConnectionRow): store.Scope => ({ tenantId: c.tenant_id, connectionId: c.id });
 
   /** A directory-set password meets the account's policy like any other (refused: 400 invalidValue, nothing kept). */
@@ -86,34 +86,24 @@ export function createSync(deps: SyncDeps) {
     u: { email: string; name: string | undefined; externalId: string | null; active: boolean; password?: string },
     facts = accountFacts(tx, c),
   ): Promise<{ userId: string; owns: boolean }> {
-    const account = await facts.account();
-    let userId: string;
-    let owns = false;
     const existing = await users.findByEmail(tx, u.email);
-    if (existing) {
-      userId = existing.id;
-    } else {
-      userId = newId();
-      owns = true;
+    if (!existing) {
       const passwordHash = u.password === undefined ? null : await hashFor(tx, c, u.password, u.email);
-      await users.insertUser(tx, {
-        id: userId,
-        email: u.email,
-        name: u.name,
-        external_id: u.externalId,
-        verified: true,
-        provider: 'scim2',
-        managed_by: 'scim2',
-        active_tenant_id: c.tenant_id,
-        password_hash: passwordHash,
+      const created = await creation.create(tx, {
+        source: 'scim', tenantId: c.tenant_id, email: u.email, name: u.name, externalId: u.externalId, verified: true,
+        provider: 'scim2', managedBy: 'scim2', passwordHash, roleIds: await facts.defaultRoleIds(),
       });
-      if (passwordHash) await deps.passwords.remember(tx, userId, passwordHash);
+      // A new membership starts enabled; an inactive directory user's is disabled.
+      if (!u.active) await setActive(tx, c, created.id, false);
+      return { userId: created.id, owns: true };
     }
-    const joined = await users.addMembership(tx, c.tenant_id, userId, { subAccess: account.sub_account_access_type !== 'defaultOff', expiresAt: null });
-    if (joined) await users.addRoles(tx, c.tenant_id, userId, await facts.defaultRoleIds());
+    const account = await facts.account();
+    const subAccess = account.sub_account_access_type !== 'defaultOff';
+    const joined = await users.addMembership(tx, c.tenant_id, existing.id, { subAccess, expiresAt: null });
+    if (joined) await users.addRoles(tx, c.tenant_id, existing.id, await facts.defaultRoleIds());
     // A new membership starts enabled; an existing one (or an inactive user) gets the directory's state.
-    if (!joined || !u.active) await setActive(tx, c, userId, u.active);
-    return { userId, owns };
+    if (!joined || !u.active) await setActive(tx, c, existing.id, u.active);
+    return { userId: existing.id, owns: false };
   }
 
   function emailFor(data: Record<string, unknown>, strict: boolean): string | undefined {
