@@ -8,7 +8,14 @@ export const UNCHANGED_RATIO = 0.9;
 export const PROPAGATION_TARGET_MS = 2000;
 export const QUIET_LOAD = 1.2;
 
-export interface Sizes { accounts: number; features: number; plans: number; grants: number; flags: number; routes: number }
+export interface Sizes {
+  accounts: number;
+  features: number;
+  plans: number;
+  grants: number;
+  flags: number;
+  routes: number;
+}
 export const SMALL: Sizes = { accounts: 200, features: 20, plans: 5, grants: 1000, flags: 5, routes: 30 };
 export const LARGE: Sizes = { accounts: 10_000, features: 100, plans: 20, grants: 50_000, flags: 10, routes: 60 };
 export const LARGE_QUICK: Sizes = { accounts: 1000, features: 30, plans: 8, grants: 5000, flags: 5, routes: 30 };

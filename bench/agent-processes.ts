@@ -12,7 +12,11 @@ process.on('exit', () => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
 });
 
-export interface Proc { proc: ChildProcess; output: () => string; lines: () => string[] }
+export interface Proc {
+  proc: ChildProcess;
+  output: () => string;
+  lines: () => string[];
+}
 
 function spawnNode(args: string[], env: Record<string, string>): Proc {
   const proc = spawn(process.execPath, args, {
@@ -37,13 +41,21 @@ export async function stopProc(p: Proc): Promise<void> {
   clearTimeout(t);
 }
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number, p?: Proc, everyMs = 5): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | undefined>,
+  timeoutMs: number,
+  p?: Proc,
+  everyMs = 5,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    if (p && p.proc.exitCode !== null) throw new Error(`${what}: the process exited with ${p.proc.exitCode}\n${p.output().slice(-3000)}`);
+    if (p && p.proc.exitCode !== null)
+      throw new Error(`${what}: the process exited with ${p.proc.exitCode}\n${p.output().slice(-3000)}`);
     const v = await fn().catch(() => undefined);
     if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms${p ? `\n${p.output().slice(-3000)}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`${what}: not within ${timeoutMs} ms${p ? `\n${p.output().slice(-3000)}` : ''}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
@@ -63,11 +75,22 @@ export async function startServer(bdb: BenchDb): Promise<{ p: Proc; url: string 
     LOG_LEVEL: 'warn',
   });
   const url = `http://127.0.0.1:${port}`;
-  await waitFor('server healthy', async () => ((await statusOf(`${url}/health`)) === 200 ? true : undefined), 120_000, p, 50);
+  await waitFor(
+    'server healthy',
+    async () => ((await statusOf(`${url}/health`)) === 200 ? true : undefined),
+    120_000,
+    p,
+    50,
+  );
   return { p, url };
 }
 
-interface Agent { p: Proc; url: string; dir: string; spawnToReadyMs: number }
+interface Agent {
+  p: Proc;
+  url: string;
+  dir: string;
+  spawnToReadyMs: number;
+}
 
 /** An agent with default settings (AGENT_POLL_MS unset: 1000 ms), a fresh data dir; ready = /health?bundles 200. */
 export async function startAgent(serverUrl: string, wantOffset: number): Promise<Agent> {
@@ -86,16 +109,26 @@ export async function startAgent(serverUrl: string, wantOffset: number): Promise
     LOG_LEVEL: 'info',
   });
   const url = `http://127.0.0.1:${port}`;
-  await waitFor('agent loaded the snapshot', async () => {
-    const r = await fetch(`${url}/health?bundles`, { signal: AbortSignal.timeout(5000) });
-    return r.status === 200 && ((await r.json()) as { snapshotOffset: number }).snapshotOffset === wantOffset ? true : undefined;
-  }, 60_000, p);
+  await waitFor(
+    'agent loaded the snapshot',
+    async () => {
+      const r = await fetch(`${url}/health?bundles`, { signal: AbortSignal.timeout(5000) });
+      return r.status === 200 && ((await r.json()) as { snapshotOffset: number }).snapshotOffset === wantOffset
+        ? true
+        : undefined;
+    },
+    60_000,
+    p,
+  );
   return { p, url, dir, spawnToReadyMs: performance.now() - started };
 }
 
 /** The agent's own account of its last snapshot load (sync.ts logs fetch/parse/store/compile ms). */
 export function loadLog(a: Agent): Record<string, number> | undefined {
-  const line = a.p.lines().reverse().find((l) => l.includes('entitlements snapshot loaded'));
+  const line = a.p
+    .lines()
+    .reverse()
+    .find((l) => l.includes('entitlements snapshot loaded'));
   return line ? (JSON.parse(line) as Record<string, number>) : undefined;
 }
 
@@ -117,6 +150,14 @@ export async function startBaseline(): Promise<{ p: Proc; url: string }> {
   const port = await freePort();
   const p = spawnNode(['--input-type=module', '-e', BASELINE], { PORT: String(port) });
   const url = `http://127.0.0.1:${port}`;
-  await waitFor('baseline listening', async () => ((await fetch(url, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })).status === 200 ? true : undefined), 30_000, p);
+  await waitFor(
+    'baseline listening',
+    async () =>
+      (await fetch(url, { method: 'POST', body: '{}', headers: { 'content-type': 'application/json' } })).status === 200
+        ? true
+        : undefined,
+    30_000,
+    p,
+  );
   return { p, url };
 }

@@ -9,11 +9,14 @@ export async function propagation(serverUrl: string, agentUrl: string, changes: 
   const api = httpClient(serverUrl);
   const auth = await api.request('POST', '/auth/vendor', { body: BENCH_VENDOR });
   api.setToken(auth.body.token);
-  const plan = (await api.request('GET', '/entitlements/resources/plans/v1?limit=1000')).body.items.find((p: { name: string }) => p.name === PROBE.plan);
+  const plan = (await api.request('GET', '/entitlements/resources/plans/v1?limit=1000')).body.items.find(
+    (p: { name: string }) => p.name === PROBE.plan,
+  );
   if (!plan) throw new Error('probe plan missing');
   const agent = httpClient(agentUrl);
   const body = { input: { subjectContext: { tenantId: PROBE.tenant }, requestContext: { featureKey: PROBE.feature } } };
-  const decide = async () => (await agent.request('POST', DECISION_PATHS.feature, { body })).body.result.result as boolean;
+  const decide = async () =>
+    (await agent.request('POST', DECISION_PATHS.feature, { body })).body.result.result as boolean;
   if ((await decide()) !== false) throw new Error('probe account is entitled before the first change');
   const samples: number[] = [];
   const writes: number[] = [];
@@ -24,7 +27,9 @@ export async function propagation(serverUrl: string, agentUrl: string, changes: 
     const want = grantId === undefined;
     const t0 = performance.now();
     const w = want
-      ? await api.request('POST', '/entitlements/resources/entitlements/v2', { body: { planId: plan.id, tenantId: PROBE.tenant, expirationDate: null } })
+      ? await api.request('POST', '/entitlements/resources/entitlements/v2', {
+          body: { planId: plan.id, tenantId: PROBE.tenant, expirationDate: null },
+        })
       : await api.request('DELETE', `/entitlements/resources/entitlements/v2/${grantId}`);
     if (w.status !== 200) throw new Error(`management write answered ${w.status}: ${JSON.stringify(w.body)}`);
     writes.push(w.ms);

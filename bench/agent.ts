@@ -88,14 +88,47 @@ export async function run(o: BenchOptions): Promise<AreaResult> {
     const loadMs = (largeLoad.fetchMs ?? NaN) + (largeLoad.parseMs ?? NaN) + (largeLoad.compileMs ?? NaN);
     data.loadLog = { small: smallLoad, large: largeLoad };
     tables.push({
-      title: 'snapshot load by the agent (its own log: fetch = GET of the snapshot incl. server build; store = atomic write to disk)',
-      columns: ['snapshot', 'bytes', 'fetch ms', 'parse ms', 'compile ms', 'store ms', 'fetch+parse+compile ms', 'spawn→ready ms', 'RSS after load MB'],
-      rows: [
-        ['small', smallLoad?.bytes ?? null, smallLoad?.fetchMs ?? null, smallLoad?.parseMs ?? null, smallLoad?.compileMs ?? null, smallLoad?.storeMs ?? null,
-          ms((smallLoad?.fetchMs ?? NaN) + (smallLoad?.parseMs ?? NaN) + (smallLoad?.compileMs ?? NaN), 1), ms(a1.spawnToReadyMs, 0), rssSmall.rss],
-        ['large', largeLoad.bytes, largeLoad.fetchMs, largeLoad.parseMs, largeLoad.compileMs, largeLoad.storeMs, ms(loadMs, 1), ms(a2.spawnToReadyMs, 0), rssAfterLoad.rss],
+      title:
+        'snapshot load by the agent (its own log: fetch = GET of the snapshot incl. server build; store = atomic write to disk)',
+      columns: [
+        'snapshot',
+        'bytes',
+        'fetch ms',
+        'parse ms',
+        'compile ms',
+        'store ms',
+        'fetch+parse+compile ms',
+        'spawn→ready ms',
+        'RSS after load MB',
       ],
-      notes: [`large: ${JSON.stringify(data.largeCounts)}`, 'spawn→ready includes node + tsx start-up and vendor sign-in'],
+      rows: [
+        [
+          'small',
+          smallLoad?.bytes ?? null,
+          smallLoad?.fetchMs ?? null,
+          smallLoad?.parseMs ?? null,
+          smallLoad?.compileMs ?? null,
+          smallLoad?.storeMs ?? null,
+          ms((smallLoad?.fetchMs ?? NaN) + (smallLoad?.parseMs ?? NaN) + (smallLoad?.compileMs ?? NaN), 1),
+          ms(a1.spawnToReadyMs, 0),
+          rssSmall.rss,
+        ],
+        [
+          'large',
+          largeLoad.bytes,
+          largeLoad.fetchMs,
+          largeLoad.parseMs,
+          largeLoad.compileMs,
+          largeLoad.storeMs,
+          ms(loadMs, 1),
+          ms(a2.spawnToReadyMs, 0),
+          rssAfterLoad.rss,
+        ],
+      ],
+      notes: [
+        `large: ${JSON.stringify(data.largeCounts)}`,
+        'spawn→ready includes node + tsx start-up and vendor sign-in',
+      ],
     });
 
     // (a) + (b) throughput: baseline, small-snapshot agent, large-snapshot agent, back to back, `rounds` times.
@@ -106,11 +139,22 @@ export async function run(o: BenchOptions): Promise<AreaResult> {
       const baseMix = smallMix.map((r) => ({ ...r }));
       data.sanity = { small: await sanity(a1.url, smallMix), large: await sanity(a2.url, largeMix) };
       loads.push(await quiet('throughput', o));
-      for (const [url, mix] of [[base.url, baseMix], [a1.url, smallMix], [a2.url, largeMix]] as const) await cannon(url, mix, warmup);
+      for (const [url, mix] of [
+        [base.url, baseMix],
+        [a1.url, smallMix],
+        [a2.url, largeMix],
+      ] as const)
+        await cannon(url, mix, warmup);
       for (let round = 1; round <= rounds; round++) {
-        for (const [target, url, mix] of [['fastify baseline', base.url, baseMix], ['agent, small snapshot', a1.url, smallMix], ['agent, large snapshot', a2.url, largeMix]] as const) {
+        for (const [target, url, mix] of [
+          ['fastify baseline', base.url, baseMix],
+          ['agent, small snapshot', a1.url, smallMix],
+          ['agent, large snapshot', a2.url, largeMix],
+        ] as const) {
           const r = await cannon(url, mix, seconds);
-          o.log(`  round ${round} ${target}: ${r.rps} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors}`);
+          o.log(
+            `  round ${round} ${target}: ${r.rps} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors}`,
+          );
           runs.push({ round, target, r });
         }
       }
@@ -126,7 +170,16 @@ export async function run(o: BenchOptions): Promise<AreaResult> {
       tables.push({
         title: `decisions at ${CONNECTIONS} connections (autocannon, ${seconds} s per run; mix 50% feature, 30% permission, 20% route)`,
         columns: ['round', 'target', 'req/s', 'p50 ms', 'p99 ms', 'mean ms', 'non-2xx', 'errors'],
-        rows: runs.map(({ round, target, r }) => [round, target, r.rps, r.p50, r.p99, ms(r.mean, 2), r.non2xx, r.errors]),
+        rows: runs.map(({ round, target, r }) => [
+          round,
+          target,
+          r.rps,
+          r.p50,
+          r.p99,
+          ms(r.mean, 2),
+          r.non2xx,
+          r.errors,
+        ]),
       });
     }
     const baseRps = mean('fastify baseline', 'rps');
@@ -134,11 +187,31 @@ export async function run(o: BenchOptions): Promise<AreaResult> {
     const largeRps = mean('agent, large snapshot', 'rps');
     data.throughput = { baseRps, smallRps, largeRps, runs };
     if (runs.length) {
-      targets.push({ name: 'agent decisions/s vs trivial Fastify route', target: `≥ ${THROUGHPUT_RATIO_TARGET * 100}%`, measured: `${((smallRps / baseRps) * 100).toFixed(0)}% (${smallRps.toFixed(0)} vs ${baseRps.toFixed(0)} req/s; p50 ${mean('agent, small snapshot', 'p50').toFixed(1)} ms, p99 ${mean('agent, small snapshot', 'p99').toFixed(1)} ms)`, met: smallRps >= THROUGHPUT_RATIO_TARGET * baseRps });
-      targets.push({ name: 'decisions/s, large vs small snapshot', target: `≥ ${UNCHANGED_RATIO * 100}% (unchanged)`, measured: `${((largeRps / smallRps) * 100).toFixed(0)}% (${largeRps.toFixed(0)} vs ${smallRps.toFixed(0)} req/s)`, met: largeRps >= UNCHANGED_RATIO * smallRps });
+      targets.push({
+        name: 'agent decisions/s vs trivial Fastify route',
+        target: `≥ ${THROUGHPUT_RATIO_TARGET * 100}%`,
+        measured: `${((smallRps / baseRps) * 100).toFixed(0)}% (${smallRps.toFixed(0)} vs ${baseRps.toFixed(0)} req/s; p50 ${mean('agent, small snapshot', 'p50').toFixed(1)} ms, p99 ${mean('agent, small snapshot', 'p99').toFixed(1)} ms)`,
+        met: smallRps >= THROUGHPUT_RATIO_TARGET * baseRps,
+      });
+      targets.push({
+        name: 'decisions/s, large vs small snapshot',
+        target: `≥ ${UNCHANGED_RATIO * 100}% (unchanged)`,
+        measured: `${((largeRps / smallRps) * 100).toFixed(0)}% (${largeRps.toFixed(0)} vs ${smallRps.toFixed(0)} req/s)`,
+        met: largeRps >= UNCHANGED_RATIO * smallRps,
+      });
     }
-    targets.push({ name: 'agent RSS with the large snapshot', target: `< ${RSS_TARGET_MB} MB`, measured: `${rssAfterLoad.rss} MB after load, ${rssAfterRun.rss} MB after load runs (peak ${rssAfterRun.hwm} MB)`, met: Math.max(rssAfterLoad.rss, rssAfterRun.rss) < RSS_TARGET_MB });
-    targets.push({ name: 'large snapshot load (fetch+parse+compile)', target: `< ${LOAD_TARGET_MS} ms`, measured: `${loadMs.toFixed(0)} ms (${largeLoad.fetchMs} + ${largeLoad.parseMs} + ${largeLoad.compileMs})`, met: loadMs < LOAD_TARGET_MS });
+    targets.push({
+      name: 'agent RSS with the large snapshot',
+      target: `< ${RSS_TARGET_MB} MB`,
+      measured: `${rssAfterLoad.rss} MB after load, ${rssAfterRun.rss} MB after load runs (peak ${rssAfterRun.hwm} MB)`,
+      met: Math.max(rssAfterLoad.rss, rssAfterRun.rss) < RSS_TARGET_MB,
+    });
+    targets.push({
+      name: 'large snapshot load (fetch+parse+compile)',
+      target: `< ${LOAD_TARGET_MS} ms`,
+      measured: `${loadMs.toFixed(0)} ms (${largeLoad.fetchMs} + ${largeLoad.parseMs} + ${largeLoad.compileMs})`,
+      met: loadMs < LOAD_TARGET_MS,
+    });
 
     // (c) propagation with default settings, small then large snapshot.
     if (want('propagation')) {
@@ -150,15 +223,40 @@ export async function run(o: BenchOptions): Promise<AreaResult> {
         title: 'change propagation: management write → first agent decision reflecting it (AGENT_POLL_MS default 1000)',
         columns: ['snapshot', 'changes', 'p50 ms', 'p90 ms', 'max ms', 'min ms', 'write p50 ms'],
         rows: [
-          ['small', p1.propagation.n, ms(p1.propagation.p50, 0), ms(p1.propagation.p90, 0), ms(p1.propagation.max, 0), ms(p1.propagation.min, 0), ms(p1.write.p50, 1)],
-          ['large', p2.propagation.n, ms(p2.propagation.p50, 0), ms(p2.propagation.p90, 0), ms(p2.propagation.max, 0), ms(p2.propagation.min, 0), ms(p2.write.p50, 1)],
+          [
+            'small',
+            p1.propagation.n,
+            ms(p1.propagation.p50, 0),
+            ms(p1.propagation.p90, 0),
+            ms(p1.propagation.max, 0),
+            ms(p1.propagation.min, 0),
+            ms(p1.write.p50, 1),
+          ],
+          [
+            'large',
+            p2.propagation.n,
+            ms(p2.propagation.p50, 0),
+            ms(p2.propagation.p90, 0),
+            ms(p2.propagation.max, 0),
+            ms(p2.propagation.min, 0),
+            ms(p2.write.p50, 1),
+          ],
         ],
         notes: ['a grant of the probe plan is created, then removed, alternately; each after a random 0.2–1.2 s pause'],
       });
-      targets.push({ name: 'propagation p50 (default poll)', target: `< ${PROPAGATION_TARGET_MS} ms`, measured: `${p1.propagation.p50.toFixed(0)} ms small, ${p2.propagation.p50.toFixed(0)} ms large`, met: p1.propagation.p50 < PROPAGATION_TARGET_MS && p2.propagation.p50 < PROPAGATION_TARGET_MS });
+      targets.push({
+        name: 'propagation p50 (default poll)',
+        target: `< ${PROPAGATION_TARGET_MS} ms`,
+        measured: `${p1.propagation.p50.toFixed(0)} ms small, ${p2.propagation.p50.toFixed(0)} ms large`,
+        met: p1.propagation.p50 < PROPAGATION_TARGET_MS && p2.propagation.p50 < PROPAGATION_TARGET_MS,
+      });
     }
     data.loadChecks = loads;
-    tables.push({ title: 'machine load before each measured block (1-minute average; rule: ≤ 1.2, else wait 30 s, up to 10 min)', columns: ['block', 'load1', 'waited s', 'quiet'], rows: loads.map((l) => [l.before, l.load1, l.waitedS, l.quiet ? 'yes' : 'NO']) });
+    tables.push({
+      title: 'machine load before each measured block (1-minute average; rule: ≤ 1.2, else wait 30 s, up to 10 min)',
+      columns: ['block', 'load1', 'waited s', 'quiet'],
+      rows: loads.map((l) => [l.before, l.load1, l.waitedS, l.quiet ? 'yes' : 'NO']),
+    });
     return { area: 'agent', store: o.store, tables, data, targets };
   } finally {
     for (const p of procs.reverse()) await stopProc(p).catch(() => {});

@@ -17,16 +17,27 @@ const FULL = { perRound: 1500, rounds: 3, clients: 8, deliveries: 5000 };
 const QUICK = { perRound: 150, rounds: 2, clients: 4, deliveries: 300 };
 const OVERHEAD_TARGET = 0.15;
 
-async function createUsers(app: BenchApp, tenantId: string, prefix: string, n: number, clients: number): Promise<number> {
+async function createUsers(
+  app: BenchApp,
+  tenantId: string,
+  prefix: string,
+  n: number,
+  clients: number,
+): Promise<number> {
   const pool = Array.from({ length: clients }, () => app.newClient(app.vendorToken));
   let next = 0;
   const start = performance.now();
-  await Promise.all(pool.map(async (c) => {
-    for (let i = next++; i < n; i = next++) {
-      const r = await c.request('POST', USERS, { body: { email: `${prefix}-${i}@bench.test`, name: `U ${i}` }, headers: { 'gatehouse-tenant-id': tenantId } });
-      if (r.status !== 201) throw new Error(`create user: HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
-    }
-  }));
+  await Promise.all(
+    pool.map(async (c) => {
+      for (let i = next++; i < n; i = next++) {
+        const r = await c.request('POST', USERS, {
+          body: { email: `${prefix}-${i}@bench.test`, name: `U ${i}` },
+          headers: { 'gatehouse-tenant-id': tenantId },
+        });
+        if (r.status !== 201) throw new Error(`create user: HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
+      }
+    }),
+  );
   const seconds = (performance.now() - start) / 1000;
   for (const c of pool) c.close();
   return n / seconds;
@@ -51,13 +62,21 @@ export async function run(opts: BenchOptions): Promise<AreaResult> {
     // dispatcher only marks events dispatched: the outbox's full cost on the write path and behind it.
     const on = await startBenchApp(bdb, bdb.db, { jobs: true });
     apps.push(on);
-    const off = await startBenchApp(bdb, bdb.db, { jobs: false, env: { EVENTS_ENABLED: 'false', AUDIT_ENABLED: 'false' } });
+    const off = await startBenchApp(bdb, bdb.db, {
+      jobs: false,
+      env: { EVENTS_ENABLED: 'false', AUDIT_ENABLED: 'false' },
+    });
     apps.push(off);
-    const tenant = await on.client.request('POST', '/tenants/resources/tenants/v1', { body: { tenantId: 'bench-events', name: 'Bench events' } });
+    const tenant = await on.client.request('POST', '/tenants/resources/tenants/v1', {
+      body: { tenantId: 'bench-events', name: 'Bench events' },
+    });
     if (tenant.status !== 201) throw new Error(`create account: HTTP ${tenant.status}`);
 
     if (want('overhead')) {
-      section('overhead', `1. overhead: users/s created at ${sizes.clients} clients, outbox+audit on vs off, ${sizes.rounds} interleaved rounds of ${sizes.perRound}`);
+      section(
+        'overhead',
+        `1. overhead: users/s created at ${sizes.clients} clients, outbox+audit on vs off, ${sizes.rounds} interleaved rounds of ${sizes.perRound}`,
+      );
       await createUsers(off, 'bench-events', 'warm-off', 50, sizes.clients);
       await createUsers(on, 'bench-events', 'warm-on', 50, sizes.clients);
       const rates = { on: [] as number[], off: [] as number[] };
@@ -71,16 +90,29 @@ export async function run(opts: BenchOptions): Promise<AreaResult> {
       const mOn = median(rates.on);
       const mOff = median(rates.off);
       const overhead = 1 - mOn / mOff;
-      const events = Number((await bdb.db.query<{ n: number }>("SELECT count(*)::int AS n FROM events WHERE event_key = 'user.created'")).rows[0].n);
+      const events = Number(
+        (await bdb.db.query<{ n: number }>("SELECT count(*)::int AS n FROM events WHERE event_key = 'user.created'"))
+          .rows[0].n,
+      );
       const audits = Number((await bdb.db.query<{ n: number }>('SELECT count(*)::int AS n FROM audit_log')).rows[0].n);
       data.overhead = { rates, medianOn: mOn, medianOff: mOff, overhead, events, audits };
       tables.push({
         title: `users/s created (vendor POST ${USERS}, ${sizes.clients} clients, median of ${sizes.rounds} rounds)`,
         columns: ['outbox + audit', 'users/s', 'rounds'],
-        rows: [['off', Number(mOff.toFixed(0)), rates.off.map((x) => x.toFixed(0)).join(' ')], ['on', Number(mOn.toFixed(0)), rates.on.map((x) => x.toFixed(0)).join(' ')]],
-        notes: [`overhead ${(overhead * 100).toFixed(1)}%; ${events} user.created events and ${audits} audit entries written by the "on" app`],
+        rows: [
+          ['off', Number(mOff.toFixed(0)), rates.off.map((x) => x.toFixed(0)).join(' ')],
+          ['on', Number(mOn.toFixed(0)), rates.on.map((x) => x.toFixed(0)).join(' ')],
+        ],
+        notes: [
+          `overhead ${(overhead * 100).toFixed(1)}%; ${events} user.created events and ${audits} audit entries written by the "on" app`,
+        ],
       });
-      targets.push({ name: 'outbox + audit overhead on user creation', target: `< ${OVERHEAD_TARGET * 100}%`, measured: `${(overhead * 100).toFixed(1)}%`, met: overhead < OVERHEAD_TARGET });
+      targets.push({
+        name: 'outbox + audit overhead on user creation',
+        target: `< ${OVERHEAD_TARGET * 100}%`,
+        measured: `${(overhead * 100).toFixed(1)}%`,
+        met: overhead < OVERHEAD_TARGET,
+      });
     }
 
     if (want('delivery')) {
@@ -97,27 +129,46 @@ export async function run(opts: BenchOptions): Promise<AreaResult> {
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
       try {
         const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
-        const h = await on.client.request('POST', '/webhook/custom', { body: { displayName: 'bench', url, secret: 'bench-secret-0123456789', eventKeys: ['account.updated'] } });
+        const h = await on.client.request('POST', '/webhook/custom', {
+          body: { displayName: 'bench', url, secret: 'bench-secret-0123456789', eventKeys: ['account.updated'] },
+        });
         if (h.status !== 201) throw new Error(`create webhook: HTTP ${h.status} ${JSON.stringify(h.body)}`);
         // Many entities (one per 10 events), so per-entity ordering still leaves room for parallel delivery.
-        await bdb.db.transaction((tx) => on.ctx.events.emitMany(tx, Array.from({ length: sizes.deliveries }, (_, i) => ({
-          eventKey: 'account.updated' as const, tenantId: `bench-${i % Math.ceil(sizes.deliveries / 10)}`,
-          entity: { type: 'account', id: `bench-${i % Math.ceil(sizes.deliveries / 10)}` }, data: { i },
-        }))));
+        await bdb.db.transaction((tx) =>
+          on.ctx.events.emitMany(
+            tx,
+            Array.from({ length: sizes.deliveries }, (_, i) => ({
+              eventKey: 'account.updated' as const,
+              tenantId: `bench-${i % Math.ceil(sizes.deliveries / 10)}`,
+              entity: { type: 'account', id: `bench-${i % Math.ceil(sizes.deliveries / 10)}` },
+              data: { i },
+            })),
+          ),
+        );
         const start = performance.now();
         on.ctx.jobs.start();
         for (;;) {
-          const { rows } = await bdb.db.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'succeeded'");
+          const { rows } = await bdb.db.query<{ n: number }>(
+            "SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'succeeded'",
+          );
           if (Number(rows[0].n) >= sizes.deliveries) break;
           await new Promise((r) => setTimeout(r, 20));
         }
         const seconds = (performance.now() - start) / 1000;
         const rate = sizes.deliveries / seconds;
-        data.delivery = { events: sizes.deliveries, seconds, perSecond: rate, received, concurrency: on.ctx.config.webhooks.concurrency };
+        data.delivery = {
+          events: sizes.deliveries,
+          seconds,
+          perSecond: rate,
+          received,
+          concurrency: on.ctx.config.webhooks.concurrency,
+        };
         tables.push({
           title: 'webhook delivery to a local receiver (fan-out + signed POST + recorded outcome)',
           columns: ['events', 'seconds', 'events/s', 'concurrency'],
-          rows: [[sizes.deliveries, Number(seconds.toFixed(2)), Number(rate.toFixed(0)), on.ctx.config.webhooks.concurrency]],
+          rows: [
+            [sizes.deliveries, Number(seconds.toFixed(2)), Number(rate.toFixed(0)), on.ctx.config.webhooks.concurrency],
+          ],
         });
       } finally {
         await new Promise((r) => server.close(r));

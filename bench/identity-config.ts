@@ -89,10 +89,21 @@ export const QUICK: Sizes = {
 
 export type IdentityApp = BenchApp;
 
-export async function startIdentityApp(bdb: BenchDb, db: ClosableDb, env: Record<string, string>, logger?: pino.Logger): Promise<IdentityApp> {
+export async function startIdentityApp(
+  bdb: BenchDb,
+  db: ClosableDb,
+  env: Record<string, string>,
+  logger?: pino.Logger,
+): Promise<IdentityApp> {
   // BENCH_IDENTITY_LOG=1: the server's warnings and errors on stderr (to see why a request failed); else /dev/null.
-  const log = process.env.BENCH_IDENTITY_LOG ? pino({ level: 'warn', redact: { paths: LOG_REDACT, censor: '[redacted]' } }, pino.destination(2)) : logger;
+  const log = process.env.BENCH_IDENTITY_LOG
+    ? pino({ level: 'warn', redact: { paths: LOG_REDACT, censor: '[redacted]' } }, pino.destination(2))
+    : logger;
   // BENCH_IDENTITY_JOBS=1: with the job runner started, as `npm start` runs (the audit chainer's batches and housekeeping
   // then share the CPUs; the statement breakdowns count their statements too).
-  return startBenchApp(bdb, db, { env: { ...RAISED_SIGNIN_LIMITS, ...env }, log, jobs: process.env.BENCH_IDENTITY_JOBS === '1' });
+  return startBenchApp(bdb, db, {
+    env: { ...RAISED_SIGNIN_LIMITS, ...env },
+    log,
+    jobs: process.env.BENCH_IDENTITY_JOBS === '1',
+  });
 }

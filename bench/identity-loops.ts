@@ -6,7 +6,10 @@ import type { LoadResult } from './loadgen.ts';
 // Load generation and CPU placement
 
 /** A closed loop's result: LoadResult's figures without the load generator's (these loops run in this process). */
-export type LoopResult = Pick<LoadResult, 'workers' | 'ops' | 'seconds' | 'perSecond' | 'latency' | 'cpuMsPerOp' | 'mainCpuMsPerOp' | 'otherCpuMsPerOp'>;
+export type LoopResult = Pick<
+  LoadResult,
+  'workers' | 'ops' | 'seconds' | 'perSecond' | 'latency' | 'cpuMsPerOp' | 'mainCpuMsPerOp' | 'otherCpuMsPerOp'
+>;
 
 /**
  * CPU time (user + system, ms) of the main thread and of all other threads of this process, from /proc/self/task
@@ -33,7 +36,12 @@ function threadCpuMs(): { main: number; other: number } | undefined {
  * `workers` closed loops calling `op` back to back for `warmupMs + durationMs`; counts the operations that complete
  * inside the measured window (after the warm-up), so the figure is a steady-state rate.
  */
-export async function closedLoop(workers: number, warmupMs: number, durationMs: number, op: (worker: number) => Promise<void>): Promise<LoopResult> {
+export async function closedLoop(
+  workers: number,
+  warmupMs: number,
+  durationMs: number,
+  op: (worker: number) => Promise<void>,
+): Promise<LoopResult> {
   const start = performance.now() + warmupMs;
   const end = start + durationMs;
   const latencies: number[] = [];
@@ -42,8 +50,14 @@ export async function closedLoop(workers: number, warmupMs: number, durationMs: 
   let threadsStart: ReturnType<typeof threadCpuMs>;
   let threadsEnd: ReturnType<typeof threadCpuMs>;
   const marks = [
-    setTimeout(() => ((cpuStart = process.cpuUsage()), (threadsStart = threadCpuMs())), Math.max(0, start - performance.now())),
-    setTimeout(() => ((cpu = process.cpuUsage(cpuStart)), (threadsEnd = threadCpuMs())), Math.max(0, end - performance.now())),
+    setTimeout(
+      () => ((cpuStart = process.cpuUsage()), (threadsStart = threadCpuMs())),
+      Math.max(0, start - performance.now()),
+    ),
+    setTimeout(
+      () => ((cpu = process.cpuUsage(cpuStart)), (threadsEnd = threadCpuMs())),
+      Math.max(0, end - performance.now()),
+    ),
   ];
   await Promise.all(
     Array.from({ length: workers }, async (_, w) => {

@@ -63,15 +63,24 @@ export async function seedUsers(db: Db, users: number, accounts: number, passwor
 
 /** An account and `n` users with a password, through the API (their hashes are the app's own argon2id). */
 export async function createSignInUsers(app: IdentityApp, n: number): Promise<{ emails: string[]; hash: string }> {
-  const acct = await app.client.request('POST', '/tenants/resources/tenants/v1', { body: { tenantId: BENCH_ACCOUNT, name: 'Identity bench' } });
-  if (acct.status !== 201) throw new Error(`create account: HTTP ${acct.status} ${JSON.stringify(acct.body).slice(0, 300)}`);
+  const acct = await app.client.request('POST', '/tenants/resources/tenants/v1', {
+    body: { tenantId: BENCH_ACCOUNT, name: 'Identity bench' },
+  });
+  if (acct.status !== 201)
+    throw new Error(`create account: HTTP ${acct.status} ${JSON.stringify(acct.body).slice(0, 300)}`);
   const emails: string[] = [];
   for (let i = 0; i < n; i++) {
     const email = `signin-${i}@bench.example`;
-    const r = await app.client.request('POST', '/identity/resources/users/v1', { body: { email, password: PASSWORD, name: `Sign-in ${i}` }, headers: { 'gatehouse-tenant-id': BENCH_ACCOUNT } });
+    const r = await app.client.request('POST', '/identity/resources/users/v1', {
+      body: { email, password: PASSWORD, name: `Sign-in ${i}` },
+      headers: { 'gatehouse-tenant-id': BENCH_ACCOUNT },
+    });
     if (r.status !== 201) throw new Error(`create user: HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
     emails.push(email);
   }
-  const { rows } = await app.ctx.db.query<{ password_hash: string }>('SELECT password_hash FROM users WHERE email = $1', [emails[0]]);
+  const { rows } = await app.ctx.db.query<{ password_hash: string }>(
+    'SELECT password_hash FROM users WHERE email = $1',
+    [emails[0]],
+  );
   return { emails, hash: rows[0].password_hash };
 }

@@ -36,7 +36,8 @@ async function startFloor(hash: string, replyBytes: number) {
   const limit = createLimiter(availableParallelism());
   const body = JSON.stringify({ accessToken: 'x'.repeat(Math.max(0, replyBytes - 20)) });
   app.post<{ Body: { email: string; password: string } }>('/floor', async (req, reply) => {
-    if (!(await limit.run(() => argon2Verify(hash, req.body.password)))) return reply.status(401).send({ error: 'wrong password' });
+    if (!(await limit.run(() => argon2Verify(hash, req.body.password))))
+      return reply.status(401).send({ error: 'wrong password' });
     return reply.header('content-type', 'application/json; charset=utf-8').send(body);
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
@@ -46,13 +47,20 @@ async function startFloor(hash: string, replyBytes: number) {
 /** The raw rate a sign-in rate is compared with: the better of raw at the same concurrency and raw at the CPU count. */
 export const bestRaw = (r: Pick<SigninRound, 'raw' | 'rawAtCpus'>) => Math.max(r.raw.perSecond, r.rawAtCpus.perSecond);
 
-export async function measureSignin(app: IdentityApp, timing: ReturnType<typeof timingDb>, users: { emails: string[]; hash: string }, sizes: Sizes, log: BenchOptions['log']) {
+export async function measureSignin(
+  app: IdentityApp,
+  timing: ReturnType<typeof timingDb>,
+  users: { emails: string[]; hash: string },
+  sizes: Sizes,
+  log: BenchOptions['log'],
+) {
   const rounds: SigninRound[] = [];
   const maxC = Math.max(...sizes.signinConcurrency);
   const clients = Array.from({ length: maxC }, () => app.newClient());
   const signin = (w: number) => async () => {
     const r = await clients[w].request('POST', SIGNIN, { body: { email: users.emails[w], password: PASSWORD } });
-    if (r.status !== 200 || !r.body.accessToken) throw new Error(`sign-in: HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
+    if (r.status !== 200 || !r.body.accessToken)
+      throw new Error(`sign-in: HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
   };
   const raw = async () => {
     if (!(await argon2Verify(users.hash, PASSWORD))) throw new Error('argon2 verify answered false');
@@ -76,7 +84,9 @@ export async function measureSignin(app: IdentityApp, timing: ReturnType<typeof 
       const f = await closedLoop(c, sizes.signinWarmupMs, sizes.signinRoundMs, (w) => floor(w)());
       const round_ = { concurrency: c, round, raw: r, rawAtCpus: rc, signin: s, floor: f };
       rounds.push(round_);
-      log(`    concurrency ${c} round ${round}: raw argon2id ${r.perSecond.toFixed(1)}/s (${r.cpuMsPerOp.toFixed(1)} ms CPU each; ${rc.perSecond.toFixed(1)}/s at ${cpus} in flight), sign-in ${s.perSecond.toFixed(1)}/s (${s.cpuMsPerOp.toFixed(1)} ms CPU each): ${((s.perSecond / bestRaw(round_)) * 100).toFixed(1)} % of the better raw, sign-in p50 ${s.latency.p50.toFixed(1)} ms; HTTP + argon2 floor ${f.perSecond.toFixed(1)}/s (${f.cpuMsPerOp.toFixed(1)} ms CPU each): ${((f.perSecond / bestRaw(round_)) * 100).toFixed(1)} %`);
+      log(
+        `    concurrency ${c} round ${round}: raw argon2id ${r.perSecond.toFixed(1)}/s (${r.cpuMsPerOp.toFixed(1)} ms CPU each; ${rc.perSecond.toFixed(1)}/s at ${cpus} in flight), sign-in ${s.perSecond.toFixed(1)}/s (${s.cpuMsPerOp.toFixed(1)} ms CPU each): ${((s.perSecond / bestRaw(round_)) * 100).toFixed(1)} % of the better raw, sign-in p50 ${s.latency.p50.toFixed(1)} ms; HTTP + argon2 floor ${f.perSecond.toFixed(1)}/s (${f.cpuMsPerOp.toFixed(1)} ms CPU each): ${((f.perSecond / bestRaw(round_)) * 100).toFixed(1)} %`,
+      );
     }
   }
   for (const fc of floorClients) fc.close();
@@ -92,9 +102,20 @@ export async function measureSignin(app: IdentityApp, timing: ReturnType<typeof 
     raw: await closedLoop(1, 300, sizes.sequentialMs, () => raw()),
     signin: await closedLoop(1, 300, sizes.sequentialMs, () => signin(0)()),
   };
-  log(`    one at a time: raw verify ${sequential.raw.cpuMsPerOp.toFixed(1)} ms CPU (other threads ${sequential.raw.otherCpuMsPerOp.toFixed(1)}), sign-in ${sequential.signin.cpuMsPerOp.toFixed(1)} ms (main thread ${sequential.signin.mainCpuMsPerOp.toFixed(1)}, other threads ${sequential.signin.otherCpuMsPerOp.toFixed(1)})`);
+  log(
+    `    one at a time: raw verify ${sequential.raw.cpuMsPerOp.toFixed(1)} ms CPU (other threads ${sequential.raw.otherCpuMsPerOp.toFixed(1)}), sign-in ${sequential.signin.cpuMsPerOp.toFixed(1)} ms (main thread ${sequential.signin.mainCpuMsPerOp.toFixed(1)}, other threads ${sequential.signin.otherCpuMsPerOp.toFixed(1)})`,
+  );
   const c = Math.max(...sizes.signinConcurrency);
   const profiled = await cpuProfile(() => closedLoop(c, 0, sizes.profileMs, (w) => signin(w)()));
-  log(`    sign-in: ${breakdown.statementsPerCall.toFixed(1)} statements, ${breakdown.dbMsPerCall.toFixed(2)} ms in them of ${breakdown.httpMsPerCall.toFixed(2)} ms (sequential); main thread ${(profiled.profile.busyMs / profiled.result.ops).toFixed(2)} ms per sign-in at ${c} in flight`);
-  return { rounds, sequential, breakdown, profile: profiled.profile, profileOps: profiled.result.ops, profileConcurrency: c };
+  log(
+    `    sign-in: ${breakdown.statementsPerCall.toFixed(1)} statements, ${breakdown.dbMsPerCall.toFixed(2)} ms in them of ${breakdown.httpMsPerCall.toFixed(2)} ms (sequential); main thread ${(profiled.profile.busyMs / profiled.result.ops).toFixed(2)} ms per sign-in at ${c} in flight`,
+  );
+  return {
+    rounds,
+    sequential,
+    breakdown,
+    profile: profiled.profile,
+    profileOps: profiled.result.ops,
+    profileConcurrency: c,
+  };
 }

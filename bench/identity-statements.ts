@@ -57,14 +57,17 @@ export function timingDb(inner: ClosableDb) {
         }
         if (i === n - 1) example = got;
       }
-      const mean = (f: (x: (typeof perCall)[number]) => number) => perCall.reduce((a, x) => a + f(x), 0) / (perCall.length || 1);
+      const mean = (f: (x: (typeof perCall)[number]) => number) =>
+        perCall.reduce((a, x) => a + f(x), 0) / (perCall.length || 1);
       return {
         calls: n,
         statementsPerCall: mean((x) => x.statements),
         transactionsPerCall: transactions / n,
         dbMsPerCall: mean((x) => x.dbMs),
         httpMsPerCall: mean((x) => x.httpMs),
-        statements: [...bySql.entries()].map(([sql, e]) => ({ sql, perCall: e.n / n, meanMs: e.ms / e.n })).sort((a, b) => b.meanMs * b.perCall - a.meanMs * a.perCall),
+        statements: [...bySql.entries()]
+          .map(([sql, e]) => ({ sql, perCall: e.n / n, meanMs: e.ms / e.n }))
+          .sort((a, b) => b.meanMs * b.perCall - a.meanMs * a.perCall),
         example,
       };
     },
@@ -73,7 +76,11 @@ export function timingDb(inner: ClosableDb) {
 
 const normaliseSql = (sql: string) => sql.replace(/\s+/g, ' ').trim().slice(0, 110);
 
-export function statementsTable(title: string, b: Awaited<ReturnType<ReturnType<typeof timingDb>['breakdown']>>, notes: string[] = []): Table {
+export function statementsTable(
+  title: string,
+  b: Awaited<ReturnType<ReturnType<typeof timingDb>['breakdown']>>,
+  notes: string[] = [],
+): Table {
   return {
     title,
     columns: ['statement', 'per call', 'mean ms'],

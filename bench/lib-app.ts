@@ -46,7 +46,12 @@ export async function startBenchApp(
     PORT: '0',
     ...opts.env,
   });
-  const log = opts.log ?? pino({ level: config.logLevel, redact: { paths: LOG_REDACT, censor: '[redacted]' } }, pino.destination({ dest: '/dev/null', sync: false }));
+  const log =
+    opts.log ??
+    pino(
+      { level: config.logLevel, redact: { paths: LOG_REDACT, censor: '[redacted]' } },
+      pino.destination({ dest: '/dev/null', sync: false }),
+    );
   const ctx = await createContext(config, db, log);
   await ctx.environment.bootstrap({ clientId: BENCH_VENDOR.clientId, apiKey: BENCH_VENDOR.secret });
   const app = await buildApp(ctx);

@@ -20,7 +20,11 @@ export function httpClient(baseUrl: string) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
   const url = new URL(baseUrl);
   let token: string | undefined;
-  function request<T = any>(method: string, path: string, opts: { body?: unknown; headers?: Record<string, string> } = {}): Promise<HttpReply<T>> {
+  function request<T = any>(
+    method: string,
+    path: string,
+    opts: { body?: unknown; headers?: Record<string, string> } = {},
+  ): Promise<HttpReply<T>> {
     const payload = opts.body === undefined ? undefined : Buffer.from(JSON.stringify(opts.body));
     const headers: Record<string, string | number> = { accept: 'application/json', ...(opts.headers ?? {}) };
     if (token) headers.authorization = `Bearer ${token}`;

@@ -31,7 +31,13 @@ export async function coldStart(env: Record<string, string>, timeoutMs = 60_000)
   const start = performance.now();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env, PORT: String(port), HOST: '127.0.0.1' },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      ...env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+    },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
@@ -48,8 +54,10 @@ export async function coldStart(env: Record<string, string>, timeoutMs = 60_000)
     });
   try {
     for (;;) {
-      if (exited !== undefined) throw new Error(`server exited with ${exited} before answering /health:\n${stderr.slice(-2000)}`);
-      if (performance.now() - start > timeoutMs) throw new Error(`server did not answer /health within ${timeoutMs} ms:\n${stderr.slice(-2000)}`);
+      if (exited !== undefined)
+        throw new Error(`server exited with ${exited} before answering /health:\n${stderr.slice(-2000)}`);
+      if (performance.now() - start > timeoutMs)
+        throw new Error(`server did not answer /health within ${timeoutMs} ms:\n${stderr.slice(-2000)}`);
       if ((await probe()) === 200) break;
       await new Promise((r) => setTimeout(r, 5));
     }
@@ -75,7 +83,11 @@ export function runTsxScript(script: string, env: Record<string, string>, timeou
     child.stderr!.on('data', (c: Buffer) => (err += c.toString()));
     child.once('exit', (code) => {
       clearTimeout(timer);
-      const line = out.trim().split('\n').reverse().find((l) => l.startsWith('{"phases"'));
+      const line = out
+        .trim()
+        .split('\n')
+        .reverse()
+        .find((l) => l.startsWith('{"phases"'));
       if (code !== 0 || !line) reject(new Error(`${script} exited with ${code}:\n${err.slice(-2000)}`));
       else resolveRun(JSON.parse(line));
     });

@@ -28,7 +28,12 @@ export function formatTable(t: Table): string {
   const cells = [t.columns, ...t.rows.map((r) => r.map((c) => (c === null || c === undefined ? '–' : String(c))))];
   const widths = t.columns.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
   const line = (r: string[]) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ');
-  const out = [`\n${t.title}`, line(cells[0]), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.slice(1).map(line)];
+  const out = [
+    `\n${t.title}`,
+    line(cells[0]),
+    widths.map((w) => '-'.repeat(w)).join('  '),
+    ...cells.slice(1).map(line),
+  ];
   for (const n of t.notes ?? []) out.push(`  * ${n}`);
   return out.join('\n');
 }

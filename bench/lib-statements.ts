@@ -8,7 +8,10 @@ export interface Recorded {
   params: unknown[];
 }
 
-export function recordingDb(inner: ClosableDb): { db: ClosableDb; record: <T>(fn: () => Promise<T>) => Promise<{ result: T; statements: Recorded[] }> } {
+export function recordingDb(inner: ClosableDb): {
+  db: ClosableDb;
+  record: <T>(fn: () => Promise<T>) => Promise<{ result: T; statements: Recorded[] }>;
+} {
   let sink: Recorded[] | undefined;
   const wrap = (q: Db): Db => ({
     query<T>(sql: string, params?: unknown[]): Promise<QueryResult<T>> {
@@ -34,7 +37,10 @@ export function recordingDb(inner: ClosableDb): { db: ClosableDb; record: <T>(fn
 
 /** EXPLAIN (ANALYZE, BUFFERS) of one statement; the plan as text lines. */
 export async function explainAnalyze(db: Db, s: Recorded): Promise<string[]> {
-  const { rows } = await db.query<Record<string, string>>(`EXPLAIN (ANALYZE, BUFFERS) ${s.sql}`, s.params.length ? s.params : undefined);
+  const { rows } = await db.query<Record<string, string>>(
+    `EXPLAIN (ANALYZE, BUFFERS) ${s.sql}`,
+    s.params.length ? s.params : undefined,
+  );
   return rows.map((r) => Object.values(r)[0]);
 }
 
@@ -94,7 +100,6 @@ export function countingDb(inner: ClosableDb) {
   };
 }
 
-
 /** Statements of the audit hook and its chainer. */
 export const isAuditSql = (sql: string) => /\baudit_(chain|log|staging)\b/.test(sql);
 
@@ -106,5 +111,12 @@ export function callStats(calls: CountedCall[]) {
   const statements = calls.reduce((a, c) => a + c.statements.length, 0) / n;
   const transactions = calls.reduce((a, c) => a + c.transactions, 0) / n;
   const audit = calls.reduce((a, c) => a + c.statements.filter(isAuditSql).length, 0) / n;
-  return { n, statements, transactions, roundTrips: statements + 2 * transactions, audit, perCall: [...bySql.entries()].map(([sql, k]) => ({ sql, perCall: k / n })) };
+  return {
+    n,
+    statements,
+    transactions,
+    roundTrips: statements + 2 * transactions,
+    audit,
+    perCall: [...bySql.entries()].map(([sql, k]) => ({ sql, perCall: k / n })),
+  };
 }

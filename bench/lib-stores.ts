@@ -122,7 +122,11 @@ export async function openBenchDb(kind: StoreKind, label: string): Promise<Bench
     async destroy() {
       try {
         await close().catch(() => {});
-        await withAdmin(mode === 'database' ? `DROP DATABASE IF EXISTS ${name} WITH (FORCE)` : `DROP SCHEMA IF EXISTS ${name} CASCADE`);
+        await withAdmin(
+          mode === 'database'
+            ? `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`
+            : `DROP SCHEMA IF EXISTS ${name} CASCADE`,
+        );
       } finally {
         rmSync(dataDir, { recursive: true, force: true });
       }

@@ -36,7 +36,10 @@ async function previous(db: Queryable, p: ListParams): Promise<{ rows: TenantRow
     where.push(`tenant_id = ANY($${params.length}::text[])`);
   }
   const whereSql = where.join(' AND ');
-  const { rows: countRows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM tenants WHERE ${whereSql}`, params);
+  const { rows: countRows } = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM tenants WHERE ${whereSql}`,
+    params,
+  );
   const total = countRows[0].n;
   const offset = p.page * p.limit;
   if (offset >= total) return { rows: [], total };
@@ -45,7 +48,10 @@ async function previous(db: Queryable, p: ListParams): Promise<{ rows: TenantRow
   const limit = fromEnd ? Math.min(p.limit, total - offset) : p.limit;
   const skip = fromEnd ? Math.max(total - offset - p.limit, 0) : offset;
   const orderSql = PREVIOUS_SORT[p.sortBy].map((c) => `${c} ${dir}`).join(', ');
-  const { rows } = await db.query<TenantRow>(`SELECT * FROM tenants WHERE ${whereSql} ORDER BY ${orderSql} LIMIT ${limit} OFFSET ${skip}`, params);
+  const { rows } = await db.query<TenantRow>(
+    `SELECT * FROM tenants WHERE ${whereSql} ORDER BY ${orderSql} LIMIT ${limit} OFFSET ${skip}`,
+    params,
+  );
   return { rows: fromEnd ? rows.reverse() : rows, total };
 }
 
@@ -64,12 +70,24 @@ try {
     cases.push([`${sortBy} first`, { limit: 50, page: 0, sortBy, order: 'ASC' }]);
     cases.push([`${sortBy} middle`, { limit: 50, page: 1000, sortBy, order: 'ASC' }]);
   }
-  cases.push(['filter selective first', { limit: 50, page: 0, sortBy: 'createdAt', order: 'ASC', filter: '733c0461-fed5' }]);
+  cases.push([
+    'filter selective first',
+    { limit: 50, page: 0, sortBy: 'createdAt', order: 'ASC', filter: '733c0461-fed5' },
+  ]);
   cases.push(['filter broad first', { limit: 50, page: 0, sortBy: 'createdAt', order: 'ASC', filter: 'an' }]);
   cases.push(['filter broad middle', { limit: 50, page: 302, sortBy: 'createdAt', order: 'ASC', filter: 'an' }]);
   const phases = store === 'pglite' ? ['never analyzed', 'after VACUUM ANALYZE'] : ['after VACUUM ANALYZE'];
   console.log(`${store}: database time of listAccounts, ${n} alternating calls per version (p50 ms)`);
-  console.log(['phase'.padEnd(22), 'case'.padEnd(24), 'previous'.padStart(9), 'current'.padStart(9), 'cached'.padStart(9), 'miss'.padStart(9)].join(' '));
+  console.log(
+    [
+      'phase'.padEnd(22),
+      'case'.padEnd(24),
+      'previous'.padStart(9),
+      'current'.padStart(9),
+      'cached'.padStart(9),
+      'miss'.padStart(9),
+    ].join(' '),
+  );
   for (const phase of phases) {
     if (phase !== 'never analyzed') await b.db.query('VACUUM ANALYZE tenants');
     for (const [label, p] of cases) {
@@ -80,7 +98,12 @@ try {
       const ch = JSON.stringify(await listAccounts(b.db, p, cache));
       if (a !== c || a !== cm || a !== ch) throw new Error(`${label}: the versions answer differently`);
       const times: number[][] = [[], [], [], []];
-      const calls = [() => previous(b.db, p), () => listAccounts(b.db, p), () => listAccounts(b.db, p, cache), () => listAccounts(b.db, p, new ListCache())];
+      const calls = [
+        () => previous(b.db, p),
+        () => listAccounts(b.db, p),
+        () => listAccounts(b.db, p, cache),
+        () => listAccounts(b.db, p, new ListCache()),
+      ];
       for (let i = 0; i < n; i++) {
         for (const [k, call] of calls.entries()) {
           const s = performance.now();
@@ -88,7 +111,9 @@ try {
           times[k].push(performance.now() - s);
         }
       }
-      console.log([phase.padEnd(22), label.padEnd(24), ...times.map((t) => String(ms(stats(t).p50)).padStart(9))].join(' '));
+      console.log(
+        [phase.padEnd(22), label.padEnd(24), ...times.map((t) => String(ms(stats(t).p50)).padStart(9))].join(' '),
+      );
     }
   }
 } finally {

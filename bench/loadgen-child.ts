@@ -12,7 +12,6 @@ import type { LoadOp } from './loadgen.ts';
  * bodies as they stand, so the next run continues the chains.
  */
 
-
 interface RunMessage {
   type: 'run';
   id: number;
@@ -30,12 +29,15 @@ function request(agent: http.Agent, url: URL, op: LoadOp): Promise<{ status: num
     headers['content-length'] = payload.length;
   }
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: url.hostname, port: url.port, method: op.method, path: op.path, headers, agent }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
+    const req = http.request(
+      { host: url.hostname, port: url.port, method: op.method, path: op.path, headers, agent },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     if (payload) req.write(payload);
     req.end();

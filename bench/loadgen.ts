@@ -122,7 +122,9 @@ export function postgresServer(backendPid: number): { cpuMs(): number } {
 /** Pins every thread of a process to `cpus`; answers the previous list, or undefined when taskset is unavailable. */
 export function pin(pid: number, cpus: string): string | undefined {
   try {
-    const previous = /list:\s*(\S+)/.exec(execFileSync('taskset', ['-p', '-c', String(pid)], { encoding: 'utf8' }))?.[1];
+    const previous = /list:\s*(\S+)/.exec(
+      execFileSync('taskset', ['-p', '-c', String(pid)], { encoding: 'utf8' }),
+    )?.[1];
     execFileSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { stdio: 'ignore' });
     return previous ?? cpus;
   } catch {
@@ -152,17 +154,28 @@ export interface LoadGenerator {
    * Runs one closed-loop window: one worker per op, `warmupMs` unmeasured then `durationMs` measured. The server (this
    * process) is pinned to `serverCpus` for the whole run when given. `ops` is updated in place (chains continue).
    */
-  run(spec: { baseUrl: string; warmupMs: number; durationMs: number; ops: LoadOp[]; serverCpus?: string; watchPids?: number[] }): Promise<LoadResult>;
+  run(spec: {
+    baseUrl: string;
+    warmupMs: number;
+    durationMs: number;
+    ops: LoadOp[];
+    serverCpus?: string;
+    watchPids?: number[];
+  }): Promise<LoadResult>;
   close(): Promise<void>;
 }
 
 /** Starts the generator process (node with tsx, like the benchmark) and pins it to `clientCpus` (default '1'). */
 export async function startLoadGenerator(opts: { clientCpus?: string } = {}): Promise<LoadGenerator> {
   const clientCpus = opts.clientCpus ?? '1';
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'bench', 'loadgen-child.ts')], {
-    cwd: REPO_ROOT,
-    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(REPO_ROOT, 'bench', 'loadgen-child.ts')],
+    {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    },
+  );
   await new Promise<void>((resolve, reject) => {
     const onMessage = (m: { type: string }) => {
       if (m.type === 'ready') {
@@ -233,7 +246,14 @@ export async function startLoadGenerator(opts: { clientCpus?: string } = {}): Pr
           };
           child.on('message', onMessage);
           child.once('exit', onExit);
-          child.send({ type: 'run', id, baseUrl: spec.baseUrl, warmupMs: spec.warmupMs, durationMs: spec.durationMs, ops: spec.ops });
+          child.send({
+            type: 'run',
+            id,
+            baseUrl: spec.baseUrl,
+            warmupMs: spec.warmupMs,
+            durationMs: spec.durationMs,
+            ops: spec.ops,
+          });
         });
       if (!serverCpus) return runIt();
       const { result, pinned: serverPinned } = await onCpus(serverCpus, runIt);
@@ -258,5 +278,8 @@ export async function startLoadGenerator(opts: { clientCpus?: string } = {}): Pr
  * the server does not do.)
  */
 export function productionLikeLogger() {
-  return pino({ level: 'info', redact: { paths: LOG_REDACT, censor: '[redacted]' } }, pino.destination({ dest: '/dev/null', sync: true }));
+  return pino(
+    { level: 'info', redact: { paths: LOG_REDACT, censor: '[redacted]' } },
+    pino.destination({ dest: '/dev/null', sync: true }),
+  );
 }

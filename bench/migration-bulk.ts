@@ -18,7 +18,11 @@ const BULK_HASHES = [
 ];
 
 export function bulkUser(prefix: string, n: number, accounts: string[], phoneBase: number): Record<string, unknown> {
-  const u: Record<string, unknown> = { email: `${prefix}-${n}@bulk.example`, tenantId: accounts[n % accounts.length], name: `User ${n}` };
+  const u: Record<string, unknown> = {
+    email: `${prefix}-${n}@bulk.example`,
+    tenantId: accounts[n % accounts.length],
+    name: `User ${n}`,
+  };
   if (n % 2 === 0) {
     const h = BULK_HASHES[(n / 2) % BULK_HASHES.length];
     u.passwordHash = h.passwordHash;
@@ -48,14 +52,19 @@ async function waitAll(client: HttpClient, ids: string[], deadlineMs: number) {
       else break; // jobs run in order: poll the earliest unfinished one
     }
     if (done.size < ids.length) await new Promise((r) => setTimeout(r, 20));
-    if (performance.now() > deadlineMs) throw new Error(`migrations not finished in time (${done.size} of ${ids.length})`);
+    if (performance.now() > deadlineMs)
+      throw new Error(`migrations not finished in time (${done.size} of ${ids.length})`);
   }
   return { statuses: ids.map((id) => done.get(id)), polls };
 }
 
 export async function measureBulk(app: App, db: Db, sizes: Sizes, accounts: string[], log: (l: string) => void) {
   const prefix = `b${Date.now().toString(36)}`;
-  const bodies = Array.from({ length: sizes.requests }, (_, r) => ({ users: Array.from({ length: sizes.perRequest }, (_, i) => bulkUser(prefix, r * sizes.perRequest + i, accounts, 2_000_000_000)) }));
+  const bodies = Array.from({ length: sizes.requests }, (_, r) => ({
+    users: Array.from({ length: sizes.perRequest }, (_, i) =>
+      bulkUser(prefix, r * sizes.perRequest + i, accounts, 2_000_000_000),
+    ),
+  }));
   const bytes = bodies.map((b) => Buffer.byteLength(JSON.stringify(b)));
   const total = sizes.requests * sizes.perRequest;
   const start = performance.now();
@@ -80,11 +89,14 @@ export async function measureBulk(app: App, db: Db, sizes: Sizes, accounts: stri
     [`${prefix}-%`],
   );
   if (succeeded !== total || failed !== 0 || rows[0].n !== total || rows[0].m !== total) {
-    throw new Error(`bulk imported ${succeeded} (${failed} failed; ${JSON.stringify(rows[0])}) of ${total}: ${JSON.stringify(statuses.find((s) => s.failed)?.errors?.slice(0, 3))}`);
+    throw new Error(
+      `bulk imported ${succeeded} (${failed} failed; ${JSON.stringify(rows[0])}) of ${total}: ${JSON.stringify(statuses.find((s) => s.failed)?.errors?.slice(0, 3))}`,
+    );
   }
   const t = (s: string) => new Date(s).getTime();
   const jobMs = statuses.map((s) => t(s.completedAt) - t(s.startedAt));
-  const serverSpan = Math.max(...statuses.map((s) => t(s.completedAt))) - Math.min(...statuses.map((s) => t(s.createdAt)));
+  const serverSpan =
+    Math.max(...statuses.map((s) => t(s.completedAt))) - Math.min(...statuses.map((s) => t(s.createdAt)));
   const result = {
     users: total,
     requests: sizes.requests,
@@ -100,7 +112,9 @@ export async function measureBulk(app: App, db: Db, sizes: Sizes, accounts: stri
     serverSpanMs: serverSpan,
     statusPolls: polls,
   };
-  log(`    ${total} users in ${(endToEnd / 1000).toFixed(2)} s end to end: ${result.usersPerSecond.toFixed(0)} users/s (submit ${(submitted / 1000).toFixed(2)} s, POST p50 ${result.post.p50.toFixed(1)} ms, max ${result.post.max.toFixed(1)} ms)`);
+  log(
+    `    ${total} users in ${(endToEnd / 1000).toFixed(2)} s end to end: ${result.usersPerSecond.toFixed(0)} users/s (submit ${(submitted / 1000).toFixed(2)} s, POST p50 ${result.post.p50.toFixed(1)} ms, max ${result.post.max.toFixed(1)} ms)`,
+  );
   return result;
 }
 
@@ -109,13 +123,19 @@ export async function measureIdleAccept(app: App, sizes: Sizes, accounts: string
   const prefix = `a${Date.now().toString(36)}`;
   const samples: number[] = [];
   for (let r = 0; r < sizes.idleAccepts; r++) {
-    const body = { users: Array.from({ length: sizes.perRequest }, (_, i) => bulkUser(prefix, r * sizes.perRequest + i, accounts, 4_000_000_000)) };
+    const body = {
+      users: Array.from({ length: sizes.perRequest }, (_, i) =>
+        bulkUser(prefix, r * sizes.perRequest + i, accounts, 4_000_000_000),
+      ),
+    };
     const reply = await app.client.request('POST', `${M}/local/bulk`, { body });
     if (reply.status !== 202) throw new Error(`bulk POST: HTTP ${reply.status}`);
     samples.push(reply.ms);
     await waitAll(app.client, [reply.body.migrationId], performance.now() + 600_000);
   }
   const s = stats(samples);
-  log(`    idle accept of ${sizes.perRequest} users: p50 ${s.p50.toFixed(1)} ms, max ${s.max.toFixed(1)} ms (n=${s.n})`);
+  log(
+    `    idle accept of ${sizes.perRequest} users: p50 ${s.p50.toFixed(1)} ms, max ${s.max.toFixed(1)} ms (n=${s.n})`,
+  );
   return s;
 }

@@ -27,7 +27,9 @@ export const requestsOverride = Number(process.env.BENCH_MIGRATION_REQUESTS) || 
 export async function startApp(bdb: BenchDb, db: ClosableDb) {
   // BENCH_JOB_CHUNK_SIZE tries another chunk size (users per job transaction) than the default (per store: 1000 on
   // PostgreSQL, 100 on PGlite; see defaultChunkSize in src/modules/user-migration/service.ts).
-  const chunk: Record<string, string> = process.env.BENCH_JOB_CHUNK_SIZE ? { JOB_CHUNK_SIZE: process.env.BENCH_JOB_CHUNK_SIZE } : {};
+  const chunk: Record<string, string> = process.env.BENCH_JOB_CHUNK_SIZE
+    ? { JOB_CHUNK_SIZE: process.env.BENCH_JOB_CHUNK_SIZE }
+    : {};
   const app = await startBenchApp(bdb, db, { jobs: true, env: { ...RAISED_SIGNIN_LIMITS, ...chunk } });
   return { ...app, login: app.newClient() };
 }

@@ -1,7 +1,17 @@
 import { loadavg } from 'node:os';
 import { ms, openBenchDb, type AreaResult, type BenchOptions, type Table } from './lib.ts';
 import { measureBulk, measureIdleAccept } from './migration-bulk.ts';
-import { ACCEPT_TARGET_MS, BULK_TARGET_USERS_PER_S, FULL, LOGIN, M, QUICK, requestsOverride, startApp, type App } from './migration-config.ts';
+import {
+  ACCEPT_TARGET_MS,
+  BULK_TARGET_USERS_PER_S,
+  FULL,
+  LOGIN,
+  M,
+  QUICK,
+  requestsOverride,
+  startApp,
+  type App,
+} from './migration-config.ts';
 import { measureRawInsert } from './migration-raw-insert.ts';
 import { measureSignin } from './migration-signin.ts';
 
@@ -38,19 +48,30 @@ export async function run(opts: BenchOptions): Promise<AreaResult> {
   try {
     app = await startApp(bdb, bdb.db);
     // One default environment role, so every migrated user gets a role assignment (a realistic setup).
-    const role = await app.client.request('POST', '/identity/resources/roles/v1', { body: [{ key: 'bench-member', name: 'Member', isDefault: true, level: 1 }] });
-    if (role.status !== 201) throw new Error(`create role: HTTP ${role.status} ${JSON.stringify(role.body).slice(0, 300)}`);
+    const role = await app.client.request('POST', '/identity/resources/roles/v1', {
+      body: [{ key: 'bench-member', name: 'Member', isDefault: true, level: 1 }],
+    });
+    if (role.status !== 201)
+      throw new Error(`create role: HTTP ${role.status} ${JSON.stringify(role.body).slice(0, 300)}`);
     const accounts = Array.from({ length: sizes.accounts }, (_, i) => `bench-acc-${i}`);
     for (const tenantId of accounts) {
-      const r = await app.client.request('POST', '/tenants/resources/tenants/v1', { body: { tenantId, name: `Bench ${tenantId}` } });
+      const r = await app.client.request('POST', '/tenants/resources/tenants/v1', {
+        body: { tenantId, name: `Bench ${tenantId}` },
+      });
       if (r.status !== 201) throw new Error(`create account: HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
     }
 
     if (want('bulk') || want('accept')) {
-      section('bulk', `1. bulk: ${sizes.requests} POST ${M}/local/bulk of ${sizes.perRequest} users, jobs in-process (chunk ${app.ctx.userMigration.chunkSize})`);
+      section(
+        'bulk',
+        `1. bulk: ${sizes.requests} POST ${M}/local/bulk of ${sizes.perRequest} users, jobs in-process (chunk ${app.ctx.userMigration.chunkSize})`,
+      );
       const bulk = await measureBulk(app, bdb.db, sizes, accounts, log);
       data.bulk = bulk;
-      section('raw', `   raw insert of the same rows (${sizes.requests} transactions of ${sizes.perRequest} users, multi-row INSERT per table)`);
+      section(
+        'raw',
+        `   raw insert of the same rows (${sizes.requests} transactions of ${sizes.perRequest} users, multi-row INSERT per table)`,
+      );
       const raw = await measureRawInsert(bdb.db, sizes, accounts, log);
       data.rawInsert = raw;
       section('accept', `2. accept: one ${sizes.perRequest}-user request on an idle server`);
@@ -63,7 +84,10 @@ export async function run(opts: BenchOptions): Promise<AreaResult> {
         rows: [
           ['end to end (first POST to last "completed")', `${(bulk.endToEndMs / 1000).toFixed(2)} s`],
           ['users/s end to end', Math.round(bulk.usersPerSecond)],
-          ['server span (first createdAt → last completedAt)', `${(bulk.serverSpanMs / 1000).toFixed(2)} s = ${Math.round(bulk.users / (bulk.serverSpanMs / 1000))} users/s`],
+          [
+            'server span (first createdAt → last completedAt)',
+            `${(bulk.serverSpanMs / 1000).toFixed(2)} s = ${Math.round(bulk.users / (bulk.serverSpanMs / 1000))} users/s`,
+          ],
           ['raw insert of the same rows: users/s (ceiling)', Math.round(raw.usersPerSecond)],
           ['end to end / raw', `${((bulk.usersPerSecond / raw.usersPerSecond) * 100).toFixed(0)} %`],
           ['submitting all requests', `${(bulk.submitMs / 1000).toFixed(2)} s`],
@@ -78,13 +102,32 @@ export async function run(opts: BenchOptions): Promise<AreaResult> {
         title: `[${store}] accepting one ${sizes.perRequest}-user request (202)`,
         columns: ['case', 'n', 'p50 ms', 'p99 ms', 'max ms'],
         rows: [
-          ['while the import jobs run (the bulk run)', bulk.post.n, ms(bulk.post.p50, 1), ms(bulk.post.p99, 1), ms(bulk.post.max, 1)],
+          [
+            'while the import jobs run (the bulk run)',
+            bulk.post.n,
+            ms(bulk.post.p50, 1),
+            ms(bulk.post.p99, 1),
+            ms(bulk.post.max, 1),
+          ],
           ['idle server', idle.n, ms(idle.p50, 1), ms(idle.p99, 1), ms(idle.max, 1)],
         ],
       });
-      targets.push({ name: store === 'postgres' ? `bulk users/s end to end ≥ ${BULK_TARGET_USERS_PER_S} (PostgreSQL)` : `bulk users/s end to end (target ≥ ${BULK_TARGET_USERS_PER_S} is PostgreSQL's)`, target: `${BULK_TARGET_USERS_PER_S}/s`, measured: `${Math.round(bulk.usersPerSecond)}/s (raw ${Math.round(raw.usersPerSecond)}/s)`, met: bulk.usersPerSecond >= BULK_TARGET_USERS_PER_S });
+      targets.push({
+        name:
+          store === 'postgres'
+            ? `bulk users/s end to end ≥ ${BULK_TARGET_USERS_PER_S} (PostgreSQL)`
+            : `bulk users/s end to end (target ≥ ${BULK_TARGET_USERS_PER_S} is PostgreSQL's)`,
+        target: `${BULK_TARGET_USERS_PER_S}/s`,
+        measured: `${Math.round(bulk.usersPerSecond)}/s (raw ${Math.round(raw.usersPerSecond)}/s)`,
+        met: bulk.usersPerSecond >= BULK_TARGET_USERS_PER_S,
+      });
       const worst = Math.max(bulk.post.max, idle.max);
-      targets.push({ name: `1000-user request accepted < ${ACCEPT_TARGET_MS} ms (max)`, target: `${ACCEPT_TARGET_MS} ms`, measured: `max ${worst.toFixed(1)} ms (p50 ${bulk.post.p50.toFixed(1)} loaded, ${idle.p50.toFixed(1)} idle)`, met: worst < ACCEPT_TARGET_MS });
+      targets.push({
+        name: `1000-user request accepted < ${ACCEPT_TARGET_MS} ms (max)`,
+        target: `${ACCEPT_TARGET_MS} ms`,
+        measured: `max ${worst.toFixed(1)} ms (p50 ${bulk.post.p50.toFixed(1)} loaded, ${idle.p50.toFixed(1)} idle)`,
+        met: worst < ACCEPT_TARGET_MS,
+      });
     }
 
     if (want('signin')) {
@@ -93,8 +136,22 @@ export async function run(opts: BenchOptions): Promise<AreaResult> {
       data.signin = si;
       tables.push({
         title: `[${store}] first sign-in of an imported user (POST ${LOGIN}), ${sizes.signinUsers} users per type, sequential`,
-        columns: ['hash type', 'parameters', 'raw verify p50 ms', 'first sign-in p50 ms', 'p90 ms', 'second sign-in p50 ms'],
-        rows: si.rows.map((r) => [r.type, r.params, ms(r.rawVerify.p50, 1), ms(r.first.p50, 1), ms(r.first.p90, 1), ms(r.second.p50, 1)]),
+        columns: [
+          'hash type',
+          'parameters',
+          'raw verify p50 ms',
+          'first sign-in p50 ms',
+          'p90 ms',
+          'second sign-in p50 ms',
+        ],
+        rows: si.rows.map((r) => [
+          r.type,
+          r.params,
+          ms(r.rawVerify.p50, 1),
+          ms(r.first.p50, 1),
+          ms(r.first.p90, 1),
+          ms(r.second.p50, 1),
+        ]),
         notes: [
           `First sign-in = verify the imported hash + argon2id rehash (m=19456 t=2 p=1, raw ${si.rehash.p50.toFixed(1)} ms p50 here) written in the sign-in transaction + session and tokens.`,
           'Second sign-in: the same users again, now argon2id (no rehash). Raw verify: the hasher on the stored string, in-process.',

@@ -49,14 +49,16 @@ export async function cpuProfile<T>(fn: () => Promise<T>): Promise<{ result: T; 
     session.disconnect();
   }
   // BENCH_CPUPROFILE_DIR: also keep the raw profile (open in DevTools, or summarise with a script).
-  if (process.env.BENCH_CPUPROFILE_DIR) writeFileSync(`${process.env.BENCH_CPUPROFILE_DIR}/bench-${Date.now()}.cpuprofile`, JSON.stringify(profile));
+  if (process.env.BENCH_CPUPROFILE_DIR)
+    writeFileSync(`${process.env.BENCH_CPUPROFILE_DIR}/bench-${Date.now()}.cpuprofile`, JSON.stringify(profile));
   const nodes = new Map<number, { callFrame: { functionName: string; url: string; lineNumber: number } }>();
   for (const n of profile.nodes) nodes.set(n.id, n);
   const selfUs = new Map<number, number>();
   const samples: number[] = profile.samples ?? [];
   const deltas: number[] = profile.timeDeltas ?? [];
   // As DevTools does: sample i stands for the time until the next sample.
-  for (let i = 0; i < samples.length - 1; i++) selfUs.set(samples[i], (selfUs.get(samples[i]) ?? 0) + (deltas[i + 1] ?? 0));
+  for (let i = 0; i < samples.length - 1; i++)
+    selfUs.set(samples[i], (selfUs.get(samples[i]) ?? 0) + (deltas[i + 1] ?? 0));
   const byArea = new Map<string, number>();
   const byFn = new Map<string, number>();
   let total = 0;
@@ -65,7 +67,10 @@ export async function cpuProfile<T>(fn: () => Promise<T>): Promise<{ result: T; 
     total += us;
     const area = areaOf(cf.functionName, cf.url);
     byArea.set(area, (byArea.get(area) ?? 0) + us);
-    const short = cf.url.replace(/^.*\/node_modules\//, '').replace(`file://${REPO_ROOT}/`, '').replace(/^wasm:\/\/wasm\//, 'wasm:');
+    const short = cf.url
+      .replace(/^.*\/node_modules\//, '')
+      .replace(`file://${REPO_ROOT}/`, '')
+      .replace(/^wasm:\/\/wasm\//, 'wasm:');
     const key = `${cf.functionName || '(anonymous)'}${short ? ` ${short}:${cf.lineNumber + 1}` : ''}`;
     byFn.set(key, (byFn.get(key) ?? 0) + us);
   }
@@ -76,8 +81,13 @@ export async function cpuProfile<T>(fn: () => Promise<T>): Promise<{ result: T; 
     profile: {
       totalMs: total / 1000,
       busyMs: (total - idle) / 1000,
-      byArea: [...byArea.entries()].sort((a, b) => b[1] - a[1]).map(([area, us]) => ({ area, ms: us / 1000, pct: pct(us) })),
-      topFunctions: [...byFn.entries()].sort((a, b) => b[1] - a[1]).slice(0, 15).map(([f, us]) => ({ fn: f, ms: us / 1000, pct: pct(us) })),
+      byArea: [...byArea.entries()]
+        .sort((a, b) => b[1] - a[1])
+        .map(([area, us]) => ({ area, ms: us / 1000, pct: pct(us) })),
+      topFunctions: [...byFn.entries()]
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 15)
+        .map(([f, us]) => ({ fn: f, ms: us / 1000, pct: pct(us) })),
     },
   };
 }
@@ -90,8 +100,10 @@ export function profileTable(title: string, p: ProfileSummary, ops: number, note
     notes: [
       `Main thread busy ${((p.busyMs / (p.totalMs || 1)) * 100).toFixed(0)} % of ${(p.totalMs / 1000).toFixed(1)} s over ${ops} operations: ${(p.busyMs / (ops || 1)).toFixed(2)} ms of main-thread CPU per operation.`,
       ...notes,
-      `Top functions: ${p.topFunctions.slice(0, 6).map((f) => `${f.fn} ${f.pct}%`).join('; ')}.`,
+      `Top functions: ${p.topFunctions
+        .slice(0, 6)
+        .map((f) => `${f.fn} ${f.pct}%`)
+        .join('; ')}.`,
     ],
   };
 }
-

@@ -1,7 +1,16 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { DEFAULT_BENCH_DATABASE_URL, destroyAllBenchDbs, formatTable, machineInfo, REPO_ROOT, type AreaResult, type BenchOptions, type StoreKind } from './lib.ts';
+import {
+  DEFAULT_BENCH_DATABASE_URL,
+  destroyAllBenchDbs,
+  formatTable,
+  machineInfo,
+  REPO_ROOT,
+  type AreaResult,
+  type BenchOptions,
+  type StoreKind,
+} from './lib.ts';
 
 /**
  * npm run bench -- <area> [--store pglite|postgres|both] [--quick] [--explain]
@@ -11,14 +20,19 @@ import { DEFAULT_BENCH_DATABASE_URL, destroyAllBenchDbs, formatTable, machineInf
  * database (or schema) that is dropped afterwards.
  */
 
-const AREAS: Record<string, { describe: string; sections: string[]; load: () => Promise<{ run: (o: BenchOptions) => Promise<AreaResult> }> }> = {
+const AREAS: Record<
+  string,
+  { describe: string; sections: string[]; load: () => Promise<{ run: (o: BenchOptions) => Promise<AreaResult> }> }
+> = {
   scim: {
-    describe: 'SCIM: users provisioned per second by SCIM POST at 10 clients; filter=userName eq p50 over 100k users; SQL statements per call',
+    describe:
+      'SCIM: users provisioned per second by SCIM POST at 10 clients; filter=userName eq p50 over 100k users; SQL statements per call',
     sections: ['statements', 'provision', 'filter'],
     load: () => import('./scim.ts'),
   },
   signin: {
-    describe: 'sign-in methods: email-code passwordless flows/s and p50 at 10 users (SMTP delivery included); TOTP MFA vs password sign-in',
+    describe:
+      'sign-in methods: email-code passwordless flows/s and p50 at 10 users (SMTP delivery included); TOTP MFA vs password sign-in',
     sections: ['passwordless', 'mfa'],
     load: () => import('./signin.ts'),
   },
@@ -33,12 +47,14 @@ const AREAS: Record<string, { describe: string; sections: string[]; load: () => 
     load: () => import('./identity.ts'),
   },
   agent: {
-    describe: 'entitlements agent: decisions/s at 50 connections vs a trivial Fastify route, a 50k-grant snapshot, change propagation',
+    describe:
+      'entitlements agent: decisions/s at 50 connections vs a trivial Fastify route, a 50k-grant snapshot, change propagation',
     sections: ['throughput', 'large', 'propagation'],
     load: () => import('./agent.ts'),
   },
   events: {
-    describe: 'events and audit: users/s created with and without outbox+audit (same run), webhook deliveries/s to a local receiver',
+    describe:
+      'events and audit: users/s created with and without outbox+audit (same run), webhook deliveries/s to a local receiver',
     sections: ['overhead', 'delivery'],
     load: () => import('./events.ts'),
   },
@@ -48,12 +64,14 @@ const AREAS: Record<string, { describe: string; sections: string[]; load: () => 
     load: () => import('./sso.ts'),
   },
   migration: {
-    describe: 'user migration: 100k users in 100 bulk requests vs the raw insert rate, 202 latency, first sign-in per hash type',
+    describe:
+      'user migration: 100k users in 100 bulk requests vs the raw insert rate, 202 latency, first sign-in per hash type',
     sections: ['bulk', 'accept', 'signin'],
     load: () => import('./migration.ts'),
   },
   tokens: {
-    describe: 'machine tokens: client-credentials exchanges/s on one CPU vs API-token and user-session refreshes in the same run',
+    describe:
+      'machine tokens: client-credentials exchanges/s on one CPU vs API-token and user-session refreshes in the same run',
     sections: ['exchange', 'api-refresh', 'user-refresh'],
     load: () => import('./tokens.ts'),
   },
@@ -62,7 +80,9 @@ const AREAS: Record<string, { describe: string; sections: string[]; load: () => 
 const USAGE = `usage: npm run bench -- <area> [--store pglite|postgres|both] [--quick] [--explain]
 
 areas:
-${Object.entries(AREAS).map(([k, v]) => `  ${k.padEnd(10)} ${v.describe}\n  ${''.padEnd(10)} sections: ${v.sections.join(', ')}`).join('\n')}
+${Object.entries(AREAS)
+  .map(([k, v]) => `  ${k.padEnd(10)} ${v.describe}\n  ${''.padEnd(10)} sections: ${v.sections.join(', ')}`)
+  .join('\n')}
 
 options:
   --store S    pglite (default), postgres or both; postgres uses BENCH_DATABASE_URL
@@ -72,7 +92,14 @@ options:
   --explain    also EXPLAIN (ANALYZE, BUFFERS) each measured list case into the JSON results`;
 
 function parseArgs(argv: string[]) {
-  const out = { area: undefined as string | undefined, stores: ['pglite'] as StoreKind[], quick: false, explain: false, help: false, only: undefined as string[] | undefined };
+  const out = {
+    area: undefined as string | undefined,
+    stores: ['pglite'] as StoreKind[],
+    quick: false,
+    explain: false,
+    help: false,
+    only: undefined as string[] | undefined,
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--help' || a === '-h') out.help = true;
@@ -81,9 +108,11 @@ function parseArgs(argv: string[]) {
     else if (a === '--only' || a.startsWith('--only=')) {
       const v = a.includes('=') ? a.slice(a.indexOf('=') + 1) : argv[++i];
       if (!v) throw new UsageError('--only needs a comma-separated list of sections');
-      out.only = v.split(',').map((x) => x.trim()).filter(Boolean);
-    }
-    else if (a === '--store' || a.startsWith('--store=')) {
+      out.only = v
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean);
+    } else if (a === '--store' || a.startsWith('--store=')) {
       const v = a.includes('=') ? a.slice(a.indexOf('=') + 1) : argv[++i];
       if (v === 'both') out.stores = ['pglite', 'postgres'];
       else if (v === 'pglite' || v === 'postgres') out.stores = [v];
@@ -111,18 +140,24 @@ async function main(): Promise<number> {
     return 0;
   }
   if (!args.area || !AREAS[args.area]) {
-    console.error(`${args.area ? `unknown area "${args.area}"` : 'no area given'}; known areas: ${Object.keys(AREAS).join(', ')}\n\n${USAGE}`);
+    console.error(
+      `${args.area ? `unknown area "${args.area}"` : 'no area given'}; known areas: ${Object.keys(AREAS).join(', ')}\n\n${USAGE}`,
+    );
     return 2;
   }
   const unknown = (args.only ?? []).filter((x) => !AREAS[args.area!].sections.includes(x));
   if (unknown.length) {
-    console.error(`unknown section(s) ${unknown.join(', ')} for ${args.area}; sections: ${AREAS[args.area].sections.join(', ')}`);
+    console.error(
+      `unknown section(s) ${unknown.join(', ')} for ${args.area}; sections: ${AREAS[args.area].sections.join(', ')}`,
+    );
     return 2;
   }
   const area = await AREAS[args.area].load();
   const machine = machineInfo();
   console.log(`gatehouse bench ${args.area}: stores ${args.stores.join(', ')}${args.quick ? ' (quick)' : ''}`);
-  console.log(`machine: ${machine.cpus} × ${machine.model}, ${machine.memoryGiB} GiB, node ${machine.node}, ${machine.platform}`);
+  console.log(
+    `machine: ${machine.cpus} × ${machine.model}, ${machine.memoryGiB} GiB, node ${machine.node}, ${machine.platform}`,
+  );
 
   const resultsDir = join(REPO_ROOT, 'bench', 'results');
   mkdirSync(resultsDir, { recursive: true });
@@ -133,23 +168,37 @@ async function main(): Promise<number> {
     const loadAtStart = loadavg().map((x) => Number(x.toFixed(2)));
     let result: AreaResult;
     try {
-      result = await area.run({ store, quick: args.quick, explain: args.explain, only: args.only, log: (l) => console.log(l) });
+      result = await area.run({
+        store,
+        quick: args.quick,
+        explain: args.explain,
+        only: args.only,
+        log: (l) => console.log(l),
+      });
     } catch (err) {
-      console.error(`\n[${store}] ${args.area} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      console.error(
+        `\n[${store}] ${args.area} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
+      );
       failed = true;
       continue;
     }
     const finishedAt = new Date();
     all.push(result);
     for (const t of result.tables) console.log(formatTable(t));
-    const file = join(resultsDir, `${args.area}-${store}${args.quick ? '-quick' : ''}-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`);
+    const file = join(
+      resultsDir,
+      `${args.area}-${store}${args.quick ? '-quick' : ''}-${startedAt.toISOString().replace(/[:.]/g, '-')}.json`,
+    );
     const record = {
       area: args.area,
       store,
       quick: args.quick,
       only: args.only,
       command: `npm run bench -- ${process.argv.slice(2).join(' ')}`,
-      databaseUrl: store === 'postgres' ? (process.env.BENCH_DATABASE_URL || DEFAULT_BENCH_DATABASE_URL).replace(/:[^:@/]*@/, ':***@') : undefined,
+      databaseUrl:
+        store === 'postgres'
+          ? (process.env.BENCH_DATABASE_URL || DEFAULT_BENCH_DATABASE_URL).replace(/:[^:@/]*@/, ':***@')
+          : undefined,
       startedAt: startedAt.toISOString(),
       finishedAt: finishedAt.toISOString(),
       durationSeconds: (finishedAt.getTime() - startedAt.getTime()) / 1000,

@@ -30,35 +30,44 @@ interface Setup {
 let setup: Setup;
 let agents: http.Agent[] = [];
 
-function request(w: number, path: string, body: unknown, base = setup.baseUrl): Promise<{ status: number; body: any; ms: number }> {
+function request(
+  w: number,
+  path: string,
+  body: unknown,
+  base = setup.baseUrl,
+): Promise<{ status: number; body: any; ms: number }> {
   const url = new URL(base);
   const payload = Buffer.from(JSON.stringify(body));
   const headers = { accept: 'application/json', 'content-type': 'application/json', 'content-length': payload.length };
   return new Promise((resolve, reject) => {
     const start = performance.now();
-    const req = http.request({ host: url.hostname, port: url.port, method: 'POST', path, headers, agent: agents[w] }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const ms = performance.now() - start;
-        const raw = Buffer.concat(chunks).toString('utf8');
-        let parsed: unknown = raw;
-        try {
-          parsed = raw ? JSON.parse(raw) : undefined;
-        } catch {
-          /* not JSON */
-        }
-        resolve({ status: res.statusCode ?? 0, body: parsed, ms });
-      });
-      res.on('error', reject);
-    });
+    const req = http.request(
+      { host: url.hostname, port: url.port, method: 'POST', path, headers, agent: agents[w] },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const ms = performance.now() - start;
+          const raw = Buffer.concat(chunks).toString('utf8');
+          let parsed: unknown = raw;
+          try {
+            parsed = raw ? JSON.parse(raw) : undefined;
+          } catch {
+            /* not JSON */
+          }
+          resolve({ status: res.statusCode ?? 0, body: parsed, ms });
+        });
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.write(payload);
     req.end();
   });
 }
 
-const fail = (what: string, r: { status: number; body: unknown }) => new Error(`${what}: ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
+const fail = (what: string, r: { status: number; body: unknown }) =>
+  new Error(`${what}: ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
 
 let plainNext = 0;
 async function plain(w: number): Promise<number> {
@@ -107,27 +116,39 @@ async function drive(id: number, kind: 'plain' | 'mfa' | 'floor', seconds: numbe
   const start = performance.now();
   const end = start + seconds * 1000;
   try {
-    await Promise.all(agents.map(async (_, w) => {
-      while (performance.now() < end) samples.push(await flow(w));
-    }));
+    await Promise.all(
+      agents.map(async (_, w) => {
+        while (performance.now() < end) samples.push(await flow(w));
+      }),
+    );
     const elapsed = (performance.now() - start) / 1000;
     const cpu = process.cpuUsage(cpuStart);
-    process.send!({ type: 'done', id, flows: samples.length, perSecond: samples.length / elapsed, samples, cpuMs: (cpu.user + cpu.system) / 1000 });
+    process.send!({
+      type: 'done',
+      id,
+      flows: samples.length,
+      perSecond: samples.length / elapsed,
+      samples,
+      cpuMs: (cpu.user + cpu.system) / 1000,
+    });
   } catch (err) {
     process.send!({ type: 'done', id, error: String((err as Error).message ?? err) });
   }
 }
 
-process.on('message', (m: Setup | { type: 'drive'; id: number; kind: 'plain' | 'mfa' | 'floor'; seconds: number } | { type: 'close' }) => {
-  if (m.type === 'setup') {
-    setup = m;
-    // One keep-alive connection per worker and origin (maxSockets counts per origin; the floor's server is another).
-    agents = Array.from({ length: m.concurrency }, () => new http.Agent({ keepAlive: true, maxSockets: 1 }));
-    cursor = new Array(m.concurrency).fill(0);
-    process.send!({ type: 'ready' });
-  } else if (m.type === 'drive') void drive(m.id, m.kind, m.seconds);
-  else {
-    for (const a of agents) a.destroy();
-    process.disconnect();
-  }
-});
+process.on(
+  'message',
+  (m: Setup | { type: 'drive'; id: number; kind: 'plain' | 'mfa' | 'floor'; seconds: number } | { type: 'close' }) => {
+    if (m.type === 'setup') {
+      setup = m;
+      // One keep-alive connection per worker and origin (maxSockets counts per origin; the floor's server is another).
+      agents = Array.from({ length: m.concurrency }, () => new http.Agent({ keepAlive: true, maxSockets: 1 }));
+      cursor = new Array(m.concurrency).fill(0);
+      process.send!({ type: 'ready' });
+    } else if (m.type === 'drive') void drive(m.id, m.kind, m.seconds);
+    else {
+      for (const a of agents) a.destroy();
+      process.disconnect();
+    }
+  },
+);

@@ -15,9 +15,11 @@ export async function drive(clients: HttpClient[], flow: Flow, seconds: number) 
   const samples: number[] = [];
   const end = performance.now() + seconds * 1000;
   const start = performance.now();
-  await Promise.all(clients.map(async (c, w) => {
-    while (performance.now() < end) samples.push(await flow.run(c, w));
-  }));
+  await Promise.all(
+    clients.map(async (c, w) => {
+      while (performance.now() < end) samples.push(await flow.run(c, w));
+    }),
+  );
   const elapsed = (performance.now() - start) / 1000;
   return { flows: samples.length, perSecond: samples.length / elapsed, ...stats(samples) };
 }
@@ -28,7 +30,10 @@ export async function drive(clients: HttpClient[], flow: Flow, seconds: number) 
  * clients' work, twice as much for the two-request MFA flow). MFA_BENCH_CLIENT=inprocess keeps them in this process.
  */
 export async function remoteClients(setup: Record<string, unknown>) {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'bench', 'signin-mfa-client.ts')], { cwd: REPO_ROOT, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'bench', 'signin-mfa-client.ts')], {
+    cwd: REPO_ROOT,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
   const next = (id?: number) =>
     new Promise<any>((resolve, reject) => {
       const onExit = (code: number | null) => reject(new Error(`bench client process exited with ${code}`));
@@ -52,7 +57,12 @@ export async function remoteClients(setup: Record<string, unknown>) {
       child.send({ type: 'drive', id, kind, seconds });
       const m = await done;
       if (m.error) throw new Error(m.error);
-      return { flows: m.flows as number, perSecond: m.perSecond as number, clientCpuMs: m.cpuMs as number, ...stats(m.samples as number[]) };
+      return {
+        flows: m.flows as number,
+        perSecond: m.perSecond as number,
+        clientCpuMs: m.cpuMs as number,
+        ...stats(m.samples as number[]),
+      };
     },
     close() {
       if (child.exitCode === null && child.connected) child.send({ type: 'close' });

@@ -22,7 +22,10 @@ export interface CpuPerFlow {
 export async function cpuMeter(db: Db, store: string) {
   // The whole PostgreSQL server's CPU (postgresServer): the pool closes idle connections between rounds, so the
   // backends alive at the start are not the ones that serve a round.
-  const server = store === 'postgres' ? postgresServer(Number((await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid)) : undefined;
+  const server =
+    store === 'postgres'
+      ? postgresServer(Number((await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0].pid))
+      : undefined;
   const read = () => ({ proc: process.cpuUsage(), threads: threadCpuMs(), database: server ? server.cpuMs() : 0 });
   return {
     start: read,
@@ -30,7 +33,12 @@ export async function cpuMeter(db: Db, store: string) {
       const end = read();
       const proc = (end.proc.user - start.proc.user + end.proc.system - start.proc.system) / 1000;
       const main = start.threads && end.threads ? end.threads.main - start.threads.main : NaN;
-      return { server: proc / flows, main: main / flows, database: (end.database - start.database) / flows, client: clientCpuMs / flows };
+      return {
+        server: proc / flows,
+        main: main / flows,
+        database: (end.database - start.database) / flows,
+        client: clientCpuMs / flows,
+      };
     },
   };
 }
@@ -65,12 +73,14 @@ export function countingDb(inner: ClosableDb) {
       counter.transactions++;
       if (!bySql) return q.transaction((tx) => fn(wrap(tx)));
       const start = performance.now();
-      return q.transaction((tx) => fn(wrap(tx))).finally(() => {
-        const e = bySql.get('(transaction, whole)') ?? { n: 0, ms: 0 };
-        e.n++;
-        e.ms += performance.now() - start;
-        bySql.set('(transaction, whole)', e);
-      });
+      return q
+        .transaction((tx) => fn(wrap(tx)))
+        .finally(() => {
+          const e = bySql.get('(transaction, whole)') ?? { n: 0, ms: 0 };
+          e.n++;
+          e.ms += performance.now() - start;
+          bySql.set('(transaction, whole)', e);
+        });
     },
   });
   return { db: { ...wrap(inner), kind: inner.kind, close: () => inner.close() } as ClosableDb, counter, bySql };

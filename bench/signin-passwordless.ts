@@ -19,7 +19,11 @@ async function startInbox() {
   const waiters = new Map<string, (text: string) => void>();
   let received = 0;
   const server = new SMTPServer({
-    secure: false, disabledCommands: ['STARTTLS'], authOptional: true, logger: false, closeTimeout: 200,
+    secure: false,
+    disabledCommands: ['STARTTLS'],
+    authOptional: true,
+    logger: false,
+    closeTimeout: 200,
     onData(stream, session, cb) {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
@@ -55,7 +59,9 @@ async function startInbox() {
   };
 }
 
-export async function passwordlessSignin(o: BenchOptions): Promise<{ tables: Table[]; data: Record<string, unknown>; targets: AreaResult['targets'] }> {
+export async function passwordlessSignin(
+  o: BenchOptions,
+): Promise<{ tables: Table[]; data: Record<string, unknown>; targets: AreaResult['targets'] }> {
   const flowsPerUser = o.quick ? 5 : 50;
   const bdb = await openBenchDb(o.store, 'signin-passwordless');
   const inbox = await startInbox();
@@ -69,15 +75,45 @@ export async function passwordlessSignin(o: BenchOptions): Promise<{ tables: Tab
     const check = (r: { status: number; body: unknown }, want: number, what: string) => {
       if (r.status !== want) throw new Error(`${what}: ${r.status} ${JSON.stringify(r.body)}`);
     };
-    check(await v.request('POST', '/identity/resources/mail/v1/configurations', {
-      body: { provider: 'smtp', host: '127.0.0.1', port: inbox.port, secure: false, senderEmail: 'no-reply@bench.test', fromName: 'Bench' },
-    }), 201, 'mail configuration');
-    check(await v.request('POST', '/identity/resources/configurations/v1/auth/strategies', { body: { Code: { active: true } } }), 200, 'enable email code');
-    check(await v.request('POST', '/tenants/resources/tenants/v1', { body: { tenantId: 'bench-pl', name: 'Bench passwordless' } }), 201, 'account');
+    check(
+      await v.request('POST', '/identity/resources/mail/v1/configurations', {
+        body: {
+          provider: 'smtp',
+          host: '127.0.0.1',
+          port: inbox.port,
+          secure: false,
+          senderEmail: 'no-reply@bench.test',
+          fromName: 'Bench',
+        },
+      }),
+      201,
+      'mail configuration',
+    );
+    check(
+      await v.request('POST', '/identity/resources/configurations/v1/auth/strategies', {
+        body: { Code: { active: true } },
+      }),
+      200,
+      'enable email code',
+    );
+    check(
+      await v.request('POST', '/tenants/resources/tenants/v1', {
+        body: { tenantId: 'bench-pl', name: 'Bench passwordless' },
+      }),
+      201,
+      'account',
+    );
     const emails: string[] = [];
     for (let i = 0; i < CONCURRENCY; i++) {
       const email = `pl-${i}@bench.test`;
-      check(await v.request('POST', '/identity/resources/users/v1', { body: { email, name: `User ${i}` }, headers: { 'gatehouse-tenant-id': 'bench-pl' } }), 201, 'user');
+      check(
+        await v.request('POST', '/identity/resources/users/v1', {
+          body: { email, name: `User ${i}` },
+          headers: { 'gatehouse-tenant-id': 'bench-pl' },
+        }),
+        201,
+        'user',
+      );
       emails.push(email);
     }
 
@@ -86,12 +122,16 @@ export async function passwordlessSignin(o: BenchOptions): Promise<{ tables: Tab
     async function flow(email: string, c: ReturnType<typeof app.newClient>, record: boolean) {
       const t0 = performance.now();
       const mail = inbox.next(email);
-      const pre = await c.request('POST', '/identity/resources/auth/v1/passwordless/code/prelogin', { body: { email } });
+      const pre = await c.request('POST', '/identity/resources/auth/v1/passwordless/code/prelogin', {
+        body: { email },
+      });
       check(pre, 201, 'prelogin');
       const t1 = performance.now();
       const code = codeIn({ text: await mail });
       const t2 = performance.now();
-      const post = await c.request('POST', '/identity/resources/auth/v1/passwordless/code/postlogin', { body: { token: code, email } });
+      const post = await c.request('POST', '/identity/resources/auth/v1/passwordless/code/postlogin', {
+        body: { token: code, email },
+      });
       check(post, 201, 'postlogin');
       if (typeof post.body?.accessToken !== 'string') throw new Error('postlogin gave no access token');
       if (record) {
@@ -105,26 +145,46 @@ export async function passwordlessSignin(o: BenchOptions): Promise<{ tables: Tab
     const clients = emails.map(() => app.newClient());
     await Promise.all(emails.map((e, i) => flow(e, clients[i], false)));
     const start = performance.now();
-    await Promise.all(emails.map(async (e, i) => {
-      for (let n = 0; n < flowsPerUser; n++) await flow(e, clients[i], true);
-    }));
+    await Promise.all(
+      emails.map(async (e, i) => {
+        for (let n = 0; n < flowsPerUser; n++) await flow(e, clients[i], true);
+      }),
+    );
     const wall = performance.now() - start;
     const s = stats(samples);
     const perSecond = samples.length / (wall / 1000);
-    o.log(`signin/passwordless: ${samples.length} flows in ${(wall / 1000).toFixed(1)} s = ${perSecond.toFixed(1)} flows/s, p50 ${s.p50.toFixed(1)} ms`);
+    o.log(
+      `signin/passwordless: ${samples.length} flows in ${(wall / 1000).toFixed(1)} s = ${perSecond.toFixed(1)} flows/s, p50 ${s.p50.toFixed(1)} ms`,
+    );
     const row = (name: string, x: number[]) => {
       const st = stats(x);
       return [name, ms(st.p50), ms(st.p90), ms(st.p99), ms(st.mean)];
     };
-    const tables: Table[] = [{
-      title: `Passwordless email-code sign-in, ${CONCURRENCY} concurrent users (${o.store})`,
-      columns: ['phase', 'p50 ms', 'p90 ms', 'p99 ms', 'mean ms'],
-      rows: [row('whole flow', samples), row('pre-login request', phases.prelogin), row('delivery (job + SMTP)', phases.delivery), row('post-login request', phases.postlogin)],
-      notes: [`${samples.length} flows, ${perSecond.toFixed(1)} flows/s; job runner poll 10 ms; SMTP to a local smtp-server`],
-    }];
+    const tables: Table[] = [
+      {
+        title: `Passwordless email-code sign-in, ${CONCURRENCY} concurrent users (${o.store})`,
+        columns: ['phase', 'p50 ms', 'p90 ms', 'p99 ms', 'mean ms'],
+        rows: [
+          row('whole flow', samples),
+          row('pre-login request', phases.prelogin),
+          row('delivery (job + SMTP)', phases.delivery),
+          row('post-login request', phases.postlogin),
+        ],
+        notes: [
+          `${samples.length} flows, ${perSecond.toFixed(1)} flows/s; job runner poll 10 ms; SMTP to a local smtp-server`,
+        ],
+      },
+    ];
     return {
       tables,
-      data: { flows: samples.length, wallMs: wall, flowsPerSecond: perSecond, concurrency: CONCURRENCY, flow: s, mailsReceived: inbox.received() },
+      data: {
+        flows: samples.length,
+        wallMs: wall,
+        flowsPerSecond: perSecond,
+        concurrency: CONCURRENCY,
+        flow: s,
+        mailsReceived: inbox.received(),
+      },
       targets: [],
     };
   } finally {

@@ -11,11 +11,20 @@
  *  - features on: the account has an active IP allow list admitting 127.0.0.1, the user is in a group with a role,
  *    the account has a session policy (idle timeout, concurrent-session limit) and an MFA policy (DontForce).
  */
-import { callStats, countingDb, destroyAllBenchDbs, openBenchDb, RAISED_SIGNIN_LIMITS, startBenchApp, type BenchApp, type CountedCall as Call, type StoreKind } from './lib.ts';
+import {
+  callStats,
+  countingDb,
+  destroyAllBenchDbs,
+  openBenchDb,
+  RAISED_SIGNIN_LIMITS,
+  startBenchApp,
+  type BenchApp,
+  type CountedCall as Call,
+  type StoreKind,
+} from './lib.ts';
 
 const AUTH = '/identity/resources/auth/v1';
 const PASSWORD = 'Bench-statements-0123!';
-
 
 function summarise(label: string, calls: Call[]) {
   // The audit hook (src/modules/audit, onSend) stages every audited request's entry with one INSERT before the answer
@@ -28,7 +37,10 @@ function summarise(label: string, calls: Call[]) {
     '',
     '| per call | statement |',
     '|---:|---|',
-    ...perCall.map(({ sql, perCall: k }) => `| ${k.toFixed(1)} | \`${sql.slice(0, 160).replace(/\|/g, '\\|')}${sql.length > 160 ? '…' : ''}\` |`),
+    ...perCall.map(
+      ({ sql, perCall: k }) =>
+        `| ${k.toFixed(1)} | \`${sql.slice(0, 160).replace(/\|/g, '\\|')}${sql.length > 160 ? '…' : ''}\` |`,
+    ),
     '',
   ];
   return { statements, transactions, roundTrips, audit, auditTx, text: lines.join('\n') };
@@ -43,34 +55,91 @@ async function expect(r: Promise<{ status: number; body: any }>, status: number,
 async function setUp(app: BenchApp, account: string, featuresOn: boolean): Promise<string> {
   const c = app.client;
   const h = { 'gatehouse-tenant-id': account };
-  await expect(c.request('POST', '/tenants/resources/tenants/v1', { body: { tenantId: account, name: `Statements ${account}` } }), 201, 'create account');
+  await expect(
+    c.request('POST', '/tenants/resources/tenants/v1', { body: { tenantId: account, name: `Statements ${account}` } }),
+    201,
+    'create account',
+  );
   const email = `${account}@statements.example`;
-  const user = await expect(c.request('POST', '/identity/resources/users/v1', { body: { email, password: PASSWORD, name: 'Statements' }, headers: h }), 201, 'create user');
+  const user = await expect(
+    c.request('POST', '/identity/resources/users/v1', {
+      body: { email, password: PASSWORD, name: 'Statements' },
+      headers: h,
+    }),
+    201,
+    'create user',
+  );
   if (featuresOn) {
     const roles = await expect(c.request('GET', '/identity/resources/roles/v1', { headers: h }), 200, 'list roles');
     const roleId = (Array.isArray(roles) ? roles : roles.items)[0].id as string;
-    const group = await expect(c.request('POST', '/identity/resources/groups/v1', { body: { name: 'Statements group' }, headers: h }), 201, 'create group');
-    await expect(c.request('POST', `/identity/resources/groups/v1/${group.id}/roles`, { body: { roleIds: [roleId] }, headers: h }), 201, 'group roles');
-    await expect(c.request('POST', `/identity/resources/groups/v1/${group.id}/users`, { body: { userIds: [user.id] }, headers: h }), 201, 'group users');
+    const group = await expect(
+      c.request('POST', '/identity/resources/groups/v1', { body: { name: 'Statements group' }, headers: h }),
+      201,
+      'create group',
+    );
+    await expect(
+      c.request('POST', `/identity/resources/groups/v1/${group.id}/roles`, { body: { roleIds: [roleId] }, headers: h }),
+      201,
+      'group roles',
+    );
+    await expect(
+      c.request('POST', `/identity/resources/groups/v1/${group.id}/users`, {
+        body: { userIds: [user.id] },
+        headers: h,
+      }),
+      201,
+      'group users',
+    );
     const IP = '/identity/resources/configurations/v1/restrictions/ip';
-    await expect(c.request('POST', IP, { body: { ip: '127.0.0.1/32', strategy: 'ALLOW' }, headers: h }), 201, 'ip rule');
-    await expect(c.request('POST', `${IP}/config`, { body: { strategy: 'ALLOW', isActive: true }, headers: h }), 201, 'ip config');
-    await expect(c.request('POST', '/identity/resources/configurations/sessions/v1', {
-      body: { sessionIdleTimeoutConfiguration: { isActive: true, timeout: 3600 }, sessionConcurrentConfiguration: { isActive: true, maxSessions: 50 } }, headers: h,
-    }), 201, 'session policy');
-    const mfa = await c.request('PUT', '/identity/resources/configurations/v1/mfa-policy', { body: { enforceMFAType: 'DontForce' }, headers: h });
+    await expect(
+      c.request('POST', IP, { body: { ip: '127.0.0.1/32', strategy: 'ALLOW' }, headers: h }),
+      201,
+      'ip rule',
+    );
+    await expect(
+      c.request('POST', `${IP}/config`, { body: { strategy: 'ALLOW', isActive: true }, headers: h }),
+      201,
+      'ip config',
+    );
+    await expect(
+      c.request('POST', '/identity/resources/configurations/sessions/v1', {
+        body: {
+          sessionIdleTimeoutConfiguration: { isActive: true, timeout: 3600 },
+          sessionConcurrentConfiguration: { isActive: true, maxSessions: 50 },
+        },
+        headers: h,
+      }),
+      201,
+      'session policy',
+    );
+    const mfa = await c.request('PUT', '/identity/resources/configurations/v1/mfa-policy', {
+      body: { enforceMFAType: 'DontForce' },
+      headers: h,
+    });
     if (mfa.status >= 300) throw new Error(`mfa policy: HTTP ${mfa.status} ${JSON.stringify(mfa.body).slice(0, 300)}`);
   }
   return email;
 }
 
-async function scenario(app: BenchApp, rec: ReturnType<typeof countingDb>, label: string, featuresOn: boolean, n: number) {
+async function scenario(
+  app: BenchApp,
+  rec: ReturnType<typeof countingDb>,
+  label: string,
+  featuresOn: boolean,
+  n: number,
+) {
   const email = await setUp(app, `stmt-${featuresOn ? 'on' : 'off'}`, featuresOn);
   const client = app.newClient();
   const signIn = () => client.request('POST', `${AUTH}/user`, { body: { email, password: PASSWORD } });
   // Warm-up (first-use caches), not recorded.
   let token = (await expect(signIn(), 200, 'sign-in')).refreshToken as string;
-  token = (await expect(client.request('POST', `${AUTH}/user/token/refresh`, { body: { refreshToken: token } }), 201, 'refresh')).refreshToken;
+  token = (
+    await expect(
+      client.request('POST', `${AUTH}/user/token/refresh`, { body: { refreshToken: token } }),
+      201,
+      'refresh',
+    )
+  ).refreshToken;
   const signIns: Call[] = [];
   const refreshes: Call[] = [];
   for (let i = 0; i < n; i++) {
@@ -79,7 +148,9 @@ async function scenario(app: BenchApp, rec: ReturnType<typeof countingDb>, label
     signIns.push(s.call);
     token = s.result.body.refreshToken;
     for (let j = 0; j < 2; j++) {
-      const r = await rec.record(() => client.request('POST', `${AUTH}/user/token/refresh`, { body: { refreshToken: token } }));
+      const r = await rec.record(() =>
+        client.request('POST', `${AUTH}/user/token/refresh`, { body: { refreshToken: token } }),
+      );
       if (r.result.status !== 201) throw new Error(`refresh: HTTP ${r.result.status} ${JSON.stringify(r.result.body)}`);
       refreshes.push(r.call);
       token = r.result.body.refreshToken;
@@ -105,10 +176,15 @@ async function main() {
       '| scenario | sign-in: statements / transactions / round trips | of which audit hook | refresh: statements / transactions / round trips | of which audit hook |',
       '|---|---|---|---|---|',
     ];
-    for (const [label, on] of [['defaults', false], ['features on', true]] as const) {
+    for (const [label, on] of [
+      ['defaults', false],
+      ['features on', true],
+    ] as const) {
       const r = await scenario(app, rec, label, on, n);
-      const f = (s: ReturnType<typeof summarise>) => `${s.statements.toFixed(1)} / ${s.transactions.toFixed(1)} / ${s.roundTrips.toFixed(1)}`;
-      const a = (s: ReturnType<typeof summarise>) => `${s.audit.toFixed(1)} / ${s.auditTx.toFixed(1)} / ${(s.audit + 2 * s.auditTx).toFixed(1)}`;
+      const f = (s: ReturnType<typeof summarise>) =>
+        `${s.statements.toFixed(1)} / ${s.transactions.toFixed(1)} / ${s.roundTrips.toFixed(1)}`;
+      const a = (s: ReturnType<typeof summarise>) =>
+        `${s.audit.toFixed(1)} / ${s.auditTx.toFixed(1)} / ${(s.audit + 2 * s.auditTx).toFixed(1)}`;
       rows.push(`| ${label} | ${f(r.signIn)} | ${a(r.signIn)} | ${f(r.refresh)} | ${a(r.refresh)} |`);
       out.push(r.signIn.text, r.refresh.text);
     }

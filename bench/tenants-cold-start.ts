@@ -1,4 +1,13 @@
-import { BENCH_ENCRYPTION_KEY, BENCH_VENDOR, coldStart, freePort, runTsxScript, stats, type BenchDb, type BenchOptions } from './lib.ts';
+import {
+  BENCH_ENCRYPTION_KEY,
+  BENCH_VENDOR,
+  coldStart,
+  freePort,
+  runTsxScript,
+  stats,
+  type BenchDb,
+  type BenchOptions,
+} from './lib.ts';
 
 // ---------------------------------------------------------------------------------------------------------------
 // 4. Cold start
@@ -17,12 +26,16 @@ export async function measureColdStart(bdb: BenchDb, label: string, runs: number
   const samples: number[] = [];
   for (let i = 0; i < runs; i++) samples.push((await coldStart(env)).ms);
   const s = stats(samples);
-  opts.log(`    ${label.padEnd(44)} first ${first.ms.toFixed(0)} ms; runs ${samples.map((x) => x.toFixed(0)).join(', ')} ms; median ${s.p50.toFixed(0)} ms`);
+  opts.log(
+    `    ${label.padEnd(44)} first ${first.ms.toFixed(0)} ms; runs ${samples.map((x) => x.toFixed(0)).join(', ')} ms; median ${s.p50.toFixed(0)} ms`,
+  );
   // Where the time goes: the server's start-up steps, stamped by bench/cold-start-phases.ts (median per step).
   const phaseRuns: { label: string; ms: number }[][] = [];
   for (let i = 0; i < Math.min(3, runs); i++) {
     const port = String(await freePort());
-    phaseRuns.push((await runTsxScript('bench/cold-start-phases.ts', { ...env, PORT: port, HOST: '127.0.0.1' })).phases);
+    phaseRuns.push(
+      (await runTsxScript('bench/cold-start-phases.ts', { ...env, PORT: port, HOST: '127.0.0.1' })).phases,
+    );
   }
   const phases = phaseRuns[0].map((p, i) => ({ label: p.label, ms: stats(phaseRuns.map((r) => r[i].ms)).p50 }));
   return { label, firstMs: first.ms, samples, median: s.p50, min: s.min, max: s.max, phases };

@@ -20,5 +20,23 @@ export interface Sizes {
   coldRuns: number;
 }
 
-export const FULL: Sizes = { accounts: 100_000, requests: 200, caseBudgetMs: 6000, minN: 40, trees: [1000, 10_000], migrationBatches: 10, migrationBatchSize: 1000, coldRuns: 5 };
-export const QUICK: Sizes = { accounts: 5000, requests: 20, caseBudgetMs: 2000, minN: 10, trees: [200, 1000], migrationBatches: 2, migrationBatchSize: 100, coldRuns: 2 };
+export const FULL: Sizes = {
+  accounts: 100_000,
+  requests: 200,
+  caseBudgetMs: 6000,
+  minN: 40,
+  trees: [1000, 10_000],
+  migrationBatches: 10,
+  migrationBatchSize: 1000,
+  coldRuns: 5,
+};
+export const QUICK: Sizes = {
+  accounts: 5000,
+  requests: 20,
+  caseBudgetMs: 2000,
+  minN: 10,
+  trees: [200, 1000],
+  migrationBatches: 2,
+  migrationBatchSize: 100,
+  coldRuns: 2,
+};

@@ -32,7 +32,11 @@ export function levelSizes(n: number, depth = DEPTH): number[] {
  * One tree of n accounts, every leaf at level 20 (so every account above level 20 has children): node j of level l
  * hangs under node floor(j·s(l-1)/s(l)) of level l-1. Inserted with the accounts module's insertAccounts, parents first.
  */
-export async function seedTree(db: Db, prefix: string, n: number): Promise<{ sizes: number[]; id: (level: number, j: number) => string; ms: number }> {
+export async function seedTree(
+  db: Db,
+  prefix: string,
+  n: number,
+): Promise<{ sizes: number[]; id: (level: number, j: number) => string; ms: number }> {
   const sizes = levelSizes(n);
   const id = (level: number, j: number) => `${prefix}-l${level}-${j}`;
   const rows: NewTenant[] = [];
@@ -68,7 +72,14 @@ export interface HierarchyRow {
   stats: ReturnType<typeof stats>;
 }
 
-export async function measureHierarchy(app: BenchApp, dataset: string, totalAccounts: number, tree: Awaited<ReturnType<typeof seedTree>>, sizes: Sizes, opts: BenchOptions): Promise<HierarchyRow[]> {
+export async function measureHierarchy(
+  app: BenchApp,
+  dataset: string,
+  totalAccounts: number,
+  tree: Awaited<ReturnType<typeof seedTree>>,
+  sizes: Sizes,
+  opts: BenchOptions,
+): Promise<HierarchyRow[]> {
   const out: HierarchyRow[] = [];
   const leaf = tree.id(DEPTH, tree.sizes[DEPTH] - 1);
   const calls: { call: string; path: string; account: string; answer: (b: any) => number }[] = [
@@ -81,9 +92,11 @@ export async function measureHierarchy(app: BenchApp, dataset: string, totalAcco
   for (const c of calls) {
     const headers = { 'gatehouse-tenant-id': c.account };
     const first = await app.client.request('GET', c.path, { headers });
-    if (first.status !== 200) throw new Error(`${c.call}: HTTP ${first.status} ${JSON.stringify(first.body).slice(0, 300)}`);
+    if (first.status !== 200)
+      throw new Error(`${c.call}: HTTP ${first.status} ${JSON.stringify(first.body).slice(0, 300)}`);
     const answer = c.answer(first.body);
-    if (c.call.startsWith('parents') && answer !== DEPTH) throw new Error(`parents of a leaf: expected ${DEPTH} entries, got ${answer}`);
+    if (c.call.startsWith('parents') && answer !== DEPTH)
+      throw new Error(`parents of a leaf: expected ${DEPTH} entries, got ${answer}`);
     const s = await measure(() => app.client.request('GET', c.path, { headers }), {
       n: sizes.requests,
       budgetMs: sizes.caseBudgetMs,
@@ -93,7 +106,9 @@ export async function measureHierarchy(app: BenchApp, dataset: string, totalAcco
       },
     });
     const { samples: _s, ...summary } = s;
-    opts.log(`    ${dataset.padEnd(26)} ${c.call.padEnd(30)} answer ${String(answer).padStart(6)}  p50 ${s.p50.toFixed(2).padStart(8)} ms  p99 ${s.p99.toFixed(2).padStart(8)} ms (n=${s.n})`);
+    opts.log(
+      `    ${dataset.padEnd(26)} ${c.call.padEnd(30)} answer ${String(answer).padStart(6)}  p50 ${s.p50.toFixed(2).padStart(8)} ms  p99 ${s.p99.toFixed(2).padStart(8)} ms (n=${s.n})`,
+    );
     out.push({ dataset, totalAccounts, call: c.call, account: c.account, answer, bytes: first.bytes, stats: summary });
   }
   return out;

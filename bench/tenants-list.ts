@@ -1,5 +1,15 @@
 import type { Db } from '../src/storage/db.ts';
-import { explainAnalyze, measure, ms, type BenchApp, type BenchOptions, type HttpReply, type recordingDb, type stats, type Table } from './lib.ts';
+import {
+  explainAnalyze,
+  measure,
+  ms,
+  type BenchApp,
+  type BenchOptions,
+  type HttpReply,
+  type recordingDb,
+  type stats,
+  type Table,
+} from './lib.ts';
 import { LIST, LIST_TARGET_MS, type Sizes } from './tenants-config.ts';
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -16,7 +26,11 @@ export interface ListCase {
   afterWrite?: boolean;
 }
 
-export function listCases(total: number, filters: { label: string; filter: string; total: number }[], limit = 50): ListCase[] {
+export function listCases(
+  total: number,
+  filters: { label: string; filter: string; total: number }[],
+  limit = 50,
+): ListCase[] {
   const cases: ListCase[] = [];
   const pagesFor = (n: number) => {
     const pages = Math.ceil(n / limit);
@@ -29,7 +43,13 @@ export function listCases(total: number, filters: { label: string; filter: strin
   for (const sortBy of ['createdAt', 'name', 'tenantId']) {
     for (const order of ['ASC', 'DESC']) {
       for (const [label, page] of pagesFor(total)) {
-        cases.push({ name: `${sortBy} ${order} ${label} (p${page})`, query: { _sortBy: sortBy, _order: order, _offset: String(page), _limit: String(limit) }, total, page, expectItems: itemsOn(total, page) });
+        cases.push({
+          name: `${sortBy} ${order} ${label} (p${page})`,
+          query: { _sortBy: sortBy, _order: order, _offset: String(page), _limit: String(limit) },
+          total,
+          page,
+          expectItems: itemsOn(total, page),
+        });
       }
     }
   }
@@ -48,8 +68,21 @@ export function listCases(total: number, filters: { label: string; filter: strin
   // measure the read that fills it: the first request after any account write.
   for (const f of filters.filter((x) => x.label === 'broad')) {
     for (const [label, page] of pagesFor(f.total)) {
-      const query = { _filter: f.filter, _sortBy: 'createdAt', _order: 'ASC', _offset: String(page), _limit: String(limit) };
-      cases.push({ name: `filter ${f.label} "${f.filter}" ${label} (p${page}), after a write`, query, total: f.total, page, expectItems: itemsOn(f.total, page), afterWrite: true });
+      const query = {
+        _filter: f.filter,
+        _sortBy: 'createdAt',
+        _order: 'ASC',
+        _offset: String(page),
+        _limit: String(limit),
+      };
+      cases.push({
+        name: `filter ${f.label} "${f.filter}" ${label} (p${page}), after a write`,
+        query,
+        total: f.total,
+        page,
+        expectItems: itemsOn(f.total, page),
+        afterWrite: true,
+      });
     }
   }
   return cases;
@@ -72,13 +105,19 @@ export async function measureList(
   explain?: { db: Db; record: ReturnType<typeof recordingDb>['record'] },
   write?: () => Promise<unknown>,
 ) {
-  const results: { case: ListCase; stats: ReturnType<typeof stats>; plans?: { sql: string; params: unknown[]; plan: string[] }[] }[] = [];
+  const results: {
+    case: ListCase;
+    stats: ReturnType<typeof stats>;
+    plans?: { sql: string; params: unknown[]; plan: string[] }[];
+  }[] = [];
   for (const c of cases) {
     const path = `${LIST}?${new URLSearchParams(c.query).toString()}`;
     const check = (r: HttpReply) => {
       if (r.status !== 200) throw new Error(`${c.name}: HTTP ${r.status} ${JSON.stringify(r.body).slice(0, 300)}`);
       if (r.body._metadata.totalItems !== c.total || r.body.items.length !== c.expectItems) {
-        throw new Error(`${c.name}: expected ${c.expectItems} of ${c.total}, got ${r.body.items.length} of ${r.body._metadata.totalItems}`);
+        throw new Error(
+          `${c.name}: expected ${c.expectItems} of ${c.total}, got ${r.body.items.length} of ${r.body._metadata.totalItems}`,
+        );
       }
     };
     const request = () => app.client.request('GET', path);
@@ -89,9 +128,12 @@ export async function measureList(
     if (explain && !c.afterWrite) {
       const { statements } = await explain.record(() => app.client.request('GET', path));
       plans = [];
-      for (const st of statements.filter((x) => /\bFROM tenants\b/.test(x.sql))) plans.push({ ...st, plan: await explainAnalyze(explain.db, st) });
+      for (const st of statements.filter((x) => /\bFROM tenants\b/.test(x.sql)))
+        plans.push({ ...st, plan: await explainAnalyze(explain.db, st) });
     }
-    opts.log(`    ${c.name.padEnd(44)} p50 ${s.p50.toFixed(2).padStart(8)} ms  p99 ${s.p99.toFixed(2).padStart(8)} ms  (n=${s.n})`);
+    opts.log(
+      `    ${c.name.padEnd(44)} p50 ${s.p50.toFixed(2).padStart(8)} ms  p99 ${s.p99.toFixed(2).padStart(8)} ms  (n=${s.n})`,
+    );
     results.push({ case: c, stats: summary, plans });
   }
   return results;
@@ -101,7 +143,15 @@ export function listTable(title: string, results: Awaited<ReturnType<typeof meas
   return {
     title,
     columns: ['case', 'items', 'total', 'n', 'p50 ms', 'p99 ms', `p50 < ${LIST_TARGET_MS} ms`],
-    rows: results.map((r) => [r.case.name, r.case.expectItems, r.case.total, r.stats.n, ms(r.stats.p50), ms(r.stats.p99), r.stats.p50 < LIST_TARGET_MS ? 'met' : 'MISSED']),
+    rows: results.map((r) => [
+      r.case.name,
+      r.case.expectItems,
+      r.case.total,
+      r.stats.n,
+      ms(r.stats.p50),
+      ms(r.stats.p99),
+      r.stats.p50 < LIST_TARGET_MS ? 'met' : 'MISSED',
+    ]),
     notes,
   };
 }

@@ -40,11 +40,16 @@ export async function measureMigration(app: BenchApp, db: Db, sizes: Sizes, opts
   const statuses = [...done.values()];
   const succeeded = statuses.reduce((a, s) => a + s.succeeded, 0);
   const failed = statuses.reduce((a, s) => a + s.failed, 0);
-  const { rows } = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM tenants WHERE tenant_id LIKE $1 AND deleted_at IS NULL`, [`${prefix}-%`]);
-  if (succeeded !== total || failed !== 0 || rows[0].n !== total) throw new Error(`migration imported ${succeeded} (${failed} failed, ${rows[0].n} live) of ${total}`);
+  const { rows } = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM tenants WHERE tenant_id LIKE $1 AND deleted_at IS NULL`,
+    [`${prefix}-%`],
+  );
+  if (succeeded !== total || failed !== 0 || rows[0].n !== total)
+    throw new Error(`migration imported ${succeeded} (${failed} failed, ${rows[0].n} live) of ${total}`);
   const t = (s: string) => new Date(s).getTime();
   const jobMs = statuses.map((s) => t(s.completedAt) - t(s.startedAt));
-  const serverSpan = Math.max(...statuses.map((s) => t(s.completedAt))) - Math.min(...statuses.map((s) => t(s.createdAt)));
+  const serverSpan =
+    Math.max(...statuses.map((s) => t(s.completedAt))) - Math.min(...statuses.map((s) => t(s.createdAt)));
   const result = {
     accounts: total,
     requests: sizes.migrationBatches,
@@ -59,6 +64,8 @@ export async function measureMigration(app: BenchApp, db: Db, sizes: Sizes, opts
     serverSpanMs: serverSpan,
     statusPolls: polls,
   };
-  opts.log(`    ${total} accounts in ${(endToEnd / 1000).toFixed(2)} s end to end: ${result.accountsPerSecond.toFixed(0)} accounts/s`);
+  opts.log(
+    `    ${total} accounts in ${(endToEnd / 1000).toFixed(2)} s end to end: ${result.accountsPerSecond.toFixed(0)} accounts/s`,
+  );
   return result;
 }

@@ -16,7 +16,8 @@ for (const version of process.argv.slice(2)) {
   if (!file) throw new Error(`no migration ${version}`);
   const before = execFileSync('git', ['show', `HEAD:migrations/${file}`], { encoding: 'utf8' });
   const after = readFileSync(join(MIGRATIONS_DIR, file), 'utf8');
-  if (statementChecksum(before) !== statementChecksum(after)) throw new Error(`${file}: statements changed; add a new migration`);
+  if (statementChecksum(before) !== statementChecksum(after))
+    throw new Error(`${file}: statements changed; add a new migration`);
   // Databases may hold the checksum of any earlier text of the file: keep them all.
   const replaces = [...new Set([...(edits[version]?.replaces ?? []), fileChecksum(before)])];
   edits[version] = { replaces, statements: statementChecksum(after) };

@@ -11,7 +11,12 @@ async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const log = createLogger(config.logLevel).child({ component: 'agent' });
   const sync = createSnapshotSync({ ...config.agent, log });
-  const app = await createAgentApp({ engine: () => sync.engine, offset: () => sync.offset, logger: log, bodyLimit: config.bodyLimit });
+  const app = await createAgentApp({
+    engine: () => sync.engine,
+    offset: () => sync.offset,
+    logger: log,
+    bodyLimit: config.bodyLimit,
+  });
   await app.listen({ port: config.agentPort, host: config.agent.host });
   void sync.start();
 

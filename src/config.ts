@@ -8,7 +8,15 @@ export interface Config {
   host: string;
   agentPort: number;
   /** The entitlements agent (src/agent.ts): where it pulls snapshots from, how often, where it keeps the last one. */
-  agent: { host: string; serverUrl: string; pollMs: number; snapshotFile: string; clientId?: string; apiKey?: string; credentialsFile: string };
+  agent: {
+    host: string;
+    serverUrl: string;
+    pollMs: number;
+    snapshotFile: string;
+    clientId?: string;
+    apiKey?: string;
+    credentialsFile: string;
+  };
   dataDir: string;
   databaseUrl?: string;
   /** Operator-supplied environment credentials; generated on first start when both are unset. */
@@ -51,7 +59,16 @@ export interface Config {
   outbound: { allowPrivateNetworks: boolean };
   /** Events, webhooks and audit (docs/events.md). `enabled` switches off the outbox / audit log (a benchmark aid). */
   events: { enabled: boolean };
-  webhooks: { pollMs: number; timeoutMs: number; retryForSeconds: number; backoffBaseMs: number; backoffMaxMs: number; concurrency: number; allowPrivateNetworks: boolean; eventsRetentionDays: number };
+  webhooks: {
+    pollMs: number;
+    timeoutMs: number;
+    retryForSeconds: number;
+    backoffBaseMs: number;
+    backoffMaxMs: number;
+    concurrency: number;
+    allowPrivateNetworks: boolean;
+    eventsRetentionDays: number;
+  };
   audit: { enabled: boolean; retentionDays: number; chainBatch: number };
   /** Messaging: the development outbox (default on unless production) and delivery attempts per message. */
   messaging: { devOutbox: boolean; maxAttempts: number };
@@ -88,13 +105,18 @@ function parseTrustProxy(raw: string | undefined, problems: string[]): Config['t
     if (n < 1 || n > 32) problems.push(`TRUST_PROXY hop count must be from 1 to 32 (got "${raw}")`);
     return n;
   }
-  const parts = v.split(',').map((x) => x.trim()).filter(Boolean);
+  const parts = v
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean);
   for (const part of parts) {
     const [addr, bits, extra] = part.split('/');
     const family = isIP(addr ?? '');
     const okBits = bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32));
     if (!(PROXY_NAMES.has(part) || (family !== 0 && okBits && extra === undefined))) {
-      problems.push(`TRUST_PROXY must be true, false, a hop count, or a comma list of IP addresses, CIDR ranges, loopback, linklocal or uniquelocal (bad entry "${part}")`);
+      problems.push(
+        `TRUST_PROXY must be true, false, a hop count, or a comma list of IP addresses, CIDR ranges, loopback, linklocal or uniquelocal (bad entry "${part}")`,
+      );
     }
   }
   return parts;
@@ -123,10 +145,12 @@ export function loadConfig(env: Env = process.env): Config {
 
   const port = int('PORT', 8080, 0, 65535);
   const databaseUrl = env.DATABASE_URL || undefined;
-  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) problems.push('DATABASE_URL must start with postgres:// or postgresql://');
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl))
+    problems.push('DATABASE_URL must start with postgres:// or postgresql://');
   const clientId = env.GATEHOUSE_CLIENT_ID || undefined;
   const apiKey = env.GATEHOUSE_API_KEY || undefined;
-  if (Boolean(clientId) !== Boolean(apiKey)) problems.push('GATEHOUSE_CLIENT_ID and GATEHOUSE_API_KEY must be set together');
+  if (Boolean(clientId) !== Boolean(apiKey))
+    problems.push('GATEHOUSE_CLIENT_ID and GATEHOUSE_API_KEY must be set together');
   if (apiKey && apiKey.length < 16) problems.push('GATEHOUSE_API_KEY must be at least 16 characters');
   const jwtAlgorithm = (env.JWT_ALGORITHM || 'RS256') as Config['jwtAlgorithm'];
   if (!['RS256', 'ES256', 'EdDSA'].includes(jwtAlgorithm)) problems.push('JWT_ALGORITHM must be RS256, ES256 or EdDSA');
@@ -137,11 +161,13 @@ export function loadConfig(env: Env = process.env): Config {
   if (!/^https?:\/\//.test(agentServerUrl)) problems.push('AGENT_SERVER_URL must be an http(s) URL');
   const agentClientId = env.AGENT_CLIENT_ID || clientId;
   const agentApiKey = env.AGENT_API_KEY || apiKey;
-  if (Boolean(env.AGENT_CLIENT_ID) !== Boolean(env.AGENT_API_KEY)) problems.push('AGENT_CLIENT_ID and AGENT_API_KEY must be set together');
+  if (Boolean(env.AGENT_CLIENT_ID) !== Boolean(env.AGENT_API_KEY))
+    problems.push('AGENT_CLIENT_ID and AGENT_API_KEY must be set together');
 
   const trustProxy = parseTrustProxy(env.TRUST_PROXY, problems);
   const captchaVerifyUrl = env.CAPTCHA_VERIFY_URL || 'https://www.google.com/recaptcha/api/siteverify';
-  if (!/^https?:\/\/[^/\s]+/.test(captchaVerifyUrl)) problems.push(`CAPTCHA_VERIFY_URL must be an http(s) URL (got "${captchaVerifyUrl}")`);
+  if (!/^https?:\/\/[^/\s]+/.test(captchaVerifyUrl))
+    problems.push(`CAPTCHA_VERIFY_URL must be an http(s) URL (got "${captchaVerifyUrl}")`);
   const jobChunkSize = int('JOB_CHUNK_SIZE', 200, 1, 1000);
 
   const config: Config = {
@@ -176,7 +202,11 @@ export function loadConfig(env: Env = process.env): Config {
       pollMs: int('JOB_POLL_MS', 500, 10, 60000),
       leaseMs: int('JOB_LEASE_MS', 30000, 50, 3600000),
       chunkSize: jobChunkSize,
-      userChunkSize: env.USER_MIGRATION_CHUNK_SIZE ? int('USER_MIGRATION_CHUNK_SIZE', 200, 1, 1000) : env.JOB_CHUNK_SIZE ? jobChunkSize : undefined,
+      userChunkSize: env.USER_MIGRATION_CHUNK_SIZE
+        ? int('USER_MIGRATION_CHUNK_SIZE', 200, 1, 1000)
+        : env.JOB_CHUNK_SIZE
+          ? jobChunkSize
+          : undefined,
     },
     passwordHashConcurrency: int('PASSWORD_HASH_CONCURRENCY', availableParallelism(), 1, 1024),
     accountListBroadMatches: int('ACCOUNT_LIST_BROAD_MATCHES', 2000, 1, 100_000_000),
@@ -201,7 +231,11 @@ export function loadConfig(env: Env = process.env): Config {
       // Outbox and delivery-log retention (days; 0 keeps forever); runs with the audit retention job.
       eventsRetentionDays: int('EVENTS_RETENTION_DAYS', 30, 0, 36_500),
     },
-    audit: { enabled: bool('AUDIT_ENABLED', true), retentionDays: int('AUDIT_RETENTION_DAYS', 365, 0, 36_500), chainBatch: int('AUDIT_CHAIN_BATCH', 1000, 1, 10_000) },
+    audit: {
+      enabled: bool('AUDIT_ENABLED', true),
+      retentionDays: int('AUDIT_RETENTION_DAYS', 365, 0, 36_500),
+      chainBatch: int('AUDIT_CHAIN_BATCH', 1000, 1, 10_000),
+    },
     codeRateLimit: {
       perIp: int('CODE_RATE_LIMIT_PER_IP', 30, 1, 1000000),
       perIdentifier: int('CODE_RATE_LIMIT_PER_IDENTIFIER', 5, 1, 1000000),

@@ -20,7 +20,11 @@ import { membersAmong, passwordHashOf, userTablesSql } from './modules/users/ind
 import { createAuth } from './modules/auth/index.ts';
 import { createMfaService } from './modules/mfa/index.ts';
 import { readFileSync } from 'node:fs';
-import { createApplicationsService, createUserMigrationService, userMigrationJobs } from './modules/user-migration/index.ts';
+import {
+  createApplicationsService,
+  createUserMigrationService,
+  userMigrationJobs,
+} from './modules/user-migration/index.ts';
 import { createEntitlementsService } from './modules/entitlements/index.ts';
 import { createEventsService } from './modules/events/index.ts';
 import { createDispatcher, createWebhooksService } from './modules/webhooks/index.ts';
@@ -54,19 +58,29 @@ export function createLogger(config: Config): Logger {
 export async function createContext(config: Config, db: Db, log: Logger) {
   // One key-encryption key seals signing keys, migrated MFA secrets and provider secrets.
   const kek = loadKeyEncryptionKey(config.encryptionKey, config.dataDir);
-  const keys = createKeysService({
-    db,
-    kek,
-    algorithm: config.jwtAlgorithm,
-    issuer: config.publicUrl,
-    graceSeconds: Math.max(config.vendorTokenTtl, 86400),
-  }, config.signingKeysReloadMs, config.signingKeysUnknownKidReloadMs);
+  const keys = createKeysService(
+    {
+      db,
+      kek,
+      algorithm: config.jwtAlgorithm,
+      issuer: config.publicUrl,
+      graceSeconds: Math.max(config.vendorTokenTtl, 86400),
+    },
+    config.signingKeysReloadMs,
+    config.signingKeysUnknownKidReloadMs,
+  );
   await keys.init();
   // The login box reports the sign-in methods and reset lifetimes that the passwordless and recovery modules own.
   const environment = createEnvironmentService({
-    db, keys, vendorTokenTtl: config.vendorTokenTtl, devOutbox: config.messaging.devOutbox,
-    loginBox: { signInFlows: (q) => readFlowSettings(q, 'passwordless'),
-      resetLifetimes: { linkSeconds: RESET_LINK_TTL, smsCodeSeconds: RESET_SMS_CODE_TTL } } });
+    db,
+    keys,
+    vendorTokenTtl: config.vendorTokenTtl,
+    devOutbox: config.messaging.devOutbox,
+    loginBox: {
+      signInFlows: (q) => readFlowSettings(q, 'passwordless'),
+      resetLifetimes: { linkSeconds: RESET_LINK_TTL, smsCodeSeconds: RESET_SMS_CODE_TTL },
+    },
+  });
 
   // The outbox: services emit events in the transaction of the change (`events.emit(tx, ...)`).
   const events = createEventsService({ enabled: config.events.enabled });
@@ -80,25 +94,60 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   const handlers = {};
   const jobs = createJobRunner({ db, log, pollMs: config.jobs.pollMs, leaseMs: config.jobs.leaseMs, handlers });
   // Messaging: email (SMTP) and SMS (Twilio REST) delivery through durable jobs; development outbox when no provider.
-  const messaging = createMessagingService({ db, kek, jobs, log, publicUrl: config.publicUrl, devOutbox: config.messaging.devOutbox, maxAttempts: config.messaging.maxAttempts });
+  const messaging = createMessagingService({
+    db,
+    kek,
+    jobs,
+    log,
+    publicUrl: config.publicUrl,
+    devOutbox: config.messaging.devOutbox,
+    maxAttempts: config.messaging.maxAttempts,
+  });
   Object.assign(handlers, messaging.jobs);
   // Secondary email addresses (/users/emails/v1) are proven with a code emailed through messaging.
-  const users = createUsersService({ db, tenants, roles, passwords, environment, events, emailCodes: {
-    kek, sendEmail: (tx, m) => messaging.sendEmail(tx, m),
-    limiter: createRateLimiter(config.codeRateLimit.perIdentifier, config.codeRateLimit.windowSeconds) } });
+  const users = createUsersService({
+    db,
+    tenants,
+    roles,
+    passwords,
+    environment,
+    events,
+    emailCodes: {
+      kek,
+      sendEmail: (tx, m) => messaging.sendEmail(tx, m),
+      limiter: createRateLimiter(config.codeRateLimit.perIdentifier, config.codeRateLimit.windowSeconds),
+    },
+  });
   tenants.onRemove((tx, tenantId) => users.forgetAccount(tx, tenantId));
   tenants.onRemove((tx, tenantId) => passwords.forgetAccount(tx, tenantId));
   // User groups: members receive the groups' roles (a role source of the token issuer).
   const groups = createGroupsService({
-    db, roles, tenants, environment, users: { membersAmong, tables: userTablesSql },
+    db,
+    roles,
+    tenants,
+    environment,
+    users: { membersAmong, tables: userTablesSql },
   });
   tenants.onRemove((tx, tenantId) => groups.forgetAccount(tx, tenantId));
   const auth = createAuth({
-    db, config, keys, environment, roles, users, passwords, tenants, events, roleSources: [groups.roleSource] });
+    db,
+    config,
+    keys,
+    environment,
+    roles,
+    users,
+    passwords,
+    tenants,
+    events,
+    roleSources: [groups.roleSource],
+  });
   tenants.onRemove((tx, tenantId) => auth.sessions.forgetAccount(tx, tenantId));
   // A password change: the sign-in's limits and failure count apply to the current password; other sessions end.
-  users.usePasswordChecks({ limit: (ip, id) => auth.login.limitAttempt(ip, id), failed: (user) => auth.login.registerFailure(user),
-    endOtherSessions: (q, userId, keep) => auth.sessions.endOtherSessions(q, userId, keep) });
+  users.usePasswordChecks({
+    limit: (ip, id) => auth.login.limitAttempt(ip, id),
+    failed: (user) => auth.login.registerFailure(user),
+    endOtherSessions: (q, userId, keep) => auth.sessions.endOtherSessions(q, userId, keep),
+  });
   // IP and email-domain restrictions, user pools. The IP gate is added before the MFA gate so that a refused
   // address gets no second-factor challenge.
   const restrictions = createRestrictions({ db, tenants, userRolesSql: userTablesSql.userRoles });
@@ -106,32 +155,81 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   auth.login.addGate('ip-restrictions', (q, a) => restrictions.ip.gate(q, a));
   const userPools = createUserPoolsService({ db, kek });
   // MFA: the `mfa` sign-in gate, second-factor flows, policy; authenticator secrets sealed with the KEK.
-  const mfa = createMfaService({ db, kek, login: auth.login, issue: auth.issue, passwords, events, requireAccount: (q, tenantId) => tenants.requireLive(q, tenantId),
+  const mfa = createMfaService({
+    db,
+    kek,
+    login: auth.login,
+    issue: auth.issue,
+    passwords,
+    events,
+    requireAccount: (q, tenantId) => tenants.requireLive(q, tenantId),
     messaging,
-    limits: { perIp: config.loginRateLimit.perIp, perUser: config.loginRateLimit.perIdentifier, windowSeconds: config.loginRateLimit.windowSeconds } });
+    limits: {
+      perIp: config.loginRateLimit.perIp,
+      perUser: config.loginRateLimit.perIdentifier,
+      windowSeconds: config.loginRateLimit.windowSeconds,
+    },
+  });
   tenants.onRemove((tx, tenantId) => mfa.forgetAccount(tx, tenantId));
   // Step-up re-authentication accepts a current code of the user's authenticator app besides the password.
   auth.login.useStepUpFactor((userId, code) => mfa.devices.checkCode(userId, code));
 
-  const accountMigration = createAccountMigrationService({ db, jobs, tenants, chunkSize: config.jobs.chunkSize, events });
+  const accountMigration = createAccountMigrationService({
+    db,
+    jobs,
+    tenants,
+    chunkSize: config.jobs.chunkSize,
+    events,
+  });
   Object.assign(handlers, accountMigrationJobs(accountMigration));
   // User migration: bulk and identity-provider jobs; MFA secrets and provider secrets sealed with the KEK.
   const applications = createApplicationsService({ db, tenants });
-  const userMigration = createUserMigrationService({ db, jobs, tenants, roles, users, kek, chunkSize: config.jobs.userChunkSize, events });
-  Object.assign(handlers, userMigrationJobs(userMigration, kek, { extraCa: config.outboundCaFile ? readFileSync(config.outboundCaFile, 'utf8') : undefined }));
+  const userMigration = createUserMigrationService({
+    db,
+    jobs,
+    tenants,
+    roles,
+    users,
+    kek,
+    chunkSize: config.jobs.userChunkSize,
+    events,
+  });
+  Object.assign(
+    handlers,
+    userMigrationJobs(userMigration, kek, {
+      extraCa: config.outboundCaFile ? readFileSync(config.outboundCaFile, 'utf8') : undefined,
+    }),
+  );
   // A user the lockout policy locks gets the BruteForceProtection email with a one-time unlock link
   // (POST /identity/resources/users/v3/me/unlock), in the transaction that sets the lock.
   passwords.onLockedOut(async (tx, user) => {
     if (!user.email) return; // no mailbox for the unlock link: an administrator unlocks the user
     const { token } = await issueUnlockToken(tx, user.id);
-    await messaging.sendEmail(tx, { tenantId: user.active_tenant_id, to: user.email, type: 'BruteForceProtection', vars: { name: user.name ?? '', expiresInMinutes: String(UNLOCK_TOKEN_TTL_SECONDS / 60) }, linkParams: { token } });
+    await messaging.sendEmail(tx, {
+      tenantId: user.active_tenant_id,
+      to: user.email,
+      type: 'BruteForceProtection',
+      vars: { name: user.name ?? '', expiresInMinutes: String(UNLOCK_TOKEN_TTL_SECONDS / 60) },
+      linkParams: { token },
+    });
   });
   // Password reset (email link, SMS code) and email verification.
-  const recovery = createRecovery({ db, kek, config, passwords, messaging, events, endSessions: (userId) => auth.sessions.revokeAll(userId) });
+  const recovery = createRecovery({
+    db,
+    kek,
+    config,
+    passwords,
+    messaging,
+    events,
+    endSessions: (userId) => auth.sessions.revokeAll(userId),
+  });
   // A vendor's email change voids the verification and reset links and codes sent to the old address.
   users.onEmailChange((tx, userId) => recovery.forgetEmailProofs(tx, userId));
   // Sign-up and activation, invitations, passwordless: one-time links and codes, delivered by messaging.
-  const codeLimits = () => ({ perIp: createRateLimiter(config.codeRateLimit.perIp, config.codeRateLimit.windowSeconds), perIdentifier: createRateLimiter(config.codeRateLimit.perIdentifier, config.codeRateLimit.windowSeconds) });
+  const codeLimits = () => ({
+    perIp: createRateLimiter(config.codeRateLimit.perIp, config.codeRateLimit.windowSeconds),
+    perIdentifier: createRateLimiter(config.codeRateLimit.perIdentifier, config.codeRateLimit.windowSeconds),
+  });
   const codes = createCodeBook(kek);
   // Account invite tokens: a shared link to join an account at sign-up, password or passwordless sign-in.
   const inviteTokens = createInviteTokensService({ db, kek, roles, events, messaging, vendorId: () => environment.id });
@@ -141,14 +239,28 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   const endSessions = (q: Queryable, userId: string) => auth.sessions.endUserSessions(q, userId, 'mailbox proven');
   const flowDeps = { db, passwords, login: auth.login, codes, delivery: messaging, events, inviteTokens, endSessions };
   const passwordless = createPasswordlessService({ ...flowDeps, limits: codeLimits() });
-  const signup = createSignupService({ ...flowDeps, environment, tenants, roles, limits: codeLimits(), publicUrl: config.publicUrl });
+  const signup = createSignupService({
+    ...flowDeps,
+    environment,
+    tenants,
+    roles,
+    limits: codeLimits(),
+    publicUrl: config.publicUrl,
+  });
   // Stable: a user is pending only from sign-up until activated, so the MFA verify (resuming the 'mfa' challenge) skips it.
   auth.login.addGate('activation', signup.gate, { before: 'mfa', stable: true, prefetch: signup.gatePrefetch });
   const invitations = createInvitationsService({ ...flowDeps, tenants, roles, users, limits: codeLimits() });
   // POST /sub-tenants/users/v2/ (users module) invites through the invitations module, which depends on users.
-  users.useInviter((tenantId, body, by) => invitations.invite(tenantId, body as Parameters<typeof invitations.invite>[1], by));
+  users.useInviter((tenantId, body, by) =>
+    invitations.invite(tenantId, body as Parameters<typeof invitations.invite>[1], by),
+  );
 
-  const entitlements = createEntitlementsService({ db, vendorId: () => environment.id, requireAccount: (q, tenantId) => tenants.requireLive(q, tenantId), events });
+  const entitlements = createEntitlementsService({
+    db,
+    vendorId: () => environment.id,
+    requireAccount: (q, tenantId) => tenants.requireLive(q, tenantId),
+    events,
+  });
   tenants.onRemove((tx, tenantId) => entitlements.forgetAccount(tx, tenantId));
   tenants.onCreate((tx, tenantIds) => entitlements.assignSignupPlans(tx, tenantIds));
 
@@ -156,7 +268,16 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   const dispatcher = createDispatcher({ db, kek, log, ...config.webhooks });
   events.onEmit(() => dispatcher.eventsEmitted());
   jobs.attach(dispatcher);
-  const webhooks = createWebhooksService({ db, kek, dispatcher, timeoutMs: config.webhooks.timeoutMs, retryForSeconds: config.webhooks.retryForSeconds, allowPrivateNetworks: config.webhooks.allowPrivateNetworks, retentionDays: config.webhooks.eventsRetentionDays, requireAccount: (q, tenantId) => tenants.requireLive(q, tenantId) });
+  const webhooks = createWebhooksService({
+    db,
+    kek,
+    dispatcher,
+    timeoutMs: config.webhooks.timeoutMs,
+    retryForSeconds: config.webhooks.retryForSeconds,
+    allowPrivateNetworks: config.webhooks.allowPrivateNetworks,
+    retentionDays: config.webhooks.eventsRetentionDays,
+    requireAccount: (q, tenantId) => tenants.requireLive(q, tenantId),
+  });
   const audit = createAuditService({ db, log, ...config.audit, vendorId: () => environment.id });
   jobs.attach(audit.chainer); // chains staged audit entries (audit/chainer.ts); reads chain on their own too
   jobs.attach(auditRetention(audit, log, undefined, { events: () => webhooks.applyRetention() }));
@@ -167,7 +288,18 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   /** Verifiers for further token types (API tokens, access tokens, ...), by the `type` claim; added by their modules. */
   const tokenTypes = new Map<string, (claims: Record<string, unknown>) => Promise<AuthContext>>();
   // Machine access: API tokens, access tokens, delegation, impersonation; their JWT types and removal hook.
-  const machine = createMachineAccess({ db, keys, environment, roles, users, tenants, issue: auth.issue, events, log, ipAllowed: restrictions.ip.allows });
+  const machine = createMachineAccess({
+    db,
+    keys,
+    environment,
+    roles,
+    users,
+    tenants,
+    issue: auth.issue,
+    events,
+    log,
+    ipAllowed: restrictions.ip.allows,
+  });
   for (const [type, verify] of machine.tokenTypes) tokenTypes.set(type, verify);
   tenants.onRemove((tx, tenantId) => machine.forgetAccount(tx, tenantId));
   auth.liveness.useActs((q, actId, userId, tenantId) => machine.delegation.actLive(q, actId, userId, tenantId));
@@ -181,7 +313,8 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     if (verifier) return verifier(claims);
     if (claims.type === 'userToken') {
       const strings = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
-      if (typeof claims.sub !== 'string' || typeof claims.tenantId !== 'string') throw new AppError('INVALID_TOKEN', 'User token lacks sub or tenantId');
+      if (typeof claims.sub !== 'string' || typeof claims.tenantId !== 'string')
+        throw new AppError('INVALID_TOKEN', 'User token lacks sub or tenantId');
       return {
         kind: 'user',
         userId: claims.sub,
@@ -197,19 +330,90 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   };
 
   // SSO per account and social login: SAML/OIDC connections, domains, JIT provisioning.
-  const sso = createSso({ db, kek, publicUrl: config.publicUrl, environment, roles, tenants, events, login: auth.login, domainCheck: (q, tenantId, email) => assertEmailDomainAllowed(q, tenantId, email),
-    allowPrivateNetworks: config.outbound.allowPrivateNetworks });
-  const social = createSocialService({ db, kek, environment, roles, tenants, events, login: auth.login, domainCheck: (q, tenantId, email) => assertEmailDomainAllowed(q, tenantId, email) });
+  const sso = createSso({
+    db,
+    kek,
+    publicUrl: config.publicUrl,
+    environment,
+    roles,
+    tenants,
+    events,
+    login: auth.login,
+    domainCheck: (q, tenantId, email) => assertEmailDomainAllowed(q, tenantId, email),
+    allowPrivateNetworks: config.outbound.allowPrivateNetworks,
+  });
+  const social = createSocialService({
+    db,
+    kek,
+    environment,
+    roles,
+    tenants,
+    events,
+    login: auth.login,
+    domainCheck: (q, tenantId, email) => assertEmailDomainAllowed(q, tenantId, email),
+  });
 
   // Directory: SCIM connections and the SCIM service; provisioned users are users of the connection's account.
-  const directory = createDirectoryService({ db, tenants, roles, events, sessions: auth.sessions, passwords, jobs, chunkSize: config.jobs.chunkSize, publicUrl: config.publicUrl, scim: config.scim });
+  const directory = createDirectoryService({
+    db,
+    tenants,
+    roles,
+    events,
+    sessions: auth.sessions,
+    passwords,
+    jobs,
+    chunkSize: config.jobs.chunkSize,
+    publicUrl: config.publicUrl,
+    scim: config.scim,
+  });
   Object.assign(handlers, directory.jobs);
   tenants.onRemove((tx, tenantId) => directory.forgetAccount(tx, tenantId));
 
   // Captcha policy: the public sign-in, sign-up, passwordless, reset and activation routes check recaptchaToken (routes.ts).
   const captcha = createCaptchaService({ db, kek, verifyUrl: config.captcha.verifyUrl, log });
 
-  return { approvalFlows: createApprovalFlowsService({ db, events, users, vendorId: () => environment.id }), captcha, housekeeping, directory, groups, restrictions, userPools, sso, social, machine, mfa, config, db, log, keys, events, webhooks, audit, dispatcher, tokenTypes, environment, tenants, hierarchy, accountSettings, passwords, roles, users, auth, accountMigration, jobs, authenticate, entitlements, userMigration, applications, messaging, recovery, passwordless, signup, invitations, inviteTokens };
+  return {
+    approvalFlows: createApprovalFlowsService({ db, events, users, vendorId: () => environment.id }),
+    captcha,
+    housekeeping,
+    directory,
+    groups,
+    restrictions,
+    userPools,
+    sso,
+    social,
+    machine,
+    mfa,
+    config,
+    db,
+    log,
+    keys,
+    events,
+    webhooks,
+    audit,
+    dispatcher,
+    tokenTypes,
+    environment,
+    tenants,
+    hierarchy,
+    accountSettings,
+    passwords,
+    roles,
+    users,
+    auth,
+    accountMigration,
+    jobs,
+    authenticate,
+    entitlements,
+    userMigration,
+    applications,
+    messaging,
+    recovery,
+    passwordless,
+    signup,
+    invitations,
+    inviteTokens,
+  };
 }
 
 export type Context = Awaited<ReturnType<typeof createContext>>;

@@ -70,8 +70,19 @@ export async function buildApp(ctx: Context, opts: { logger?: boolean } = {}) {
   await app.register(rolesRoutes, { roles: ctx.roles });
   await app.register(usersRoutes, { users: ctx.users });
   await app.register(meRoutes, { users: ctx.users });
-  await app.register(authRoutes, { login: ctx.auth.login, sessions: ctx.auth.sessions, users: ctx.users, environment: ctx.environment, secureCookies: ctx.config.publicUrl.startsWith('https://'), apiTokens: ctx.machine.apiTokens });
-  await app.register(mfaRoutes, { mfa: ctx.mfa, environment: ctx.environment, secureCookies: ctx.config.publicUrl.startsWith('https://') });
+  await app.register(authRoutes, {
+    login: ctx.auth.login,
+    sessions: ctx.auth.sessions,
+    users: ctx.users,
+    environment: ctx.environment,
+    secureCookies: ctx.config.publicUrl.startsWith('https://'),
+    apiTokens: ctx.machine.apiTokens,
+  });
+  await app.register(mfaRoutes, {
+    mfa: ctx.mfa,
+    environment: ctx.environment,
+    secureCookies: ctx.config.publicUrl.startsWith('https://'),
+  });
   await app.register(entitlementsRoutes, { entitlements: ctx.entitlements });
   await app.register(apiTokensRoutes, { apiTokens: ctx.machine.apiTokens, accessTokens: ctx.machine.accessTokens });
   await app.register(delegationRoutes, { delegation: ctx.machine.delegation });
@@ -83,11 +94,29 @@ export async function buildApp(ctx: Context, opts: { logger?: boolean } = {}) {
   await app.register(passwordlessRoutes, { passwordless: ctx.passwordless, ...flowCookies });
   await app.register(signupRoutes, { signup: ctx.signup, ...flowCookies });
   await app.register(invitationsRoutes, { invitations: ctx.invitations, ...flowCookies });
-  await app.register(inviteTokensRoutes, { db: ctx.db, tokens: ctx.inviteTokens, invitations: ctx.invitations, resendActivation: (email, client) => ctx.signup.resend(email, client) });
-  await app.register(ssoRoutes, { configs: ctx.sso.configs, sso: ctx.sso.login, environment: ctx.environment, secureCookies: ctx.config.publicUrl.startsWith('https://') });
-  await app.register(socialRoutes, { social: ctx.social, environment: ctx.environment, secureCookies: ctx.config.publicUrl.startsWith('https://') });
+  await app.register(inviteTokensRoutes, {
+    db: ctx.db,
+    tokens: ctx.inviteTokens,
+    invitations: ctx.invitations,
+    resendActivation: (email, client) => ctx.signup.resend(email, client),
+  });
+  await app.register(ssoRoutes, {
+    configs: ctx.sso.configs,
+    sso: ctx.sso.login,
+    environment: ctx.environment,
+    secureCookies: ctx.config.publicUrl.startsWith('https://'),
+  });
+  await app.register(socialRoutes, {
+    social: ctx.social,
+    environment: ctx.environment,
+    secureCookies: ctx.config.publicUrl.startsWith('https://'),
+  });
   await app.register(groupsRoutes, { groups: ctx.groups });
-  await app.register(restrictionsRoutes, { ip: ctx.restrictions.ip, ipBulk: ctx.restrictions.ipBulk, domains: ctx.restrictions.domains });
+  await app.register(restrictionsRoutes, {
+    ip: ctx.restrictions.ip,
+    ipBulk: ctx.restrictions.ipBulk,
+    domains: ctx.restrictions.domains,
+  });
   await app.register(userPoolsRoutes, { userPools: ctx.userPools });
   await app.register(webhooksRoutes, { webhooks: ctx.webhooks });
   await app.register(auditRoutes, { audit: ctx.audit });

@@ -13,14 +13,18 @@ async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const log = createLogger(config);
   if (config.databaseUrl && !config.encryptionKey) {
-    log.warn('DATABASE_URL is set without GATEHOUSE_ENCRYPTION_KEY: signing keys are sealed with DATA_DIR/encryption.key; every instance sharing this database needs that same key');
+    log.warn(
+      'DATABASE_URL is set without GATEHOUSE_ENCRYPTION_KEY: signing keys are sealed with DATA_DIR/encryption.key; every instance sharing this database needs that same key',
+    );
   }
   const db = await openDatabase(config);
   const { applied } = await migrate(db);
   if (applied.length) log.info({ applied }, 'migrations applied');
 
   const ctx = await createContext(config, db, log);
-  const boot = await ctx.environment.bootstrap(config.clientId ? { clientId: config.clientId, apiKey: config.apiKey! } : undefined);
+  const boot = await ctx.environment.bootstrap(
+    config.clientId ? { clientId: config.clientId, apiKey: config.apiKey! } : undefined,
+  );
   if (boot.generated) {
     // Printed once, to the terminal only (never to the log): the secret is stored hashed and cannot be shown again.
     process.stdout.write(

@@ -8,8 +8,13 @@ import { fileURLToPath } from 'node:url';
  * first non-zero one (0 when both stop cleanly after SIGTERM). AGENT_ENABLED=false starts the server alone.
  */
 const here = dirname(fileURLToPath(import.meta.url));
-const entries = [join(here, 'server.ts'), ...(/^(0|false|no|off)$/i.test(process.env.AGENT_ENABLED ?? '') ? [] : [join(here, 'agent.ts')])];
-const children: ChildProcess[] = entries.map((entry) => spawn(process.execPath, [...process.execArgv, entry], { stdio: 'inherit', env: process.env }));
+const entries = [
+  join(here, 'server.ts'),
+  ...(/^(0|false|no|off)$/i.test(process.env.AGENT_ENABLED ?? '') ? [] : [join(here, 'agent.ts')]),
+];
+const children: ChildProcess[] = entries.map((entry) =>
+  spawn(process.execPath, [...process.execArgv, entry], { stdio: 'inherit', env: process.env }),
+);
 
 let code: number | undefined;
 let stopping = false;

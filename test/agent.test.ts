@@ -28,7 +28,15 @@ async function freePort(): Promise<number> {
 function spawnEntry(entry: string, env: Record<string, string>) {
   let out = '';
   const proc = spawn(process.execPath, ['--import', 'tsx', entry], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, HOST: '127.0.0.1', LOG_LEVEL: 'warn', GATEHOUSE_CLIENT_ID: CREDS.clientId, GATEHOUSE_API_KEY: CREDS.secret, ...env },
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      GATEHOUSE_CLIENT_ID: CREDS.clientId,
+      GATEHOUSE_API_KEY: CREDS.secret,
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   started.push(proc);
@@ -37,7 +45,12 @@ function spawnEntry(entry: string, env: Record<string, string>) {
   return { proc, output: () => out };
 }
 
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, ms: number, output?: () => string): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  fn: () => Promise<T | undefined>,
+  ms: number,
+  output?: () => string,
+): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const v = await fn().catch(() => undefined);
@@ -57,7 +70,10 @@ async function stop(proc: ChildProcess): Promise<number | null> {
 async function http(url: string, init: { method?: string; token?: string; body?: unknown; raw?: string } = {}) {
   const res = await fetch(url, {
     method: init.method ?? 'GET',
-    headers: { ...(init.body !== undefined || init.raw ? { 'content-type': 'application/json' } : {}), ...(init.token ? { authorization: `Bearer ${init.token}` } : {}) },
+    headers: {
+      ...(init.body !== undefined || init.raw ? { 'content-type': 'application/json' } : {}),
+      ...(init.token ? { authorization: `Bearer ${init.token}` } : {}),
+    },
     body: init.raw ?? (init.body !== undefined ? JSON.stringify(init.body) : undefined),
   });
   return { status: res.status, body: (await res.json().catch(() => undefined)) as any };
@@ -76,22 +92,38 @@ describe('entitlements agent process fed by a server process', () => {
   const api = (path: string) => `http://127.0.0.1:${serverPort}${path}`;
   const agentUrl = (path: string) => `http://127.0.0.1:${agentPort}${path}`;
   const call = (method: string, path: string, body?: unknown) => http(api(path), { method, token, body });
-  const serverOffset = async () => (await call('GET', '/entitlements/api/v1/vendor-entitlements-snapshot-offset')).body.snapshotOffset as number;
+  const serverOffset = async () =>
+    (await call('GET', '/entitlements/api/v1/vendor-entitlements-snapshot-offset')).body.snapshotOffset as number;
   const agentOffset = async () => {
     const r = await http(agentUrl('/health?bundles'));
     return r.status === 200 ? (r.body.snapshotOffset as number) : undefined;
   };
   const caughtUp = async () => {
     const want = await serverOffset();
-    return waitFor('agent follows the server offset', async () => ((await agentOffset()) === want ? true : undefined), 10_000, agent.output);
+    return waitFor(
+      'agent follows the server offset',
+      async () => ((await agentOffset()) === want ? true : undefined),
+      10_000,
+      agent.output,
+    );
   };
   const startServer = async () => {
     server = spawnEntry('src/server.ts', serverEnv);
-    await waitFor('server healthy', async () => ((await fetch(api('/health'))).status === 200 ? true : undefined), 60_000, server.output);
+    await waitFor(
+      'server healthy',
+      async () => ((await fetch(api('/health'))).status === 200 ? true : undefined),
+      60_000,
+      server.output,
+    );
   };
   const startAgent = async () => {
     agent = spawnEntry('src/agent.ts', agentEnv);
-    await waitFor('agent alive', async () => ((await fetch(agentUrl('/health'))).status === 200 ? true : undefined), 30_000, agent.output);
+    await waitFor(
+      'agent alive',
+      async () => ((await fetch(agentUrl('/health'))).status === 200 ? true : undefined),
+      30_000,
+      agent.output,
+    );
   };
 
   before(async () => {
@@ -111,8 +143,20 @@ describe('entitlements agent process fed by a server process', () => {
       u.pathname = `/${database}`;
       db.DATABASE_URL = u.toString();
     }
-    serverEnv = { PORT: String(serverPort), DATA_DIR: dataDir, PUBLIC_URL: 'http://gatehouse.test', GATEHOUSE_ENCRYPTION_KEY: 'agent-test-key', ...db };
-    agentEnv = { AGENT_PORT: String(agentPort), AGENT_SERVER_URL: `http://127.0.0.1:${serverPort}`, AGENT_POLL_MS: String(POLL_MS), AGENT_DATA_DIR: agentDir, DATA_DIR: agentDir };
+    serverEnv = {
+      PORT: String(serverPort),
+      DATA_DIR: dataDir,
+      PUBLIC_URL: 'http://gatehouse.test',
+      GATEHOUSE_ENCRYPTION_KEY: 'agent-test-key',
+      ...db,
+    };
+    agentEnv = {
+      AGENT_PORT: String(agentPort),
+      AGENT_SERVER_URL: `http://127.0.0.1:${serverPort}`,
+      AGENT_POLL_MS: String(POLL_MS),
+      AGENT_DATA_DIR: agentDir,
+      DATA_DIR: agentDir,
+    };
     await startServer();
     await startAgent();
     token = (await http(api('/auth/vendor'), { method: 'POST', body: CREDS })).body.token;
@@ -141,27 +185,57 @@ describe('entitlements agent process fed by a server process', () => {
     for (const [init, re] of [
       [{ method: 'POST', raw: '{not json' }, /not valid JSON/],
       [{ method: 'POST', body: {} }, /input is required/],
-      [{ method: 'POST', body: { input: { subjectContext: { userId: 'u' }, requestContext: { featureKey: 'x' } } } }, /tenantId/],
-      [{ method: 'POST', body: { input: { subjectContext: { tenantId: 't', permissions: 5 }, requestContext: { featureKey: 'x' } } } }, /permissions/],
+      [
+        { method: 'POST', body: { input: { subjectContext: { userId: 'u' }, requestContext: { featureKey: 'x' } } } },
+        /tenantId/,
+      ],
+      [
+        {
+          method: 'POST',
+          body: { input: { subjectContext: { tenantId: 't', permissions: 5 }, requestContext: { featureKey: 'x' } } },
+        },
+        /permissions/,
+      ],
     ] as const) {
       const r = await http(p, init);
       assert.equal(r.status, 400);
       assert.equal(r.body.code, 'invalid_parameter');
       assert.match(r.body.message, re);
     }
-    const m = await http(agentUrl(DECISION_PATHS.route), { method: 'POST', body: { input: { subjectContext: { tenantId: 't' }, requestContext: { method: 'BREW', path: '/' } } } });
+    const m = await http(agentUrl(DECISION_PATHS.route), {
+      method: 'POST',
+      body: { input: { subjectContext: { tenantId: 't' }, requestContext: { method: 'BREW', path: '/' } } },
+    });
     assert.equal(m.status, 400);
-    const ok = await http(`${p}?metrics=true`, { method: 'POST', body: { input: { subjectContext: { tenantId: 'ghost', userId: null, permissions: [], attributes: {} }, requestContext: { featureKey: 'ghost' } } } });
+    const ok = await http(`${p}?metrics=true`, {
+      method: 'POST',
+      body: {
+        input: {
+          subjectContext: { tenantId: 'ghost', userId: null, permissions: [], attributes: {} },
+          requestContext: { featureKey: 'ghost' },
+        },
+      },
+    });
     assert.equal(ok.status, 200);
     assert.match(ok.body.decision_id, /^[0-9a-f-]{36}$/);
     assert.ok(ok.body.metrics.timer_server_handler_ns > 0);
     assert.deepEqual(ok.body.result, { result: false, justification: 'MISSING_FEATURE' });
-    assert.deepEqual((await http(p, { method: 'POST', body: { input: { subjectContext: { tenantId: 'ghost' }, requestContext: { featureKey: 'ghost' } } } })).body.metrics, {});
+    assert.deepEqual(
+      (
+        await http(p, {
+          method: 'POST',
+          body: { input: { subjectContext: { tenantId: 'ghost' }, requestContext: { featureKey: 'ghost' } } },
+        })
+      ).body.metrics,
+      {},
+    );
   });
 
   test('decision routes: any content type is JSON, keep-alive, body limit 413, other methods and paths 404', async () => {
     const p = agentUrl(DECISION_PATHS.permission);
-    const body = JSON.stringify({ input: { subjectContext: { tenantId: 'ghost', permissions: ['a.b'] }, requestContext: { permissionKey: 'a.b' } } });
+    const body = JSON.stringify({
+      input: { subjectContext: { tenantId: 'ghost', permissions: ['a.b'] }, requestContext: { permissionKey: 'a.b' } },
+    });
     const plain = await fetch(p, { method: 'POST', headers: { 'content-type': 'text/plain' }, body });
     assert.equal(plain.status, 200);
     assert.match(plain.headers.get('content-type') ?? '', /^application\/json/);
@@ -171,7 +245,11 @@ describe('entitlements agent process fed by a server process', () => {
     // Chunked, no content type: the body is still read whole.
     const chunked = await fetch(p, { method: 'POST', body: new Blob([body]).stream(), duplex: 'half' } as RequestInit);
     assert.equal(chunked.status, 200);
-    const big = await fetch(p, { method: 'POST', headers: { 'content-type': 'application/json' }, body: `{"pad":"${'x'.repeat(1024 * 1024 + 10)}"}` });
+    const big = await fetch(p, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: `{"pad":"${'x'.repeat(1024 * 1024 + 10)}"}`,
+    });
     assert.equal(big.status, 413);
     assert.equal(((await big.json()) as { code: string }).code, 'invalid_parameter');
     const get = await http(p);
@@ -206,16 +284,32 @@ describe('entitlements agent process fed by a server process', () => {
     assert.ok(tenant.status === 201 || tenant.status === 409);
     await call('POST', '/entitlements/resources/features/v1', { name: 'F', key: 'follow-f' });
     await call('POST', '/entitlements/resources/features/v1', { name: 'G', key: 'follow-g' });
-    const plan = (await call('POST', '/entitlements/resources/plans/v1', { name: 'follow-plan', featureKeys: ['follow-f'] })).body;
+    const plan = (
+      await call('POST', '/entitlements/resources/plans/v1', { name: 'follow-plan', featureKeys: ['follow-f'] })
+    ).body;
     await call('POST', '/entitlements/resources/entitlements/v2', { planId: plan.id, tenantId: 'follow' });
     await caughtUp();
-    const ask = async (featureKey: string) => (await http(agentUrl(DECISION_PATHS.feature), { method: 'POST', body: { input: { subjectContext: { tenantId: 'follow' }, requestContext: { featureKey } } } })).body.result.result as boolean;
+    const ask = async (featureKey: string) =>
+      (
+        await http(agentUrl(DECISION_PATHS.feature), {
+          method: 'POST',
+          body: { input: { subjectContext: { tenantId: 'follow' }, requestContext: { featureKey } } },
+        })
+      ).body.result.result as boolean;
     assert.equal(await ask('follow-f'), true);
     assert.equal(await ask('follow-g'), false);
 
     const changed = Date.now();
-    assert.equal((await call('PATCH', `/entitlements/resources/plans/v1/${plan.id}`, { featureKeys: ['follow-g'] })).status, 200);
-    await waitFor('agent sees the plan change', async () => ((await ask('follow-g')) ? true : undefined), POLL_MS * 5 + 1000, agent.output);
+    assert.equal(
+      (await call('PATCH', `/entitlements/resources/plans/v1/${plan.id}`, { featureKeys: ['follow-g'] })).status,
+      200,
+    );
+    await waitFor(
+      'agent sees the plan change',
+      async () => ((await ask('follow-g')) ? true : undefined),
+      POLL_MS * 5 + 1000,
+      agent.output,
+    );
     const took = Date.now() - changed;
     assert.ok(took <= POLL_MS * 5 + 1000, `propagation took ${took} ms`);
     assert.equal(await ask('follow-f'), false);
@@ -228,7 +322,12 @@ describe('entitlements agent process fed by a server process', () => {
     assert.equal(await stop(agent.proc), 0, 'agent exits 0 on SIGTERM');
     assert.ok(existsSync(join(agentEnv.AGENT_DATA_DIR, 'entitlements-snapshot.json')), 'snapshot stored on disk');
     await startAgent();
-    await waitFor('restarted agent loads its stored snapshot', async () => ((await http(agentUrl('/health?bundles'))).status === 200 ? true : undefined), 10_000, agent.output);
+    await waitFor(
+      'restarted agent loads its stored snapshot',
+      async () => ((await http(agentUrl('/health?bundles'))).status === 200 ? true : undefined),
+      10_000,
+      agent.output,
+    );
     assert.equal(await ask('follow-g'), true, 'answers from the stored snapshot with the server down');
     assert.equal(await ask('follow-f'), false);
   });

@@ -15,13 +15,18 @@ export class AccessLog extends LogController {
   override incomingRequest(request: FastifyRequest, reply: FastifyReply): void {
     if (this.isLogDisabled(request)) return;
     reply.raw.once('close', () => {
-      if (!reply.raw.writableFinished) reply.log.info({ req: request, responseTime: reply.elapsedTime }, 'request aborted (connection closed before the answer)');
+      if (!reply.raw.writableFinished)
+        reply.log.info(
+          { req: request, responseTime: reply.elapsedTime },
+          'request aborted (connection closed before the answer)',
+        );
     });
   }
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
     if (this.isLogDisabled(request)) return;
-    if (error) reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
+    if (error)
+      reply.log.error({ req: request, res: reply, err: error, responseTime: reply.elapsedTime }, 'request errored');
     else reply.log.info({ req: request, res: reply, responseTime: reply.elapsedTime }, 'request completed');
   }
 }

@@ -43,7 +43,9 @@ export interface IdentityRule {
 }
 
 /** What a route accepts: `public`, or token kinds with an optional permission that user tokens must hold. */
-export type AuthSpec = 'public' | { kinds: TokenKind[]; permission?: string; optional?: boolean; identity?: IdentityRule };
+export type AuthSpec =
+  | 'public'
+  | { kinds: TokenKind[]; permission?: string; optional?: boolean; identity?: IdentityRule };
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -83,17 +85,30 @@ export function isActingToken(auth: UserAuth): boolean {
  */
 export function checkIdentity(auth: UserAuth, recent: boolean, maxAge: number): void {
   if (auth.actor) {
-    throw new AppError('HUMAN_SESSION_REQUIRED', `This route changes who the user is: a ${auth.actor.type} cannot call it; the user must sign in`);
+    throw new AppError(
+      'HUMAN_SESSION_REQUIRED',
+      `This route changes who the user is: a ${auth.actor.type} cannot call it; the user must sign in`,
+    );
   }
   if (isActingToken(auth)) {
-    throw new AppError('HUMAN_SESSION_REQUIRED', 'This route changes who the user is: an impersonation or delegated token cannot call it');
+    throw new AppError(
+      'HUMAN_SESSION_REQUIRED',
+      'This route changes who the user is: an impersonation or delegated token cannot call it',
+    );
   }
-  if (!auth.sessionId) throw new AppError('HUMAN_SESSION_REQUIRED', 'This route changes who the user is: the token belongs to no sign-in session');
+  if (!auth.sessionId)
+    throw new AppError(
+      'HUMAN_SESSION_REQUIRED',
+      'This route changes who the user is: the token belongs to no sign-in session',
+    );
   if (!recent) return;
   const at = auth.claims.auth_time;
   const age = typeof at === 'number' ? Date.now() / 1000 - at : Infinity;
   if (!(age <= maxAge)) {
-    throw new AppError('RECENT_AUTHENTICATION_REQUIRED', `This route needs an authentication within the last ${maxAge} s: re-authenticate with POST /identity/resources/auth/v1/user/step-up/generate {password} (or {code} of your authenticator app), then call again with its accessToken; users without a password sign in again`);
+    throw new AppError(
+      'RECENT_AUTHENTICATION_REQUIRED',
+      `This route needs an authentication within the last ${maxAge} s: re-authenticate with POST /identity/resources/auth/v1/user/step-up/generate {password} (or {code} of your authenticator app), then call again with its accessToken; users without a password sign in again`,
+    );
   }
 }
 
@@ -125,7 +140,11 @@ export interface GuardOptions {
   checkLive?: (auth: UserAuth) => Promise<void>;
 }
 
-export function installAuth(app: FastifyInstance, authenticate: Authenticate, opts: GuardOptions = { recentAuthMaxAge: 300 }): void {
+export function installAuth(
+  app: FastifyInstance,
+  authenticate: Authenticate,
+  opts: GuardOptions = { recentAuthMaxAge: 300 },
+): void {
   app.addHook('onRoute', (route) => {
     const spec = route.config?.auth;
     if (!spec) {
@@ -151,14 +170,24 @@ export function installAuth(app: FastifyInstance, authenticate: Authenticate, op
       throw new AppError('UNAUTHENTICATED');
     }
     const ctx = await authenticate(found.token);
-    if (found.via === 'x-access-token' && ctx.kind !== 'vendor') throw new AppError('INVALID_TOKEN', 'x-access-token carries environment tokens only');
+    if (found.via === 'x-access-token' && ctx.kind !== 'vendor')
+      throw new AppError('INVALID_TOKEN', 'x-access-token carries environment tokens only');
     if (!spec.kinds.includes(ctx.kind)) {
-      throw new AppError('WRONG_TOKEN_KIND', `This route accepts ${spec.kinds.map((k) => (k === 'vendor' ? 'environment' : 'user')).join(' or ')} tokens only`);
+      throw new AppError(
+        'WRONG_TOKEN_KIND',
+        `This route accepts ${spec.kinds.map((k) => (k === 'vendor' ? 'environment' : 'user')).join(' or ')} tokens only`,
+      );
     }
     if (ctx.kind === 'vendor' && ctx.scopes.length > 0) {
       const service = serviceOf(req.routeOptions.url ?? '');
-      const ok = ctx.scopes.some((s) => s === service || (s === `${service}:read` && (req.method === 'GET' || req.method === 'HEAD')));
-      if (!ok) throw new AppError('SCOPE_DENIED', `The credential's scopes (${ctx.scopes.join(', ')}) do not cover ${req.method} /${service}`);
+      const ok = ctx.scopes.some(
+        (s) => s === service || (s === `${service}:read` && (req.method === 'GET' || req.method === 'HEAD')),
+      );
+      if (!ok)
+        throw new AppError(
+          'SCOPE_DENIED',
+          `The credential's scopes (${ctx.scopes.join(', ')}) do not cover ${req.method} /${service}`,
+        );
     }
     // A session or membership that ended stops its access tokens (machine tokens check their own row; optional-token
     // routes such as logout must still work with a dead session's token).
@@ -167,7 +196,8 @@ export function installAuth(app: FastifyInstance, authenticate: Authenticate, op
       throw new AppError('MISSING_PERMISSION', `This route needs the permission ${spec.permission}`);
     }
     // The identity rule: here, before the body is read, unless it depends on the body (then at preHandler).
-    if (ctx.kind === 'user' && spec.identity && !spec.identity.when) checkIdentity(ctx, spec.identity.recent !== false, opts.recentAuthMaxAge);
+    if (ctx.kind === 'user' && spec.identity && !spec.identity.when)
+      checkIdentity(ctx, spec.identity.recent !== false, opts.recentAuthMaxAge);
     req.auth = ctx;
   });
 

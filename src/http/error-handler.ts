@@ -14,7 +14,10 @@ function sendOutsideRoute(req: FastifyRequest, reply: FastifyReply, e: AppError)
     return reply.status(e.status).type('application/scim+json; charset=utf-8').send(scimErrorBody(e.status, e.message));
   }
   if (OAUTH_PATH.test(url)) {
-    return reply.status(e.status).header('cache-control', 'no-store').send({ error: 'invalid_request', error_description: e.message });
+    return reply
+      .status(e.status)
+      .header('cache-control', 'no-store')
+      .send({ error: 'invalid_request', error_description: e.message });
   }
   return reply.status(e.status).send(errorBody(e));
 }
@@ -22,9 +25,13 @@ function sendOutsideRoute(req: FastifyRequest, reply: FastifyReply, e: AppError)
 /** Fastify's `frameworkErrors`: a malformed URL or an over-long path parameter (no route context yet). */
 export function frameworkError(err: FastifyError, req: FastifyRequest, reply: FastifyReply) {
   const path = (req.url ?? '').split('?')[0];
-  const e = err.code === 'FST_ERR_MAX_PARAM_LENGTH'
-    ? new AppError('PATH_PARAM_TOO_LONG', `A path parameter of ${path.slice(0, 200)} is longer than 512 characters`)
-    : new AppError('BAD_URL', `The request URL ${path.slice(0, 200)} is not a valid URL (malformed percent-encoding)`);
+  const e =
+    err.code === 'FST_ERR_MAX_PARAM_LENGTH'
+      ? new AppError('PATH_PARAM_TOO_LONG', `A path parameter of ${path.slice(0, 200)} is longer than 512 characters`)
+      : new AppError(
+          'BAD_URL',
+          `The request URL ${path.slice(0, 200)} is not a valid URL (malformed percent-encoding)`,
+        );
   return sendOutsideRoute(req, reply, e);
 }
 
@@ -40,9 +47,12 @@ export function describeValidation(context: string | undefined, issues: AjvIssue
   return issues.map((i) => {
     const path = (i.instancePath ?? '').split('/').filter(Boolean).join('.');
     const where = [context, path].filter(Boolean).join('.');
-    if (i.keyword === 'required') return `${[where, String(i.params?.missingProperty)].filter(Boolean).join('.')} is required`;
-    if (i.keyword === 'additionalProperties') return `${[where, String(i.params?.additionalProperty)].filter(Boolean).join('.')} is not an allowed field`;
-    if (i.keyword === 'enum') return `${where || 'value'} must be one of ${(i.params?.allowedValues as unknown[] | undefined)?.join(', ')}`;
+    if (i.keyword === 'required')
+      return `${[where, String(i.params?.missingProperty)].filter(Boolean).join('.')} is required`;
+    if (i.keyword === 'additionalProperties')
+      return `${[where, String(i.params?.additionalProperty)].filter(Boolean).join('.')} is not an allowed field`;
+    if (i.keyword === 'enum')
+      return `${where || 'value'} must be one of ${(i.params?.allowedValues as unknown[] | undefined)?.join(', ')}`;
     return `${where || 'value'} ${i.message ?? 'is invalid'}`;
   });
 }
@@ -54,12 +64,19 @@ export function describeValidation(context: string | undefined, issues: AjvIssue
  */
 function databaseRejection(sqlState: string): AppError {
   if (sqlState === '23505') return new AppError('CONFLICT', 'The request conflicts with an existing record');
-  if (sqlState === '23503') return new AppError('CONFLICT', 'The request refers to a record that does not exist, or one that is still referred to');
+  if (sqlState === '23503')
+    return new AppError(
+      'CONFLICT',
+      'The request refers to a record that does not exist, or one that is still referred to',
+    );
   // 54000: a value too large for an index entry (a very long name or identifier that compresses badly).
   if (sqlState === '54000') return new AppError('VALIDATION', 'A value in the request is too long to store');
-  return new AppError('VALIDATION', sqlState.startsWith('22')
-    ? 'A value in the request cannot be stored (for example a NUL character, invalid text or a number out of range)'
-    : 'The request breaks a rule of the stored data');
+  return new AppError(
+    'VALIDATION',
+    sqlState.startsWith('22')
+      ? 'A value in the request cannot be stored (for example a NUL character, invalid text or a number out of range)'
+      : 'The request breaks a rule of the stored data',
+  );
 }
 
 /** Maps every failure to the wire body. Client mistakes are 4xx with a message naming field and rule; nothing else leaks. */
@@ -77,7 +94,10 @@ export function installErrorHandler(app: FastifyInstance): void {
       const fe = err as FastifyError;
       switch (fe.code) {
         case 'FST_ERR_CTP_BODY_TOO_LARGE':
-          appErr = new AppError('BODY_TOO_LARGE', `Request body is larger than the limit of ${app.initialConfig.bodyLimit} bytes`);
+          appErr = new AppError(
+            'BODY_TOO_LARGE',
+            `Request body is larger than the limit of ${app.initialConfig.bodyLimit} bytes`,
+          );
           break;
         case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
           appErr = new AppError('UNSUPPORTED_MEDIA_TYPE');

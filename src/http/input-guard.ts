@@ -27,7 +27,8 @@ function check(root: unknown, name: string): void {
       continue;
     }
     if (v === null || typeof v !== 'object') continue;
-    if (depth >= MAX_BODY_DEPTH) throw new AppError('VALIDATION', `${name} is nested deeper than ${MAX_BODY_DEPTH} levels`, { fields: [name] });
+    if (depth >= MAX_BODY_DEPTH)
+      throw new AppError('VALIDATION', `${name} is nested deeper than ${MAX_BODY_DEPTH} levels`, { fields: [name] });
     if (Array.isArray(v)) {
       for (let i = 0; i < v.length; i++) stack.push({ v: v[i], path: `${path}.${i}`, depth: depth + 1 });
       continue;
@@ -39,4 +40,5 @@ function check(root: unknown, name: string): void {
   }
 }
 
-const nul = (path: string) => new AppError('VALIDATION', `${path} must not contain the NUL character (U+0000)`, { fields: [path] });
+const nul = (path: string) =>
+  new AppError('VALIDATION', `${path} must not contain the NUL character (U+0000)`, { fields: [path] });

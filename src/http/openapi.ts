@@ -11,7 +11,8 @@ export async function installOpenApi(app: FastifyInstance, publicUrl: string): P
       info: {
         title: 'Gatehouse API',
         version: '1.0.0',
-        description: 'Identity, account management, SCIM provisioning and entitlements. Every route is also served under /frontegg.',
+        description:
+          'Identity, account management, SCIM provisioning and entitlements. Every route is also served under /frontegg.',
       },
       servers: [{ url: publicUrl }],
       components: {

@@ -4,7 +4,10 @@ import { Type, type TSchema } from 'typebox';
  * The list envelope of wire.md section 5: `_offset` is a 0-based page index; links keep every other query
  * parameter and change only `_offset` (empty string where there is no such page).
  */
-export function pageEnvelope<T>(items: T[], opts: { total: number; limit: number; page: number; path: string; query: Record<string, unknown> }) {
+export function pageEnvelope<T>(
+  items: T[],
+  opts: { total: number; limit: number; page: number; path: string; query: Record<string, unknown> },
+) {
   const totalPages = Math.ceil(opts.total / opts.limit);
   const link = (page: number) => {
     const params = new URLSearchParams();
@@ -26,8 +29,12 @@ export function pageEnvelope<T>(items: T[], opts: { total: number; limit: number
 }
 
 /** The response schema of a `pageEnvelope` answer whose items are `item`. */
-export const PageEnvelopeOf = <T extends TSchema>(item: T) => Type.Object({
-  items: Type.Array(item),
-  _metadata: Type.Object({ totalItems: Type.Integer(), totalPages: Type.Integer() }),
-  _links: Type.Object({ next: Type.String(), prev: Type.String(), first: Type.String(), last: Type.String() }, { description: "URLs of the pages ('' where there is none)" }),
-});
+export const PageEnvelopeOf = <T extends TSchema>(item: T) =>
+  Type.Object({
+    items: Type.Array(item),
+    _metadata: Type.Object({ totalItems: Type.Integer(), totalPages: Type.Integer() }),
+    _links: Type.Object(
+      { next: Type.String(), prev: Type.String(), first: Type.String(), last: Type.String() },
+      { description: "URLs of the pages ('' where there is none)" },
+    ),
+  });

@@ -82,23 +82,33 @@ export function createJobRunner(opts: RunnerOptions) {
     try {
       if (!handler) throw new Error(`no handler for job kind ${job.kind}`);
       await handler.run(ctx);
-      await opts.db.query(`UPDATE jobs SET state = 'completed', completed_at = now(), locked_by = NULL, locked_until = NULL WHERE id = $1 AND locked_by = $2`, [job.id, workerId]);
+      await opts.db.query(
+        `UPDATE jobs SET state = 'completed', completed_at = now(), locked_by = NULL, locked_until = NULL WHERE id = $1 AND locked_by = $2`,
+        [job.id, workerId],
+      );
     } catch (err) {
       if (err instanceof JobInterrupted || controller.signal.aborted) {
         if (!crashed) {
           // Graceful stop: hand the job back at once, without counting the attempt.
-          await opts.db.query(
-            `UPDATE jobs SET state = 'pending', attempts = greatest(attempts - 1, 0), locked_by = NULL, locked_until = NULL WHERE id = $1 AND locked_by = $2`,
-            [job.id, workerId],
-          ).catch(() => {});
+          await opts.db
+            .query(
+              `UPDATE jobs SET state = 'pending', attempts = greatest(attempts - 1, 0), locked_by = NULL, locked_until = NULL WHERE id = $1 AND locked_by = $2`,
+              [job.id, workerId],
+            )
+            .catch(() => {});
         }
         return;
       }
       const message = err instanceof Error ? err.message : String(err);
       opts.log.warn({ jobId: job.id, kind: job.kind, attempt: job.attempts, err: message }, 'job failed');
       if (job.attempts >= job.max_attempts) {
-        await opts.db.query(`UPDATE jobs SET state = 'failed', last_error = $2, completed_at = now(), locked_by = NULL, locked_until = NULL WHERE id = $1`, [job.id, message]);
-        await handler?.onFailed?.(opts.db, job, message).catch((e) => opts.log.error({ err: e }, 'job onFailed hook failed'));
+        await opts.db.query(
+          `UPDATE jobs SET state = 'failed', last_error = $2, completed_at = now(), locked_by = NULL, locked_until = NULL WHERE id = $1`,
+          [job.id, message],
+        );
+        await handler
+          ?.onFailed?.(opts.db, job, message)
+          .catch((e) => opts.log.error({ err: e }, 'job onFailed hook failed'));
       } else {
         const backoff = Math.min(2 ** job.attempts, 300);
         await opts.db.query(
@@ -140,10 +150,17 @@ export function createJobRunner(opts: RunnerOptions) {
 
   return {
     /** Adds a job in the caller's transaction, so it exists iff the caller's change committed. */
-    async enqueue(tx: Queryable, job: { kind: string; payload?: Record<string, unknown>; tenantId?: string; maxAttempts?: number }): Promise<string> {
+    async enqueue(
+      tx: Queryable,
+      job: { kind: string; payload?: Record<string, unknown>; tenantId?: string; maxAttempts?: number },
+    ): Promise<string> {
       const id = newId();
       await tx.query('INSERT INTO jobs (id, kind, tenant_id, payload, max_attempts) VALUES ($1, $2, $3, $4, $5)', [
-        id, job.kind, job.tenantId ?? null, JSON.stringify(job.payload ?? {}), job.maxAttempts ?? 5,
+        id,
+        job.kind,
+        job.tenantId ?? null,
+        JSON.stringify(job.payload ?? {}),
+        job.maxAttempts ?? 5,
       ]);
       return id;
     },

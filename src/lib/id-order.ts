@@ -12,7 +12,10 @@ export function uuidsInOrder(ids: readonly string[]): string[] {
  * uuid. Answers them distinct, lower-cased, in the caller's order.
  */
 export function userIdList(raw: readonly string[], field: string, max: number): string[] {
-  const ids = raw.flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean);
+  const ids = raw
+    .flatMap((s) => s.split(','))
+    .map((s) => s.trim())
+    .filter(Boolean);
   const fail = (message: string) => new AppError('VALIDATION', message, { fields: [field] });
   if (ids.length === 0) throw fail(`${field} must name at least one user id`);
   if (ids.length > max) throw fail(`${field}: at most ${max} ids (got ${ids.length})`);

@@ -36,11 +36,14 @@ export function redactUrl(url: unknown): unknown {
   if (typeof url !== 'string') return url;
   const q = url.indexOf('?');
   if (q < 0) return url;
-  const query = url.slice(q + 1).split('&').map((pair) => {
-    const eq = pair.indexOf('=');
-    const name = eq < 0 ? pair : pair.slice(0, eq);
-    return eq >= 0 && isSecretParam(name) ? `${name}=[REDACTED]` : pair;
-  });
+  const query = url
+    .slice(q + 1)
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      const name = eq < 0 ? pair : pair.slice(0, eq);
+      return eq >= 0 && isSecretParam(name) ? `${name}=[REDACTED]` : pair;
+    });
   return `${url.slice(0, q)}?${query.join('&')}`;
 }
 
@@ -49,7 +52,14 @@ export function redactUrl(url: unknown): unknown {
  * `originalUrl` Fastify logs when it rewrites a URL are redacted too.
  */
 const serializers = {
-  req(req: { method?: string; url?: string; headers?: Record<string, unknown>; host?: string; ip?: string; socket?: { remotePort?: number } }) {
+  req(req: {
+    method?: string;
+    url?: string;
+    headers?: Record<string, unknown>;
+    host?: string;
+    ip?: string;
+    socket?: { remotePort?: number };
+  }) {
     return {
       method: req.method,
       url: redactUrl(req.url),

@@ -13,14 +13,33 @@ import { AppError } from '../http/errors.ts';
  */
 const blocked = new BlockList();
 for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
-  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) blocked.addSubnet(net, prefix, 'ipv4');
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  blocked.addSubnet(net, prefix, 'ipv4');
 for (const [net, prefix] of [
-  ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8], ['2001:db8::', 32],
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['fec0::', 10],
+  ['ff00::', 8],
+  ['2001:db8::', 32],
   ['100::', 64],
-] as const) blocked.addSubnet(net, prefix, 'ipv6');
+] as const)
+  blocked.addSubnet(net, prefix, 'ipv6');
 
 /** True when the address (IPv4 or IPv6, IPv4-mapped and NAT64 forms included) is not a public unicast address. */
 export function isPrivateAddress(address: string): boolean {
@@ -48,8 +67,10 @@ export function parseOutboundUrl(url: string, field: string): URL {
   } catch {
     throw new AppError('VALIDATION', `${field} must be an absolute http(s) URL`);
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new AppError('VALIDATION', `${field} must use the http or https scheme`);
-  if (u.username || u.password) throw new AppError('VALIDATION', `${field} must not carry credentials (user:password@)`);
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    throw new AppError('VALIDATION', `${field} must use the http or https scheme`);
+  if (u.username || u.password)
+    throw new AppError('VALIDATION', `${field} must not carry credentials (user:password@)`);
   return u;
 }
 
@@ -59,7 +80,8 @@ export async function refusedAddressOf(u: URL): Promise<string | null | undefine
   if (isIP(host)) return isPrivateAddress(host) ? host : undefined;
   try {
     const all = await new Promise<LookupAddress[]>((resolve, reject) =>
-      dnsLookup(host, { all: true, verbatim: true }, (err, a) => (err ? reject(err) : resolve(a))));
+      dnsLookup(host, { all: true, verbatim: true }, (err, a) => (err ? reject(err) : resolve(a))),
+    );
     return all.map((a) => a.address).find(isPrivateAddress);
   } catch {
     return null;
@@ -74,8 +96,11 @@ export async function assertPublicUrl(url: string, field: string, allowPrivate: 
   const u = parseOutboundUrl(url, field);
   if (allowPrivate) return u;
   if ((await refusedAddressOf(u)) !== undefined) {
-    throw new AppError('OUTBOUND_URL_REFUSED', `${field} must name a host that resolves to public addresses only: loopback, `
-      + 'private, link-local and metadata addresses are refused (OUTBOUND_ALLOW_PRIVATE_NETWORKS is off)');
+    throw new AppError(
+      'OUTBOUND_URL_REFUSED',
+      `${field} must name a host that resolves to public addresses only: loopback, ` +
+        'private, link-local and metadata addresses are refused (OUTBOUND_ALLOW_PRIVATE_NETWORKS is off)',
+    );
   }
   return u;
 }
@@ -83,7 +108,11 @@ export async function assertPublicUrl(url: string, field: string, allowPrivate: 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 /** A `lookup` for http(s).request that refuses private addresses at connection time. */
-export function guardedLookup(hostname: string, options: { all?: boolean; family?: number | string }, callback: LookupCallback): void {
+export function guardedLookup(
+  hostname: string,
+  options: { all?: boolean; family?: number | string },
+  callback: LookupCallback,
+): void {
   dnsLookup(hostname, { ...options, all: true, verbatim: true } as { all: true }, (err, addresses) => {
     if (err) return callback(err, []);
     const bad = addresses.find((a) => isPrivateAddress(a.address));
@@ -131,7 +160,8 @@ export function guardedFetch(o: OutboundOptions) {
     const u = new URL(input instanceof Request ? input.url : input);
     if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new OutboundError(`scheme ${u.protocol}`);
     const host = u.hostname.replace(/^\[|\]$/g, '');
-    if (!o.allowPrivate && isIP(host) && isPrivateAddress(host)) throw new OutboundError(`${host} is a private address`);
+    if (!o.allowPrivate && isIP(host) && isPrivateAddress(host))
+      throw new OutboundError(`${host} is a private address`);
     const headers = new Headers(init.headers);
     let body: Buffer | undefined;
     if (init.body !== undefined && init.body !== null) {
@@ -179,7 +209,13 @@ export function guardedFetch(o: OutboundOptions) {
           const h = new Headers();
           for (let i = 0; i < res.rawHeaders.length; i += 2) h.append(res.rawHeaders[i], res.rawHeaders[i + 1]);
           const status = res.statusCode ?? 502;
-          resolve(new Response(NULL_BODY.has(status) ? null : Buffer.concat(chunks), { status, statusText: res.statusMessage, headers: h }));
+          resolve(
+            new Response(NULL_BODY.has(status) ? null : Buffer.concat(chunks), {
+              status,
+              statusText: res.statusMessage,
+              headers: h,
+            }),
+          );
         });
       });
       req.end(body);

@@ -35,7 +35,9 @@ export const markTransaction = <T>(fn: () => Promise<T>): Promise<T> => inTransa
 
 export function outsideTransaction(sql: string): void {
   if (inTransaction.getStore()) {
-    throw new Error(`query on the top-level Db inside a transaction (use the transaction's handle): ${sql.slice(0, 80)}`);
+    throw new Error(
+      `query on the top-level Db inside a transaction (use the transaction's handle): ${sql.slice(0, 80)}`,
+    );
   }
 }
 

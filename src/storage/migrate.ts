@@ -28,7 +28,9 @@ export function loadCommentEdits(dir = MIGRATIONS_DIR): Record<string, CommentEd
 
 /** Reads `NNNN_name.sql` files in version order. Two files with one number are an error. */
 export function loadMigrations(dir = MIGRATIONS_DIR): Migration[] {
-  const files = readdirSync(dir).filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f)).sort();
+  const files = readdirSync(dir)
+    .filter((f) => /^\d{4}_[a-z0-9_]+\.sql$/.test(f))
+    .sort();
   const seen = new Set<number>();
   const edits = loadCommentEdits(dir);
   return files.map((file) => {
@@ -53,17 +55,26 @@ export async function migrate(db: Db, migrations = loadMigrations()): Promise<{ 
   for (const m of migrations) {
     await db.transaction(async (tx) => {
       await tx.query('SELECT pg_advisory_xact_lock(7243001)');
-      const { rows } = await tx.query<{ checksum: string }>('SELECT checksum FROM schema_migrations WHERE version = $1', [m.version]);
+      const { rows } = await tx.query<{ checksum: string }>(
+        'SELECT checksum FROM schema_migrations WHERE version = $1',
+        [m.version],
+      );
       if (rows[0]) {
         if (rows[0].checksum === m.checksum) return;
         if (isRecordedCommentEdit(m, rows[0].checksum)) {
           await tx.query('UPDATE schema_migrations SET checksum = $2 WHERE version = $1', [m.version, m.checksum]);
           return;
         }
-        throw new Error(`migration ${m.name} was changed after it was applied (checksum mismatch); add a new migration instead`);
+        throw new Error(
+          `migration ${m.name} was changed after it was applied (checksum mismatch); add a new migration instead`,
+        );
       }
       await tx.query(m.sql);
-      await tx.query('INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [m.version, m.name, m.checksum]);
+      await tx.query('INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)', [
+        m.version,
+        m.name,
+        m.checksum,
+      ]);
       applied.push(m.name);
     });
   }

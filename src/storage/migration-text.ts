@@ -35,7 +35,10 @@ export function statementChecksum(sql: string): string {
       i++;
     }
   }
-  const lines = out.split('\n').map((l) => l.trimEnd()).filter((l) => l !== '');
+  const lines = out
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .filter((l) => l !== '');
   return sha256(lines.join('\n'));
 }
 

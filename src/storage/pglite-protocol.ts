@@ -56,21 +56,31 @@ export function protocolRunner(pg: PGlite): ProtocolRunner {
   }
 
   async function send(parts: Uint8Array[], inTransaction: boolean, first: string | undefined): Promise<Results> {
-    const { messages } = await pg.execProtocol(concat(first ? [S.query(first), ...parts] : parts), { syncToFs: !inTransaction });
+    const { messages } = await pg.execProtocol(concat(first ? [S.query(first), ...parts] : parts), {
+      syncToFs: !inTransaction,
+    });
     const results = parse.parseResults(messages, pg.parsers);
     return results[results.length - 1];
   }
 
   /** Parses `sql` as statement `name` ('' = unnamed) and answers the parameter types PostgreSQL inferred. */
   async function describe(sql: string, name: string): Promise<number[]> {
-    const { messages } = await pg.execProtocol(concat([S.parse({ name, text: sql, types: [] }), S.describe({ type: 'S', name }), S.sync()]), { syncToFs: false });
+    const { messages } = await pg.execProtocol(
+      concat([S.parse({ name, text: sql, types: [] }), S.describe({ type: 'S', name }), S.sync()]),
+      { syncToFs: false },
+    );
     return parse.parseDescribeStatementResults(messages);
   }
 
   return {
     async statement(sql, params, inTransaction, first) {
       const name = preparedName(sql);
-      const tail = (oids: number[], statement: string) => [S.bind({ statement, values: values(params, oids) }), S.describe({ type: 'P' }), S.execute({}), S.sync()];
+      const tail = (oids: number[], statement: string) => [
+        S.bind({ statement, values: values(params, oids) }),
+        S.describe({ type: 'P' }),
+        S.execute({}),
+        S.sync(),
+      ];
       if (name) {
         let oids = named.get(name);
         if (!oids) {

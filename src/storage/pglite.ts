@@ -4,7 +4,10 @@ import { mkdirSync } from 'node:fs';
 import { joinedTransaction, markTransaction, outsideTransaction, type ClosableDb, type QueryResult } from './db.ts';
 import { protocolRunner } from './pglite-protocol.ts';
 
-const result = <T>(r: Results | undefined): QueryResult<T> => ({ rows: (r?.rows ?? []) as T[], rowCount: r?.affectedRows ?? r?.rows.length ?? 0 });
+const result = <T>(r: Results | undefined): QueryResult<T> => ({
+  rows: (r?.rows ?? []) as T[],
+  rowCount: r?.affectedRows ?? r?.rows.length ?? 0,
+});
 
 /**
  * Embedded PostgreSQL. `dataDir` undefined keeps it in memory; `loadDataDir` clones a dumped template.
@@ -14,13 +17,20 @@ const result = <T>(r: Results | undefined): QueryResult<T> => ({ rows: (r?.rows 
  * outside a transaction and for the whole of a transaction, its query lock around every call. A statement without
  * parameters uses the simple protocol, so a migration file with several statements runs as one call, as on `pg`.
  */
-export async function openPglite(opts: { dataDir?: string; loadDataDir?: Blob | File }): Promise<ClosableDb & { pg: PGlite }> {
+export async function openPglite(opts: {
+  dataDir?: string;
+  loadDataDir?: Blob | File;
+}): Promise<ClosableDb & { pg: PGlite }> {
   if (opts.dataDir) mkdirSync(opts.dataDir, { recursive: true });
   // pg_trgm: the account list's filter index (migration 0025); the extension's files must be loaded at every open.
   const pg = await PGlite.create({ dataDir: opts.dataDir, loadDataDir: opts.loadDataDir, extensions: { pg_trgm } });
   const runner = protocolRunner(pg);
   const run = (sql: string, params: unknown[] | undefined, inTransaction: boolean, first?: string) =>
-    pg.runExclusive(() => (params && params.length > 0 ? runner.statement(sql, params, inTransaction, first) : runner.simple(sql, inTransaction, first)));
+    pg.runExclusive(() =>
+      params && params.length > 0
+        ? runner.statement(sql, params, inTransaction, first)
+        : runner.simple(sql, inTransaction, first),
+    );
   return {
     kind: 'pglite',
     pg,
@@ -49,7 +59,8 @@ export async function openPglite(opts: { dataDir?: string; loadDataDir?: Blob | 
           const value = await markTransaction(() => fn(tx));
           open = false;
           // COMMIT of a transaction a failed statement aborted answers ROLLBACK: an error, as PGlite's own API makes it.
-          if (begun && (await run('COMMIT', undefined, true))?.command === 'ROLLBACK') throw new TransactionAbortedError();
+          if (begun && (await run('COMMIT', undefined, true))?.command === 'ROLLBACK')
+            throw new TransactionAbortedError();
           return value;
         } catch (err) {
           if (open) {

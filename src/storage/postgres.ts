@@ -12,7 +12,11 @@ function statement(sql: string, params?: unknown[]): pg.QueryConfig {
 }
 
 /** A PostgreSQL server through a pool. `schema` pins the search_path (tests use one schema per file). */
-export async function openPostgres(opts: { url: string; schema?: string; max?: number }): Promise<ClosableDb & { pool: pg.Pool }> {
+export async function openPostgres(opts: {
+  url: string;
+  schema?: string;
+  max?: number;
+}): Promise<ClosableDb & { pool: pg.Pool }> {
   const pool = new pg.Pool({
     connectionString: opts.url,
     max: opts.max ?? 10,
@@ -37,17 +41,22 @@ export async function openPostgres(opts: { url: string; schema?: string; max?: n
       let tail: Promise<unknown> = Promise.resolve();
       try {
         await client.query('BEGIN');
-        const result = await markTransaction(() => fn(
-          joinedTransaction({
-            // One connection runs one statement at a time: statements sent together (Promise.all inside a
-            // transaction) are chained here rather than handed to pg while it is busy (deprecated, an error in pg 9).
-            query<T>(sql: string, params?: unknown[]) {
-              const run = tail.then(() => client.query(statement(sql, params)));
-              tail = run.then(() => undefined, () => undefined);
-              return run.then((r) => ({ rows: r.rows as T[], rowCount: r.rowCount ?? 0 }));
-            },
-          }),
-        ));
+        const result = await markTransaction(() =>
+          fn(
+            joinedTransaction({
+              // One connection runs one statement at a time: statements sent together (Promise.all inside a
+              // transaction) are chained here rather than handed to pg while it is busy (deprecated, an error in pg 9).
+              query<T>(sql: string, params?: unknown[]) {
+                const run = tail.then(() => client.query(statement(sql, params)));
+                tail = run.then(
+                  () => undefined,
+                  () => undefined,
+                );
+                return run.then((r) => ({ rows: r.rows as T[], rowCount: r.rowCount ?? 0 }));
+              },
+            }),
+          ),
+        );
         await client.query('COMMIT');
         return result;
       } catch (err) {

@@ -12,7 +12,8 @@ const names = new Map<string, string>();
 
 /** Marks `sql` as static and returns it unchanged (use: `const SQL = prepared(\`...\`)`). */
 export function prepared(sql: string): string {
-  if (!names.has(sql) && names.size < MAX_PREPARED) names.set(sql, `gh_${createHash('sha256').update(sql).digest('hex').slice(0, 24)}`);
+  if (!names.has(sql) && names.size < MAX_PREPARED)
+    names.set(sql, `gh_${createHash('sha256').update(sql).digest('hex').slice(0, 24)}`);
   return sql;
 }
 

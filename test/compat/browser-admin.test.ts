@@ -30,9 +30,15 @@ describe('@frontegg/rest-api users', () => {
     assert.deepEqual(page.items.map((u) => u.email).sort(), ['admin@acme.test', 'member@acme.test']);
     assert.equal(page._metadata.totalItems, 2);
     const v3 = await s.sdk.api.users.getUsersV3({ _email: 'member@acme.test' });
-    assert.deepEqual(v3.items.map((u) => u.id), [memberId]);
+    assert.deepEqual(
+      v3.items.map((u) => u.id),
+      [memberId],
+    );
     const v2 = await s.sdk.api.users.getUsersV2({ _filter: 'member@' });
-    assert.deepEqual(v2.items.map((u) => u.id), [memberId]);
+    assert.deepEqual(
+      v2.items.map((u) => u.id),
+      [memberId],
+    );
     assert.ok(v3.items[0].tenants.some((x) => x.tenantId === 'm-acme' && x.roles.some((r) => r.id === readOnly.id)));
 
     const updated = await s.sdk.api.teams.updateUser({ id: memberId, roleIds: [] });
@@ -58,8 +64,13 @@ describe('@frontegg/rest-api roles and permissions', () => {
     assert.ok(categories.some((c) => c.id === read.categoryId));
     const readOnly = (await s.sdk.api.roles.getRoles()).find((r) => r.key === 'read-only')!;
     const role = await s.sdk.api.roles.addRoleV2({
-      key: 'auditor', name: 'Auditor', description: 'reads', isDefault: false, level: 1,
-      permissionIds: [read.id], baseRoleId: readOnly.id,
+      key: 'auditor',
+      name: 'Auditor',
+      description: 'reads',
+      isDefault: false,
+      level: 1,
+      permissionIds: [read.id],
+      baseRoleId: readOnly.id,
     });
     assert.equal(role.key, 'auditor');
     assert.equal(role.tenantId, 'm-acme');
@@ -78,11 +89,20 @@ describe('@frontegg/rest-api groups', () => {
     await s.sdk.api.groups.addRolesToGroup(group.id, { roleIds: [readOnly.id] });
     const relations = { _groupsRelations: s.sdk.GroupRelations.rolesAndUsers };
     const full = await s.sdk.api.groups.getGroupById({ groupId: group.id }, relations);
-    assert.deepEqual(full.users?.map((u) => u.id), [memberId]);
-    assert.deepEqual(full.roles?.map((r) => r.id), [readOnly.id]);
+    assert.deepEqual(
+      full.users?.map((u) => u.id),
+      [memberId],
+    );
+    assert.deepEqual(
+      full.roles?.map((r) => r.id),
+      [readOnly.id],
+    );
     // routes.md fixes this answer as GroupsResponse {groups}; the SDK's IGroupResponse[] does not match it.
     const all = (await s.sdk.api.groups.getGroups()) as unknown as { groups: { name: string }[] };
-    assert.deepEqual(all.groups.map((g) => g.name), ['Ops']);
+    assert.deepEqual(
+      all.groups.map((g) => g.name),
+      ['Ops'],
+    );
     await s.sdk.api.groups.deleteUsersFromGroup(group.id, { userIds: [memberId] });
     await s.sdk.api.groups.deleteRolesFromGroup(group.id, { roleIds: [readOnly.id] });
     await s.sdk.api.groups.deleteGroup(group.id);
@@ -101,9 +121,13 @@ describe('@frontegg/rest-api account settings, audits, SCIM configuration', () =
     assert.equal(pub.tenantId, 'm-acme');
   });
 
-  test('getAudits answers {data, total} with the account\'s records; getAuditsStats the counts', async () => {
+  test("getAudits answers {data, total} with the account's records; getAuditsStats the counts", async () => {
     const audits = await s.sdk.api.audits.getAudits({
-      sortDirection: 'desc', sortBy: 'createdAt', filter: '', offset: 0, count: 20,
+      sortDirection: 'desc',
+      sortBy: 'createdAt',
+      filter: '',
+      offset: 0,
+      count: 20,
     });
     assert.ok(Array.isArray(audits.data), JSON.stringify(audits).slice(0, 300));
     assert.equal(typeof audits.total, 'number');
@@ -116,7 +140,9 @@ describe('@frontegg/rest-api account settings, audits, SCIM configuration', () =
 
   test('directory: createConfiguration, getConfigs, updateConfiguration, deleteConfiguration', async () => {
     const created = await s.sdk.api.directory.createConfiguration({
-      source: s.sdk.ScimConnectionSource.OKTA, connectionName: 'okta', syncToUserManagement: false,
+      source: s.sdk.ScimConnectionSource.OKTA,
+      connectionName: 'okta',
+      syncToUserManagement: false,
     });
     assert.equal(created.connectionName, 'okta');
     assert.ok(created.token && created.id);

@@ -53,7 +53,7 @@ before(async () => {
 after(async () => s?.t.close());
 
 describe('@frontegg/rest-api audits', () => {
-  test('getAudits: each row carries the AuditRowData fields beside the entry\'s own', async () => {
+  test("getAudits: each row carries the AuditRowData fields beside the entry's own", async () => {
     await vendorCall('PUT', `${U}/temporary/v1/configuration`, { enabled: true }, undefined, 200);
     await s.sdk.api.teams.updateUser({ id: id.ann, roleIds: [] });
     const query = { sortBy: 'createdAt', sortDirection: 'desc', filter: '', offset: 0, count: 20 } as const;
@@ -82,13 +82,21 @@ describe('@frontegg/rest-api audits', () => {
     assert.equal(byTime.data[0].action, 'account.created');
   });
 
-  test('a vendor\'s own entry: user, email and resource as it sent them', async () => {
+  test("a vendor's own entry: user, email and resource as it sent them", async () => {
     const custom = {
-      severity: 'High', action: 'Exported report', user: 'Robot', email: 'robot@at.test', resource: 'Reports',
+      severity: 'High',
+      action: 'Exported report',
+      user: 'Robot',
+      email: 'robot@at.test',
+      resource: 'Reports',
     };
     await vendorCall('POST', '/audits', custom, 'at-acme', 202);
     const page = await s.sdk.api.audits.getAudits({
-      sortBy: 'createdAt', sortDirection: 'desc', filter: 'Exported', offset: 0, count: 5,
+      sortBy: 'createdAt',
+      sortDirection: 'desc',
+      filter: 'Exported',
+      offset: 0,
+      count: 5,
     });
     const [row] = page.data;
     assert.equal(row.action, 'Exported report');
@@ -102,22 +110,30 @@ describe('@frontegg/rest-api audits', () => {
   });
 
   test('exportAudits to pdf: no such export (404), nothing pretends to be a PDF', async () => {
-    const headerProps = [{
-      _id: 'a', name: 'action', type: 'string', sortable: true, filterable: true, displayName: 'Action',
-      showInTable: true, showInMoreInfo: 'no',
-    }];
+    const headerProps = [
+      {
+        _id: 'a',
+        name: 'action',
+        type: 'string',
+        sortable: true,
+        filterable: true,
+        displayName: 'Action',
+        showInTable: true,
+        showInMoreInfo: 'no',
+      },
+    ];
     const params = { headerProps, sortBy: 'createdAt', sortDirection: 'desc', filter: '', offset: 0 } as const;
     await rejectsWith(s.sdk.api.audits.exportAudits({ ...params, endpoint: 'pdf', outputFileName: 'a.pdf' }), 404);
   });
 });
 
 describe('@frontegg/rest-api temporary users', () => {
-  test('getTemporaryUserConfiguration: a reader of the account\'s users sees the environment\'s setting', async () => {
+  test("getTemporaryUserConfiguration: a reader of the account's users sees the environment's setting", async () => {
     assert.deepEqual(await s.sdk.api.teams.getTemporaryUserConfiguration(), { enabled: true });
     await as('bob@at.test', () => rejectsWith(s.sdk.api.teams.getTemporaryUserConfiguration(), 403));
   });
 
-  test('updateUserExpirationTime and setPermanentUser change the membership in the admin\'s account', async () => {
+  test("updateUserExpirationTime and setPermanentUser change the membership in the admin's account", async () => {
     const before = Date.now();
     await s.sdk.api.teams.updateUserExpirationTime({ userId: id.ann, expirationInSeconds: 3600 });
     const temp = await membership(id.ann, 'at-acme');
@@ -127,7 +143,7 @@ describe('@frontegg/rest-api temporary users', () => {
     assert.equal((await membership(id.ann, 'at-acme'))?.temporaryExpirationDate, undefined);
   });
 
-  test('another account\'s user is not found; a member without fe.secure.write.users is refused', async () => {
+  test("another account's user is not found; a member without fe.secure.write.users is refused", async () => {
     const stranger = { userId: id.stranger, expirationInSeconds: 3600 };
     await rejectsWith(s.sdk.api.teams.updateUserExpirationTime(stranger), 404);
     await rejectsWith(s.sdk.api.teams.setPermanentUser(id.stranger), 404);
@@ -138,7 +154,7 @@ describe('@frontegg/rest-api temporary users', () => {
     assert.equal((await membership(id.ann, 'at-acme'))?.temporaryExpirationDate, undefined);
   });
 
-  test('the environment-wide setting stays the environment\'s to change', async () => {
+  test("the environment-wide setting stays the environment's to change", async () => {
     const token = s.sdk.ContextHolder.for('default').getAccessToken()!;
     const r = await s.t.call('PUT', `${U}/temporary/v1/configuration`, { token, body: { enabled: false } });
     assert.equal(r.status, 403, JSON.stringify(r.body));
@@ -156,7 +172,7 @@ describe('@frontegg/rest-api groups configuration', () => {
 });
 
 describe('@frontegg/rest-api tenants.getTenantsUsersCount', () => {
-  test('counts the users of the admin\'s own account (IGetTenantsUserCountResponse)', async () => {
+  test("counts the users of the admin's own account (IGetTenantsUserCountResponse)", async () => {
     const access = `/identity/resources/sub-tenants/users/v1/${id.ann}/access`;
     await vendorCall('PUT', access, { allowAccess: true }, 'at-acme', 200);
     const counts = await s.sdk.api.tenants.getTenantsUsersCount({ tenantIds: ['at-acme'] });
@@ -191,7 +207,7 @@ describe('@frontegg/rest-api users.sendResetBreachedPasswordEmails', () => {
     const login = (email: string) =>
       s.t.call('POST', '/identity/resources/auth/v1/user', { body: { email, password: PASSWORD } });
     const signIn = await login('bob@at.test');
-    assert.equal(signIn.body.accessToken, undefined, 'bob\'s password no longer signs in');
+    assert.equal(signIn.body.accessToken, undefined, "bob's password no longer signs in");
     for (const email of ['stranger@at.test', 'sam@at.test']) {
       const ok = await login(email);
       assert.equal(typeof ok.body.accessToken, 'string', `${email} is untouched`);

@@ -16,7 +16,10 @@ before(async () => {
   sdk = await import('@frontegg/rest-api');
   sdk.ContextHolder.for('default').setContext({ baseUrl: t.origin });
   vendor = await t.vendorToken();
-  for (const [tenantId, name] of [['b-one', 'One'], ['b-two', 'Two']]) {
+  for (const [tenantId, name] of [
+    ['b-one', 'One'],
+    ['b-two', 'Two'],
+  ]) {
     const r = await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId, name } });
     assert.equal(r.status, 201, JSON.stringify(r.body));
   }
@@ -28,7 +31,8 @@ before(async () => {
   assert.equal(u.status, 201, JSON.stringify(u.body));
   userId = u.body.id;
   const j = await t.call('POST', `/identity/resources/users/v1/${userId}/tenant`, {
-    token: vendor, body: { tenantId: 'b-two' },
+    token: vendor,
+    body: { tenantId: 'b-two' },
   });
   assert.ok(j.status < 300, JSON.stringify(j.body));
 });

@@ -35,9 +35,14 @@ before(async () => {
   const G = '/identity/resources/groups/v1';
   await vendorCall('POST', `${G}/${group.blue}/users`, { userIds: [id.ann, id.bob] }, 'lk-acme');
   await vendorCall('POST', `${G}/${group.amber}/users`, { userIds: [id.ann] }, 'lk-acme');
-  for (const [userId, username] of [[id.ann, 'ann.k'], [id.stranger, 'strange']]) {
+  for (const [userId, username] of [
+    [id.ann, 'ann.k'],
+    [id.stranger, 'strange'],
+  ]) {
     const r = await s.t.call('POST', '/identity/resources/usernames/v1', {
-      token: s.vendor, body: { username }, headers: { 'gatehouse-user-id': userId },
+      token: s.vendor,
+      body: { username },
+      headers: { 'gatehouse-user-id': userId },
     });
     assert.equal(r.status, 201, JSON.stringify(r.body));
   }
@@ -46,7 +51,7 @@ before(async () => {
 after(async () => s?.t.close());
 
 describe('@frontegg/rest-api users lookups', () => {
-  test('getUsersRoles: GetUserRolesResponse[] for the members of the admin\'s account', async () => {
+  test("getUsersRoles: GetUserRolesResponse[] for the members of the admin's account", async () => {
     const answer = await s.sdk.api.users.getUsersRoles({ ids: [id.bob, id.stranger, id.ann] });
     assert.ok(Array.isArray(answer), JSON.stringify(answer));
     assert.deepEqual(answer, [
@@ -66,7 +71,7 @@ describe('@frontegg/rest-api users lookups', () => {
     ]);
   });
 
-  test('getUsersUsernames: a page of {vendorId, userId, username} for the account\'s members', async () => {
+  test("getUsersUsernames: a page of {vendorId, userId, username} for the account's members", async () => {
     const page = await s.sdk.api.users.getUsersUsernames({ userIds: [id.ann, id.bob, id.stranger] });
     assert.deepEqual(page.items, [{ vendorId: env, userId: id.ann, username: 'ann.k' }]);
     assert.deepEqual(page._metadata, { totalItems: 1, totalPages: 1 });
@@ -95,7 +100,7 @@ describe('@frontegg/rest-api teams lists', () => {
 });
 
 describe('@frontegg/rest-api teams.updateUser', () => {
-  test('without roleIds the member\'s roles stay as they are', async () => {
+  test("without roleIds the member's roles stay as they are", async () => {
     const updated = await s.sdk.api.teams.updateUser({ id: id.ann });
     assert.equal(updated.id, id.ann);
     const [ann] = await s.sdk.api.users.getUsersRoles({ ids: [id.ann] });

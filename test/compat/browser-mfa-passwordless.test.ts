@@ -29,7 +29,8 @@ before(async () => {
   await s.user('x-acme', 'mfa@acme.test');
   await s.user('x-acme', 'pl@acme.test');
   const on = await s.t.call('POST', '/identity/resources/configurations/v1/auth/strategies', {
-    token: s.vendor, body: { MagicLink: { active: true }, Code: { active: true } },
+    token: s.vendor,
+    body: { MagicLink: { active: true }, Code: { active: true } },
   });
   assert.equal(on.status, 200, JSON.stringify(on.body));
 });
@@ -86,7 +87,10 @@ describe('passwordless through the browser SDK', () => {
     const body = { type: s.sdk.AuthStrategyEnum.Code, token: codeIn(mail), email: 'pl@acme.test' };
     const r = await s.sdk.api.auth.passwordlessPostLoginV2(body);
     assert.equal(r.user.email, 'pl@acme.test');
-    assert.deepEqual(r.tenants?.map((a) => a.tenantId), ['x-acme']);
+    assert.deepEqual(
+      r.tenants?.map((a) => a.tenantId),
+      ['x-acme'],
+    );
     await s.sdk.api.auth.logout();
   });
 });

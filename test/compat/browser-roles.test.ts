@@ -23,14 +23,17 @@ before(async () => {
   // An account role of a junior editor: writes roles, reads users, at level 5.
   const permissionIds = ['fe.secure.read.roles', 'fe.secure.write.roles', 'fe.secure.read.users'].map((k) => perm[k]);
   const editor = await s.t.call('POST', R, {
-    token: s.vendor, headers: inAccount('rw-acme'),
+    token: s.vendor,
+    headers: inAccount('rw-acme'),
     body: [{ key: 'editor', name: 'Editor', level: 5, permissions: permissionIds }],
   });
   assert.equal(editor.status, 201, JSON.stringify(editor.body));
   editorRoleId = editor.body[0].id;
   await s.user('rw-acme', 'editor@rw.test', { roleIds: [editorRoleId] });
   const foreign = await s.t.call('POST', R, {
-    token: s.vendor, headers: inAccount('rw-other'), body: [{ key: 'theirs', name: 'Theirs', level: 5 }],
+    token: s.vendor,
+    headers: inAccount('rw-other'),
+    body: [{ key: 'theirs', name: 'Theirs', level: 5 }],
   });
   foreignRoleId = foreign.body[0].id;
   await s.signIn('admin@rw.test');
@@ -40,7 +43,11 @@ after(async () => s?.t.close());
 describe('@frontegg/rest-api roles writes by an account administrator', () => {
   test('addRole creates one role of the account (IRole), with the permission ids of `permissions`', async () => {
     const role = await s.sdk.api.roles.addRole({
-      key: 'support', name: 'Support', description: 'helps', isDefault: false, level: 2,
+      key: 'support',
+      name: 'Support',
+      description: 'helps',
+      isDefault: false,
+      level: 2,
       permissions: [perm['fe.secure.read.users']],
     });
     assert.ok(!Array.isArray(role), JSON.stringify(role));
@@ -74,7 +81,7 @@ describe('@frontegg/rest-api roles writes by an account administrator', () => {
     assert.ok(!(await s.sdk.api.roles.getRoles()).some((r) => r.id === role.id));
   });
 
-  test('the environment\'s roles are out of reach (403), another account\'s are unknown (404)', async () => {
+  test("the environment's roles are out of reach (403), another account's are unknown (404)", async () => {
     await rejectsWith(s.sdk.api.roles.updateRole({ roleId: readOnlyId, name: 'Mine now' }), 403);
     await rejectsWith(s.sdk.api.roles.attachPermissionsToRole({ roleId: readOnlyId, permissionIds: [] }), 403);
     await rejectsWith(s.sdk.api.roles.deleteRole({ roleId: readOnlyId }), 403);
@@ -92,7 +99,11 @@ describe('@frontegg/rest-api roles writes by a junior editor (the grant rule of 
 
   test('within their permissions and level: allowed', async () => {
     const role = await s.sdk.api.roles.addRole({
-      key: 'viewer', name: 'Viewer', description: '', isDefault: false, level: 7,
+      key: 'viewer',
+      name: 'Viewer',
+      description: '',
+      isDefault: false,
+      level: 7,
       permissions: [perm['fe.secure.read.users']],
     });
     assert.equal(role.tenantId, 'rw-acme');

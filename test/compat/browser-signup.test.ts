@@ -8,13 +8,20 @@ describe("the vendor's browser SDK: signUpUser", () => {
   let b: Awaited<ReturnType<typeof startBrowserSdk>>;
   before(async () => {
     b = await startBrowserSdk();
-    const r = await b.t.call('POST', '/identity/resources/configurations/v1', { token: b.vendor, body: { allowSignups: true } });
+    const r = await b.t.call('POST', '/identity/resources/configurations/v1', {
+      token: b.vendor,
+      body: { allowSignups: true },
+    });
     assert.equal(r.status, 201);
   });
   after(async () => b?.t.close());
 
   test('creates the user and the account; the user waits for activation', async () => {
-    const r = await b.sdk.api.auth.signUpUser({ email: 'sdk.signup@su-sdk.test', password: PASSWORD, companyName: 'SDK Sign-up Ltd' });
+    const r = await b.sdk.api.auth.signUpUser({
+      email: 'sdk.signup@su-sdk.test',
+      password: PASSWORD,
+      companyName: 'SDK Sign-up Ltd',
+    });
     assert.equal(r.shouldActivate, true, JSON.stringify(r));
     assert.ok(r.userId && r.tenantId);
     const u = await b.t.call('GET', `/identity/resources/users/v1/${r.userId}`, {

@@ -47,29 +47,49 @@ after(async () => s?.t.close());
 async function idpAnswer(address: string, email: string) {
   const url = new URL(address);
   const query = Object.fromEntries(url.searchParams);
-  const octetString = url.search.slice(1).split('&').filter((p) => !p.startsWith('Signature=')).join('&');
+  const octetString = url.search
+    .slice(1)
+    .split('&')
+    .filter((p) => !p.startsWith('Signature='))
+    .join('&');
   const parsed = await idp.parseLoginRequest(sp, 'redirect', { query, octetString } as never);
   const requestId = parsed.extract.request!.id as string;
   const acs = sp.entityMeta.getAssertionConsumerService('urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST') as string;
   const now = Date.now();
   const request = { extract: { request: { id: requestId } } } as never;
-  const res = await idp.createLoginResponse(sp, request, 'post', { email }, {
-    relayState: query.RelayState,
-    customTagReplacement: (template: string) => {
-      const tv: Record<string, string> = {
-        ID: `_${randomUUID()}`, AssertionID: `_${randomUUID()}`, Destination: acs,
-        Audience: sp.entityMeta.getEntityID(),
-        EntityID: sp.entityMeta.getEntityID(), SubjectRecipient: acs, Issuer: 'https://idp.test/metadata',
-        IssueInstant: new Date(now).toISOString(), AssertionConsumerServiceURL: acs,
-        StatusCode: 'urn:oasis:names:tc:SAML:2.0:status:Success', ConditionsNotBefore: new Date(now).toISOString(),
-        ConditionsNotOnOrAfter: new Date(now + 300_000).toISOString(),
-        SubjectConfirmationDataNotOnOrAfter: new Date(now + 300_000).toISOString(),
-        NameIDFormat: EMAIL_FMT, NameID: email, InResponseTo: requestId, AuthnStatement: '', AttributeStatement: '',
-      };
-      const lib = samlify.SamlLib ?? (samlify as unknown as { default: typeof samlify }).default.SamlLib;
-      return { id: tv.ID, context: lib.replaceTagsByValue(template, tv) };
+  const res = await idp.createLoginResponse(
+    sp,
+    request,
+    'post',
+    { email },
+    {
+      relayState: query.RelayState,
+      customTagReplacement: (template: string) => {
+        const tv: Record<string, string> = {
+          ID: `_${randomUUID()}`,
+          AssertionID: `_${randomUUID()}`,
+          Destination: acs,
+          Audience: sp.entityMeta.getEntityID(),
+          EntityID: sp.entityMeta.getEntityID(),
+          SubjectRecipient: acs,
+          Issuer: 'https://idp.test/metadata',
+          IssueInstant: new Date(now).toISOString(),
+          AssertionConsumerServiceURL: acs,
+          StatusCode: 'urn:oasis:names:tc:SAML:2.0:status:Success',
+          ConditionsNotBefore: new Date(now).toISOString(),
+          ConditionsNotOnOrAfter: new Date(now + 300_000).toISOString(),
+          SubjectConfirmationDataNotOnOrAfter: new Date(now + 300_000).toISOString(),
+          NameIDFormat: EMAIL_FMT,
+          NameID: email,
+          InResponseTo: requestId,
+          AuthnStatement: '',
+          AttributeStatement: '',
+        };
+        const lib = samlify.SamlLib ?? (samlify as unknown as { default: typeof samlify }).default.SamlLib;
+        return { id: tv.ID, context: lib.replaceTagsByValue(template, tv) };
+      },
     },
-  });
+  );
   return { SAMLResponse: res.context as string, RelayState: query.RelayState };
 }
 

@@ -51,7 +51,9 @@ describe('@frontegg/rest-api sub-accounts', () => {
 
   test('createSubTenant, updateSubTenantManagement, deleteSubTenant', async () => {
     const created = await s.sdk.api.subTenants.createSubTenant({
-      tenantId: 'h-new', name: 'New', parentTenantId: 'h-top',
+      tenantId: 'h-new',
+      name: 'New',
+      parentTenantId: 'h-top',
     });
     assert.equal(created.tenantId, 'h-new');
     assert.equal(created.name, 'New');

@@ -5,7 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import {
-  evaluateIsEntitledToFeature, evaluateIsEntitledToPermissions, type UserEntitlementsContext,
+  evaluateIsEntitledToFeature,
+  evaluateIsEntitledToPermissions,
+  type UserEntitlementsContext,
 } from '@frontegg/entitlements-javascript-commons';
 import { createLogger } from '../../src/lib/log.ts';
 import { createAgentApp } from '../../src/modules/entitlements/agent/app.ts';
@@ -24,7 +26,12 @@ const dir = mkdtempSync(join(tmpdir(), 'gatehouse-agent-'));
 const E = '/entitlements/resources';
 const FEATURES = ['reports', 'export', 'audit', 'beta', 'expiring', 'ghost'];
 const PERMISSIONS = [
-  'reports.read', 'export.run', 'exp.use', 'fe.secure.read.users', 'fe.secure.write.users', 'never.held',
+  'reports.read',
+  'export.run',
+  'exp.use',
+  'fe.secure.read.users',
+  'fe.secure.write.users',
+  'never.held',
 ];
 // The agent's justification for an expired grant has the evaluator's name BUNDLE_EXPIRED.
 const sdkName = (j?: string) => (j === 'PLAN_EXPIRED' ? 'BUNDLE_EXPIRED' : j);
@@ -42,7 +49,8 @@ before(async () => {
   const roles = await v('GET', '/identity/resources/roles/v1');
   const admin = roles.find((r: { key: string }) => r.key === 'admin');
   const perms = await v('POST', '/identity/resources/permissions/v1', [
-    { key: 'reports.read', name: 'R' }, { key: 'export.run', name: 'X' },
+    { key: 'reports.read', name: 'R' },
+    { key: 'export.run', name: 'X' },
   ]);
   for (const p of perms) await v('PUT', `/identity/resources/permissions/v1/${p.id}/roles`, { roleIds: [admin.id] });
   await v('POST', `${E}/features/v1`, { name: 'Reports', key: 'reports', permissions: ['reports.read'] });
@@ -60,12 +68,19 @@ before(async () => {
   await new Promise((r) => setTimeout(r, 1600));
 
   sync = createSnapshotSync({
-    serverUrl: s.t.origin, clientId: VENDOR.clientId, apiKey: VENDOR.secret, pollMs: 50,
-    snapshotFile: join(dir, 'snapshot.json'), log: createLogger('silent'),
+    serverUrl: s.t.origin,
+    clientId: VENDOR.clientId,
+    apiKey: VENDOR.secret,
+    pollMs: 50,
+    snapshotFile: join(dir, 'snapshot.json'),
+    log: createLogger('silent'),
   });
   void sync.start();
   agent = await createAgentApp({
-    engine: () => sync.engine, offset: () => sync.offset, logger: false, bodyLimit: 1 << 20,
+    engine: () => sync.engine,
+    offset: () => sync.offset,
+    logger: false,
+    bodyLimit: 1 << 20,
   });
   await agent.listen({ port: 0, host: '127.0.0.1' });
   agentOrigin = `http://127.0.0.1:${(agent.server.address() as AddressInfo).port}`;
@@ -83,7 +98,8 @@ after(async () => {
 async function ask(kind: 'feature' | 'permission', key: string, permissions: string[]) {
   const requestContext = kind === 'feature' ? { featureKey: key } : { permissionKey: key };
   const res = await fetch(`${agentOrigin}${DECISION_PATHS[kind]}`, {
-    method: 'POST', headers: { 'content-type': 'application/json' },
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
     body: JSON.stringify({
       input: { subjectContext: { tenantId: 'e-acme', userId, permissions, attributes: {} }, requestContext },
     }),
@@ -127,9 +143,18 @@ describe('user entitlements and the vendor evaluator', () => {
     }
     // The data covers each kind of answer.
     assert.deepEqual(seen, {
-      reports: true, export: true, audit: false, beta: false, expiring: false, ghost: false,
-      'reports.read': true, 'export.run': true, 'exp.use': false,
-      'fe.secure.read.users': false, 'fe.secure.write.users': true, 'never.held': false,
+      reports: true,
+      export: true,
+      audit: false,
+      beta: false,
+      expiring: false,
+      ghost: false,
+      'reports.read': true,
+      'export.run': true,
+      'exp.use': false,
+      'fe.secure.read.users': false,
+      'fe.secure.write.users': true,
+      'never.held': false,
     });
   });
 });

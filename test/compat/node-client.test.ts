@@ -18,7 +18,9 @@ before(async () => {
   const vendor = await t.vendorToken();
   await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: 'n-one', name: 'One' } });
   const u = await t.call('POST', '/identity/resources/users/v1', {
-    token: vendor, body: { email: 'node@one.test', password: PASSWORD }, headers: { 'gatehouse-tenant-id': 'n-one' },
+    token: vendor,
+    body: { email: 'node@one.test', password: PASSWORD },
+    headers: { 'gatehouse-tenant-id': 'n-one' },
   });
   assert.equal(u.status, 201, JSON.stringify(u.body));
   const body = { email: 'node@one.test', password: PASSWORD };
@@ -61,7 +63,8 @@ describe('@frontegg/client', () => {
 
   test('validateToken with roles and permissions the token holds', async () => {
     const entity = await sdk.IdentityClient.getInstance().validateToken(userToken, {
-      roles: ['admin'], permissions: ['fe.account-settings.delete.account'],
+      roles: ['admin'],
+      permissions: ['fe.account-settings.delete.account'],
     });
     assert.equal(entity.tenantId, 'n-one');
   });

@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { hash as rawArgon2 } from '@node-rs/argon2';
-import { ARGON2_PARAMETERS, argon2NeedsRehash, commonPasswords, createPasswordService, hasherFor, HASHERS } from '../../src/modules/credentials/index.ts';
+import {
+  ARGON2_PARAMETERS,
+  argon2NeedsRehash,
+  commonPasswords,
+  createPasswordService,
+  hasherFor,
+  HASHERS,
+} from '../../src/modules/credentials/index.ts';
 import { passwordHashOf } from '../../src/modules/users/index.ts';
 import type { Db } from '../../src/storage/db.ts';
 
@@ -32,7 +39,12 @@ describe('credentials: hashing', () => {
       one.hash('another-Passw0rd'),
       one.verify('queue-Passw0rd', stored),
     ]);
-    assert.deepEqual(answers.slice(0, 4), [{ ok: true, needsRehash: false }, { ok: false, needsRehash: false }, { ok: false, needsRehash: false }, undefined]);
+    assert.deepEqual(answers.slice(0, 4), [
+      { ok: true, needsRehash: false },
+      { ok: false, needsRehash: false },
+      { ok: false, needsRehash: false },
+      undefined,
+    ]);
     assert.match(answers[4] as string, /^\$argon2id\$/);
     assert.deepEqual(answers[5], { ok: true, needsRehash: false });
   });
@@ -50,9 +62,19 @@ describe('credentials: hashing', () => {
     assert.deepEqual(await passwords.verify('other', weaker), { ok: false, needsRehash: false });
     for (const algorithm of [0, 1] as const) {
       const stored = await rawArgon2('legacy-pass', { algorithm, memoryCost: 19456, timeCost: 2, parallelism: 1 });
-      assert.deepEqual(await passwords.verify('legacy-pass', stored), { ok: true, needsRehash: true }, stored.slice(0, 10));
+      assert.deepEqual(
+        await passwords.verify('legacy-pass', stored),
+        { ok: true, needsRehash: true },
+        stored.slice(0, 10),
+      );
     }
-    const longer = await rawArgon2('legacy-pass', { algorithm: 2, memoryCost: 19456, timeCost: 2, parallelism: 1, outputLen: 64 });
+    const longer = await rawArgon2('legacy-pass', {
+      algorithm: 2,
+      memoryCost: 19456,
+      timeCost: 2,
+      parallelism: 1,
+      outputLen: 64,
+    });
     assert.equal(argon2NeedsRehash(longer), true);
     assert.equal(argon2NeedsRehash(await passwords.hash('x')), false);
   });
@@ -65,12 +87,22 @@ describe('credentials: hashing', () => {
   });
 
   test('null, unknown formats and malformed argon2 strings are ok:false, not errors', async () => {
-    for (const stored of [null, '', 'plaintext', '$2b$10$abcdefghijklmnopqrstuv', '$argon2id$v=19$m=19456,t=2,p=1$bad', '$argon2id$garbage']) {
+    for (const stored of [
+      null,
+      '',
+      'plaintext',
+      '$2b$10$abcdefghijklmnopqrstuv',
+      '$argon2id$v=19$m=19456,t=2,p=1$bad',
+      '$argon2id$garbage',
+    ]) {
       assert.deepEqual(await passwords.verify('anything', stored), { ok: false, needsRehash: false }, String(stored));
     }
     assert.equal(hasherFor('$argon2i$v=19$m=1,t=1,p=1$x$y')?.id, 'argon2');
     assert.equal(hasherFor('$2b$10$x')?.id, 'bcrypt', 'recognised, yet malformed: verifies nothing');
-    assert.deepEqual(HASHERS.map((h) => h.id), ['argon2', 'bcrypt', 'scrypt', 'firebase-scrypt', 'pbkdf2', 'sha256', 'sha1']);
+    assert.deepEqual(
+      HASHERS.map((h) => h.id),
+      ['argon2', 'bcrypt', 'scrypt', 'firebase-scrypt', 'pbkdf2', 'sha256', 'sha1'],
+    );
   });
 
   test('the common-password list: 10,000 entries from the package, loaded once', async () => {

@@ -23,14 +23,44 @@ describe('decision input validation', () => {
     ['not an object', 'feature', 'x', /JSON object/],
     ['missing input', 'feature', {}, /input is required/],
     ['missing tenantId', 'feature', { input: { subjectContext: {}, requestContext: { featureKey: 'a' } } }, /tenantId/],
-    ['tenantId wrong type', 'feature', { input: { subjectContext: { tenantId: 5 }, requestContext: { featureKey: 'a' } } }, /tenantId/],
-    ['permissions wrong type', 'permission', { input: { subjectContext: { ...sc, permissions: 'a' }, requestContext: { permissionKey: 'a' } } }, /permissions/],
-    ['userId wrong type', 'feature', { input: { subjectContext: { ...sc, userId: 1 }, requestContext: { featureKey: 'a' } } }, /userId/],
-    ['attributes wrong type', 'feature', { input: { subjectContext: { ...sc, attributes: [] }, requestContext: { featureKey: 'a' } } }, /attributes/],
+    [
+      'tenantId wrong type',
+      'feature',
+      { input: { subjectContext: { tenantId: 5 }, requestContext: { featureKey: 'a' } } },
+      /tenantId/,
+    ],
+    [
+      'permissions wrong type',
+      'permission',
+      { input: { subjectContext: { ...sc, permissions: 'a' }, requestContext: { permissionKey: 'a' } } },
+      /permissions/,
+    ],
+    [
+      'userId wrong type',
+      'feature',
+      { input: { subjectContext: { ...sc, userId: 1 }, requestContext: { featureKey: 'a' } } },
+      /userId/,
+    ],
+    [
+      'attributes wrong type',
+      'feature',
+      { input: { subjectContext: { ...sc, attributes: [] }, requestContext: { featureKey: 'a' } } },
+      /attributes/,
+    ],
     ['missing requestContext', 'feature', { input: { subjectContext: sc } }, /requestContext/],
     ['missing featureKey', 'feature', { input: { subjectContext: sc, requestContext: {} } }, /featureKey/],
-    ['missing permissionKey', 'permission', { input: { subjectContext: sc, requestContext: { featureKey: 'a' } } }, /permissionKey/],
-    ['unknown method', 'route', { input: { subjectContext: sc, requestContext: { method: 'FETCH', path: '/a' } } }, /method must be one of/],
+    [
+      'missing permissionKey',
+      'permission',
+      { input: { subjectContext: sc, requestContext: { featureKey: 'a' } } },
+      /permissionKey/,
+    ],
+    [
+      'unknown method',
+      'route',
+      { input: { subjectContext: sc, requestContext: { method: 'FETCH', path: '/a' } } },
+      /method must be one of/,
+    ],
     ['missing path', 'route', { input: { subjectContext: sc, requestContext: { method: 'GET' } } }, /path/],
   ];
   for (const [name, kind, body, re] of bad) {
@@ -44,8 +74,14 @@ describe('decision input validation', () => {
     });
   }
   test('lower-case method is accepted; userId null and missing permissions default', () => {
-    const r = parseDecisionRequest('route', { input: { subjectContext: { tenantId: 't', userId: null }, requestContext: { method: 'get', path: '/a' } } });
+    const r = parseDecisionRequest('route', {
+      input: { subjectContext: { tenantId: 't', userId: null }, requestContext: { method: 'get', path: '/a' } },
+    });
     assert.ok(r.ok);
-    if (r.ok) assert.deepEqual(r.input, { subjectContext: { tenantId: 't', userId: null, permissions: [], attributes: {} }, requestContext: { method: 'GET', path: '/a' } });
+    if (r.ok)
+      assert.deepEqual(r.input, {
+        subjectContext: { tenantId: 't', userId: null, permissions: [], attributes: {} },
+        requestContext: { method: 'GET', path: '/a' },
+      });
   });
 });

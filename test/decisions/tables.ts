@@ -15,17 +15,38 @@ export interface Table {
     plans?: { name: string; features: string[]; defaultTreatment?: 'true' | 'false'; rules?: Rule[] }[];
     /** `expires`: null, an ISO date, or relative to now: "+30d", "-1d", "+2h". */
     grants?: { plan: string; tenantId: string; userId?: string | null; expires?: string | null }[];
-    flags?: { feature: string; on: boolean; defaultTreatment: 'true' | 'false'; offTreatment: 'true' | 'false'; rules?: Rule[] }[];
-    routes?: { method: string; path: string; priority?: number; policyType: 'allow' | 'deny' | 'ruleBased'; rules?: { type: 'feature' | 'permission'; value: string }[] }[];
+    flags?: {
+      feature: string;
+      on: boolean;
+      defaultTreatment: 'true' | 'false';
+      offTreatment: 'true' | 'false';
+      rules?: Rule[];
+    }[];
+    routes?: {
+      method: string;
+      path: string;
+      priority?: number;
+      policyType: 'allow' | 'deny' | 'ruleBased';
+      rules?: { type: 'feature' | 'permission'; value: string }[];
+    }[];
     routesMode?: 'guard' | 'monitor';
   };
-  cases: { name: string; kind: DecisionKind; subject: Record<string, unknown>; request: Record<string, unknown>; expect: Decision }[];
+  cases: {
+    name: string;
+    kind: DecisionKind;
+    subject: Record<string, unknown>;
+    request: Record<string, unknown>;
+    expect: Decision;
+  }[];
 }
 
 const DIR = dirname(fileURLToPath(import.meta.url));
 
 export function loadTables(): Table[] {
-  return readdirSync(DIR).filter((f) => f.endsWith('.json')).sort().map((file) => ({ file, ...JSON.parse(readFileSync(join(DIR, file), 'utf8')) }));
+  return readdirSync(DIR)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((file) => ({ file, ...JSON.parse(readFileSync(join(DIR, file), 'utf8')) }));
 }
 
 export function resolveDate(v: string | null | undefined, now = Date.now()): string | null {
@@ -45,19 +66,44 @@ export function snapshotOf(t: Table): SnapshotData {
   let priority = 0;
   return {
     features: (s.features ?? []).map((f) => [`f:${f.key}`, f.key, f.permissions ?? []]),
-    featureBundles: (s.plans ?? []).map((p) => [`p:${p.name}`, p.features.map((k) => `f:${k}`), p.defaultTreatment ?? 'false', p.rules ?? []]),
+    featureBundles: (s.plans ?? []).map((p) => [
+      `p:${p.name}`,
+      p.features.map((k) => `f:${k}`),
+      p.defaultTreatment ?? 'false',
+      p.rules ?? [],
+    ]),
     entitlements: (s.grants ?? []).map((g) => [`p:${g.plan}`, g.tenantId, g.userId ?? null, resolveDate(g.expires)]),
-    featureFlags: (s.flags ?? []).map((f) => [f.feature, f.on, 'boolean', f.defaultTreatment, f.offTreatment, f.rules ?? []]),
+    featureFlags: (s.flags ?? []).map((f) => [
+      f.feature,
+      f.on,
+      'boolean',
+      f.defaultTreatment,
+      f.offTreatment,
+      f.rules ?? [],
+    ]),
     routes: (s.routes ?? []).map((r, i) => {
       priority = r.priority ?? priority + 1;
-      return [`r:${i}`, r.method as 'GET', r.path, priority, r.policyType, (r.rules ?? []).map((x) => [x.type, x.value] as ['feature', string])];
+      return [
+        `r:${i}`,
+        r.method as 'GET',
+        r.path,
+        priority,
+        r.policyType,
+        (r.rules ?? []).map((x) => [x.type, x.value] as ['feature', string]),
+      ];
     }),
     routesMode: s.routesMode ?? 'guard',
   };
 }
 
-export const requestBody = (c: Table['cases'][number]) => ({ input: { subjectContext: c.subject, requestContext: c.request } });
-export const KIND_PATH: Record<DecisionKind, string> = { feature: 'features', permission: 'permissions', route: 'routes' };
+export const requestBody = (c: Table['cases'][number]) => ({
+  input: { subjectContext: c.subject, requestContext: c.request },
+});
+export const KIND_PATH: Record<DecisionKind, string> = {
+  feature: 'features',
+  permission: 'permissions',
+  route: 'routes',
+};
 
 type Call = (method: string, url: string, body?: unknown) => Promise<{ status: number; body: any }>;
 const E = '/entitlements/resources';
@@ -89,19 +135,60 @@ export async function applyTable(call: Call, t: Table, createTenant: (id: string
   const s = t.setup;
   for (const id of tenantsOf(t)) await createTenant(id);
   const featureIds = new Map<string, string>();
-  for (const f of s.features ?? []) featureIds.set(f.key, (await must(call('POST', `${E}/features/v1`, { name: f.key, key: f.key, permissions: f.permissions ?? [] }))).id);
+  for (const f of s.features ?? [])
+    featureIds.set(
+      f.key,
+      (await must(call('POST', `${E}/features/v1`, { name: f.key, key: f.key, permissions: f.permissions ?? [] }))).id,
+    );
   const planIds = new Map<string, string>();
   for (const p of s.plans ?? []) {
-    planIds.set(p.name, (await must(call('POST', `${E}/plans/v1`, { name: p.name, featureKeys: p.features, defaultTreatment: p.defaultTreatment ?? 'false', rules: p.rules ?? [] }))).id);
+    planIds.set(
+      p.name,
+      (
+        await must(
+          call('POST', `${E}/plans/v1`, {
+            name: p.name,
+            featureKeys: p.features,
+            defaultTreatment: p.defaultTreatment ?? 'false',
+            rules: p.rules ?? [],
+          }),
+        )
+      ).id,
+    );
   }
   for (const g of s.grants ?? []) {
-    await must(call('POST', `${E}/entitlements/v2`, { planId: planIds.get(g.plan), tenantId: g.tenantId, userId: g.userId ?? null, expirationDate: resolveDate(g.expires) }));
+    await must(
+      call('POST', `${E}/entitlements/v2`, {
+        planId: planIds.get(g.plan),
+        tenantId: g.tenantId,
+        userId: g.userId ?? null,
+        expirationDate: resolveDate(g.expires),
+      }),
+    );
   }
   for (const f of s.flags ?? []) {
-    await must(call('POST', `${E}/feature-flags/v1`, { name: `flag ${f.feature}`, featureId: featureIds.get(f.feature), on: f.on, defaultTreatment: f.defaultTreatment, offTreatment: f.offTreatment, rules: f.rules ?? [] }));
+    await must(
+      call('POST', `${E}/feature-flags/v1`, {
+        name: `flag ${f.feature}`,
+        featureId: featureIds.get(f.feature),
+        on: f.on,
+        defaultTreatment: f.defaultTreatment,
+        offTreatment: f.offTreatment,
+        rules: f.rules ?? [],
+      }),
+    );
   }
   for (const r of s.routes ?? []) {
-    await must(call('POST', `${E}/routes/v1`, { method: r.method, path: r.path, policyType: r.policyType, description: '', ...(r.priority !== undefined ? { priority: r.priority } : {}), rules: r.rules ?? [] }));
+    await must(
+      call('POST', `${E}/routes/v1`, {
+        method: r.method,
+        path: r.path,
+        policyType: r.policyType,
+        description: '',
+        ...(r.priority !== undefined ? { priority: r.priority } : {}),
+        rules: r.rules ?? [],
+      }),
+    );
   }
   if (s.routesMode) await must(call('PATCH', `${E}/routes/v1/configuration`, { accessControlMode: s.routesMode }));
 }

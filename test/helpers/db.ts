@@ -34,7 +34,14 @@ export async function openTestDb(): Promise<ClosableDb> {
 }
 
 async function templateFile(): Promise<string> {
-  const key = createHash('sha256').update(loadMigrations().map((m) => m.checksum).join()).digest('hex').slice(0, 16);
+  const key = createHash('sha256')
+    .update(
+      loadMigrations()
+        .map((m) => m.checksum)
+        .join(),
+    )
+    .digest('hex')
+    .slice(0, 16);
   const file = join(CACHE, `template-${key}.tar.gz`);
   const lock = `${file}.lock`;
   mkdirSync(CACHE, { recursive: true });
@@ -43,7 +50,8 @@ async function templateFile(): Promise<string> {
       mkdirSync(lock);
     } catch {
       // Another test process is building it; a lock older than 2 minutes is from a crashed run.
-      if (Date.now() - statSync(lock, { throwIfNoEntry: false })!.mtimeMs > 120_000) rmSync(lock, { recursive: true, force: true });
+      if (Date.now() - statSync(lock, { throwIfNoEntry: false })!.mtimeMs > 120_000)
+        rmSync(lock, { recursive: true, force: true });
       await new Promise((r) => setTimeout(r, 100));
       continue;
     }

@@ -32,7 +32,10 @@ export type TestApp = Awaited<ReturnType<typeof startTestApp>>;
  * The whole API in-process over a real database, driven through HTTP with `app.inject`. Environment variables for
  * the config can be overridden per test file. Call `close()` in an `after` hook.
  */
-export async function startTestApp(env: Record<string, string> = {}, opts: { db?: ClosableDb; jobs?: boolean; log?: Logger } = {}) {
+export async function startTestApp(
+  env: Record<string, string> = {},
+  opts: { db?: ClosableDb; jobs?: boolean; log?: Logger } = {},
+) {
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-test-'));
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -59,7 +62,13 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { db?
       payload = JSON.stringify(o.body);
       headers['content-type'] ??= 'application/json';
     }
-    const res = await app.inject({ method: method as 'GET', url, headers, payload, ...(o.remoteAddress ? { remoteAddress: o.remoteAddress } : {}) });
+    const res = await app.inject({
+      method: method as 'GET',
+      url,
+      headers,
+      payload,
+      ...(o.remoteAddress ? { remoteAddress: o.remoteAddress } : {}),
+    });
     let body: unknown = res.body;
     try {
       body = res.body ? JSON.parse(res.body) : undefined;
@@ -85,7 +94,10 @@ export async function startTestApp(env: Record<string, string> = {}, opts: { db?
       return vendor;
     },
     /** Mints a user token with the server's own key (login arrives with the identity issue). */
-    async userToken(claims: { sub?: string; tenantId: string; permissions?: string[]; roles?: string[]; tenantIds?: string[] }, ttl = 300) {
+    async userToken(
+      claims: { sub?: string; tenantId: string; permissions?: string[]; roles?: string[]; tenantIds?: string[] },
+      ttl = 300,
+    ) {
       return ctx.keys.sign(
         {
           type: 'userToken',

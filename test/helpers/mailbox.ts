@@ -48,7 +48,9 @@ export function decodeWords(s: string): string {
   return s
     .replace(/\?=\s+=\?/g, '?==?')
     .replace(/=\?([^?]+)\?([BbQq])\?([^?]*)\?=/g, (_, _cs: string, enc: string, text: string) =>
-      enc.toUpperCase() === 'B' ? Buffer.from(text, 'base64').toString('utf8') : decodeQP(text.replace(/_/g, ' ')).toString('utf8'),
+      enc.toUpperCase() === 'B'
+        ? Buffer.from(text, 'base64').toString('utf8')
+        : decodeQP(text.replace(/_/g, ' ')).toString('utf8'),
     );
 }
 
@@ -85,7 +87,14 @@ export function parseMail(raw: string): Omit<Mail, 'envelopeFrom' | 'to' | 'auth
   const { headers, body } = splitHead(raw);
   const out = { text: '', html: '' };
   walk(headers, body, out);
-  return { from: decodeWords(headers.from ?? ''), subject: decodeWords(headers.subject ?? ''), text: out.text.replace(/\r\n/g, '\n'), html: out.html.replace(/\r\n/g, '\n'), headers, raw };
+  return {
+    from: decodeWords(headers.from ?? ''),
+    subject: decodeWords(headers.subject ?? ''),
+    text: out.text.replace(/\r\n/g, '\n'),
+    html: out.html.replace(/\r\n/g, '\n'),
+    headers,
+    raw,
+  };
 }
 
 /** The first http(s) link in a message's text (query parameters intact). */
@@ -120,7 +129,10 @@ export async function startMailbox(opts: { credentials?: { username: string; pas
     logger: false,
     closeTimeout: 200,
     onAuth(auth, _session, cb) {
-      if (opts.credentials && (auth.username !== opts.credentials.username || auth.password !== opts.credentials.password)) {
+      if (
+        opts.credentials &&
+        (auth.username !== opts.credentials.username || auth.password !== opts.credentials.password)
+      ) {
         return cb(new Error('Invalid username or password'));
       }
       cb(null, { user: { username: auth.username ?? '', password: auth.password ?? '' } });
@@ -128,7 +140,11 @@ export async function startMailbox(opts: { credentials?: { username: string; pas
     onRcptTo(_address, _session, cb) {
       if (failures.left > 0) {
         failures.left--;
-        return cb(Object.assign(new Error(failures.code >= 500 ? 'Mailbox unavailable' : 'Try again later'), { responseCode: failures.code }));
+        return cb(
+          Object.assign(new Error(failures.code >= 500 ? 'Mailbox unavailable' : 'Try again later'), {
+            responseCode: failures.code,
+          }),
+        );
       }
       cb();
     },
@@ -161,7 +177,10 @@ export async function startMailbox(opts: { credentials?: { username: string; pas
       for (;;) {
         const m = messages.find(pred);
         if (m) return m;
-        if (Date.now() > deadline) throw new Error(`no matching mail within ${timeoutMs} ms; received: ${JSON.stringify(messages.map((x) => ({ to: x.to, subject: x.subject })))}`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `no matching mail within ${timeoutMs} ms; received: ${JSON.stringify(messages.map((x) => ({ to: x.to, subject: x.subject })))}`,
+          );
         await new Promise((r) => setTimeout(r, 20));
       }
     },
@@ -177,12 +196,18 @@ export async function startMailbox(opts: { credentials?: { username: string; pas
       const r = await t.call('POST', '/identity/resources/mail/v1/configurations', {
         token: await t.vendorToken(),
         body: {
-          provider: 'smtp', host: '127.0.0.1', port, secure: false, senderEmail: 'no-reply@gatehouse.test', fromName: 'Gatehouse Test',
+          provider: 'smtp',
+          host: '127.0.0.1',
+          port,
+          secure: false,
+          senderEmail: 'no-reply@gatehouse.test',
+          fromName: 'Gatehouse Test',
           ...(opts.credentials ? { username: opts.credentials.username, password: opts.credentials.password } : {}),
           ...extra,
         },
       });
-      if (r.status !== 201 && r.status !== 200) throw new Error(`mail configuration failed: ${r.status} ${JSON.stringify(r.body)}`);
+      if (r.status !== 201 && r.status !== 200)
+        throw new Error(`mail configuration failed: ${r.status} ${JSON.stringify(r.body)}`);
     },
     async close(): Promise<void> {
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -200,7 +225,10 @@ export async function startAppWithMailbox(env: Record<string, string> = {}, tena
   const mailbox = await startMailbox();
   await mailbox.configure(t);
   if (tenantId) {
-    const r = await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId, name: 'Acme' } });
+    const r = await t.call('POST', '/tenants/resources/tenants/v1', {
+      token: vendor,
+      body: { tenantId, name: 'Acme' },
+    });
     if (r.status !== 201) throw new Error(`account ${tenantId}: ${r.status} ${JSON.stringify(r.body)}`);
   }
   return {

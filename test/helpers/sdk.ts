@@ -19,12 +19,17 @@ export async function startBrowserSdk(env: Record<string, string> = {}) {
     jar,
     vendor,
     async account(tenantId: string, name = tenantId, parentTenantId?: string) {
-      const r = await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId, name, parentTenantId } });
+      const r = await t.call('POST', '/tenants/resources/tenants/v1', {
+        token: vendor,
+        body: { tenantId, name, parentTenantId },
+      });
       assert.equal(r.status, 201, JSON.stringify(r.body));
     },
     async user(tenantId: string, email: string, extra: Record<string, unknown> = {}): Promise<string> {
       const r = await t.call('POST', '/identity/resources/users/v1', {
-        token: vendor, body: { email, password: PASSWORD, ...extra }, headers: { 'gatehouse-tenant-id': tenantId },
+        token: vendor,
+        body: { email, password: PASSWORD, ...extra },
+        headers: { 'gatehouse-tenant-id': tenantId },
       });
       assert.equal(r.status, 201, JSON.stringify(r.body));
       return r.body.id as string;

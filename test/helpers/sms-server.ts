@@ -43,11 +43,17 @@ export async function startSmsServer(opts: { accountId?: string; token?: string 
       const [user, pass] = auth ? Buffer.from(auth[1], 'base64').toString('utf8').split(':') : [];
       const authorized = user === accountId && pass === token;
       requests.push({ path: url.pathname, authorized });
-      if (!m || req.method !== 'POST') return send(res, 404, { code: 20404, message: 'The requested resource was not found', status: 404 });
-      if (!authorized || decodeURIComponent(m[1]) !== accountId) return send(res, 401, { code: 20003, message: 'Authenticate', status: 401 });
+      if (!m || req.method !== 'POST')
+        return send(res, 404, { code: 20404, message: 'The requested resource was not found', status: 404 });
+      if (!authorized || decodeURIComponent(m[1]) !== accountId)
+        return send(res, 401, { code: 20003, message: 'Authenticate', status: 401 });
       if (failures.left > 0) {
         failures.left--;
-        return send(res, failures.status, { code: failures.status >= 500 ? 20500 : 21211, message: failures.status >= 500 ? 'Internal Server Error' : "The 'To' number is not a valid phone number.", status: failures.status });
+        return send(res, failures.status, {
+          code: failures.status >= 500 ? 20500 : 21211,
+          message: failures.status >= 500 ? 'Internal Server Error' : "The 'To' number is not a valid phone number.",
+          status: failures.status,
+        });
       }
       const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
       const to = form.get('To');
@@ -56,10 +62,22 @@ export async function startSmsServer(opts: { accountId?: string; token?: string 
       const messagingServiceSid = form.get('MessagingServiceSid') ?? undefined;
       if (!to) return send(res, 400, { code: 21604, message: "A 'To' phone number is required.", status: 400 });
       if (!body) return send(res, 400, { code: 21602, message: 'Message body is required.', status: 400 });
-      if (!from && !messagingServiceSid) return send(res, 400, { code: 21603, message: "A 'From' phone number is required.", status: 400 });
+      if (!from && !messagingServiceSid)
+        return send(res, 400, { code: 21603, message: "A 'From' phone number is required.", status: 400 });
       const sid = `SM${randomBytes(16).toString('hex')}`;
       messages.push({ sid, accountId, to, from, messagingServiceSid, body });
-      send(res, 201, { sid, account_sid: accountId, to, from: from ?? null, messaging_service_sid: messagingServiceSid ?? null, body, status: 'queued', num_segments: '1', direction: 'outbound-api', date_created: new Date().toUTCString() });
+      send(res, 201, {
+        sid,
+        account_sid: accountId,
+        to,
+        from: from ?? null,
+        messaging_service_sid: messagingServiceSid ?? null,
+        body,
+        status: 'queued',
+        num_segments: '1',
+        direction: 'outbound-api',
+        date_created: new Date().toUTCString(),
+      });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -78,7 +96,10 @@ export async function startSmsServer(opts: { accountId?: string; token?: string 
       for (;;) {
         const m = messages.find(pred);
         if (m) return m;
-        if (Date.now() > deadline) throw new Error(`no matching SMS within ${timeoutMs} ms; received: ${JSON.stringify(messages.map((x) => ({ to: x.to, body: x.body })))}`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `no matching SMS within ${timeoutMs} ms; received: ${JSON.stringify(messages.map((x) => ({ to: x.to, body: x.body })))}`,
+          );
         await new Promise((r) => setTimeout(r, 20));
       }
     },
@@ -94,7 +115,8 @@ export async function startSmsServer(opts: { accountId?: string; token?: string 
         token: await t.vendorToken(),
         body: { provider: 'twilio', accountId, token, senderName: '+15550001111', baseUrl, ...extra },
       });
-      if (r.status !== 201 && r.status !== 200) throw new Error(`SMS configuration failed: ${r.status} ${JSON.stringify(r.body)}`);
+      if (r.status !== 201 && r.status !== 200)
+        throw new Error(`SMS configuration failed: ${r.status} ${JSON.stringify(r.body)}`);
     },
     async close(): Promise<void> {
       server.closeAllConnections();

@@ -8,7 +8,9 @@ export const ENV = { LOGIN_RATE_LIMIT_PER_IP: '100000', LOGIN_RATE_LIMIT_PER_IDE
 export async function waitFor(app: TestApp, id: string, until: (s: any) => boolean, ms = 20_000) {
   const deadline = Date.now() + ms;
   for (;;) {
-    const r = await app.call('GET', `/identity/resources/migrations/v1/local/bulk/status/${id}`, { token: await app.vendorToken() });
+    const r = await app.call('GET', `/identity/resources/migrations/v1/local/bulk/status/${id}`, {
+      token: await app.vendorToken(),
+    });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     if (until(r.body)) return r.body;
     if (Date.now() > deadline) throw new Error(`migration ${id}: ${JSON.stringify(r.body).slice(0, 500)}`);

@@ -27,14 +27,22 @@ before(async () => {
   aliceId = (await user(t, 'acme', { email: 'alice@acme.test' })).id;
   bobId = (await user(t, 'acme', { email: 'bob@acme.test' })).id;
   alice = (await signedIn(t, { email: 'alice@acme.test' })).accessToken;
-  roleIds = Object.fromEntries((await t.call('GET', '/identity/resources/roles/v1', { token: vendor })).body.map((x: any) => [x.key, x.id]));
-  permIds = Object.fromEntries((await t.call('GET', '/identity/resources/permissions/v1', { token: vendor })).body.map((x: any) => [x.key, x.id]));
+  roleIds = Object.fromEntries(
+    (await t.call('GET', '/identity/resources/roles/v1', { token: vendor })).body.map((x: any) => [x.key, x.id]),
+  );
+  permIds = Object.fromEntries(
+    (await t.call('GET', '/identity/resources/permissions/v1', { token: vendor })).body.map((x: any) => [x.key, x.id]),
+  );
 });
 after(async () => t?.close());
 
 describe('account access tokens', () => {
   test('create with roles and expiry; the token calls routes; verifiers look it up; delete ends it', async () => {
-    const r = await t.call('POST', TENANT, { token: vendor, headers: H('acme'), body: { description: 'reporting', expiresInMinutes: 1440, roleIds: [roleIds['read-only']] } });
+    const r = await t.call('POST', TENANT, {
+      token: vendor,
+      headers: H('acme'),
+      body: { description: 'reporting', expiresInMinutes: 1440, roleIds: [roleIds['read-only']] },
+    });
     assert.equal(r.status, 201, JSON.stringify(r.body));
     const { id, secret } = r.body;
     assert.ok(secret);
@@ -55,7 +63,10 @@ describe('account access tokens', () => {
     const users = await t.call('GET', USERS, { token: secret });
     assert.equal(users.status, 200, JSON.stringify(users.body));
     assert.equal(users.body.items.length, 2);
-    assert.equal((await t.call('POST', '/identity/resources/users/v1', { token: secret, body: { email: 'x@acme.test' } })).status, 403);
+    assert.equal(
+      (await t.call('POST', '/identity/resources/users/v1', { token: secret, body: { email: 'x@acme.test' } })).status,
+      403,
+    );
 
     const active = await t.call('GET', `${LOOKUP_USER}/active`, { token: vendor, headers: H('acme') });
     assert.equal(active.status, 200);
@@ -67,8 +78,16 @@ describe('account access tokens', () => {
     assert.deepEqual(data.body.roles, ['read-only']);
     assert.ok(data.body.permissions.includes('fe.secure.read.users'));
     assert.equal(data.body.expires, r.body.expires);
-    assert.equal((await t.call('GET', `${LOOKUP_TENANT}/${id}`, { token: vendor, headers: H('globex') })).status, 404, 'another account');
-    assert.equal((await t.call('GET', `${LOOKUP_USER}/${id}`, { token: vendor, headers: H('acme') })).status, 404, 'not a user token');
+    assert.equal(
+      (await t.call('GET', `${LOOKUP_TENANT}/${id}`, { token: vendor, headers: H('globex') })).status,
+      404,
+      'another account',
+    );
+    assert.equal(
+      (await t.call('GET', `${LOOKUP_USER}/${id}`, { token: vendor, headers: H('acme') })).status,
+      404,
+      'not a user token',
+    );
 
     assert.equal((await t.call('DELETE', `${TENANT}/${id}`, { token: vendor, headers: H('acme') })).status, 200);
     const gone = await t.call('GET', USERS, { token: secret });
@@ -80,10 +99,19 @@ describe('account access tokens', () => {
   });
 
   test('roles are read when the token is used: a change to the role takes effect at once', async () => {
-    const role = await t.call('POST', '/identity/resources/roles/v1', { token: vendor, headers: H('acme'), body: [{ key: 'reporter', name: 'Reporter', level: 5 }] });
+    const role = await t.call('POST', '/identity/resources/roles/v1', {
+      token: vendor,
+      headers: H('acme'),
+      body: [{ key: 'reporter', name: 'Reporter', level: 5 }],
+    });
     assert.equal(role.status, 201, JSON.stringify(role.body));
     const reporter = role.body[0].id;
-    const set = (ids: string[]) => t.call('PUT', `/identity/resources/roles/v1/${reporter}/permissions`, { token: vendor, headers: H('acme'), body: { permissionIds: ids } });
+    const set = (ids: string[]) =>
+      t.call('PUT', `/identity/resources/roles/v1/${reporter}/permissions`, {
+        token: vendor,
+        headers: H('acme'),
+        body: { permissionIds: ids },
+      });
     assert.equal((await set([permIds['fe.secure.read.users']])).status, 200);
     const r = await t.call('POST', TENANT, { token: vendor, headers: H('acme'), body: { roleIds: [reporter] } });
     assert.equal(r.body.expires, null);
@@ -96,35 +124,57 @@ describe('account access tokens', () => {
   });
 
   test('an expired access token is refused by the guard and by the lookups', async () => {
-    const r = await t.call('POST', TENANT, { token: vendor, headers: H('acme'), body: { expiresInMinutes: 5, roleIds: [roleIds['read-only']] } });
+    const r = await t.call('POST', TENANT, {
+      token: vendor,
+      headers: H('acme'),
+      body: { expiresInMinutes: 5, roleIds: [roleIds['read-only']] },
+    });
     await t.db.query("UPDATE api_tokens SET expires_at = now() - interval '1 second' WHERE id = $1", [r.body.id]);
     const call = await t.call('GET', USERS, { token: r.body.secret });
     assert.equal(call.status, 401);
     assert.equal(call.body.errorCode, 'GH-64005');
-    assert.equal((await t.call('GET', `${LOOKUP_TENANT}/${r.body.id}`, { token: vendor, headers: H('acme') })).status, 404);
-    assert.ok(!(await t.call('GET', `${LOOKUP_USER}/active`, { token: vendor, headers: H('acme') })).body.includes(r.body.id));
+    assert.equal(
+      (await t.call('GET', `${LOOKUP_TENANT}/${r.body.id}`, { token: vendor, headers: H('acme') })).status,
+      404,
+    );
+    assert.ok(
+      !(await t.call('GET', `${LOOKUP_USER}/active`, { token: vendor, headers: H('acme') })).body.includes(r.body.id),
+    );
   });
 
-  test('bad input: unknown roles 400, another account\'s token 404, missing header 400, user tokens need the permission', async () => {
+  test("bad input: unknown roles 400, another account's token 404, missing header 400, user tokens need the permission", async () => {
     const bad = await t.call('POST', TENANT, { token: vendor, headers: H('acme'), body: { roleIds: [NOBODY] } });
     assert.equal(bad.status, 400);
     assert.equal(bad.body.errorCode, 'GH-40007');
-    assert.equal((await t.call('POST', TENANT, { token: vendor, headers: H('acme'), body: { expiresInMinutes: -1 } })).status, 400);
+    assert.equal(
+      (await t.call('POST', TENANT, { token: vendor, headers: H('acme'), body: { expiresInMinutes: -1 } })).status,
+      400,
+    );
     assert.equal((await t.call('GET', TENANT, { token: vendor })).status, 400);
     const mine = await t.call('POST', TENANT, { token: alice, body: { description: 'alice made it' } });
     assert.equal(mine.status, 201);
     assert.equal(mine.body.createdByUserId, aliceId);
-    assert.equal((await t.call('DELETE', `${TENANT}/${mine.body.id}`, { token: vendor, headers: H('globex') })).status, 404);
+    assert.equal(
+      (await t.call('DELETE', `${TENANT}/${mine.body.id}`, { token: vendor, headers: H('globex') })).status,
+      404,
+    );
     const reader = await t.userToken({ sub: bobId, tenantId: 'acme', permissions: ['fe.secure.read.users'] });
     assert.equal((await t.call('GET', TENANT, { token: reader })).status, 403);
-    assert.equal((await t.call('GET', `${LOOKUP_USER}/active`, { token: alice })).status, 403, 'lookups are vendor-only');
+    assert.equal(
+      (await t.call('GET', `${LOOKUP_USER}/active`, { token: alice })).status,
+      403,
+      'lookups are vendor-only',
+    );
     assert.equal((await t.call('GET', `${LOOKUP_USER}/active`, { token: vendor })).status, 400);
   });
 });
 
 describe('user (personal) access tokens', () => {
   test('a user creates one scoped to a subset of their permissions; lookups answer the user and the subset', async () => {
-    const r = await t.call('POST', USER, { token: alice, body: { description: 'laptop', expiresInMinutes: 60, permissionIds: [permIds['fe.secure.read.users']] } });
+    const r = await t.call('POST', USER, {
+      token: alice,
+      body: { description: 'laptop', expiresInMinutes: 60, permissionIds: [permIds['fe.secure.read.users']] },
+    });
     assert.equal(r.status, 201, JSON.stringify(r.body));
     const c = claims(r.body.secret);
     assert.equal(c.type, 'userAccessToken');
@@ -136,36 +186,81 @@ describe('user (personal) access tokens', () => {
     assert.deepEqual(data.body.permissions, ['fe.secure.read.users']);
     assert.deepEqual(data.body.roles, ['admin']);
     assert.equal((await t.call('GET', USERS, { token: r.body.secret })).status, 200);
-    assert.equal((await t.call('POST', '/identity/resources/users/v1', { token: r.body.secret, body: { email: 'y@acme.test' } })).status, 403, 'narrowed');
+    assert.equal(
+      (await t.call('POST', '/identity/resources/users/v1', { token: r.body.secret, body: { email: 'y@acme.test' } }))
+        .status,
+      403,
+      'narrowed',
+    );
 
     const list = await t.call('GET', USER, { token: alice });
-    assert.deepEqual(list.body.accessTokens.map((x: any) => x.id), [r.body.id]);
-    assert.equal((await t.call('GET', USER, { token: vendor, headers: H('acme', { 'gatehouse-user-id': bobId }) })).body.accessTokens.length, 0);
-    assert.equal((await t.call('DELETE', `${USER}/${r.body.id}`, { token: vendor, headers: H('acme', { 'gatehouse-user-id': bobId }) })).status, 404, 'not bob\'s');
+    assert.deepEqual(
+      list.body.accessTokens.map((x: any) => x.id),
+      [r.body.id],
+    );
+    assert.equal(
+      (await t.call('GET', USER, { token: vendor, headers: H('acme', { 'gatehouse-user-id': bobId }) })).body
+        .accessTokens.length,
+      0,
+    );
+    assert.equal(
+      (
+        await t.call('DELETE', `${USER}/${r.body.id}`, {
+          token: vendor,
+          headers: H('acme', { 'gatehouse-user-id': bobId }),
+        })
+      ).status,
+      404,
+      "not bob's",
+    );
     assert.equal((await t.call('DELETE', `${USER}/${r.body.id}`, { token: alice })).status, 200);
     assert.equal((await t.call('GET', USERS, { token: r.body.secret })).status, 401);
   });
 
   test('a personal token never exceeds what the user holds now', async () => {
-    const bob = await t.call('POST', USER, { token: vendor, headers: H('acme', { 'gatehouse-user-id': bobId }), body: {} });
+    const bob = await t.call('POST', USER, {
+      token: vendor,
+      headers: H('acme', { 'gatehouse-user-id': bobId }),
+      body: {},
+    });
     assert.equal(bob.status, 201);
     const data = await t.call('GET', `${LOOKUP_USER}/${bob.body.id}`, { token: vendor, headers: H('acme') });
     assert.deepEqual(data.body.roles, ['read-only']);
     assert.ok(!data.body.permissions.includes('fe.secure.write.users'));
-    const escalate = await t.call('POST', USER, { token: vendor, headers: H('acme', { 'gatehouse-user-id': bobId }), body: { permissionIds: [permIds['fe.secure.write.users']] } });
+    const escalate = await t.call('POST', USER, {
+      token: vendor,
+      headers: H('acme', { 'gatehouse-user-id': bobId }),
+      body: { permissionIds: [permIds['fe.secure.write.users']] },
+    });
     assert.equal(escalate.status, 403);
     assert.equal(escalate.body.errorCode, 'GH-64006');
     // Bob loses his role: the token loses its permissions with it.
-    assert.equal((await t.call('DELETE', `/identity/resources/users/v1/${bobId}/roles`, { token: vendor, headers: H('acme'), body: { roleIds: [roleIds['read-only']] } })).status, 200);
+    assert.equal(
+      (
+        await t.call('DELETE', `/identity/resources/users/v1/${bobId}/roles`, {
+          token: vendor,
+          headers: H('acme'),
+          body: { roleIds: [roleIds['read-only']] },
+        })
+      ).status,
+      200,
+    );
     const after = await t.call('GET', `${LOOKUP_USER}/${bob.body.id}`, { token: vendor, headers: H('acme') });
     assert.deepEqual(after.body.permissions, []);
   });
 
   test('removing the user ends the token', async () => {
     const carol = (await user(t, 'acme', { email: 'carol@acme.test' })).id;
-    const r = await t.call('POST', USER, { token: vendor, headers: H('acme', { 'gatehouse-user-id': carol }), body: {} });
+    const r = await t.call('POST', USER, {
+      token: vendor,
+      headers: H('acme', { 'gatehouse-user-id': carol }),
+      body: {},
+    });
     assert.equal((await t.call('DELETE', `/identity/resources/users/v1/${carol}`, { token: vendor })).status, 200);
-    assert.equal((await t.call('GET', `${LOOKUP_USER}/${r.body.id}`, { token: vendor, headers: H('acme') })).status, 404);
+    assert.equal(
+      (await t.call('GET', `${LOOKUP_USER}/${r.body.id}`, { token: vendor, headers: H('acme') })).status,
+      404,
+    );
     assert.equal((await t.call('GET', USERS, { token: r.body.secret })).status, 401);
   });
 
@@ -179,7 +274,10 @@ describe('user (personal) access tokens', () => {
       assert.equal((await t.call('POST', USER, { token: alice, body: {} })).status, 403);
       assert.equal((await t.call('POST', TENANT, { token: vendor, headers: H('acme'), body: {} })).status, 403);
     } finally {
-      await t.call('POST', '/identity/resources/configurations/v1', { token: vendor, body: { apiTokensEnabled: true } });
+      await t.call('POST', '/identity/resources/configurations/v1', {
+        token: vendor,
+        body: { apiTokensEnabled: true },
+      });
     }
     assert.equal((await t.call('GET', USERS, { token: r.body.secret })).status, 200);
   });

@@ -38,7 +38,10 @@ async function waitFor(app: TestApp, id: string, until: (s: any) => boolean, ms 
   for (;;) {
     const s = await status(app, id);
     if (until(s)) return s;
-    if (Date.now() > deadline) throw new Error(`migration ${id} did not get there in ${ms} ms: ${JSON.stringify({ ...s, errors: s.errors.length })}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `migration ${id} did not get there in ${ms} ms: ${JSON.stringify({ ...s, errors: s.errors.length })}`,
+      );
     await sleep(every);
   }
 }
@@ -58,7 +61,14 @@ describe('account migration', () => {
     await createAccount(t, { id: 'live-1', name: 'Live' });
     const items = [
       /* 0 */ 'mig-a',
-      /* 1 */ { tenantId: 'mig-b', name: 'Bee', website: 'https://b.example', metadata: { plan: 'pro' }, isReseller: true, unknownField: 'dropped' },
+      /* 1 */ {
+        tenantId: 'mig-b',
+        name: 'Bee',
+        website: 'https://b.example',
+        metadata: { plan: 'pro' },
+        isReseller: true,
+        unknownField: 'dropped',
+      },
       /* 2 */ 'mig-a', // repeats 0 in the same chunk
       /* 3 */ { tenantId: 'mig-b-kid', parentTenantId: 'mig-b' }, // parent earlier in the same chunk
       /* 4 */ 'live-1', // already live
@@ -131,7 +141,8 @@ describe('account migration', () => {
     assert.equal(g.parentTenantId, 'live-1');
     assert.equal(g.timezone, 'Europe/Paris');
     assert.equal((await account(t, 'live-1')).name, 'Live', 'a live account is left alone');
-    for (const absent of ['mig-c', 'mig-orphan', 'mig-d', 'mig-e', 'mig-self', 'mig-f']) assert.deepEqual(await account(t, absent), [], absent);
+    for (const absent of ['mig-c', 'mig-orphan', 'mig-d', 'mig-e', 'mig-self', 'mig-f'])
+      assert.deepEqual(await account(t, absent), [], absent);
   });
 
   test('a removed account is reactivated with the migrated fields only', async () => {
@@ -140,7 +151,14 @@ describe('account migration', () => {
     assert.equal((await t.call('DELETE', '/tenants/resources/tenants/v1/gone-1', { token: vendor })).status, 200);
     assert.deepEqual(await account(t, 'gone-1'), []);
 
-    const s = await completed(t, await migrate(t, [{ tenantId: 'gone-1', name: 'New' }, 'gone-1-kid', { tenantId: 'gone-1-sub', parentTenantId: 'gone-1' }]));
+    const s = await completed(
+      t,
+      await migrate(t, [
+        { tenantId: 'gone-1', name: 'New' },
+        'gone-1-kid',
+        { tenantId: 'gone-1-sub', parentTenantId: 'gone-1' },
+      ]),
+    );
     assert.equal(s.succeeded, 3);
     assert.deepEqual(s.errors, []);
     const a = await account(t, 'gone-1');
@@ -153,10 +171,14 @@ describe('account migration', () => {
 
   test('request limits: 1001 items, none, no list, a malformed item, U+0000 or a lone surrogate are a 400 and nothing is stored', async () => {
     const vendor = await t.vendorToken();
-    const count = async () => Number((await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM migrations')).rows[0].n);
+    const count = async () =>
+      Number((await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM migrations')).rows[0].n);
     const before = await count();
 
-    const big = await t.call('POST', MIGRATE, { token: vendor, body: { tenants: Array.from({ length: 1001 }, (_, i) => `big-${i}`) } });
+    const big = await t.call('POST', MIGRATE, {
+      token: vendor,
+      body: { tenants: Array.from({ length: 1001 }, (_, i) => `big-${i}`) },
+    });
     assert.equal(big.status, 400);
     assert.equal(big.body.errorCode, 'GH-10001');
     assert.match(big.body.errors.join(' '), /body\.tenants must NOT have more than 1000 items/);
@@ -169,7 +191,10 @@ describe('account migration', () => {
     const number = await t.call('POST', MIGRATE, { token: vendor, body: { tenants: ['ok-1', 5] } });
     assert.equal(number.status, 400);
     assert.match(number.body.errors.join(' '), /body\.tenants\.1 must be string/);
-    const nul = await t.call('POST', MIGRATE, { token: vendor, body: { tenants: ['ok-1', { tenantId: 'ok-2', name: 'a\u0000b' }] } });
+    const nul = await t.call('POST', MIGRATE, {
+      token: vendor,
+      body: { tenants: ['ok-1', { tenantId: 'ok-2', name: 'a\u0000b' }] },
+    });
     assert.equal(nul.status, 400);
     assert.equal(nul.body.errorCode, 'GH-10001');
     assert.match(nul.body.errors[0], /body\.tenants\.1\.name must not contain the NUL character/); // refused for every route (src/http/input-guard.ts)
@@ -183,16 +208,22 @@ describe('account migration', () => {
 
     await sleep(100);
     assert.equal(await count(), before);
-    const { rows } = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM tenants WHERE tenant_id LIKE 'big-%' OR tenant_id LIKE 'ok-%'`);
+    const { rows } = await t.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM tenants WHERE tenant_id LIKE 'big-%' OR tenant_id LIKE 'ok-%'`,
+    );
     assert.equal(rows[0].n, 0);
   });
 
   test('exactly 1000 items are accepted and imported', async () => {
-    const items = Array.from({ length: 1000 }, (_, i) => (i % 2 ? `thousand-${i}` : { tenantId: `thousand-${i}`, name: `Account ${i}` }));
+    const items = Array.from({ length: 1000 }, (_, i) =>
+      i % 2 ? `thousand-${i}` : { tenantId: `thousand-${i}`, name: `Account ${i}` },
+    );
     const s = await completed(t, await migrate(t, items));
     assert.equal(s.succeeded, 1000);
     assert.equal(s.failed, 0);
-    const { rows } = await t.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM tenants WHERE tenant_id LIKE 'thousand-%' AND deleted_at IS NULL`);
+    const { rows } = await t.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM tenants WHERE tenant_id LIKE 'thousand-%' AND deleted_at IS NULL`,
+    );
     assert.equal(rows[0].n, 1000);
   });
 
@@ -217,9 +248,20 @@ describe('account migration job', () => {
     try {
       const id = await migrate(app, ['pend-1', 'pend-2']);
       const s = await status(app, id);
-      assert.deepEqual({ ...s, createdAt: 'x' }, {
-        migrationId: id, state: 'pending', total: 2, succeeded: 0, failed: 0, errors: [], createdAt: 'x', startedAt: null, completedAt: null,
-      });
+      assert.deepEqual(
+        { ...s, createdAt: 'x' },
+        {
+          migrationId: id,
+          state: 'pending',
+          total: 2,
+          succeeded: 0,
+          failed: 0,
+          errors: [],
+          createdAt: 'x',
+          startedAt: null,
+          completedAt: null,
+        },
+      );
       const { rows } = await app.db.query<any>('SELECT * FROM jobs WHERE kind = $1', [TENANTS_MIGRATION_JOB]);
       assert.equal(rows.length, 1);
       assert.deepEqual(rows[0].payload, { migrationId: id });
@@ -235,7 +277,10 @@ describe('account migration job', () => {
         if (j.rows[0].state === 'completed') break;
         await sleep(10);
       }
-      assert.equal((await app.db.query<{ state: string }>('SELECT state FROM jobs WHERE id = $1', [rows[0].id])).rows[0].state, 'completed');
+      assert.equal(
+        (await app.db.query<{ state: string }>('SELECT state FROM jobs WHERE id = $1', [rows[0].id])).rows[0].state,
+        'completed',
+      );
       assert.equal((await status(app, id)).state, 'failed');
       assert.deepEqual(await account(app, 'pend-1'), []);
     } finally {
@@ -259,7 +304,15 @@ describe('account migration job', () => {
       } else {
         // Every third is an object whose parent is the valid item two or three places before (often in the chunk before).
         const parent = [i - 2, i - 3].find((j) => j >= 0 && plain(j));
-        items.push(i % 3 ? `${prefix}-${i}` : { tenantId: `${prefix}-${i}`, name: `N ${i}`, ...(parent !== undefined ? { parentTenantId: `${prefix}-${parent}` } : {}) });
+        items.push(
+          i % 3
+            ? `${prefix}-${i}`
+            : {
+                tenantId: `${prefix}-${i}`,
+                name: `N ${i}`,
+                ...(parent !== undefined ? { parentTenantId: `${prefix}-${parent}` } : {}),
+              },
+        );
         valid.push(`${prefix}-${i}`);
       }
     }
@@ -287,8 +340,15 @@ describe('account migration job', () => {
       const partial = await status(first, id);
       assert.equal(partial.state, 'running');
       assert.ok(partial.succeeded >= 20);
-      assert.ok(partial.succeeded + partial.failed < partial.total, `the crash came mid-job (${partial.succeeded + partial.failed} of ${partial.total})`);
-      const job = (await first.db.query<any>('SELECT state, locked_by, attempts FROM jobs WHERE kind = $1', [TENANTS_MIGRATION_JOB])).rows[0];
+      assert.ok(
+        partial.succeeded + partial.failed < partial.total,
+        `the crash came mid-job (${partial.succeeded + partial.failed} of ${partial.total})`,
+      );
+      const job = (
+        await first.db.query<any>('SELECT state, locked_by, attempts FROM jobs WHERE kind = $1', [
+          TENANTS_MIGRATION_JOB,
+        ])
+      ).rows[0];
       assert.equal(job.state, 'running', 'a crashed worker keeps its lease');
       assert.ok(job.locked_by);
       assert.equal(job.attempts, 1);
@@ -299,12 +359,26 @@ describe('account migration job', () => {
       assert.equal(done.total, 400);
       assert.equal(done.succeeded + done.failed, done.total);
       assert.equal(done.succeeded, valid.length);
-      assert.deepEqual(brief(done.errors), expectedErrors, 'each bad item reported once, no item rejected as already imported');
+      assert.deepEqual(
+        brief(done.errors),
+        expectedErrors,
+        'each bad item reported once, no item rejected as already imported',
+      );
       assert.deepEqual(await countLive(second, valid), { n: valid.length, d: valid.length });
-      assert.equal((await second.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM tenants WHERE tenant_id LIKE 'crash-%'`)).rows[0].n, valid.length);
-      const resumed = (await second.db.query<any>('SELECT state, attempts FROM jobs WHERE kind = $1', [TENANTS_MIGRATION_JOB])).rows[0];
+      assert.equal(
+        (await second.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM tenants WHERE tenant_id LIKE 'crash-%'`))
+          .rows[0].n,
+        valid.length,
+      );
+      const resumed = (
+        await second.db.query<any>('SELECT state, attempts FROM jobs WHERE kind = $1', [TENANTS_MIGRATION_JOB])
+      ).rows[0];
       assert.deepEqual(resumed, { state: 'completed', attempts: 2 });
-      assert.equal((await account(second, 'crash-399')).parentTenantId, 'crash-397', 'an object item imported after the resume');
+      assert.equal(
+        (await account(second, 'crash-399')).parentTenantId,
+        'crash-397',
+        'an object item imported after the resume',
+      );
     } finally {
       await second?.close();
       await first.close();
@@ -322,7 +396,9 @@ describe('account migration job', () => {
       const partial = await status(app, id);
       assert.equal(partial.state, 'running');
       assert.ok(partial.succeeded + partial.failed < partial.total, 'stopped mid-job');
-      const job = (await app.db.query<any>('SELECT state, locked_by, attempts FROM jobs WHERE kind = $1', [TENANTS_MIGRATION_JOB])).rows[0];
+      const job = (
+        await app.db.query<any>('SELECT state, locked_by, attempts FROM jobs WHERE kind = $1', [TENANTS_MIGRATION_JOB])
+      ).rows[0];
       assert.deepEqual(job, { state: 'pending', locked_by: null, attempts: 0 });
 
       app.ctx.jobs.start();

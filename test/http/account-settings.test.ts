@@ -27,7 +27,10 @@ before(async () => {
 });
 after(async () => t?.close());
 
-const asVendor = (tenantId: string, alias = false) => ({ token: vendor, headers: { [alias ? 'frontegg-tenant-id' : 'gatehouse-tenant-id']: tenantId } });
+const asVendor = (tenantId: string, alias = false) => ({
+  token: vendor,
+  headers: { [alias ? 'frontegg-tenant-id' : 'gatehouse-tenant-id']: tenantId },
+});
 
 async function settingsOf(tenantId: string) {
   const r = await t.call('GET', URL_, asVendor(tenantId));
@@ -37,7 +40,13 @@ async function settingsOf(tenantId: string) {
 
 describe('account settings: vendor token', () => {
   test('GET answers every setting, null where unset', async () => {
-    const { id } = await account(t, { fields: { applicationUrl: 'https://app.example.com', logoUrl: 'https://cdn.example.com/x.png', website: 'https://example.com' } });
+    const { id } = await account(t, {
+      fields: {
+        applicationUrl: 'https://app.example.com',
+        logoUrl: 'https://cdn.example.com/x.png',
+        website: 'https://example.com',
+      },
+    });
     const r = await t.call('GET', URL_, asVendor(id));
     assert.equal(r.status, 200);
     assert.deepEqual(r.body, { ...EMPTY, tenantId: id, applicationUrl: 'https://app.example.com' });
@@ -99,7 +108,10 @@ describe('account settings: vendor token', () => {
   test('no token is a 401', async () => {
     const { id } = await account(t);
     assert.equal((await t.call('GET', URL_, { headers: { 'gatehouse-tenant-id': id } })).status, 401);
-    assert.equal((await t.call('PUT', URL_, { headers: { 'gatehouse-tenant-id': id }, body: { currency: 'EUR' } })).status, 401);
+    assert.equal(
+      (await t.call('PUT', URL_, { headers: { 'gatehouse-tenant-id': id }, body: { currency: 'EUR' } })).status,
+      401,
+    );
   });
 });
 
@@ -147,7 +159,7 @@ describe('account settings: user token', () => {
     assert.equal((await settingsOf(other)).currency, 'JPY', 'the other account is untouched');
   });
 
-  test("a user token for an account that does not exist is a 404", async () => {
+  test('a user token for an account that does not exist is a 404', async () => {
     const token = await t.userToken({ tenantId: 'ghost-account', permissions: [READ, WRITE] });
     const r = await t.call('GET', URL_, { token });
     assert.equal(r.status, 404);
@@ -159,21 +171,33 @@ describe('account settings: update rules', () => {
   test('an empty body, a body of unknown fields, and no body at all are 400 EMPTY_UPDATE; nothing changes', async () => {
     const { id } = await account(t, { fields: { currency: 'USD', timezone: 'UTC' } });
     const before = await settingsOf(id);
-    const { rows: [{ updated_at: stamp }] } = await t.db.query<{ updated_at: Date }>('SELECT updated_at FROM tenants WHERE tenant_id = $1', [id]);
+    const {
+      rows: [{ updated_at: stamp }],
+    } = await t.db.query<{ updated_at: Date }>('SELECT updated_at FROM tenants WHERE tenant_id = $1', [id]);
     for (const body of [{}, { foo: 'bar', tenantId: 'x', website: 'https://example.com' }, undefined, null]) {
-      const r = await t.call('PUT', URL_, { ...asVendor(id), ...(body === null ? { raw: 'null', headers: { 'gatehouse-tenant-id': id, 'content-type': 'application/json' } } : { body }) });
+      const r = await t.call('PUT', URL_, {
+        ...asVendor(id),
+        ...(body === null
+          ? { raw: 'null', headers: { 'gatehouse-tenant-id': id, 'content-type': 'application/json' } }
+          : { body }),
+      });
       assert.equal(r.status, 400, `${JSON.stringify(body)}: ${JSON.stringify(r.body)}`);
       assert.equal(r.body.errorCode, 'GH-30008');
       assert.match(r.body.errors[0], /at least one of: name, applicationUrl/);
     }
     assert.deepEqual(await settingsOf(id), before);
-    const { rows: [{ updated_at: after }] } = await t.db.query<{ updated_at: Date }>('SELECT updated_at FROM tenants WHERE tenant_id = $1', [id]);
+    const {
+      rows: [{ updated_at: after }],
+    } = await t.db.query<{ updated_at: Date }>('SELECT updated_at FROM tenants WHERE tenant_id = $1', [id]);
     assert.equal(after.getTime(), stamp.getTime());
   });
 
   test('unknown fields next to settings are ignored', async () => {
     const { id } = await account(t);
-    const r = await t.call('PUT', URL_, { ...asVendor(id), body: { currency: 'EUR', website: 'https://example.com', status: 'x' } });
+    const r = await t.call('PUT', URL_, {
+      ...asVendor(id),
+      body: { currency: 'EUR', website: 'https://example.com', status: 'x' },
+    });
     assert.equal(r.status, 200);
     const acc = await t.call('GET', `/tenants/resources/tenants/v2/${id}`, { token: vendor });
     assert.equal(acc.body.currency, 'EUR');
@@ -187,7 +211,11 @@ describe('account settings: update rules', () => {
     ['applicationUrl', 'javascript:alert(1)', /applicationUrl must use http or https/],
     ['applicationUrl', 'https://exa mple.com', /applicationUrl must not contain whitespace/],
     ['applicationUrl', 'https://user:pw@example.com', /applicationUrl must not carry credentials/],
-    ['applicationUrl', `https://example.com/${'a'.repeat(2100)}`, /body\.applicationUrl must NOT have more than 2048 characters/],
+    [
+      'applicationUrl',
+      `https://example.com/${'a'.repeat(2100)}`,
+      /body\.applicationUrl must NOT have more than 2048 characters/,
+    ],
     ['loginUrl', '/login', /loginUrl must be an absolute http\(s\) URL/],
     ['loginUrl', 'mailto:a@example.com', /loginUrl must use http or https/],
     ['timezone', 'Mars/Olympus_Mons', /timezone must be an IANA time zone/],
@@ -215,7 +243,10 @@ describe('account settings: update rules', () => {
     test(`${field} = ${JSON.stringify(value).slice(0, 40)} is a 400 naming the field`, async () => {
       const { id } = await account(t, { fields: { name: 'Before', currency: 'USD' } });
       const before = await settingsOf(id);
-      const r = await t.call('PUT', URL_, { ...asVendor(id), body: { [field]: value, currency: field === 'currency' ? value : 'EUR' } });
+      const r = await t.call('PUT', URL_, {
+        ...asVendor(id),
+        body: { [field]: value, currency: field === 'currency' ? value : 'EUR' },
+      });
       assert.equal(r.status, 400, JSON.stringify(r.body).slice(0, 300));
       assert.match(r.body.errorCode, /^GH-10001$/);
       assert.match(r.body.errors.join('; '), message);
@@ -226,7 +257,10 @@ describe('account settings: update rules', () => {
 
   test('several bad fields are reported together, each named', async () => {
     const { id } = await account(t);
-    const r = await t.call('PUT', URL_, { ...asVendor(id), body: { timezone: 'Nowhere/City', currency: 'eur', loginUrl: 'x' } });
+    const r = await t.call('PUT', URL_, {
+      ...asVendor(id),
+      body: { timezone: 'Nowhere/City', currency: 'eur', loginUrl: 'x' },
+    });
     assert.equal(r.status, 400);
     assert.match(r.body.errors[0], /loginUrl must/);
     assert.match(r.body.errors[0], /timezone must/);
@@ -245,7 +279,10 @@ describe('account settings: update rules', () => {
       [{ logo: 'data:image/png;base64,iVBORw0KGgo=' }, { logo: 'data:image/png;base64,iVBORw0KGgo=' }],
       [{ logo: 'data:image/svg+xml;base64,PHN2Zz48L3N2Zz4=' }, { logo: 'data:image/svg+xml;base64,PHN2Zz48L3N2Zz4=' }],
       [{ applicationUrl: '  https://app.example.com  ' }, { applicationUrl: 'https://app.example.com' }],
-      [{ dateFormat: 'yyyy-MM-dd', timeFormat: 'hh:mm a' }, { dateFormat: 'yyyy-MM-dd', timeFormat: 'hh:mm a' }],
+      [
+        { dateFormat: 'yyyy-MM-dd', timeFormat: 'hh:mm a' },
+        { dateFormat: 'yyyy-MM-dd', timeFormat: 'hh:mm a' },
+      ],
     ];
     for (const [body, expected] of cases) {
       const r = await t.call('PUT', URL_, { ...asVendor(id), body });
@@ -255,7 +292,14 @@ describe('account settings: update rules', () => {
   });
 
   test('null, or an empty string, clears a setting', async () => {
-    const { id } = await account(t, { fields: { applicationUrl: 'https://app.example.com', loginUrl: 'https://app.example.com/login', currency: 'USD', address: 'Somewhere' } });
+    const { id } = await account(t, {
+      fields: {
+        applicationUrl: 'https://app.example.com',
+        loginUrl: 'https://app.example.com/login',
+        currency: 'USD',
+        address: 'Somewhere',
+      },
+    });
     const r = await t.call('PUT', URL_, { ...asVendor(id), body: { applicationUrl: null, address: '' } });
     assert.equal(r.status, 200);
     assert.deepEqual(r.body, { ...EMPTY, tenantId: id, loginUrl: 'https://app.example.com/login', currency: 'USD' });
@@ -273,7 +317,10 @@ describe('account settings: update rules', () => {
     assert.equal(acc.status, 200);
     assert.equal(acc.body.name, 'New Name');
     const user = await t.userToken({ tenantId: id, permissions: [WRITE] });
-    assert.equal((await t.call('PUT', URL_, { token: user, body: { name: 'By User', timezone: 'Asia/Tokyo' } })).status, 200);
+    assert.equal(
+      (await t.call('PUT', URL_, { token: user, body: { name: 'By User', timezone: 'Asia/Tokyo' } })).status,
+      200,
+    );
     const acc2 = await t.call('GET', `/tenants/resources/tenants/v2/${id}`, { token: vendor });
     assert.equal(acc2.body.name, 'By User');
     assert.equal(acc2.body.timezone, 'Asia/Tokyo');
@@ -282,11 +329,22 @@ describe('account settings: update rules', () => {
 
 describe('account settings: public subset', () => {
   test('answers {tenantId, applicationUrl, loginUrl} without any token, by header or alias header', async () => {
-    const { id } = await account(t, { fields: { applicationUrl: 'https://app.example.com', loginUrl: 'https://app.example.com/login', currency: 'USD', address: 'Private' } });
+    const { id } = await account(t, {
+      fields: {
+        applicationUrl: 'https://app.example.com',
+        loginUrl: 'https://app.example.com/login',
+        currency: 'USD',
+        address: 'Private',
+      },
+    });
     for (const header of ['gatehouse-tenant-id', 'frontegg-tenant-id']) {
       const r = await t.call('GET', PUBLIC, { headers: { [header]: id } });
       assert.equal(r.status, 200);
-      assert.deepEqual(r.body, { tenantId: id, applicationUrl: 'https://app.example.com', loginUrl: 'https://app.example.com/login' });
+      assert.deepEqual(r.body, {
+        tenantId: id,
+        applicationUrl: 'https://app.example.com',
+        loginUrl: 'https://app.example.com/login',
+      });
     }
   });
 

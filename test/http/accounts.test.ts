@@ -19,7 +19,13 @@ const get = (id: string) => t.call('GET', `${V2}/${id}`, { token: vendor });
 
 describe('accounts: create, get, update', () => {
   test('create answers the whole account record', async () => {
-    const r = await create({ tenantId: 'acme', name: 'Acme', website: 'https://acme.test', timezone: 'Europe/Paris', creatorEmail: 'a@acme.test' });
+    const r = await create({
+      tenantId: 'acme',
+      name: 'Acme',
+      website: 'https://acme.test',
+      timezone: 'Europe/Paris',
+      creatorEmail: 'a@acme.test',
+    });
     assert.equal(r.status, 201);
     const a = r.body;
     assert.equal(a.tenantId, 'acme');
@@ -31,7 +37,20 @@ describe('accounts: create, get, update', () => {
     assert.equal(a.website, 'https://acme.test');
     assert.equal(a.deletedAt, null);
     assert.match(a.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-    for (const k of ['id', 'status', 'applicationUrl', 'loginUrl', 'logo', 'logoUrl', 'address', 'dateFormat', 'timeFormat', 'currency', 'creatorName', 'updatedAt']) {
+    for (const k of [
+      'id',
+      'status',
+      'applicationUrl',
+      'loginUrl',
+      'logo',
+      'logoUrl',
+      'address',
+      'dateFormat',
+      'timeFormat',
+      'currency',
+      'creatorName',
+      'updatedAt',
+    ]) {
       assert.ok(k in a, `record has ${k}`);
     }
     assert.deepEqual((await get('acme')).body, a);
@@ -129,7 +148,10 @@ describe('accounts: create, get, update', () => {
 describe('accounts: metadata', () => {
   test('add merges and overwrites; delete removes one key', async () => {
     await account(t, { id: 'meta', name: 'Meta', fields: { metadata: { a: 1, b: 2 } } });
-    const r = await t.call('POST', `${V1}/meta/metadata`, { token: vendor, body: { metadata: { b: 3, c: { deep: true } } } });
+    const r = await t.call('POST', `${V1}/meta/metadata`, {
+      token: vendor,
+      body: { metadata: { b: 3, c: { deep: true } } },
+    });
     assert.equal(r.status, 200);
     assert.deepEqual(JSON.parse(r.body.metadata), { a: 1, b: 3, c: { deep: true } });
     const d = await t.call('DELETE', `${V1}/meta/metadata/a`, { token: vendor });
@@ -147,7 +169,10 @@ describe('accounts: metadata', () => {
       assert.match(r.body.errors[0], /body\.metadata must be object/);
     }
     assert.equal((await t.call('POST', `${V1}/meta/metadata`, { token: vendor, body: {} })).status, 400);
-    assert.equal((await t.call('POST', `${V1}/ghost/metadata`, { token: vendor, body: { metadata: { a: 1 } } })).status, 404);
+    assert.equal(
+      (await t.call('POST', `${V1}/ghost/metadata`, { token: vendor, body: { metadata: { a: 1 } } })).status,
+      404,
+    );
     assert.equal((await t.call('DELETE', `${V1}/ghost/metadata/a`, { token: vendor })).status, 404);
     assert.deepEqual(JSON.parse((await get('meta')).body.metadata), { b: 3, c: { deep: true } });
   });
@@ -178,7 +203,10 @@ describe('accounts: removal and reactivation', () => {
   test('create with a removed id reactivates it with nothing stale', async () => {
     const fields = { website: 'https://old.test', metadata: { old: true }, isReseller: true };
     await account(t, { id: 'phoenix', name: 'Old', parentTenantId: 'acme', fields });
-    const hs = await t.call('PUT', `/tenants/resources/sub-tenants/v1/phoenix/hierarchy-settings`, { token: vendor, body: { subAccountAccessType: 'alwaysOn' } });
+    const hs = await t.call('PUT', `/tenants/resources/sub-tenants/v1/phoenix/hierarchy-settings`, {
+      token: vendor,
+      body: { subAccountAccessType: 'alwaysOn' },
+    });
     assert.equal(hs.status, 200);
     const old = (await get('phoenix')).body;
     assert.equal(old.subAccountAccessType, 'alwaysOn');
@@ -203,11 +231,15 @@ describe('accounts: removal and reactivation', () => {
     assert.equal(noPerm.status, 403);
     assert.equal(noPerm.body.errorCode, 'GH-20004');
     assert.equal((await get('self')).body.tenantId, 'self');
-    const ok = await t.call('DELETE', V1, { token: await t.userToken({ tenantId: 'self', permissions: ['fe.account-settings.*'] }) });
+    const ok = await t.call('DELETE', V1, {
+      token: await t.userToken({ tenantId: 'self', permissions: ['fe.account-settings.*'] }),
+    });
     assert.equal(ok.status, 200);
     assert.equal(ok.body.tenantId, 'self');
     assert.deepEqual((await get('self')).body, []);
-    const twice = await t.call('DELETE', V1, { token: await t.userToken({ tenantId: 'self', permissions: ['fe.account-settings.delete.account'] }) });
+    const twice = await t.call('DELETE', V1, {
+      token: await t.userToken({ tenantId: 'self', permissions: ['fe.account-settings.delete.account'] }),
+    });
     assert.equal(twice.status, 404);
   });
 });
@@ -222,7 +254,10 @@ describe('accounts: list v2', () => {
   test('defaults: page 0 of 50, ascending by createdAt, envelope with metadata and links', async () => {
     const r = await t.call('GET', `${V2}?_tenantIds=list-00,list-01,list-02`, { token: vendor });
     assert.equal(r.status, 200);
-    assert.deepEqual(r.body.items.map((a: any) => a.tenantId), ['list-00', 'list-01', 'list-02']);
+    assert.deepEqual(
+      r.body.items.map((a: any) => a.tenantId),
+      ['list-00', 'list-01', 'list-02'],
+    );
     assert.deepEqual(r.body._metadata, { totalItems: 3, totalPages: 1 });
     assert.equal(r.body._links.next, '');
     assert.equal(r.body._links.prev, '');
@@ -249,17 +284,31 @@ describe('accounts: list v2', () => {
   test('sort by name is case-insensitive, ties broken by tenantId; DESC reverses', async () => {
     const asc = await t.call('GET', `${V2}?_filter=list-&_sortBy=name&_order=ASC&_limit=200`, { token: vendor });
     const names = asc.body.items.map((a: any) => a.name.toLowerCase());
-    assert.deepEqual(names, [...names].sort((x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0)));
+    assert.deepEqual(
+      names,
+      [...names].sort((x: string, y: string) => (x < y ? -1 : x > y ? 1 : 0)),
+    );
     assert.equal(asc.body.items[0].name, 'alpha 0');
     const desc = await t.call('GET', `${V2}?_filter=list-&_sortBy=name&_order=DESC&_limit=200`, { token: vendor });
-    assert.deepEqual(desc.body.items.map((a: any) => a.tenantId), asc.body.items.map((a: any) => a.tenantId).reverse());
+    assert.deepEqual(
+      desc.body.items.map((a: any) => a.tenantId),
+      asc.body.items.map((a: any) => a.tenantId).reverse(),
+    );
   });
 
   test('a page past the middle (read from the far end) equals the same slice of the full list', async () => {
-    const all = (await t.call('GET', `${V2}?_filter=list-&_sortBy=createdAt&_order=DESC&_limit=200`, { token: vendor })).body.items.map((a: any) => a.tenantId);
+    const all = (
+      await t.call('GET', `${V2}?_filter=list-&_sortBy=createdAt&_order=DESC&_limit=200`, { token: vendor })
+    ).body.items.map((a: any) => a.tenantId);
     for (const page of [0, 1, 2, 3, 4]) {
-      const r = await t.call('GET', `${V2}?_filter=list-&_sortBy=createdAt&_order=DESC&_limit=6&_offset=${page}`, { token: vendor });
-      assert.deepEqual(r.body.items.map((a: any) => a.tenantId), all.slice(page * 6, page * 6 + 6), `page ${page}`);
+      const r = await t.call('GET', `${V2}?_filter=list-&_sortBy=createdAt&_order=DESC&_limit=6&_offset=${page}`, {
+        token: vendor,
+      });
+      assert.deepEqual(
+        r.body.items.map((a: any) => a.tenantId),
+        all.slice(page * 6, page * 6 + 6),
+        `page ${page}`,
+      );
     }
   });
 

@@ -49,7 +49,11 @@ after(async () => t?.close());
 
 describe('client credentials: the service journey', () => {
   test('a service signs in with client credentials, reads the users of its account, and loses access when its token is deleted', async () => {
-    const created = await tenantToken('acme', { description: 'billing sync', roleIds: [roleIds['read-only']], metadata: { team: 'billing' } });
+    const created = await tenantToken('acme', {
+      description: 'billing sync',
+      roleIds: [roleIds['read-only']],
+      metadata: { team: 'billing' },
+    });
     assert.match(created.clientId, /^[0-9a-f-]{36}$/);
     assert.ok(created.secret.length >= 43);
     assert.equal(created.tenantId, 'acme');
@@ -75,14 +79,25 @@ describe('client credentials: the service journey', () => {
     const spoof = await t.call('GET', USERS, { token: s.access_token, headers: H('globex') });
     assert.deepEqual(spoof.body.items.map((u: any) => u.email).sort(), emails);
 
-    const write = await t.call('POST', '/identity/resources/users/v1', { token: s.access_token, body: { email: 'x@acme.test' } });
+    const write = await t.call('POST', '/identity/resources/users/v1', {
+      token: s.access_token,
+      body: { email: 'x@acme.test' },
+    });
     assert.equal(write.status, 403);
     assert.equal(write.body.errorCode, 'GH-20004');
 
     // The account's IP restrictions refuse its sign-ins and refreshes from a blocked address (inject comes from 127.0.0.1).
     const IP = '/identity/resources/configurations/v1/restrictions/ip';
-    assert.equal((await t.call('POST', IP, { token: vendor, headers: H('acme'), body: { ip: '127.0.0.0/8', strategy: 'BLOCK' } })).status, 201);
-    const on = await t.call('POST', `${IP}/config`, { token: vendor, headers: H('acme'), body: { strategy: 'BLOCK', isActive: true } });
+    assert.equal(
+      (await t.call('POST', IP, { token: vendor, headers: H('acme'), body: { ip: '127.0.0.0/8', strategy: 'BLOCK' } }))
+        .status,
+      201,
+    );
+    const on = await t.call('POST', `${IP}/config`, {
+      token: vendor,
+      headers: H('acme'),
+      body: { strategy: 'BLOCK', isActive: true },
+    });
     assert.equal(on.status, 201, JSON.stringify(on.body));
     try {
       const blocked = await exchange(created.clientId, created.secret);
@@ -90,7 +105,10 @@ describe('client credentials: the service journey', () => {
       assert.equal(blocked.body.errorCode, 'GH-65005');
       assert.equal((await refresh(s.refresh_token)).status, 403);
     } finally {
-      assert.equal((await t.call('POST', `${IP}/config`, { token: vendor, headers: H('acme'), body: { isActive: false } })).status, 201);
+      assert.equal(
+        (await t.call('POST', `${IP}/config`, { token: vendor, headers: H('acme'), body: { isActive: false } })).status,
+        201,
+      );
     }
     const again = await exchange(created.clientId, created.secret);
     assert.equal(again.status, 200, 'allowed again once the restriction is off');
@@ -121,7 +139,11 @@ describe('client credentials: the service journey', () => {
   });
 
   test('v2 create answers the same record; list is per account', async () => {
-    const r = await t.call('POST', '/identity/resources/tenants/api-tokens/v2', { token: vendor, body: { description: 'v2' }, headers: H('globex') });
+    const r = await t.call('POST', '/identity/resources/tenants/api-tokens/v2', {
+      token: vendor,
+      body: { description: 'v2' },
+      headers: H('globex'),
+    });
     assert.equal(r.status, 201);
     assert.equal(r.body.tenantId, 'globex');
     const acme = await t.call('GET', TENANT_TOKENS, { token: vendor, headers: H('acme') });
@@ -132,7 +154,11 @@ describe('client credentials: the service journey', () => {
 describe('exchange: bad input', () => {
   test('wrong secret, unknown client id and malformed ids are the same 401', async () => {
     const created = await tenantToken('acme');
-    for (const [id, secret] of [[created.clientId, 'wrong'], ['00000000-0000-4000-8000-000000000000', created.secret], ['not-a-uuid', 'x']]) {
+    for (const [id, secret] of [
+      [created.clientId, 'wrong'],
+      ['00000000-0000-4000-8000-000000000000', created.secret],
+      ['not-a-uuid', 'x'],
+    ]) {
       const r = await exchange(id, secret);
       assert.equal(r.status, 401);
       assert.equal(r.body.errorCode, 'GH-20005');
@@ -145,7 +171,9 @@ describe('exchange: bad input', () => {
     const created = await tenantToken('acme', { roleIds: [roleIds['read-only']], expiresInMinutes: 60 });
     assert.ok(Date.parse(String(created.expires)) > Date.now() + 59 * 60_000);
     const s = await signIn(created.clientId, created.secret);
-    await t.db.query("UPDATE api_tokens SET expires_at = now() - interval '1 second' WHERE id = $1", [created.clientId]);
+    await t.db.query("UPDATE api_tokens SET expires_at = now() - interval '1 second' WHERE id = $1", [
+      created.clientId,
+    ]);
     const r = await exchange(created.clientId, created.secret);
     assert.equal(r.status, 401);
     assert.equal(r.body.errorCode, 'GH-64005');
@@ -210,7 +238,10 @@ describe('refresh', () => {
     const first = await signIn(created.clientId, created.secret);
     let last = first;
     for (let i = 0; i < 100; i++) last = await signIn(created.clientId, created.secret);
-    const { rows } = await t.db.query<any>('SELECT count(*)::int AS n FROM api_token_refresh_tokens WHERE api_token_id = $1', [created.clientId]);
+    const { rows } = await t.db.query<any>(
+      'SELECT count(*)::int AS n FROM api_token_refresh_tokens WHERE api_token_id = $1',
+      [created.clientId],
+    );
     assert.equal(rows[0].n, 100);
     assert.equal((await refresh(first.refresh_token)).status, 401, 'the 101st exchange dropped the first');
     assert.equal((await refresh(last.refresh_token)).status, 200);
@@ -223,7 +254,12 @@ describe('management', () => {
     const r = await t.call('PATCH', `${TENANT_TOKENS}/${created.clientId}`, {
       token: vendor,
       headers: H('acme'),
-      body: { description: 'renamed', metadata: { a: 1 }, roleIds: [], permissionIds: [permIds['fe.secure.write.users']] },
+      body: {
+        description: 'renamed',
+        metadata: { a: 1 },
+        roleIds: [],
+        permissionIds: [permIds['fe.secure.write.users']],
+      },
     });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.description, 'renamed');
@@ -239,14 +275,34 @@ describe('management', () => {
   test('unknown ids: 404 for the token, 400 naming role and permission ids', async () => {
     const created = await tenantToken('acme');
     const nobody = '00000000-0000-4000-8000-000000000000';
-    assert.equal((await t.call('PATCH', `${TENANT_TOKENS}/${nobody}`, { token: vendor, headers: H('acme'), body: { description: 'x' } })).status, 404);
+    assert.equal(
+      (
+        await t.call('PATCH', `${TENANT_TOKENS}/${nobody}`, {
+          token: vendor,
+          headers: H('acme'),
+          body: { description: 'x' },
+        })
+      ).status,
+      404,
+    );
     assert.equal((await t.call('DELETE', `${TENANT_TOKENS}/nope`, { token: vendor, headers: H('acme') })).status, 404);
-    const other = await t.call('DELETE', `${TENANT_TOKENS}/${created.clientId}`, { token: vendor, headers: H('globex') });
+    const other = await t.call('DELETE', `${TENANT_TOKENS}/${created.clientId}`, {
+      token: vendor,
+      headers: H('globex'),
+    });
     assert.equal(other.status, 404, 'another account cannot delete it');
-    const badRole = await t.call('POST', TENANT_TOKENS, { token: vendor, headers: H('acme'), body: { roleIds: [nobody] } });
+    const badRole = await t.call('POST', TENANT_TOKENS, {
+      token: vendor,
+      headers: H('acme'),
+      body: { roleIds: [nobody] },
+    });
     assert.equal(badRole.status, 400);
     assert.equal(badRole.body.errorCode, 'GH-40007');
-    const badPerm = await t.call('POST', TENANT_TOKENS, { token: vendor, headers: H('acme'), body: { permissionIds: [nobody] } });
+    const badPerm = await t.call('POST', TENANT_TOKENS, {
+      token: vendor,
+      headers: H('acme'),
+      body: { permissionIds: [nobody] },
+    });
     assert.equal(badPerm.status, 400);
     assert.deepEqual(badPerm.body.context.ids, [nobody]);
     const noAccount = await t.call('POST', TENANT_TOKENS, { token: vendor, headers: H('nowhere'), body: {} });
@@ -257,7 +313,7 @@ describe('management', () => {
     assert.equal(rows[0].n, 0);
   });
 
-  test('an admin manages the account\'s tokens with a user token; createdByUserId is the admin; permissions are checked', async () => {
+  test("an admin manages the account's tokens with a user token; createdByUserId is the admin; permissions are checked", async () => {
     const alice = (await signedIn(t, { email: 'alice@acme.test' })).accessToken;
     const created = await tenantToken('globex', { description: 'by alice' }, alice); // header ignored for user tokens
     assert.equal(created.tenantId, 'acme');
@@ -272,24 +328,40 @@ describe('management', () => {
   });
 
   test('a creator cannot grant a token more than they hold', async () => {
-    const limited = await t.userToken({ sub: '11111111-1111-4111-8111-111111111111', tenantId: 'acme', permissions: ['fe.secure.write.tenantApiTokens', 'fe.secure.read.users'] });
+    const limited = await t.userToken({
+      sub: '11111111-1111-4111-8111-111111111111',
+      tenantId: 'acme',
+      permissions: ['fe.secure.write.tenantApiTokens', 'fe.secure.read.users'],
+    });
     const viaRole = await t.call('POST', TENANT_TOKENS, { token: limited, body: { roleIds: [roleIds.admin] } });
     assert.equal(viaRole.status, 403);
     assert.equal(viaRole.body.errorCode, 'GH-20020'); // the roles module's grant rule
-    const viaPerm = await t.call('POST', TENANT_TOKENS, { token: limited, body: { permissionIds: [permIds['fe.secure.write.users']] } });
+    const viaPerm = await t.call('POST', TENANT_TOKENS, {
+      token: limited,
+      body: { permissionIds: [permIds['fe.secure.write.users']] },
+    });
     assert.equal(viaPerm.status, 403);
-    const ok = await t.call('POST', TENANT_TOKENS, { token: limited, body: { permissionIds: [permIds['fe.secure.read.users']] } });
+    const ok = await t.call('POST', TENANT_TOKENS, {
+      token: limited,
+      body: { permissionIds: [permIds['fe.secure.read.users']] },
+    });
     assert.equal(ok.status, 201, JSON.stringify(ok.body));
-    const patch = await t.call('PATCH', `${TENANT_TOKENS}/${ok.body.clientId}`, { token: limited, body: { roleIds: [roleIds.admin] } });
+    const patch = await t.call('PATCH', `${TENANT_TOKENS}/${ok.body.clientId}`, {
+      token: limited,
+      body: { roleIds: [roleIds.admin] },
+    });
     assert.equal(patch.status, 403);
   });
 });
 
 describe('user (personal) API tokens', () => {
-  test('a user creates one; it acts as the user with the user\'s permissions, narrowed by permissionIds', async () => {
+  test("a user creates one; it acts as the user with the user's permissions, narrowed by permissionIds", async () => {
     const alice = (await signedIn(t, { email: 'alice@acme.test' })).accessToken;
     const aliceId = claims(alice).sub;
-    const full = await t.call('POST', USER_TOKENS, { token: alice, body: { description: 'cli', metadata: { k: 'v' } } });
+    const full = await t.call('POST', USER_TOKENS, {
+      token: alice,
+      body: { description: 'cli', metadata: { k: 'v' } },
+    });
     assert.equal(full.status, 201, JSON.stringify(full.body));
     assert.ok(full.body.secret);
     const s = await signIn(full.body.clientId, full.body.secret);
@@ -302,9 +374,14 @@ describe('user (personal) API tokens', () => {
     const me = await t.call('GET', `/identity/resources/users/v1/${aliceId}`, { token: s.access_token });
     assert.equal(me.status, 200);
 
-    const narrow = await t.call('POST', USER_TOKENS, { token: alice, body: { permissionIds: [permIds['fe.secure.read.users']] } });
+    const narrow = await t.call('POST', USER_TOKENS, {
+      token: alice,
+      body: { permissionIds: [permIds['fe.secure.read.users']] },
+    });
     assert.equal(narrow.status, 201);
-    assert.deepEqual(claims((await signIn(narrow.body.clientId, narrow.body.secret)).access_token).permissions, ['fe.secure.read.users']);
+    assert.deepEqual(claims((await signIn(narrow.body.clientId, narrow.body.secret)).access_token).permissions, [
+      'fe.secure.read.users',
+    ]);
 
     const list = await t.call('GET', USER_TOKENS, { token: alice });
     assert.deepEqual(list.body.map((x: any) => x.clientId).sort(), [full.body.clientId, narrow.body.clientId].sort());
@@ -315,21 +392,35 @@ describe('user (personal) API tokens', () => {
 
   test('a user cannot put in permissions they do not hold', async () => {
     const bob = (await signedIn(t, { email: 'bob@acme.test' })).accessToken;
-    const r = await t.call('POST', USER_TOKENS, { token: bob, body: { permissionIds: [permIds['fe.secure.write.users']] } });
+    const r = await t.call('POST', USER_TOKENS, {
+      token: bob,
+      body: { permissionIds: [permIds['fe.secure.write.users']] },
+    });
     assert.equal(r.status, 403);
     assert.equal(r.body.errorCode, 'GH-64006');
   });
 
   test('vendor calls name the user with headers; a missing header is a 400; a non-member is a 404', async () => {
     const gina = (await t.call('GET', USERS, { token: vendor, headers: H('globex') })).body.items[0].id;
-    const ok = await t.call('POST', USER_TOKENS, { token: vendor, body: {}, headers: H('globex', { 'gatehouse-user-id': gina }) });
+    const ok = await t.call('POST', USER_TOKENS, {
+      token: vendor,
+      body: {},
+      headers: H('globex', { 'gatehouse-user-id': gina }),
+    });
     assert.equal(ok.status, 201);
-    const list = await t.call('GET', USER_TOKENS, { token: vendor, headers: H('globex', { 'gatehouse-user-id': gina }) });
+    const list = await t.call('GET', USER_TOKENS, {
+      token: vendor,
+      headers: H('globex', { 'gatehouse-user-id': gina }),
+    });
     assert.equal(list.body.length, 1);
     const noUser = await t.call('POST', USER_TOKENS, { token: vendor, body: {}, headers: H('globex') });
     assert.equal(noUser.status, 400);
     assert.equal(noUser.body.errorCode, 'GH-64009');
-    const notMember = await t.call('POST', USER_TOKENS, { token: vendor, body: {}, headers: H('acme', { 'gatehouse-user-id': gina }) });
+    const notMember = await t.call('POST', USER_TOKENS, {
+      token: vendor,
+      body: {},
+      headers: H('acme', { 'gatehouse-user-id': gina }),
+    });
     assert.equal(notMember.status, 404);
   });
 
@@ -338,12 +429,16 @@ describe('user (personal) API tokens', () => {
     const s = await signIn(created.clientId, created.secret);
     const r = await t.call('POST', USER_TOKENS, { token: s.access_token, body: {} });
     assert.equal(r.status, 403);
-    assert.equal(r.body.errorCode, 'GH-20010', 'personal tokens are an identity change: the user\'s own session only');
+    assert.equal(r.body.errorCode, 'GH-20010', "personal tokens are an identity change: the user's own session only");
   });
 
   test('a user API token stops working when its user is deleted or leaves the account', async () => {
     const carol = (await user(t, 'acme', { email: 'carol@acme.test' })).id;
-    const made = await t.call('POST', USER_TOKENS, { token: vendor, body: {}, headers: H('acme', { 'gatehouse-user-id': carol }) });
+    const made = await t.call('POST', USER_TOKENS, {
+      token: vendor,
+      body: {},
+      headers: H('acme', { 'gatehouse-user-id': carol }),
+    });
     assert.equal(made.status, 201);
     const s = await signIn(made.body.clientId, made.body.secret);
     assert.equal((await t.call('GET', USERS, { token: s.access_token })).status, 200);
@@ -355,11 +450,30 @@ describe('user (personal) API tokens', () => {
     assert.equal((await refresh(s.refresh_token)).status, 401);
 
     const dave = (await user(t, 'acme', { email: 'dave@acme.test' })).id;
-    assert.equal((await t.call('POST', `/identity/resources/users/v1/${dave}/tenant`, { token: vendor, body: { tenantId: 'globex' } })).status, 201);
-    const his = await t.call('POST', USER_TOKENS, { token: vendor, body: {}, headers: H('acme', { 'gatehouse-user-id': dave }) });
+    assert.equal(
+      (
+        await t.call('POST', `/identity/resources/users/v1/${dave}/tenant`, {
+          token: vendor,
+          body: { tenantId: 'globex' },
+        })
+      ).status,
+      201,
+    );
+    const his = await t.call('POST', USER_TOKENS, {
+      token: vendor,
+      body: {},
+      headers: H('acme', { 'gatehouse-user-id': dave }),
+    });
     const d = await signIn(his.body.clientId, his.body.secret);
-    assert.equal((await t.call('DELETE', `/identity/resources/users/v1/${dave}`, { token: vendor, headers: H('acme') })).status, 200);
-    assert.equal((await t.call('GET', `/identity/resources/vendor-only/users/v1/${dave}`, { token: vendor })).status, 200, 'dave still exists in globex');
+    assert.equal(
+      (await t.call('DELETE', `/identity/resources/users/v1/${dave}`, { token: vendor, headers: H('acme') })).status,
+      200,
+    );
+    assert.equal(
+      (await t.call('GET', `/identity/resources/vendor-only/users/v1/${dave}`, { token: vendor })).status,
+      200,
+      'dave still exists in globex',
+    );
     assert.equal((await t.call('GET', USERS, { token: d.access_token })).status, 401, 'but his acme token is gone');
     assert.equal((await exchange(his.body.clientId, his.body.secret)).status, 401);
   });

@@ -14,7 +14,8 @@ const as = (tenantId?: string, userId?: string): Record<string, string> => ({
   ...(tenantId ? { 'gatehouse-tenant-id': tenantId } : {}),
   ...(userId ? { 'gatehouse-user-id': userId } : {}),
 });
-const call = (method: string, url: string, body?: unknown, headers: Record<string, string> = {}) => t.call(method, url, { token: vendor, body, headers });
+const call = (method: string, url: string, body?: unknown, headers: Record<string, string> = {}) =>
+  t.call(method, url, { token: vendor, body, headers });
 
 const flowBody = (over: Record<string, unknown> = {}) => ({
   name: 'Wire transfer',
@@ -63,7 +64,13 @@ describe('approval flow CRUD', () => {
     assert.equal(flow.vendorId, t.ctx.environment.id);
     assert.equal(flow.isActive, true);
     assert.equal(flow.steps.length, 2);
-    assert.deepEqual(flow.steps.map((s: any) => [s.order, s.requiredApprovals]), [[1, 1], [2, 1]]);
+    assert.deepEqual(
+      flow.steps.map((s: any) => [s.order, s.requiredApprovals]),
+      [
+        [1, 1],
+        [2, 1],
+      ],
+    );
     assert.ok(flow.steps.every((s: any) => typeof s.id === 'string' && s.id.length > 0));
 
     const other = await call('GET', `${A}/${flow.id}`, undefined, as('af-other'));
@@ -95,7 +102,15 @@ describe('approval flow CRUD', () => {
       [{ steps: [{ approverSelector: { type: 'users', userIds: [] } }] }, /userIds/],
       [{ steps: [{ approverSelector: { type: 'roles' } }] }, /roleKeys/],
       [{ steps: [{ approverSelector: { type: 'users', userIds: ['a'] }, requiredApprovals: 2 }] }, /requiredApprovals/],
-      [{ steps: [{ approverSelector: { type: 'users', userIds: ['a'] }, order: 1 }, { approverSelector: { type: 'users', userIds: ['b'] }, order: 1 }] }, /order/],
+      [
+        {
+          steps: [
+            { approverSelector: { type: 'users', userIds: ['a'] }, order: 1 },
+            { approverSelector: { type: 'users', userIds: ['b'] }, order: 1 },
+          ],
+        },
+        /order/,
+      ],
       [{ configuration: { webhookUrl: 'ftp://x' } }, /webhookUrl/],
       [{ configuration: { timeoutMinutes: -1 } }, /timeoutMinutes/],
       [{ channels: { email: true } }, /sms/],
@@ -123,11 +138,17 @@ describe('executions', () => {
     assert.equal(noUser.status, 400);
     assert.match(noUser.body.errors.join(' '), /gatehouse-user-id/);
     assert.equal((await call('POST', `${A}/${flow.id}/execute`, {}, as(TENANT, 'nobody'))).status, 404);
-    assert.equal((await call('POST', `${A}/${flow.id}/execute`, { webhookUrl: 'not a url' }, as(TENANT, ids.req))).status, 400);
+    assert.equal(
+      (await call('POST', `${A}/${flow.id}/execute`, { webhookUrl: 'not a url' }, as(TENANT, ids.req))).status,
+      400,
+    );
   });
 
   test('an approval chain across two steps ends approved; wrong approvers get 403, repeats 409', async () => {
-    const id = await execute(flow.id, { executionData: { amount: 5000 }, webhookUrl: 'https://hooks.example.test/approval' });
+    const id = await execute(flow.id, {
+      executionData: { amount: 5000 },
+      webhookUrl: 'https://hooks.example.test/approval',
+    });
     const [s1, s2] = flow.steps.map((s: any) => s.id);
     assert.equal((await execution(id)).body.currentStepId, s1);
 
@@ -151,7 +172,10 @@ describe('executions', () => {
     assert.equal(e.body.status, 'approved');
     assert.equal(e.body.currentStepId, null);
     assert.ok(e.body.completedAt);
-    assert.deepEqual(e.body.steps.map((s: any) => s.actions.map((a: any) => [a.approverId, a.approved])), [[[ids.ann, true]], [[ids.cat, true]]]);
+    assert.deepEqual(
+      e.body.steps.map((s: any) => s.actions.map((a: any) => [a.approverId, a.approved])),
+      [[[ids.ann, true]], [[ids.cat, true]]],
+    );
     assert.equal((await act(id, s2, ids.cat)).status, 409);
   });
 
@@ -159,8 +183,14 @@ describe('executions', () => {
     const id = await execute(flow.id, { executionData: { amount: 1 }, webhookUrl: 'https://hooks.example.test/a' });
     await act(id, flow.steps[0].id, ids.ben);
     await act(id, flow.steps[1].id, ids.cat);
-    const { rows } = await t.db.query<{ event_key: string; data: any }>(`SELECT event_key, data FROM events WHERE entity_id = $1 ORDER BY created_at, event_key`, [id]);
-    assert.deepEqual(rows.map((r) => r.event_key), ['approval.requested', 'approval.requested', 'approval.completed']);
+    const { rows } = await t.db.query<{ event_key: string; data: any }>(
+      `SELECT event_key, data FROM events WHERE entity_id = $1 ORDER BY created_at, event_key`,
+      [id],
+    );
+    assert.deepEqual(
+      rows.map((r) => r.event_key),
+      ['approval.requested', 'approval.requested', 'approval.completed'],
+    );
     assert.equal(rows[2].data.status, 'approved');
     assert.equal(rows[2].data.webhookUrl, 'https://hooks.example.test/a');
   });
@@ -177,7 +207,10 @@ describe('executions', () => {
   test('execution data only for an approver of that step', async () => {
     const id = await execute(flow.id, { executionData: { amount: 42, currency: 'EUR' } });
     const q = (approverId: string, stepId: string) =>
-      call('GET', `${A}/execution-data?approvalFlowExecutionId=${id}&approverId=${approverId}&approvalFlowStepId=${stepId}`);
+      call(
+        'GET',
+        `${A}/execution-data?approvalFlowExecutionId=${id}&approverId=${approverId}&approvalFlowStepId=${stepId}`,
+      );
     const ok = await q(ids.ann, flow.steps[0].id);
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
     assert.equal(ok.body.approvalFlowName, 'Wire transfer');
@@ -190,13 +223,20 @@ describe('executions', () => {
     assert.equal((await q(ids.ann, flow.steps[1].id)).status, 404);
     assert.equal((await q(ids.req, flow.steps[0].id)).status, 404);
     const userToken = await t.userToken({ sub: ids.ben, tenantId: TENANT });
-    const asOther = await t.call('GET', `${A}/execution-data?approvalFlowExecutionId=${id}&approverId=${ids.ann}&approvalFlowStepId=${flow.steps[0].id}`, { token: userToken });
+    const asOther = await t.call(
+      'GET',
+      `${A}/execution-data?approvalFlowExecutionId=${id}&approverId=${ids.ann}&approvalFlowStepId=${flow.steps[0].id}`,
+      { token: userToken },
+    );
     assert.equal(asOther.status, 404, 'a user token reads only as its own user');
     assert.equal((await call('GET', `${A}/execution-data?approvalFlowExecutionId=${id}`)).status, 400);
   });
 
   test('step-up runs the active flow marked isStepUp', async () => {
-    const marked = await createFlow({ name: 'Step-up', isStepUp: true, steps: [{ approverSelector: { type: 'users', userIds: [ids.ann] } }] }, TENANT);
+    const marked = await createFlow(
+      { name: 'Step-up', isStepUp: true, steps: [{ approverSelector: { type: 'users', userIds: [ids.ann] } }] },
+      TENANT,
+    );
     const r = await call('POST', `${A}/step-up/execute`, { executionData: { reason: 'export' } }, as(TENANT, ids.req));
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal((await execution(r.body.approvalFlowExecutionId)).body.approvalFlowId, marked.id);
@@ -207,7 +247,10 @@ describe('executions', () => {
 describe('deadlines (evaluated when the execution is read or acted on)', () => {
   // Executions are started, then their start is moved into the past: no waiting, no timers.
   const age = (id: string, minutes: number) =>
-    t.db.query(`UPDATE approval_flow_executions SET created_at = now() - make_interval(mins => $2::int) WHERE id = $1`, [id, minutes]);
+    t.db.query(
+      `UPDATE approval_flow_executions SET created_at = now() - make_interval(mins => $2::int) WHERE id = $1`,
+      [id, minutes],
+    );
 
   test('past timeoutMinutes an execution reads as expired and takes no action', async () => {
     const flow = await createFlow({ configuration: { timeoutMinutes: 60 } });

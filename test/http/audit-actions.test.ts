@@ -21,7 +21,10 @@ before(async () => {
   t = await startTestApp();
   vendor = await t.vendorToken();
   await account(t, { id: 'aa-acme', name: 'Acme Corp' });
-  const roles = (await t.call('GET', '/identity/resources/roles/v1', { token: vendor })).body as { id: string; key: string }[];
+  const roles = (await t.call('GET', '/identity/resources/roles/v1', { token: vendor })).body as {
+    id: string;
+    key: string;
+  }[];
   const admin = roles.find((r) => r.key === 'admin')!;
   const made = await user(t, 'aa-acme', { email: 'bob@aa.test', roleIds: [admin.id], fields: { verified: true } });
   bobId = made.id;
@@ -32,7 +35,9 @@ after(async () => t?.close());
 /** The account's log as its administrator reads it (oldest first), entries after `since`. */
 async function accountLog(since: string) {
   const reader = await t.userToken({ tenantId: 'aa-acme', permissions: ['fe.secure.read.audits'] });
-  const r = await t.call('GET', `/audits?from=${encodeURIComponent(since)}&sortDirection=asc&count=1000`, { token: reader });
+  const r = await t.call('GET', `/audits?from=${encodeURIComponent(since)}&sortDirection=asc&count=1000`, {
+    token: reader,
+  });
   assert.equal(r.status, 200, JSON.stringify(r.body));
   return r.body.data as any[];
 }
@@ -40,14 +45,20 @@ async function accountLog(since: string) {
 describe('audit actions an administrator can read', () => {
   test('a user created and deleted by an administrator: catalogue names, the target by email, the actor by email', async () => {
     const since = new Date().toISOString();
-    const alice = await t.call('POST', `${U}/v1`, { token: bob, body: { email: 'alice@aa.test', name: 'Alice', password: PASSWORD } });
+    const alice = await t.call('POST', `${U}/v1`, {
+      token: bob,
+      body: { email: 'alice@aa.test', name: 'Alice', password: PASSWORD },
+    });
     assert.equal(alice.status, 201, JSON.stringify(alice.body));
     assert.equal((await t.call('DELETE', `${U}/v1/${alice.body.id}`, { token: bob })).status, 200);
     const log = await accountLog(since);
-    assert.deepEqual(log.map((e) => [e.action, e.outcome, e.target.id, e.data.description]), [
-      ['user.created', 'success', alice.body.id, 'user.created alice@aa.test by bob@aa.test'],
-      ['user.deleted', 'success', alice.body.id, 'user.deleted alice@aa.test by bob@aa.test'],
-    ]);
+    assert.deepEqual(
+      log.map((e) => [e.action, e.outcome, e.target.id, e.data.description]),
+      [
+        ['user.created', 'success', alice.body.id, 'user.created alice@aa.test by bob@aa.test'],
+        ['user.deleted', 'success', alice.body.id, 'user.deleted alice@aa.test by bob@aa.test'],
+      ],
+    );
     assert.equal(log[0].data.targetDisplay, 'alice@aa.test');
     assert.equal(log[0].data.actorDisplay, 'bob@aa.test');
     assert.equal(log[0].actor.id, bobId);
@@ -57,17 +68,25 @@ describe('audit actions an administrator can read', () => {
     const since = new Date().toISOString();
     const carol = await user(t, 'aa-acme', { email: 'carol@aa.test', fields: { verified: true } });
     const SIGN_IN = '/identity/resources/auth/v1/user';
-    assert.equal((await t.call('POST', SIGN_IN, { body: { email: 'carol@aa.test', password: 'wrong password!' } })).status, 401);
-    assert.equal((await t.call('POST', SIGN_IN, { body: { email: 'nobody@aa.test', password: 'wrong password!' } })).status, 401);
+    assert.equal(
+      (await t.call('POST', SIGN_IN, { body: { email: 'carol@aa.test', password: 'wrong password!' } })).status,
+      401,
+    );
+    assert.equal(
+      (await t.call('POST', SIGN_IN, { body: { email: 'nobody@aa.test', password: 'wrong password!' } })).status,
+      401,
+    );
     const log = await accountLog(since);
     const failed = log.filter((e) => e.action === 'user.sign_in');
-    assert.equal(failed.length, 1, 'only the known user\'s failure is in the account');
+    assert.equal(failed.length, 1, "only the known user's failure is in the account");
     assert.equal(failed[0].outcome, 'failure');
     assert.equal(failed[0].tenantId, 'aa-acme');
     assert.deepEqual(failed[0].target, { type: 'user', id: carol.id });
     assert.deepEqual(failed[0].actor, { type: 'anonymous', id: null });
     assert.match(failed[0].data.description, /^user\.sign_in carol@aa\.test by anonymous: failed \(GH-/);
-    const all = (await t.call('GET', `/audits?from=${encodeURIComponent(since)}&action=user.sign_in`, { token: vendor })).body.data;
+    const all = (
+      await t.call('GET', `/audits?from=${encodeURIComponent(since)}&action=user.sign_in`, { token: vendor })
+    ).body.data;
     const unknown = all.find((e: any) => e.data.identifier === 'nobody@aa.test');
     assert.equal(unknown.tenantId, null);
     assert.deepEqual(unknown.target, { type: null, id: null });
@@ -75,14 +94,25 @@ describe('audit actions an administrator can read', () => {
 
   test('an account update by the vendor names the account; a write without a catalogue event has a dotted name', async () => {
     const since = new Date().toISOString();
-    assert.equal((await t.call('PUT', '/tenants/resources/tenants/v1/aa-acme', { token: vendor, body: { name: 'Acme Inc' } })).status, 200);
-    const group = await t.call('POST', '/identity/resources/groups/v1', { token: vendor, headers: H, body: { name: 'Auditors' } });
+    assert.equal(
+      (await t.call('PUT', '/tenants/resources/tenants/v1/aa-acme', { token: vendor, body: { name: 'Acme Inc' } }))
+        .status,
+      200,
+    );
+    const group = await t.call('POST', '/identity/resources/groups/v1', {
+      token: vendor,
+      headers: H,
+      body: { name: 'Auditors' },
+    });
     assert.ok(group.status < 300, JSON.stringify(group.body));
     const log = await accountLog(since);
-    assert.deepEqual(log.map((e) => [e.action, e.data.description]), [
-      ['account.updated', `account.updated Acme Inc by vendor ${VENDOR.clientId}`],
-      ['group.created', `group.created Auditors by vendor ${VENDOR.clientId}`],
-    ]);
+    assert.deepEqual(
+      log.map((e) => [e.action, e.data.description]),
+      [
+        ['account.updated', `account.updated Acme Inc by vendor ${VENDOR.clientId}`],
+        ['group.created', `group.created Auditors by vendor ${VENDOR.clientId}`],
+      ],
+    );
   });
 
   test('no write is recorded under its HTTP route any more; derived names are stable', () => {
@@ -91,8 +121,14 @@ describe('audit actions an administrator can read', () => {
     assert.equal(actionOf('POST', '/identity/resources/auth/v1/user'), 'user.sign_in');
     assert.equal(deriveAction('POST', `${U}/v1/:userId/roles`), 'user.role.created');
     assert.equal(deriveAction('DELETE', '/identity/resources/roles/v1/:roleId'), 'role.deleted');
-    assert.equal(deriveAction('PUT', '/tenants/resources/sub-tenants/v1/:tenantId/management'), 'sub_account.management.updated');
-    assert.equal(deriveAction('POST', '/identity/resources/configurations/v1/lockout-policy'), 'configuration.lockout_policy.created');
+    assert.equal(
+      deriveAction('PUT', '/tenants/resources/sub-tenants/v1/:tenantId/management'),
+      'sub_account.management.updated',
+    );
+    assert.equal(
+      deriveAction('POST', '/identity/resources/configurations/v1/lockout-policy'),
+      'configuration.lockout_policy.created',
+    );
     assert.equal(deriveAction('POST', '/webhook/:id/test'), 'webhook.test');
     assert.equal(deriveAction('POST', '/directory/resources/scim/v2.0/:configId/Users/.search'), 'scim.user.search');
   });
@@ -126,7 +162,9 @@ describe('a wrong password costs the same work whether or not the email has a us
 
   const statementsOf = async (email: string) => {
     log = [];
-    const r = await app.call('POST', '/identity/resources/auth/v1/user', { body: { email, password: 'not the password' } });
+    const r = await app.call('POST', '/identity/resources/auth/v1/user', {
+      body: { email, password: 'not the password' },
+    });
     assert.equal(r.status, 401);
     const out = log;
     log = undefined;
@@ -144,10 +182,17 @@ describe('a wrong password costs the same work whether or not the email has a us
     const unknown = await statementsOf('unknown@aa.test');
     assert.ok(known.includes('<transaction>'), 'the known path records the failure in a transaction');
     assert.deepEqual(unknown.map(step), known.map(step));
-    assert.ok(unknown.some((x) => x.startsWith('UPDATE sign_in_decoys ')), 'the unknown path commits a write too');
-    const events = await inner.query<{ n: number }>(`SELECT count(*)::int AS n FROM events WHERE event_key = 'user.sign_in_failed' AND data->>'email' = 'unknown@aa.test'`);
+    assert.ok(
+      unknown.some((x) => x.startsWith('UPDATE sign_in_decoys ')),
+      'the unknown path commits a write too',
+    );
+    const events = await inner.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM events WHERE event_key = 'user.sign_in_failed' AND data->>'email' = 'unknown@aa.test'`,
+    );
     assert.equal(events.rows[0].n, 0);
-    const counted = await inner.query<{ failed_attempts: number }>(`SELECT failed_attempts FROM users WHERE email = 'known@aa.test'`);
+    const counted = await inner.query<{ failed_attempts: number }>(
+      `SELECT failed_attempts FROM users WHERE email = 'known@aa.test'`,
+    );
     assert.equal(counted.rows[0].failed_attempts, 2);
   });
 });

@@ -40,9 +40,22 @@ function processDb(inner: ClosableDb) {
   return { db, kill: () => (dead = true), refuse: (re: RegExp | undefined) => (refused = re) };
 }
 
-interface Staged { seq: string; id: string; created_at: Date; action: string; outcome: string; target_id: string | null }
-const staged = async (db: Db) => (await db.query<Staged>('SELECT seq::text AS seq, id, created_at, action, outcome, target_id FROM audit_staging ORDER BY seq')).rows;
-const stagedCount = async (db: Db) => Number((await db.query<{ n: number }>('SELECT count(*)::int AS n FROM audit_staging')).rows[0].n);
+interface Staged {
+  seq: string;
+  id: string;
+  created_at: Date;
+  action: string;
+  outcome: string;
+  target_id: string | null;
+}
+const staged = async (db: Db) =>
+  (
+    await db.query<Staged>(
+      'SELECT seq::text AS seq, id, created_at, action, outcome, target_id FROM audit_staging ORDER BY seq',
+    )
+  ).rows;
+const stagedCount = async (db: Db) =>
+  Number((await db.query<{ n: number }>('SELECT count(*)::int AS n FROM audit_staging')).rows[0].n);
 
 /** Polls until nothing is staged (the chainer of a running app is expected to get there on its own). */
 async function untilChained(db: Db, what: string) {
@@ -74,48 +87,77 @@ describe('audit durability', () => {
     const vendor = await a.vendorToken();
     await account(a, { id: 'dur-a', name: 'A' });
     userId = (await user(a, 'dur-a', { email: 'dur@a.test' })).id;
-    assert.equal((await a.call('POST', `${A}/user`, { body: { email: 'dur@a.test', password: 'wrong password' } })).status, 401);
-    assert.equal((await a.call('POST', `${A}/user`, { body: { email: 'dur@a.test', password: PASSWORD } })).status, 200);
+    assert.equal(
+      (await a.call('POST', `${A}/user`, { body: { email: 'dur@a.test', password: 'wrong password' } })).status,
+      401,
+    );
+    assert.equal(
+      (await a.call('POST', `${A}/user`, { body: { email: 'dur@a.test', password: PASSWORD } })).status,
+      200,
+    );
     assert.equal((await a.call('PUT', `${T}/dur-a`, { token: vendor, body: { name: 'A2' } })).status, 200);
     // The process "dies" the instant the last answer is in: nothing it would write after its answers arrives.
     proc.kill();
 
     stagedBefore = await staged(inner);
-    assert.deepEqual(stagedBefore.map((r) => [r.action, r.outcome, r.target_id]), [
-      ['vendor.sign_in', 'success', null],
-      ['account.created', 'success', 'dur-a'],
-      ['user.created', 'success', userId],
-      ['user.sign_in', 'failure', userId],
-      ['user.sign_in', 'success', userId],
-      ['account.updated', 'success', 'dur-a'],
+    assert.deepEqual(
+      stagedBefore.map((r) => [r.action, r.outcome, r.target_id]),
+      [
+        ['vendor.sign_in', 'success', null],
+        ['account.created', 'success', 'dur-a'],
+        ['user.created', 'success', userId],
+        ['user.sign_in', 'failure', userId],
+        ['user.sign_in', 'success', userId],
+        ['account.updated', 'success', 'dur-a'],
+      ],
+    );
+    const chained = await inner.query('SELECT 1 FROM audit_log WHERE id = ANY($1::uuid[])', [
+      stagedBefore.map((r) => r.id),
     ]);
-    const chained = await inner.query('SELECT 1 FROM audit_log WHERE id = ANY($1::uuid[])', [stagedBefore.map((r) => r.id)]);
     assert.equal(chained.rows.length, 0, 'nothing chained them: the jobs (and the chainer) are off and no read ran');
   });
 
   test('another process (jobs on) chains what the dead one staged; verify is intact; order and times are the staging ones', async () => {
     const b = await startTestApp({}, { db: inner });
     apps.push(b);
-    await untilChained(inner, 'the second app\'s chainer');
+    await untilChained(inner, "the second app's chainer");
     const vendor = await b.vendorToken();
     const v = await b.call('GET', '/audits/verify', { token: vendor });
     assert.equal(v.status, 200);
     assert.equal(v.body.intact, true, JSON.stringify(v.body));
-    const { rows } = await inner.query<{ id: string; created_at: Date }>('SELECT id, created_at FROM audit_log WHERE id = ANY($1::uuid[]) ORDER BY seq', [stagedBefore.map((r) => r.id)]);
-    assert.deepEqual(rows.map((r) => r.id), stagedBefore.map((r) => r.id), 'chained once each, in staging order');
-    assert.deepEqual(rows.map((r) => r.created_at.toISOString()), stagedBefore.map((r) => r.created_at.toISOString()), 'createdAt is the request\'s time, not the chaining time');
+    const { rows } = await inner.query<{ id: string; created_at: Date }>(
+      'SELECT id, created_at FROM audit_log WHERE id = ANY($1::uuid[]) ORDER BY seq',
+      [stagedBefore.map((r) => r.id)],
+    );
+    assert.deepEqual(
+      rows.map((r) => r.id),
+      stagedBefore.map((r) => r.id),
+      'chained once each, in staging order',
+    );
+    assert.deepEqual(
+      rows.map((r) => r.created_at.toISOString()),
+      stagedBefore.map((r) => r.created_at.toISOString()),
+      "createdAt is the request's time, not the chaining time",
+    );
     const list = await b.call('GET', `/audits?tenantId=dur-a&sortDirection=asc`, { token: vendor });
-    assert.deepEqual(list.body.data.map((e: any) => e.action), ['account.created', 'user.created', 'user.sign_in', 'account.updated']);
+    assert.deepEqual(
+      list.body.data.map((e: any) => e.action),
+      ['account.created', 'user.created', 'user.sign_in', 'account.updated'],
+    );
     await b.close(); // from here on, no chainer runs until the next test starts one
     apps.splice(apps.indexOf(b), 1);
   });
 
-  test('reads see the caller\'s own writes without a chainer (jobs off): a read chains what was staged before it', async () => {
+  test("reads see the caller's own writes without a chainer (jobs off): a read chains what was staged before it", async () => {
     const c = await startTestApp({}, { db: inner, jobs: false });
     apps.push(c);
     const vendor = await c.vendorToken();
     await account(c, { id: 'dur-c', name: 'C' });
-    assert.deepEqual((await staged(inner)).map((r) => r.target_id), [null, 'dur-c'], 'staged (vendor sign-in, the create), not chained');
+    assert.deepEqual(
+      (await staged(inner)).map((r) => r.target_id),
+      [null, 'dur-c'],
+      'staged (vendor sign-in, the create), not chained',
+    );
     const r = await c.call('GET', '/audits?tenantId=dur-c', { token: vendor });
     assert.equal(r.body.total, 1);
     assert.match(r.body.data[0].hash, /^[0-9a-f]{64}$/);
@@ -129,7 +171,11 @@ describe('audit durability', () => {
     const a = await startTestApp({}, { db: inner, jobs: false });
     apps.push(a);
     const vendor = await a.vendorToken();
-    const created = await Promise.all(Array.from({ length: 40 }, (_, i) => a.call('POST', T, { token: vendor, body: { tenantId: `dur-p${i}`, name: `P${i}` } })));
+    const created = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        a.call('POST', T, { token: vendor, body: { tenantId: `dur-p${i}`, name: `P${i}` } }),
+      ),
+    );
     assert.ok(created.every((r) => r.status === 201));
     const order = (await staged(inner)).map((r) => r.id);
     assert.ok(order.length >= 40);
@@ -138,15 +184,27 @@ describe('audit durability', () => {
       startTestApp({ AUDIT_CHAIN_BATCH: '3' }, { db: inner }),
     ]);
     apps.push(b, c);
-    const more = await Promise.all(Array.from({ length: 10 }, async (_, i) => {
-      const app = i % 2 ? b : c;
-      return app.call('POST', T, { token: await app.vendorToken(), body: { tenantId: `dur-q${i}`, name: `Q${i}` } });
-    }));
+    const more = await Promise.all(
+      Array.from({ length: 10 }, async (_, i) => {
+        const app = i % 2 ? b : c;
+        return app.call('POST', T, { token: await app.vendorToken(), body: { tenantId: `dur-q${i}`, name: `Q${i}` } });
+      }),
+    );
     assert.ok(more.every((r) => r.status === 201));
     await untilChained(inner, 'two chainers');
-    const { rows } = await inner.query<{ id: string }>('SELECT id FROM audit_log WHERE id = ANY($1::uuid[]) ORDER BY seq', [order]);
-    assert.deepEqual(rows.map((r) => r.id), order, 'the chain order is the staging order');
-    const n = Number((await inner.query<{ n: number }>(`SELECT count(*)::int AS n FROM audit_log WHERE target_id LIKE 'dur-q%'`)).rows[0].n);
+    const { rows } = await inner.query<{ id: string }>(
+      'SELECT id FROM audit_log WHERE id = ANY($1::uuid[]) ORDER BY seq',
+      [order],
+    );
+    assert.deepEqual(
+      rows.map((r) => r.id),
+      order,
+      'the chain order is the staging order',
+    );
+    const n = Number(
+      (await inner.query<{ n: number }>(`SELECT count(*)::int AS n FROM audit_log WHERE target_id LIKE 'dur-q%'`))
+        .rows[0].n,
+    );
     assert.equal(n, 10);
     const v = await b.call('GET', '/audits/verify', { token: await b.vendorToken() });
     assert.equal(v.body.intact, true, JSON.stringify(v.body));

@@ -9,7 +9,8 @@ let vendor: string;
 const A = '/identity/resources/auth/v1';
 
 const claims = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
-const login = (email: string, password = PASSWORD, headers: Record<string, string> = {}) => t.call('POST', `${A}/user`, { body: { email, password }, headers });
+const login = (email: string, password = PASSWORD, headers: Record<string, string> = {}) =>
+  t.call('POST', `${A}/user`, { body: { email, password }, headers });
 const refresh = (refreshToken: string) => t.call('POST', `${A}/user/token/refresh`, { body: { refreshToken } });
 
 before(async () => {
@@ -125,24 +126,41 @@ describe('password sign-in rules', () => {
 
   test('a lock with a duration lifts itself', async () => {
     const { id } = await user(t, 'a-one', { email: 'timed@one.test' });
-    await t.db.query(`UPDATE users SET is_locked = true, locked_until = now() - interval '1 second', failed_attempts = 5 WHERE id = $1`, [id]);
+    await t.db.query(
+      `UPDATE users SET is_locked = true, locked_until = now() - interval '1 second', failed_attempts = 5 WHERE id = $1`,
+      [id],
+    );
     assert.equal((await login('timed@one.test')).status, 200);
   });
 
   test('a disabled membership or an expired temporary membership cannot sign in there', async () => {
     const { id } = await user(t, 'a-two', { email: 'gone@two.test' });
-    await t.call('POST', `/identity/resources/tenants/users/v1/${id}/disable`, { token: vendor, headers: { 'gatehouse-tenant-id': 'a-two' } });
+    await t.call('POST', `/identity/resources/tenants/users/v1/${id}/disable`, {
+      token: vendor,
+      headers: { 'gatehouse-tenant-id': 'a-two' },
+    });
     const r = await login('gone@two.test');
     assert.equal(r.status, 403);
     assert.equal(r.body.errorCode, 'GH-43004');
-    await t.call('POST', `/identity/resources/tenants/users/v1/${id}/enable`, { token: vendor, headers: { 'gatehouse-tenant-id': 'a-two' } });
-    await t.db.query(`UPDATE user_tenants SET temporary_expiration_date = now() - interval '1 minute' WHERE user_id = $1`, [id]);
+    await t.call('POST', `/identity/resources/tenants/users/v1/${id}/enable`, {
+      token: vendor,
+      headers: { 'gatehouse-tenant-id': 'a-two' },
+    });
+    await t.db.query(
+      `UPDATE user_tenants SET temporary_expiration_date = now() - interval '1 minute' WHERE user_id = $1`,
+      [id],
+    );
     assert.equal((await login('gone@two.test')).status, 403);
   });
 
   test('a stored hash with weaker parameters is replaced by current argon2id after a good sign-in', async () => {
     const { id } = await user(t, 'a-one', { email: 'rehash@one.test' });
-    const weak = await argon2.hash(PASSWORD, { algorithm: 2 /* Argon2id (a const enum in the typings) */, memoryCost: 4096, timeCost: 1, parallelism: 1 });
+    const weak = await argon2.hash(PASSWORD, {
+      algorithm: 2 /* Argon2id (a const enum in the typings) */,
+      memoryCost: 4096,
+      timeCost: 1,
+      parallelism: 1,
+    });
     await t.db.query('UPDATE users SET password_hash = $2 WHERE id = $1', [id, weak]);
     assert.equal((await login('rehash@one.test')).status, 200);
     const { rows } = await t.db.query<{ password_hash: string }>('SELECT password_hash FROM users WHERE id = $1', [id]);
@@ -164,10 +182,16 @@ describe('sessions', () => {
     assert.equal(list.body.filter((s: any) => s.current).length, 1);
     assert.ok(list.body.some((s: any) => s.userAgent === 'agent-one'));
     const sid1 = claims(s1.body.accessToken).sid;
-    const del = await t.call('DELETE', `/identity/resources/users/sessions/v1/me/${sid1}`, { token: s3.body.accessToken });
+    const del = await t.call('DELETE', `/identity/resources/users/sessions/v1/me/${sid1}`, {
+      token: s3.body.accessToken,
+    });
     assert.equal(del.status, 200);
     assert.equal((await refresh(s1.body.refreshToken)).status, 401);
-    assert.equal((await t.call('DELETE', `/identity/resources/users/sessions/v1/me/${sid1}`, { token: s3.body.accessToken })).status, 404);
+    assert.equal(
+      (await t.call('DELETE', `/identity/resources/users/sessions/v1/me/${sid1}`, { token: s3.body.accessToken }))
+        .status,
+      404,
+    );
     const all = await t.call('DELETE', '/identity/resources/users/sessions/v1/me/all', { token: s3.body.accessToken });
     assert.deepEqual(all.body, { revoked: 1 });
     assert.equal((await refresh(s2.body.refreshToken)).status, 401);
@@ -199,10 +223,16 @@ describe('sessions', () => {
       assert.equal(r.status, 400, JSON.stringify(body));
     }
     // Another user's session id is not mine: nothing revoked, and it still refreshes.
-    const other = await t.call('POST', `${S}/revoke`, { token: b.body.accessToken, body: { sessionIds: [claims(theirs.body.accessToken).sid] } });
+    const other = await t.call('POST', `${S}/revoke`, {
+      token: b.body.accessToken,
+      body: { sessionIds: [claims(theirs.body.accessToken).sid] },
+    });
     assert.deepEqual(other.body, { revoked: 0 });
     assert.equal((await refresh(theirs.body.refreshToken)).status, 201);
-    const mine = await t.call('POST', `${S}/revoke`, { token: b.body.accessToken, body: { sessionIds: [claims(a.body.accessToken).sid] } });
+    const mine = await t.call('POST', `${S}/revoke`, {
+      token: b.body.accessToken,
+      body: { sessionIds: [claims(a.body.accessToken).sid] },
+    });
     assert.deepEqual(mine.body, { revoked: 1 });
     assert.equal((await refresh(a.body.refreshToken)).status, 401);
     // Its access token is still a valid JWT until it expires, but its session ended: the guard refuses it.
@@ -222,7 +252,10 @@ describe('sessions', () => {
   test('a user disabled in the account stops at the next refresh', async () => {
     const { id } = await user(t, 'a-two', { email: 'dis@two.test' });
     const s = await login('dis@two.test');
-    await t.call('POST', `/identity/resources/tenants/users/v1/${id}/disable`, { token: vendor, headers: { 'gatehouse-tenant-id': 'a-two' } });
+    await t.call('POST', `/identity/resources/tenants/users/v1/${id}/disable`, {
+      token: vendor,
+      headers: { 'gatehouse-tenant-id': 'a-two' },
+    });
     const r = await refresh(s.body.refreshToken);
     assert.equal(r.status, 403);
     assert.equal((await refresh(s.body.refreshToken)).status, 401, 'and the session is gone');
@@ -234,7 +267,10 @@ describe('sessions', () => {
     const set = await t.call('POST', '/identity/resources/configurations/sessions/v1', {
       token: vendor,
       headers: { 'gatehouse-tenant-id': 'a-pol' },
-      body: { sessionConcurrentConfiguration: { isActive: true, maxSessions: 1 }, sessionIdleTimeoutConfiguration: { isActive: true, timeout: 1 } },
+      body: {
+        sessionConcurrentConfiguration: { isActive: true, maxSessions: 1 },
+        sessionIdleTimeoutConfiguration: { isActive: true, timeout: 1 },
+      },
     });
     assert.equal(set.status, 201, JSON.stringify(set.body));
     assert.deepEqual(set.body.sessionConcurrentConfiguration, { isActive: true, maxSessions: 1 });
@@ -246,11 +282,17 @@ describe('sessions', () => {
     await new Promise((r) => setTimeout(r, 1100));
     assert.equal((await refresh(second.body.refreshToken)).status, 401, 'idle for longer than 1 s');
 
-    await t.call('POST', '/identity/resources/configurations/v1', { token: vendor, body: { defaultTokenExpiration: 120 } });
+    await t.call('POST', '/identity/resources/configurations/v1', {
+      token: vendor,
+      body: { defaultTokenExpiration: 120 },
+    });
     const s = await login('journey@one.test');
     assert.equal(s.body.expiresIn, 120);
     assert.equal(claims(s.body.accessToken).exp - claims(s.body.accessToken).iat, 120);
-    await t.call('POST', '/identity/resources/configurations/v1', { token: vendor, body: { defaultTokenExpiration: 300 } });
+    await t.call('POST', '/identity/resources/configurations/v1', {
+      token: vendor,
+      body: { defaultTokenExpiration: 300 },
+    });
   });
 });
 
@@ -260,7 +302,10 @@ describe('accounts and self-service with real tokens', () => {
     await t.call('POST', `/identity/resources/users/v1/${id}/tenant`, { token: vendor, body: { tenantId: 'a-two' } });
     const s = await login('switch@one.test');
     assert.equal(claims(s.body.accessToken).tenantId, 'a-one');
-    const sw = await t.call('PUT', '/identity/resources/users/v1/tenant', { token: s.body.accessToken, body: { tenantId: 'a-two' } });
+    const sw = await t.call('PUT', '/identity/resources/users/v1/tenant', {
+      token: s.body.accessToken,
+      body: { tenantId: 'a-two' },
+    });
     assert.equal(sw.status, 200, JSON.stringify(sw.body));
     const r = await refresh(s.body.refreshToken);
     assert.equal(claims(r.body.accessToken).tenantId, 'a-two');
@@ -268,7 +313,10 @@ describe('accounts and self-service with real tokens', () => {
     const tenants = await t.call('GET', '/identity/resources/users/v3/me/tenants', { token: r.body.accessToken });
     assert.deepEqual(tenants.body.tenants.map((x: any) => x.tenantId).sort(), ['a-one', 'a-two']);
     assert.equal(tenants.body.activeTenant.tenantId, 'a-two');
-    const none = await t.call('PUT', '/identity/resources/users/v1/tenant', { token: r.body.accessToken, body: { tenantId: 'a-pol' } });
+    const none = await t.call('PUT', '/identity/resources/users/v1/tenant', {
+      token: r.body.accessToken,
+      body: { tenantId: 'a-pol' },
+    });
     assert.equal(none.status, 403);
   });
 
@@ -277,16 +325,29 @@ describe('accounts and self-service with real tokens', () => {
     await account(t, { id: 'a-child', parentTenantId: 'a-parent' });
     const { id } = await user(t, 'a-parent', { email: 'reseller@parent.test' });
     const s = await login('reseller@parent.test');
-    const denied = await t.call('PUT', '/identity/resources/users/v1/tenant', { token: s.body.accessToken, body: { tenantId: 'a-child' } });
+    const denied = await t.call('PUT', '/identity/resources/users/v1/tenant', {
+      token: s.body.accessToken,
+      body: { tenantId: 'a-child' },
+    });
     assert.equal(denied.status, 403);
-    await t.call('PUT', `/identity/resources/sub-tenants/users/v1/${id}/access`, { token: vendor, body: { allowAccess: true }, headers: { 'gatehouse-tenant-id': 'a-parent' } });
-    const ok = await t.call('PUT', '/identity/resources/users/v1/tenant', { token: s.body.accessToken, body: { tenantId: 'a-child' } });
+    await t.call('PUT', `/identity/resources/sub-tenants/users/v1/${id}/access`, {
+      token: vendor,
+      body: { allowAccess: true },
+      headers: { 'gatehouse-tenant-id': 'a-parent' },
+    });
+    const ok = await t.call('PUT', '/identity/resources/users/v1/tenant', {
+      token: s.body.accessToken,
+      body: { tenantId: 'a-child' },
+    });
     assert.equal(ok.status, 200);
     const r = await refresh(s.body.refreshToken);
     assert.equal(claims(r.body.accessToken).tenantId, 'a-child');
     // The active account is reached through sub-account access: not a membership, still the activeTenant.
     const mine = await t.call('GET', '/identity/resources/users/v1/me/tenants', { token: r.body.accessToken });
-    assert.deepEqual(mine.body.tenants.map((a: { tenantId: string }) => a.tenantId), ['a-parent']);
+    assert.deepEqual(
+      mine.body.tenants.map((a: { tenantId: string }) => a.tenantId),
+      ['a-parent'],
+    );
     assert.equal(mine.body.activeTenant.tenantId, 'a-child');
     assert.equal(mine.body.activeTenant.vendorId, t.ctx.environment.id);
   });
@@ -296,12 +357,21 @@ describe('accounts and self-service with real tokens', () => {
     await user(t, 'a-self', { email: 'owner@self.test' });
     const s = await login('owner@self.test');
     const token = s.body.accessToken;
-    const settings = await t.call('PUT', '/tenants/resources/account-settings/v1', { token, body: { currency: 'EUR' } });
+    const settings = await t.call('PUT', '/tenants/resources/account-settings/v1', {
+      token,
+      body: { currency: 'EUR' },
+    });
     assert.equal(settings.status, 200, JSON.stringify(settings.body));
-    const sub = await t.call('POST', '/tenants/resources/sub-tenants/v1', { token, body: { tenantId: 'a-self-sub', name: 'Sub', parentTenantId: 'a-self' } });
+    const sub = await t.call('POST', '/tenants/resources/sub-tenants/v1', {
+      token,
+      body: { tenantId: 'a-self-sub', name: 'Sub', parentTenantId: 'a-self' },
+    });
     assert.equal(sub.status, 201, JSON.stringify(sub.body));
     const tree = await t.call('GET', '/tenants/resources/hierarchy/v1', { token });
-    assert.deepEqual(tree.body.map((x: any) => x.tenantId), ['a-self-sub']);
+    assert.deepEqual(
+      tree.body.map((x: any) => x.tenantId),
+      ['a-self-sub'],
+    );
     const del = await t.call('DELETE', '/tenants/resources/tenants/v1', { token });
     assert.equal(del.status, 200);
     assert.equal((await refresh(s.body.refreshToken)).status, 401, 'the account and its users are gone');

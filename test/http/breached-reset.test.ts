@@ -25,7 +25,8 @@ after(async () => {
   await close?.();
 });
 
-const createUser = async (email: string) => (await user(t, TENANT, { email, name: 'Test User', password: PASSWORD })).id;
+const createUser = async (email: string) =>
+  (await user(t, TENANT, { email, name: 'Test User', password: PASSWORD })).id;
 const login = (email: string, password: string) => t.call('POST', LOGIN, { body: { email, password } });
 const bulk = (body: unknown, token = vendor) => t.call('POST', BULK, { token, body });
 const verifyReset = (body: Record<string, unknown>) => t.call('POST', `${U}/v1/passwords/reset/verify`, { body });
@@ -58,15 +59,27 @@ describe('forced password reset after a breach', () => {
 
     // The old link is void; the current password no longer signs in: the reset-required answer, no tokens.
     assert.equal((await t.call('POST', `${U}/v1/passwords/reset/validate`, { body: oldLink })).status, 410);
-    assert.equal((await t.call('POST', `${U}/v1/passwords/reset/validate`, { body: { userId: ada, token: vendorLink.body.token } })).status, 410);
+    assert.equal(
+      (
+        await t.call('POST', `${U}/v1/passwords/reset/validate`, {
+          body: { userId: ada, token: vendorLink.body.token },
+        })
+      ).status,
+      410,
+    );
     const old = await login('ada@br.test', PASSWORD);
     assert.equal(old.status, 200, JSON.stringify(old.body));
     assert.match(old.body.resetPasswordToken, /^[A-Za-z0-9_-]{43}$/);
     assert.equal(old.body.accessToken, undefined);
-    const refresh = await t.call('POST', `${LOGIN}/token/refresh`, { body: { refreshToken: session.body.refreshToken } });
+    const refresh = await t.call('POST', `${LOGIN}/token/refresh`, {
+      body: { refreshToken: session.body.refreshToken },
+    });
     assert.equal(refresh.status, 401, 'the sessions from before are ended');
     // Another user is untouched.
-    assert.equal((await t.call('POST', `${LOGIN}/token/refresh`, { body: { refreshToken: bobSession.body.refreshToken } })).status, 201);
+    assert.equal(
+      (await t.call('POST', `${LOGIN}/token/refresh`, { body: { refreshToken: bobSession.body.refreshToken } })).status,
+      201,
+    );
     assert.equal((await login('bob@br.test', PASSWORD)).status, 200);
 
     // The real PwnedPassword mail carries a working link.
@@ -76,7 +89,11 @@ describe('forced password reset after a breach', () => {
     const url = linkIn(mail);
     assert.equal(url.pathname, '/account/reset-password');
     assert.equal(url.searchParams.get('userId'), ada);
-    const ok = await verifyReset({ userId: ada, token: url.searchParams.get('token')!, password: 'Brand-New-Secret-77' });
+    const ok = await verifyReset({
+      userId: ada,
+      token: url.searchParams.get('token')!,
+      password: 'Brand-New-Secret-77',
+    });
     assert.equal(ok.status, 201, JSON.stringify(ok.body));
     assert.equal((await login('ada@br.test', PASSWORD)).status, 401);
     const fresh = await login('ada@br.test', 'Brand-New-Secret-77');

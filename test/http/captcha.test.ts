@@ -24,7 +24,12 @@ import { VENDOR } from '../helpers/harness.ts';
 async function startSiteverify(secret: string) {
   const issued = new Map<string, number | null>();
   const used = new Set<string>();
-  const requests: { contentType: string | undefined; secret: string | null; response: string | null; remoteip: string | null }[] = [];
+  const requests: {
+    contentType: string | undefined;
+    secret: string | null;
+    response: string | null;
+    remoteip: string | null;
+  }[] = [];
   const pending: ServerResponse[] = [];
   let mode: 'ok' | 'down' | 'slow' | 'garbage' = 'ok';
   const send = (res: ServerResponse, status: number, body: unknown) => {
@@ -37,23 +42,35 @@ async function startSiteverify(secret: string) {
     req.on('end', () => {
       if (req.method !== 'POST' || req.url !== '/recaptcha/api/siteverify') return send(res, 404, {});
       const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
-      requests.push({ contentType: req.headers['content-type'], secret: form.get('secret'), response: form.get('response'), remoteip: form.get('remoteip') });
+      requests.push({
+        contentType: req.headers['content-type'],
+        secret: form.get('secret'),
+        response: form.get('response'),
+        remoteip: form.get('remoteip'),
+      });
       if (mode === 'down') return send(res, 500, { error: 'internal' });
       if (mode === 'slow') return void pending.push(res);
       if (mode === 'garbage') {
         res.writeHead(200, { 'content-type': 'text/html' });
         return res.end('<html>maintenance</html>');
       }
-      if (req.headers['content-type'] !== 'application/x-www-form-urlencoded') return send(res, 200, { success: false, 'error-codes': ['bad-request'] });
+      if (req.headers['content-type'] !== 'application/x-www-form-urlencoded')
+        return send(res, 200, { success: false, 'error-codes': ['bad-request'] });
       if (!form.get('secret')) return send(res, 200, { success: false, 'error-codes': ['missing-input-secret'] });
-      if (form.get('secret') !== secret) return send(res, 200, { success: false, 'error-codes': ['invalid-input-secret'] });
+      if (form.get('secret') !== secret)
+        return send(res, 200, { success: false, 'error-codes': ['invalid-input-secret'] });
       const token = form.get('response');
       if (!token) return send(res, 200, { success: false, 'error-codes': ['missing-input-response'] });
       if (!issued.has(token)) return send(res, 200, { success: false, 'error-codes': ['invalid-input-response'] });
       if (used.has(token)) return send(res, 200, { success: false, 'error-codes': ['timeout-or-duplicate'] });
       used.add(token);
       const score = issued.get(token);
-      send(res, 200, { success: true, ...(score === null ? {} : { score, action: 'login' }), challenge_ts: new Date().toISOString(), hostname: 'localhost' });
+      send(res, 200, {
+        success: true,
+        ...(score === null ? {} : { score, action: 'login' }),
+        challenge_ts: new Date().toISOString(),
+        hostname: 'localhost',
+      });
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -93,19 +110,35 @@ let dataDir: string;
 let vendor: string;
 const logLines: string[] = [];
 
-async function call(method: string, url: string, o: { token?: string; body?: unknown; ip?: string; headers?: Record<string, string> } = {}) {
+async function call(
+  method: string,
+  url: string,
+  o: { token?: string; body?: unknown; ip?: string; headers?: Record<string, string> } = {},
+) {
   const headers: Record<string, string> = { ...o.headers };
   if (o.token) headers.authorization = `Bearer ${o.token}`;
   if (o.body !== undefined) headers['content-type'] = 'application/json';
-  const res = await app.inject({ method: method as 'GET', url, headers, payload: o.body === undefined ? undefined : JSON.stringify(o.body), ...(o.ip ? { remoteAddress: o.ip } : {}) });
+  const res = await app.inject({
+    method: method as 'GET',
+    url,
+    headers,
+    payload: o.body === undefined ? undefined : JSON.stringify(o.body),
+    ...(o.ip ? { remoteAddress: o.ip } : {}),
+  });
   return { status: res.statusCode, body: res.body ? JSON.parse(res.body) : undefined, headers: res.headers };
 }
-const login = (email: string, extra: Record<string, unknown> = {}, ip?: string) => call('POST', LOGIN, { body: { email, password: PASSWORD, ...extra }, ip });
+const login = (email: string, extra: Record<string, unknown> = {}, ip?: string) =>
+  call('POST', LOGIN, { body: { email, password: PASSWORD, ...extra }, ip });
 const policy = (body: Record<string, unknown>, method = 'PUT') => call(method, POLICY, { token: vendor, body });
-const enable = (extra: Record<string, unknown> = {}) => policy({ enabled: true, siteKey: SITE_KEY, secretKey: SECRET, minScore: 0.5, ...extra });
+const enable = (extra: Record<string, unknown> = {}) =>
+  policy({ enabled: true, siteKey: SITE_KEY, secretKey: SECRET, minScore: 0.5, ...extra });
 
 async function user(email: string): Promise<string> {
-  const r = await call('POST', U, { token: vendor, body: { email, password: PASSWORD }, headers: { 'gatehouse-tenant-id': 'cap-acc' } });
+  const r = await call('POST', U, {
+    token: vendor,
+    body: { email, password: PASSWORD },
+    headers: { 'gatehouse-tenant-id': 'cap-acc' },
+  });
   assert.equal(r.status, 201, JSON.stringify(r.body));
   return r.body.id;
 }
@@ -114,21 +147,38 @@ before(async () => {
   provider = await startSiteverify(SECRET);
   dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-captcha-'));
   const config = loadConfig({
-    NODE_ENV: 'test', DATA_DIR: dataDir, GATEHOUSE_ENCRYPTION_KEY: 'test-encryption-key',
-    GATEHOUSE_CLIENT_ID: VENDOR.clientId, GATEHOUSE_API_KEY: VENDOR.secret, JOB_POLL_MS: '20', CODE_RATE_LIMIT_PER_IP: '1000',
-    LOGIN_RATE_LIMIT_PER_IP: '1000', LOGIN_RATE_LIMIT_PER_IDENTIFIER: '1000',
+    NODE_ENV: 'test',
+    DATA_DIR: dataDir,
+    GATEHOUSE_ENCRYPTION_KEY: 'test-encryption-key',
+    GATEHOUSE_CLIENT_ID: VENDOR.clientId,
+    GATEHOUSE_API_KEY: VENDOR.secret,
+    JOB_POLL_MS: '20',
+    CODE_RATE_LIMIT_PER_IP: '1000',
+    LOGIN_RATE_LIMIT_PER_IP: '1000',
+    LOGIN_RATE_LIMIT_PER_IDENTIFIER: '1000',
     CAPTCHA_VERIFY_URL: provider.url,
   });
   db = await openTestDb();
   // Every log line at the most verbose level, to check that neither the secret key nor a token is ever written.
-  const log = pino({ level: 'trace', redact: { paths: LOG_REDACT, censor: '[redacted]' } }, { write: (line: string) => void logLines.push(line) });
+  const log = pino(
+    { level: 'trace', redact: { paths: LOG_REDACT, censor: '[redacted]' } },
+    { write: (line: string) => void logLines.push(line) },
+  );
   ctx = await createContext(config, db, log);
   await ctx.environment.bootstrap({ clientId: VENDOR.clientId, apiKey: VENDOR.secret });
   app = await buildApp(ctx);
   ctx.jobs.start();
   const v = await call('POST', '/auth/vendor', { body: VENDOR });
   vendor = v.body.token;
-  assert.equal((await call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: 'cap-acc', name: 'Captcha Inc' } })).status, 201);
+  assert.equal(
+    (
+      await call('POST', '/tenants/resources/tenants/v1', {
+        token: vendor,
+        body: { tenantId: 'cap-acc', name: 'Captcha Inc' },
+      })
+    ).status,
+    201,
+  );
 });
 after(async () => {
   await app?.close();
@@ -162,7 +212,10 @@ describe('policy management', () => {
       [{ ...good, secretKey: '' }, /secretKey must NOT have fewer than 1 characters/],
       [{ ...good, siteKey: 'has space' }, /siteKey must match pattern/],
       [{ ...good, enabled: 'yes' }, /enabled must be boolean/],
-      [{ ...good, ignoredEmails: ['ok@cap.test', 'not-an-email'] }, /body\.ignoredEmails\.1 must be an email address or \*@domain/],
+      [
+        { ...good, ignoredEmails: ['ok@cap.test', 'not-an-email'] },
+        /body\.ignoredEmails\.1 must be an email address or \*@domain/,
+      ],
       [{ ...good, ignoredEmails: ['*@x'] }, /body\.ignoredEmails\.0 must be an email address or \*@domain/],
       [{ ...good, ignoredEmails: ['a*b@cap.test'] }, /body\.ignoredEmails\.0 must be/],
       [{ ...good, ignoredEmails: ['@cap.test'] }, /body\.ignoredEmails\.0 must be/],
@@ -183,15 +236,36 @@ describe('policy management', () => {
   });
 
   test('POST creates (201), a second POST is 409, PUT replaces (an omitted ignoredEmails is kept); the secret is sealed at rest', async () => {
-    const c = await policy({ enabled: false, siteKey: SITE_KEY, secretKey: SECRET, minScore: 0.7, ignoredEmails: ['VIP@Cap.test', '*@QA.cap.test', 'vip@cap.test'] }, 'POST');
+    const c = await policy(
+      {
+        enabled: false,
+        siteKey: SITE_KEY,
+        secretKey: SECRET,
+        minScore: 0.7,
+        ignoredEmails: ['VIP@Cap.test', '*@QA.cap.test', 'vip@cap.test'],
+      },
+      'POST',
+    );
     assert.equal(c.status, 201, JSON.stringify(c.body));
-    assert.deepEqual({ ...c.body, id: undefined, createdAt: undefined, updatedAt: undefined }, {
-      id: undefined, createdAt: undefined, updatedAt: undefined,
-      enabled: false, siteKey: SITE_KEY, secretKey: SECRET, minScore: 0.7, ignoredEmails: ['vip@cap.test', '*@qa.cap.test'],
-    });
+    assert.deepEqual(
+      { ...c.body, id: undefined, createdAt: undefined, updatedAt: undefined },
+      {
+        id: undefined,
+        createdAt: undefined,
+        updatedAt: undefined,
+        enabled: false,
+        siteKey: SITE_KEY,
+        secretKey: SECRET,
+        minScore: 0.7,
+        ignoredEmails: ['vip@cap.test', '*@qa.cap.test'],
+      },
+    );
     assert.match(c.body.id, /^[0-9a-f-]{36}$/);
     assert.ok(!Number.isNaN(Date.parse(c.body.createdAt)));
-    assert.equal(errorOf(await policy({ enabled: true, siteKey: 'other', secretKey: 'other', minScore: 0.1 }, 'POST')), '409 GH-43104');
+    assert.equal(
+      errorOf(await policy({ enabled: true, siteKey: 'other', secretKey: 'other', minScore: 0.1 }, 'POST')),
+      '409 GH-43104',
+    );
 
     const u = await policy({ enabled: false, siteKey: `${SITE_KEY}2`, secretKey: SECRET, minScore: 0.5 });
     assert.equal(u.status, 200, JSON.stringify(u.body));
@@ -237,9 +311,15 @@ describe('enforcement', () => {
     assert.equal(errorOf(none), '400 GH-43101');
     assert.match(none.body.errors[0], /recaptchaToken is required/);
     assert.equal(errorOf(await login('plain@cap.test', { recaptchaToken: '' })), '400 GH-43101');
-    assert.equal(errorOf(await call('POST', `/frontegg${LOGIN}`, { body: { email: 'plain@cap.test', password: PASSWORD } })), '400 GH-43101');
+    assert.equal(
+      errorOf(await call('POST', `/frontegg${LOGIN}`, { body: { email: 'plain@cap.test', password: PASSWORD } })),
+      '400 GH-43101',
+    );
     // Malformed input stays a validation error and costs no provider call.
-    assert.equal(errorOf(await call('POST', LOGIN, { body: { email: 'plain@cap.test', recaptchaToken: provider.token() } })), '400 GH-10001');
+    assert.equal(
+      errorOf(await call('POST', LOGIN, { body: { email: 'plain@cap.test', recaptchaToken: provider.token() } })),
+      '400 GH-10001',
+    );
     assert.equal(provider.requests.length, before);
 
     const token = provider.token(0.9);
@@ -247,14 +327,22 @@ describe('enforcement', () => {
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
     assert.ok(ok.body.accessToken);
     const sent = provider.requests[provider.requests.length - 1];
-    assert.deepEqual(sent, { contentType: 'application/x-www-form-urlencoded', secret: SECRET, response: token, remoteip: '203.0.113.7' });
+    assert.deepEqual(sent, {
+      contentType: 'application/x-www-form-urlencoded',
+      secret: SECRET,
+      response: token,
+      remoteip: '203.0.113.7',
+    });
 
     const replay = await login('plain@cap.test', { recaptchaToken: token });
     assert.equal(errorOf(replay), '400 GH-43102');
     assert.match(replay.body.errors[0], /timeout-or-duplicate/);
     assert.equal(errorOf(await login('plain@cap.test', { recaptchaToken: 'forged-token' })), '400 GH-43102');
     // The captcha passes, then the password check refuses as usual.
-    assert.equal(errorOf(await login('plain@cap.test', { password: 'wrong password', recaptchaToken: provider.token() })), '401 GH-43001');
+    assert.equal(
+      errorOf(await login('plain@cap.test', { password: 'wrong password', recaptchaToken: provider.token() })),
+      '401 GH-43001',
+    );
   });
 
   test('a score below minScore is refused; minScore itself and an answer without a score (v2, Turnstile) pass', async () => {
@@ -271,11 +359,22 @@ describe('enforcement', () => {
   });
 
   test('sign-up: refused without a token and creates nothing; accepted with one', async () => {
-    assert.equal((await call('POST', '/identity/resources/configurations/v1', { token: vendor, body: { allowSignups: true } })).status, 201);
+    assert.equal(
+      (await call('POST', '/identity/resources/configurations/v1', { token: vendor, body: { allowSignups: true } }))
+        .status,
+      201,
+    );
     const body = { provider: 'local', email: 'founder@signup.cap.test', password: PASSWORD, companyName: 'Founders' };
     assert.equal(errorOf(await call('POST', `${U}/signUp`, { body })), '400 GH-43101');
-    assert.equal(errorOf(await call('POST', `${U}/signUp`, { body: { ...body, recaptchaToken: provider.token(0.1) } })), '400 GH-43102');
-    assert.notEqual((await call('GET', `${U}/email?email=founder@signup.cap.test`, { token: vendor })).status, 200, 'no user created');
+    assert.equal(
+      errorOf(await call('POST', `${U}/signUp`, { body: { ...body, recaptchaToken: provider.token(0.1) } })),
+      '400 GH-43102',
+    );
+    assert.notEqual(
+      (await call('GET', `${U}/email?email=founder@signup.cap.test`, { token: vendor })).status,
+      200,
+      'no user created',
+    );
     const ok = await call('POST', `${U}/signUp`, { body: { ...body, recaptchaToken: provider.token() } });
     assert.equal(ok.status, 201, JSON.stringify(ok.body));
 
@@ -289,19 +388,61 @@ describe('enforcement', () => {
   });
 
   test('passwordless pre-login (magic link, email code) needs a token', async () => {
-    const s = await call('POST', '/identity/resources/configurations/v1/auth/strategies', { token: vendor, body: { MagicLink: { active: true }, Code: { active: true } } });
+    const s = await call('POST', '/identity/resources/configurations/v1/auth/strategies', {
+      token: vendor,
+      body: { MagicLink: { active: true }, Code: { active: true } },
+    });
     assert.equal(s.status, 200, JSON.stringify(s.body));
     const P = '/identity/resources/auth/v1/passwordless';
-    assert.equal(errorOf(await call('POST', `${P}/magiclink/prelogin`, { body: { email: 'plain@cap.test' } })), '400 GH-43101');
-    assert.equal(errorOf(await call('POST', `${P}/code/prelogin`, { body: { email: 'plain@cap.test', recaptchaToken: 'forged' } })), '400 GH-43102');
-    assert.equal((await call('POST', `${P}/magiclink/prelogin`, { body: { email: 'plain@cap.test', recaptchaToken: provider.token() } })).status, 200);
-    assert.equal((await call('POST', `${P}/code/prelogin`, { body: { email: 'plain@cap.test', recaptchaToken: provider.token() } })).status, 201);
+    assert.equal(
+      errorOf(await call('POST', `${P}/magiclink/prelogin`, { body: { email: 'plain@cap.test' } })),
+      '400 GH-43101',
+    );
+    assert.equal(
+      errorOf(
+        await call('POST', `${P}/code/prelogin`, { body: { email: 'plain@cap.test', recaptchaToken: 'forged' } }),
+      ),
+      '400 GH-43102',
+    );
+    assert.equal(
+      (
+        await call('POST', `${P}/magiclink/prelogin`, {
+          body: { email: 'plain@cap.test', recaptchaToken: provider.token() },
+        })
+      ).status,
+      200,
+    );
+    assert.equal(
+      (
+        await call('POST', `${P}/code/prelogin`, {
+          body: { email: 'plain@cap.test', recaptchaToken: provider.token() },
+        })
+      ).status,
+      201,
+    );
   });
 
   test('password reset requests need a token (the field is read although the reset body does not declare it)', async () => {
-    assert.equal(errorOf(await call('POST', `${U}/passwords/reset`, { body: { email: 'plain@cap.test' } })), '400 GH-43101');
-    assert.equal(errorOf(await call('POST', '/identity/resources/users/v2/passwords/reset/email', { body: { identifier: 'plain@cap.test' } })), '400 GH-43101');
-    assert.equal((await call('POST', `${U}/passwords/reset`, { body: { email: 'plain@cap.test', recaptchaToken: provider.token() } })).status, 201);
+    assert.equal(
+      errorOf(await call('POST', `${U}/passwords/reset`, { body: { email: 'plain@cap.test' } })),
+      '400 GH-43101',
+    );
+    assert.equal(
+      errorOf(
+        await call('POST', '/identity/resources/users/v2/passwords/reset/email', {
+          body: { identifier: 'plain@cap.test' },
+        }),
+      ),
+      '400 GH-43101',
+    );
+    assert.equal(
+      (
+        await call('POST', `${U}/passwords/reset`, {
+          body: { email: 'plain@cap.test', recaptchaToken: provider.token() },
+        })
+      ).status,
+      201,
+    );
   });
 
   test('ignoredEmails: exact addresses (any case) and *@domain (that domain only) skip the check', async () => {
@@ -313,15 +454,24 @@ describe('enforcement', () => {
     const before = provider.requests.length;
     assert.equal((await login('Vip@Cap.Test')).status, 200);
     assert.equal((await login('tester@qa.cap.test')).status, 200);
-    assert.equal((await login('tester@QA.cap.test', { recaptchaToken: 'forged' })).status, 200, 'an exempt email is not checked at all');
+    assert.equal(
+      (await login('tester@QA.cap.test', { recaptchaToken: 'forged' })).status,
+      200,
+      'an exempt email is not checked at all',
+    );
     assert.equal(provider.requests.length, before);
     assert.equal(errorOf(await login('other@cap.test')), '400 GH-43101');
     assert.equal(errorOf(await login('tester@sub.qa.cap.test')), '400 GH-43101');
     // Exempt activation, found by user id: a user who signs up under the exempt domain activates without a token.
-    const su = await call('POST', `${U}/signUp`, { body: { provider: 'local', email: 'new@qa.cap.test', password: PASSWORD, companyName: 'QA' } });
+    const su = await call('POST', `${U}/signUp`, {
+      body: { provider: 'local', email: 'new@qa.cap.test', password: PASSWORD, companyName: 'QA' },
+    });
     assert.equal(su.status, 201, JSON.stringify(su.body));
     const link = await call('POST', `${U}/${su.body.userId}/links/generate-activation-token`, { token: vendor });
-    assert.equal((await call('POST', `${U}/activate`, { body: { userId: su.body.userId, token: link.body.token } })).status, 200);
+    assert.equal(
+      (await call('POST', `${U}/activate`, { body: { userId: su.body.userId, token: link.body.token } })).status,
+      200,
+    );
     assert.equal((await enable({ ignoredEmails: [] })).status, 200);
     assert.equal(errorOf(await login('vip@cap.test')), '400 GH-43101');
   });

@@ -20,9 +20,15 @@ let ginaId = '';
 
 /** An account API token with the given permission keys, signed in: its access token and client id. */
 async function service(tenantId: string, keys: string[]) {
-  const c = await t.call('POST', '/identity/resources/tenants/api-tokens/v1', { token: vendor, headers: H(tenantId), body: { permissionIds: keys.map((k) => permIds[k]) } });
+  const c = await t.call('POST', '/identity/resources/tenants/api-tokens/v1', {
+    token: vendor,
+    headers: H(tenantId),
+    body: { permissionIds: keys.map((k) => permIds[k]) },
+  });
   assert.equal(c.status, 201, JSON.stringify(c.body));
-  const s = await t.call('POST', '/identity/resources/auth/v2/api-token', { body: { clientId: c.body.clientId, secret: c.body.secret } });
+  const s = await t.call('POST', '/identity/resources/auth/v2/api-token', {
+    body: { clientId: c.body.clientId, secret: c.body.secret },
+  });
   assert.equal(s.status, 200);
   return { token: s.body.access_token as string, clientId: c.body.clientId as string };
 }
@@ -35,7 +41,9 @@ before(async () => {
   aliceId = (await user(t, 'acme', { email: 'alice@acme.test' })).id; // admin
   bobId = (await user(t, 'acme', { email: 'bob@acme.test' })).id; // read-only
   ginaId = (await user(t, 'globex', { email: 'gina@globex.test' })).id;
-  permIds = Object.fromEntries((await t.call('GET', '/identity/resources/permissions/v1', { token: vendor })).body.map((x: any) => [x.key, x.id]));
+  permIds = Object.fromEntries(
+    (await t.call('GET', '/identity/resources/permissions/v1', { token: vendor })).body.map((x: any) => [x.key, x.id]),
+  );
 });
 after(async () => t?.close());
 
@@ -48,7 +56,10 @@ describe('delegation configuration', () => {
     assert.equal(on.status, 200);
     assert.deepEqual(on.body, { enabled: true });
     assert.deepEqual((await t.call('GET', CONFIG, { token: vendor })).body, { enabled: true });
-    assert.equal((await t.call('GET', '/identity/resources/configurations/v1', { token: vendor })).body.delegationEnabled, true);
+    assert.equal(
+      (await t.call('GET', '/identity/resources/configurations/v1', { token: vendor })).body.delegationEnabled,
+      true,
+    );
     assert.deepEqual((await setDelegation(false)).body, { enabled: false });
     const admin = await t.userToken({ sub: aliceId, tenantId: 'acme', permissions: ['*'] });
     assert.equal((await t.call('POST', CONFIG, { token: admin, body: { enabled: true } })).status, 403);
@@ -79,10 +90,18 @@ describe('delegation: an API token acts on behalf of a user', () => {
     assert.deepEqual(c.act, { sub: svc.clientId, type: 'tenantApiToken' });
     assert.deepEqual(c.permissions, ['fe.secure.read.users'], 'bob cannot write users; the token cannot read roles');
     assert.equal((await t.call('GET', USERS, { token: r.body.access_token })).status, 200);
-    assert.equal((await t.call('POST', '/identity/resources/users/v1', { token: r.body.access_token, body: { email: 'z@acme.test' } })).status, 403);
+    assert.equal(
+      (
+        await t.call('POST', '/identity/resources/users/v1', {
+          token: r.body.access_token,
+          body: { email: 'z@acme.test' },
+        })
+      ).status,
+      403,
+    );
     const acts = await t.call('GET', IMPERSONATE, { token: vendor, headers: H('acme') });
     const rec = acts.body.find((a: any) => a.id === c.sid);
-    assert.ok(rec, 'recorded under the token\'s sid');
+    assert.ok(rec, "recorded under the token's sid");
     assert.equal(rec.kind, 'delegation');
     assert.equal(rec.userId, bobId);
     assert.deepEqual(rec.actor, { type: 'tenantApiToken', id: svc.clientId });
@@ -93,7 +112,10 @@ describe('delegation: an API token acts on behalf of a user', () => {
     const svc = await service('acme', ['fe.secure.read.users']);
     const other = await t.call('POST', DELEGATE, { token: svc.token, body: { userId: ginaId } });
     assert.equal(other.status, 404);
-    const unknown = await t.call('POST', DELEGATE, { token: svc.token, body: { userId: '00000000-0000-4000-8000-000000000000' } });
+    const unknown = await t.call('POST', DELEGATE, {
+      token: svc.token,
+      body: { userId: '00000000-0000-4000-8000-000000000000' },
+    });
     assert.equal(unknown.status, 404);
     assert.equal((await t.call('POST', DELEGATE, { token: svc.token, body: { userId: 'bob' } })).status, 400);
     const human = await t.userToken({ sub: aliceId, tenantId: 'acme', permissions: ['*'] });
@@ -101,14 +123,24 @@ describe('delegation: an API token acts on behalf of a user', () => {
     assert.equal(byUser.status, 403);
     assert.equal(byUser.body.errorCode, 'GH-20003');
     assert.equal((await t.call('POST', DELEGATE, { token: vendor, body: { userId: bobId } })).status, 403);
-    const mine = await t.call('POST', '/identity/resources/users/api-tokens/v1', { token: vendor, body: {}, headers: { ...H('acme'), 'gatehouse-user-id': aliceId } });
-    const personal = await t.call('POST', '/identity/resources/auth/v2/api-token', { body: { clientId: mine.body.clientId, secret: mine.body.secret } });
-    assert.equal((await t.call('POST', DELEGATE, { token: personal.body.access_token, body: { userId: bobId } })).status, 403, 'a user API token does not delegate');
+    const mine = await t.call('POST', '/identity/resources/users/api-tokens/v1', {
+      token: vendor,
+      body: {},
+      headers: { ...H('acme'), 'gatehouse-user-id': aliceId },
+    });
+    const personal = await t.call('POST', '/identity/resources/auth/v2/api-token', {
+      body: { clientId: mine.body.clientId, secret: mine.body.secret },
+    });
+    assert.equal(
+      (await t.call('POST', DELEGATE, { token: personal.body.access_token, body: { userId: bobId } })).status,
+      403,
+      'a user API token does not delegate',
+    );
   });
 });
 
 describe('impersonation', () => {
-  test('a vendor impersonates a user: the user\'s own token with act and amr, recorded, event emitted', async () => {
+  test("a vendor impersonates a user: the user's own token with act and amr, recorded, event emitted", async () => {
     const r = await t.call('POST', IMPERSONATE, { token: vendor, body: { userId: bobId, reason: 'ticket 42' } });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.userId, bobId);
@@ -127,12 +159,17 @@ describe('impersonation', () => {
     assert.equal(rec.kind, 'impersonation');
     assert.equal(rec.reason, 'ticket 42');
     assert.deepEqual(rec.actor, { type: 'vendor', id: VENDOR.clientId });
-    const { rows } = await t.db.query<any>("SELECT * FROM events WHERE event_key = 'user.impersonated' AND entity_id = $1", [bobId]);
+    const { rows } = await t.db.query<any>(
+      "SELECT * FROM events WHERE event_key = 'user.impersonated' AND entity_id = $1",
+      [bobId],
+    );
     assert.equal(rows.length, 1);
     assert.equal(rows[0].tenant_id, 'acme');
     assert.equal(rows[0].data.impersonationId, r.body.impersonationId);
 
-    const ordinary = await t.call('POST', '/identity/resources/auth/v1/user', { body: { email: 'bob@acme.test', password: PASSWORD } });
+    const ordinary = await t.call('POST', '/identity/resources/auth/v1/user', {
+      body: { email: 'bob@acme.test', password: PASSWORD },
+    });
     assert.equal(claims(ordinary.body.accessToken).act, undefined, 'ordinary sign-ins carry no act');
   });
 
@@ -142,7 +179,11 @@ describe('impersonation', () => {
     const right = await t.call('POST', IMPERSONATE, { token: vendor, body: { userId: ginaId }, headers: H('globex') });
     assert.equal(right.status, 200);
     assert.equal(right.body.tenantId, 'globex');
-    assert.equal((await t.call('POST', IMPERSONATE, { token: vendor, body: { userId: '00000000-0000-4000-8000-000000000000' } })).status, 404);
+    assert.equal(
+      (await t.call('POST', IMPERSONATE, { token: vendor, body: { userId: '00000000-0000-4000-8000-000000000000' } }))
+        .status,
+      404,
+    );
     assert.equal((await t.call('POST', IMPERSONATE, { token: vendor, body: {} })).status, 400);
   });
 
@@ -156,7 +197,9 @@ describe('impersonation', () => {
     const ok = await t.call('POST', IMPERSONATE, { token: permitted, body: { userId: bobId } });
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
     assert.deepEqual(claims(ok.body.accessToken).act, { sub: aliceId, type: 'user' });
-    const rec = (await t.call('GET', IMPERSONATE, { token: vendor, headers: H('acme') })).body.find((a: any) => a.id === ok.body.impersonationId);
+    const rec = (await t.call('GET', IMPERSONATE, { token: vendor, headers: H('acme') })).body.find(
+      (a: any) => a.id === ok.body.impersonationId,
+    );
     assert.deepEqual(rec.actor, { type: 'user', id: aliceId });
 
     const narrow = await t.userToken({ sub: aliceId, tenantId: 'acme', permissions: [IMP, 'fe.secure.read.users'] });
@@ -179,7 +222,16 @@ describe('impersonation', () => {
     assert.equal(r.status, 403);
     assert.equal(r.body.errorCode, 'GH-64010');
     const acting = await t.ctx.keys.sign(
-      { type: 'userToken', sub: aliceId, tenantId: 'acme', tenantIds: ['acme'], roles: [], permissions: ['fe.*', IMP], act: { sub: VENDOR.clientId, type: 'vendor' }, aud: t.ctx.environment.id },
+      {
+        type: 'userToken',
+        sub: aliceId,
+        tenantId: 'acme',
+        tenantIds: ['acme'],
+        roles: [],
+        permissions: ['fe.*', IMP],
+        act: { sub: VENDOR.clientId, type: 'vendor' },
+        aud: t.ctx.environment.id,
+      },
       300,
     );
     const chained = await t.call('POST', IMPERSONATE, { token: acting, body: { userId: bobId } });

@@ -35,7 +35,12 @@ describe('email-domain restrictions', () => {
   });
 
   test('domains are checked and normalised; a bad one is a 400 naming the field', async () => {
-    for (const [domain, re] of [['not a domain', /domain "not a domain" is not a domain name/], ['acme', /at least one dot/], ['-acme.com', /not a domain name/], ['a..b', /not a domain name/]] as const) {
+    for (const [domain, re] of [
+      ['not a domain', /domain "not a domain" is not a domain name/],
+      ['acme', /at least one dot/],
+      ['-acme.com', /not a domain name/],
+      ['a..b', /not a domain name/],
+    ] as const) {
       const r = await v('POST', D, { domain, type: 'BLOCK' });
       assert.equal(r.status, 400, domain);
       assert.match(r.body.errors[0], re);
@@ -65,9 +70,16 @@ describe('email-domain restrictions', () => {
       const r = await createUser('dr-acme', email);
       assert.equal(r.status, 403, email);
       assert.equal(r.body.errorCode, 'GH-65009');
-      assert.match(r.body.errors[0], /email: spam\.test is a blocked email domain of the environment|email: eng\.spam\.test is a blocked/);
+      assert.match(
+        r.body.errors[0],
+        /email: spam\.test is a blocked email domain of the environment|email: eng\.spam\.test is a blocked/,
+      );
     }
-    assert.equal((await createUser('dr-acme', 'x@notspam.test')).status, 201, 'only the domain and its subdomains match');
+    assert.equal(
+      (await createUser('dr-acme', 'x@notspam.test')).status,
+      201,
+      'only the domain and its subdomains match',
+    );
     const found = await v('GET', '/identity/resources/users/v2?_email=x@spam.test', undefined, 'dr-acme');
     assert.equal(found.status, 200);
     assert.deepEqual(found.body.items, [], 'nothing was created');
@@ -89,9 +101,20 @@ describe('email-domain restrictions', () => {
     assert.equal(empty.status, 409, 'an active, empty allow list would refuse everyone');
     assert.equal(empty.body.errorCode, 'GH-65008');
     assert.match(empty.body.errors[0], /would be empty while the allow list is active/);
-    const put = await v('POST', `${D}/replace-bulk`, { type: 'ALLOW', domains: ['corp.acme.test', 'acme.test', 'Acme.Test'] }, 'dr-acme');
+    const put = await v(
+      'POST',
+      `${D}/replace-bulk`,
+      { type: 'ALLOW', domains: ['corp.acme.test', 'acme.test', 'Acme.Test'] },
+      'dr-acme',
+    );
     assert.equal(put.status, 201);
-    assert.deepEqual(put.body.map((d: any) => [d.domain, d.type]), [['acme.test', 'ALLOW'], ['corp.acme.test', 'ALLOW']]);
+    assert.deepEqual(
+      put.body.map((d: any) => [d.domain, d.type]),
+      [
+        ['acme.test', 'ALLOW'],
+        ['corp.acme.test', 'ALLOW'],
+      ],
+    );
     const on = await v('POST', `${D}/config`, { active: true, type: 'ALLOW' }, 'dr-acme');
     assert.equal(on.status, 201);
     assert.deepEqual(on.body, { active: true, listType: 'ALLOW', blockPublicDomains: false });
@@ -100,7 +123,11 @@ describe('email-domain restrictions', () => {
     assert.equal(refused.status, 403);
     assert.match(refused.body.errors[0], /other\.test is not on the allowed email domains of account dr-acme/);
     assert.equal((await createUser('dr-acme', 'y@acme.test')).status, 201);
-    assert.equal((await createUser('dr-acme', 'y@uk.acme.test')).status, 201, 'subdomains of an allowed domain are allowed');
+    assert.equal(
+      (await createUser('dr-acme', 'y@uk.acme.test')).status,
+      201,
+      'subdomains of an allowed domain are allowed',
+    );
     const beta = await createUser('dr-beta', 'y@other.test');
     assert.equal(beta.status, 201, 'the account rule applies to that account only');
     // An existing user joining the account is checked too.
@@ -108,7 +135,10 @@ describe('email-domain restrictions', () => {
     assert.equal(join.status, 403);
     assert.equal(join.body.errorCode, 'GH-65009');
     // The environment lists stay separate from the account's.
-    assert.deepEqual((await v('GET', D)).body.items.map((d: any) => d.domain).sort(), ['spam.test', 'xn--bcher-kva.example']);
+    assert.deepEqual((await v('GET', D)).body.items.map((d: any) => d.domain).sort(), [
+      'spam.test',
+      'xn--bcher-kva.example',
+    ]);
     assert.equal((await v('GET', D, undefined, 'dr-acme')).body._metadata.totalItems, 2);
   });
 
@@ -128,10 +158,21 @@ describe('email-domain restrictions', () => {
   });
 
   test('user tokens act on their own account with the security-policy permissions', async () => {
-    const admin = await t.userToken({ tenantId: 'dr-beta', permissions: ['fe.secure.read.securityPolicy', 'fe.secure.write.securityPolicy'] });
-    const r = await t.call('POST', D, { token: admin, body: { domain: 'rival.test', type: 'BLOCK' }, headers: { 'gatehouse-tenant-id': 'dr-acme' } });
+    const admin = await t.userToken({
+      tenantId: 'dr-beta',
+      permissions: ['fe.secure.read.securityPolicy', 'fe.secure.write.securityPolicy'],
+    });
+    const r = await t.call('POST', D, {
+      token: admin,
+      body: { domain: 'rival.test', type: 'BLOCK' },
+      headers: { 'gatehouse-tenant-id': 'dr-acme' },
+    });
     assert.equal(r.status, 201);
-    assert.deepEqual((await v('GET', D, undefined, 'dr-beta')).body.items.map((d: any) => d.domain), ['rival.test'], 'stored on the token\'s account');
+    assert.deepEqual(
+      (await v('GET', D, undefined, 'dr-beta')).body.items.map((d: any) => d.domain),
+      ['rival.test'],
+      "stored on the token's account",
+    );
     const reader = await t.userToken({ tenantId: 'dr-beta', permissions: ['fe.secure.read.securityPolicy'] });
     assert.equal((await t.call('GET', `${D}/config`, { token: reader })).status, 200);
     assert.equal((await t.call('POST', `${D}/config`, { token: reader, body: { active: true } })).status, 403);

@@ -17,7 +17,11 @@ const PAGE_C = 'https://app.example/body/oidc/callback';
 
 before(async () => {
   idp = await startOidcIdp([
-    { client_id: 'drop-in-sso', client_secret: 'drop-in-sso-secret-0123456789', redirect_uris: [PAGE_A, PAGE_B, PAGE_C] },
+    {
+      client_id: 'drop-in-sso',
+      client_secret: 'drop-in-sso-secret-0123456789',
+      redirect_uris: [PAGE_A, PAGE_B, PAGE_C],
+    },
   ]);
   // The local providers listen on loopback: outbound requests to private addresses are allowed here.
   t = await startTestApp({ OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' });
@@ -33,7 +37,11 @@ describe('MFA policy: a device lifetime of 0 where nothing is remembered', () =>
   test('0 is accepted with allowRememberMyDevice false and read back', async () => {
     await account(t, { id: 'mfa-zero' });
     const h = { 'gatehouse-tenant-id': 'mfa-zero' };
-    const r = await t.call('PUT', P, { token: vendor, headers: h, body: { allowRememberMyDevice: false, mfaDeviceExpiration: 0 } });
+    const r = await t.call('PUT', P, {
+      token: vendor,
+      headers: h,
+      body: { allowRememberMyDevice: false, mfaDeviceExpiration: 0 },
+    });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.mfaDeviceExpiration, 0);
     assert.equal(r.body.allowRememberMyDevice, false);
@@ -42,7 +50,11 @@ describe('MFA policy: a device lifetime of 0 where nothing is remembered', () =>
   test('0 with remember-device on is 400 naming the field, and changes nothing', async () => {
     await account(t, { id: 'mfa-zero-on' });
     const h = { 'gatehouse-tenant-id': 'mfa-zero-on' };
-    const bad = await t.call('PUT', P, { token: vendor, headers: h, body: { allowRememberMyDevice: true, mfaDeviceExpiration: 0 } });
+    const bad = await t.call('PUT', P, {
+      token: vendor,
+      headers: h,
+      body: { allowRememberMyDevice: true, mfaDeviceExpiration: 0 },
+    });
     assert.equal(bad.status, 400);
     assert.match(bad.body.errors[0], /mfaDeviceExpiration/);
     assert.equal((await t.call('GET', P, { token: vendor, headers: h })).body.tenantId, null);
@@ -53,14 +65,24 @@ describe('MFA policy: a device lifetime of 0 where nothing is remembered', () =>
     assert.match(on.body.errors[0], /mfaDeviceExpiration/);
     const g = await t.call('GET', P, { token: vendor, headers: h });
     assert.equal(g.body.allowRememberMyDevice, false);
-    const both = await t.call('PATCH', P, { token: vendor, headers: h, body: { allowRememberMyDevice: true, mfaDeviceExpiration: 600 } });
+    const both = await t.call('PATCH', P, {
+      token: vendor,
+      headers: h,
+      body: { allowRememberMyDevice: true, mfaDeviceExpiration: 600 },
+    });
     assert.equal(both.status, 200, JSON.stringify(both.body));
-    assert.equal((await t.call('PATCH', P, { token: vendor, headers: h, body: { mfaDeviceExpiration: 0 } })).status, 400);
-    assert.equal((await t.call('PATCH', P, { token: vendor, headers: h, body: { mfaDeviceExpiration: 30 } })).status, 400);
+    assert.equal(
+      (await t.call('PATCH', P, { token: vendor, headers: h, body: { mfaDeviceExpiration: 0 } })).status,
+      400,
+    );
+    assert.equal(
+      (await t.call('PATCH', P, { token: vendor, headers: h, body: { mfaDeviceExpiration: 30 } })).status,
+      400,
+    );
   });
 });
 
-describe('SSO pre-login for OIDC uses the environment\'s redirect page', () => {
+describe("SSO pre-login for OIDC uses the environment's redirect page", () => {
   const TENANT = 'drop-oidc';
   const PRELOGIN = '/identity/resources/auth/v2/user/sso/prelogin';
   const setPage = (prefix: string, body: Record<string, unknown>) =>
@@ -112,7 +134,11 @@ describe('SSO pre-login for OIDC uses the environment\'s redirect page', () => {
     idp.state.nextLogin = 'u-dora';
     const cb = await idp.authorize(r.body.address, PAGE_A);
     const done = await t.call('POST', '/identity/resources/auth/v1/user/oidc/postlogin', {
-      body: { code: cb.searchParams.get('code'), state: cb.searchParams.get('state'), iss: cb.searchParams.get('iss') ?? undefined },
+      body: {
+        code: cb.searchParams.get('code'),
+        state: cb.searchParams.get('state'),
+        iss: cb.searchParams.get('iss') ?? undefined,
+      },
     });
     assert.equal(done.status, 200, JSON.stringify(done.body));
     assert.ok(done.body.accessToken);
@@ -132,11 +158,17 @@ describe('SSO pre-login for OIDC uses the environment\'s redirect page', () => {
     assert.equal(off.status, 400);
     assert.match(off.body.errors[0], /redirectUri/);
     assert.equal((await setPage('/team', { active: true })).status, 201);
-    await t.call('POST', '/identity/resources/configurations/v1', { token: vendor, body: { allowedRedirectUrls: [PAGE_C] } });
+    await t.call('POST', '/identity/resources/configurations/v1', {
+      token: vendor,
+      body: { allowedRedirectUrls: [PAGE_C] },
+    });
     const gone = await t.call('POST', PRELOGIN, { body: { email: 'dora@drop-oidc.test' } });
     assert.equal(gone.status, 400);
     assert.match(gone.body.errors[0], /redirect page/);
-    await t.call('POST', '/identity/resources/configurations/v1', { token: vendor, body: { allowedRedirectUrls: [PAGE_A, PAGE_B, PAGE_C] } });
+    await t.call('POST', '/identity/resources/configurations/v1', {
+      token: vendor,
+      body: { allowedRedirectUrls: [PAGE_A, PAGE_B, PAGE_C] },
+    });
   });
 });
 
@@ -159,12 +191,18 @@ describe('Accounts: alias, and GET /tenants/resources/tenants/v2/alias/{alias}',
     assert.equal((await t.call('GET', `${V2}/alias/Acme-Corp`)).status, 401);
   });
   test('a duplicate alias is 409 on create and update and changes nothing', async () => {
-    const dup = await t.call('POST', V1, { token: vendor, body: { tenantId: 'alias-two', name: 'two', alias: 'ACME-corp' } });
+    const dup = await t.call('POST', V1, {
+      token: vendor,
+      body: { tenantId: 'alias-two', name: 'two', alias: 'ACME-corp' },
+    });
     assert.equal(dup.status, 409);
     assert.match(dup.body.errors[0], /alias/);
     assert.equal((await t.call('GET', `${V2}/alias-two`, { token: vendor })).body.length, 0);
     await account(t, { id: 'alias-two', fields: { alias: 'two' } });
-    const upd = await t.call('PUT', `${V2}/alias-two`, { token: vendor, body: { alias: 'acme-corp', name: 'renamed' } });
+    const upd = await t.call('PUT', `${V2}/alias-two`, {
+      token: vendor,
+      body: { alias: 'acme-corp', name: 'renamed' },
+    });
     assert.equal(upd.status, 409);
     const still = await t.call('GET', `${V2}/alias-two`, { token: vendor });
     assert.equal(still.body.alias, 'two');
@@ -179,11 +217,17 @@ describe('Accounts: alias, and GET /tenants/resources/tenants/v2/alias/{alias}',
     assert.equal((await t.call('GET', `${V2}/alias/third`, { token: vendor })).status, 404);
     assert.equal((await t.call('DELETE', `${V1}/alias-one`, { token: vendor })).status, 200);
     assert.equal((await t.call('GET', `${V2}/alias/Acme-Corp`, { token: vendor })).status, 404);
-    assert.equal((await t.call('PUT', `${V2}/alias-three`, { token: vendor, body: { alias: 'acme-corp' } })).status, 200);
+    assert.equal(
+      (await t.call('PUT', `${V2}/alias-three`, { token: vendor, body: { alias: 'acme-corp' } })).status,
+      200,
+    );
     const bad = await t.call('PUT', `${V2}/alias-three`, { token: vendor, body: { alias: 'has space' } });
     assert.equal(bad.status, 400);
     assert.match(JSON.stringify(bad.body.errors), /alias/);
-    assert.equal((await t.call('POST', V1, { token: vendor, body: { tenantId: 'alias-four', alias: '' } })).status, 400);
+    assert.equal(
+      (await t.call('POST', V1, { token: vendor, body: { tenantId: 'alias-four', alias: '' } })).status,
+      400,
+    );
   });
 });
 
@@ -197,16 +241,24 @@ describe('Accounts: aliases through the account migration', () => {
       { tenantId: 'mig-alias-3', alias: 'Fresh-Alias' },
       { tenantId: 'mig-alias-4' },
     ];
-    const r = await t.call('POST', '/tenants/resources/migrations/v1/tenants', { token: vendor, body: { tenants: items } });
+    const r = await t.call('POST', '/tenants/resources/migrations/v1/tenants', {
+      token: vendor,
+      body: { tenants: items },
+    });
     assert.equal(r.status, 202, JSON.stringify(r.body));
     let s: any;
     for (let i = 0; i < 300; i++) {
-      s = (await t.call('GET', `/tenants/resources/migrations/v1/tenants/status/${r.body.migrationId}`, { token: vendor })).body;
+      s = (
+        await t.call('GET', `/tenants/resources/migrations/v1/tenants/status/${r.body.migrationId}`, { token: vendor })
+      ).body;
       if (s.state === 'completed') break;
       await new Promise((done) => setTimeout(done, 20));
     }
     assert.equal(s.state, 'completed', JSON.stringify(s));
-    assert.deepEqual(s.errors.map((e: any) => [e.index, e.code]).sort(), [[1, 'GH-10030'], [2, 'GH-10030']]);
+    assert.deepEqual(s.errors.map((e: any) => [e.index, e.code]).sort(), [
+      [1, 'GH-10030'],
+      [2, 'GH-10030'],
+    ]);
     assert.equal((await t.call('GET', `${V2}/alias/fresh-alias`, { token: vendor })).body.tenantId, 'mig-alias-1');
     assert.equal((await t.call('GET', `${V2}/mig-alias-4`, { token: vendor })).body.alias, null);
     assert.equal((await t.call('GET', `${V2}/mig-alias-2`, { token: vendor })).body.length, 0);
@@ -256,10 +308,13 @@ describe('Social sign-in: unvouched emails make unverified users; OpenID tokens 
           ...(who.email ? { email: who.email } : {}),
           ...(who.email_verified !== undefined ? { email_verified: who.email_verified } : {}),
         };
-        const jwt = new SignJWT(claims).setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+        const jwt = new SignJWT(claims)
+          .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
           .setIssuer(tweak.kind === 'wrongIss' ? 'https://elsewhere.example' : `${base}/${name}`)
           .setAudience(tweak.kind === 'wrongAud' ? 'another-client' : c.clientId)
-          .setSubject(who.sub).setIssuedAt().setExpirationTime('5m');
+          .setSubject(who.sub)
+          .setIssuedAt()
+          .setExpirationTime('5m');
         let idToken = await jwt.sign(tweak.kind === 'rogueKey' ? rogue : privateKey);
         if (tweak.kind === 'unsigned') {
           const [h, p] = idToken.split('.');
@@ -279,9 +334,17 @@ describe('Social sign-in: unvouched emails make unverified users; OpenID tokens 
       const made = await t.call('POST', '/identity/resources/sso/custom/v1', {
         token: vendor,
         body: {
-          type: name, clientId: `client-${name}`, secret: `secret-${name}-0123456789`, redirectUrl: CB, active: true,
-          authorizationUrl: `${base}/${name}/authorize`, tokenUrl: `${base}/${name}/token`,
-          issuer: `${base}/${name}`, jwksUrl: `${base}/${name}/jwks`, scopes: 'openid email', allowSignups: true,
+          type: name,
+          clientId: `client-${name}`,
+          secret: `secret-${name}-0123456789`,
+          redirectUrl: CB,
+          active: true,
+          authorizationUrl: `${base}/${name}/authorize`,
+          tokenUrl: `${base}/${name}/token`,
+          issuer: `${base}/${name}`,
+          jwksUrl: `${base}/${name}/jwks`,
+          scopes: 'openid email',
+          allowSignups: true,
         },
       });
       assert.equal(made.status, 200, JSON.stringify(made.body));
@@ -307,7 +370,10 @@ describe('Social sign-in: unvouched emails make unverified users; OpenID tokens 
     const r = await signIn('quiet-id');
     assert.equal(r.status, 200, JSON.stringify(r.body));
     const c = claimsOf(r.body.accessToken);
-    const user = await t.call('GET', `/identity/resources/users/v1/${c.sub}`, { token: vendor, headers: { 'gatehouse-tenant-id': c.tenantId } });
+    const user = await t.call('GET', `/identity/resources/users/v1/${c.sub}`, {
+      token: vendor,
+      headers: { 'gatehouse-tenant-id': c.tenantId },
+    });
     assert.equal(user.body.email, 'quiet.new@social-drop.test');
     assert.equal(user.body.verified, false);
     // The same subject signs in again (linked by subject).
@@ -353,7 +419,9 @@ describe('Social sign-in: unvouched emails make unverified users; OpenID tokens 
       } finally {
         tweak.kind = undefined;
       }
-      const u = await t.call('GET', `/identity/resources/users/v1/email?email=${kind.toLowerCase()}@social-drop.test`, { token: vendor });
+      const u = await t.call('GET', `/identity/resources/users/v1/email?email=${kind.toLowerCase()}@social-drop.test`, {
+        token: vendor,
+      });
       assert.notEqual(u.status, 200);
     });
   }

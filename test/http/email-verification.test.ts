@@ -31,7 +31,8 @@ async function createUser(email: string): Promise<string> {
   assert.equal(u.body.verified, false);
   return u.id;
 }
-const verified = async (id: string) => (await t.call('GET', `/identity/resources/vendor-only/users/v1/${id}`, { token: vendor })).body.verified as boolean;
+const verified = async (id: string) =>
+  (await t.call('GET', `/identity/resources/vendor-only/users/v1/${id}`, { token: vendor })).body.verified as boolean;
 const userToken = async (email: string) => (await signedIn(t, { email, password: PASSWORD })).accessToken;
 const mails = (email: string) => mailbox.to(email).filter((m) => m.subject === SUBJECT);
 
@@ -45,14 +46,21 @@ describe('email verification', () => {
     assert.equal(url.pathname, '/account/verify-email');
     const body = { userId: url.searchParams.get('userId'), token: url.searchParams.get('token') };
     assert.equal(body.userId, id);
-    assert.equal((await t.call('POST', `${U}/v1/email/verify`, { body: { userId: id, token: 'wrong-token' } })).status, 400);
+    assert.equal(
+      (await t.call('POST', `${U}/v1/email/verify`, { body: { userId: id, token: 'wrong-token' } })).status,
+      400,
+    );
     const ok = await t.call('POST', `${U}/v1/email/verify`, { body });
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
     assert.equal(await verified(id), true);
     const again = await t.call('POST', `${U}/v1/email/verify`, { body });
     assert.equal(again.status, 410);
     assert.equal(again.body.errorCode, 'GH-61016');
-    assert.equal((await t.call('POST', `${U}/v1/${id}/verification-email`, { token: vendor })).status, 409, 'already verified');
+    assert.equal(
+      (await t.call('POST', `${U}/v1/${id}/verification-email`, { token: vendor })).status,
+      409,
+      'already verified',
+    );
     const tok = (await t.call('POST', LOGIN, { body: { email: 'ann@ev.test', password: PASSWORD } })).body;
     assert.equal(tok.emailVerified ?? true, true);
   });
@@ -62,8 +70,13 @@ describe('email verification', () => {
     await t.call('POST', `${U}/v1/${id}/verification-email`, { token: vendor });
     await mailbox.waitFor(() => mails('bea@ev.test').length > 0);
     const url = linkIn(mails('bea@ev.test')[0]);
-    await t.db.query(`UPDATE email_verification_tokens SET expires_at = now() - interval '1 second' WHERE user_id = $1`, [id]);
-    const r = await t.call('POST', `${U}/v1/email/verify`, { body: { userId: id, token: url.searchParams.get('token') } });
+    await t.db.query(
+      `UPDATE email_verification_tokens SET expires_at = now() - interval '1 second' WHERE user_id = $1`,
+      [id],
+    );
+    const r = await t.call('POST', `${U}/v1/email/verify`, {
+      body: { userId: id, token: url.searchParams.get('token') },
+    });
     assert.equal(r.status, 410);
     assert.equal(await verified(id), false);
   });
@@ -75,13 +88,19 @@ describe('email verification', () => {
     assert.equal(r.status, 200, JSON.stringify(r.body));
     await mailbox.waitFor(() => mails('cat@ev.test').length > 0);
     const code = codeIn(mails('cat@ev.test')[0]);
-    const wrong = await t.call('POST', `${U}/v1/email/me/verify`, { token, body: { email: 'cat@ev.test', code: code === '000000' ? '000001' : '000000' } });
+    const wrong = await t.call('POST', `${U}/v1/email/me/verify`, {
+      token,
+      body: { email: 'cat@ev.test', code: code === '000000' ? '000001' : '000000' },
+    });
     assert.equal(wrong.status, 400);
     assert.equal(await verified(id), false);
     const ok = await t.call('POST', `${U}/v1/email/me/verify`, { token, body: { email: 'cat@ev.test', code } });
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
     assert.equal(await verified(id), true);
-    assert.equal((await t.call('POST', `${U}/v1/email/me/verify`, { token, body: { email: 'cat@ev.test', code } })).status, 410);
+    assert.equal(
+      (await t.call('POST', `${U}/v1/email/me/verify`, { token, body: { email: 'cat@ev.test', code } })).status,
+      410,
+    );
   });
 
   test('an email change takes effect only with the code sent to the new address', async () => {
@@ -93,7 +112,11 @@ describe('email verification', () => {
     assert.equal((await t.call('POST', `${U}/v1/email/me`, { token, body: { email: 'Dan.New@ev.test' } })).status, 200);
     await mailbox.waitFor(() => mails('dan.new@ev.test').length > 0);
     const code = codeIn(mails('dan.new@ev.test')[0]);
-    assert.equal((await t.call('POST', `${U}/v1/email/me/verify`, { token, body: { email: 'other@ev.test', code } })).status, 400, 'the code belongs to the new address');
+    assert.equal(
+      (await t.call('POST', `${U}/v1/email/me/verify`, { token, body: { email: 'other@ev.test', code } })).status,
+      400,
+      'the code belongs to the new address',
+    );
     const ok = await t.call('POST', `${U}/v1/email/me/verify`, { token, body: { email: 'dan.new@ev.test', code } });
     assert.equal(ok.status, 200);
     const user = (await t.call('GET', `/identity/resources/vendor-only/users/v1/${id}`, { token: vendor })).body;
@@ -109,13 +132,23 @@ describe('email verification', () => {
     const code = codeIn(mails('eli@ev.test')[0]);
     const bad = code === '999999' ? '888888' : '999999';
     const statuses = [];
-    for (let i = 0; i < 5; i++) statuses.push((await t.call('POST', `${U}/v1/email/me/verify`, { token, body: { email: 'eli@ev.test', code: bad } })).status);
+    for (let i = 0; i < 5; i++)
+      statuses.push(
+        (await t.call('POST', `${U}/v1/email/me/verify`, { token, body: { email: 'eli@ev.test', code: bad } })).status,
+      );
     assert.deepEqual(statuses, [400, 400, 400, 400, 429]);
-    assert.equal((await t.call('POST', `${U}/v1/email/me/verify`, { token, body: { email: 'eli@ev.test', code } })).status, 410);
+    assert.equal(
+      (await t.call('POST', `${U}/v1/email/me/verify`, { token, body: { email: 'eli@ev.test', code } })).status,
+      410,
+    );
     const more = [];
-    for (let i = 0; i < 3; i++) more.push((await t.call('POST', `${U}/v1/email/me`, { token, body: { email: 'eli@ev.test' } })).status);
+    for (let i = 0; i < 3; i++)
+      more.push((await t.call('POST', `${U}/v1/email/me`, { token, body: { email: 'eli@ev.test' } })).status);
     assert.deepEqual(more, [200, 200, 429]);
-    assert.equal((await t.call('POST', `${U}/v1/email/me`, { token: vendor, body: { email: 'eli@ev.test' } })).status, 403);
+    assert.equal(
+      (await t.call('POST', `${U}/v1/email/me`, { token: vendor, body: { email: 'eli@ev.test' } })).status,
+      403,
+    );
   });
   test('a vendor email change voids the verification and reset links sent to the old address', async () => {
     const id = await createUser('old@ev.test');
@@ -127,17 +160,32 @@ describe('email verification', () => {
     await mailbox.waitFor(() => mailbox.to('old@ev.test').some((m) => m.subject === 'Reset your password'));
     const r = linkIn(mailbox.to('old@ev.test').find((m) => m.subject === 'Reset your password')!);
     const resetOld = { userId: id, token: r.searchParams.get('token') };
-    assert.equal((await t.call('POST', `${U}/v1/passwords/reset/validate`, { body: resetOld })).status, 200, 'the reset link works before the change');
+    assert.equal(
+      (await t.call('POST', `${U}/v1/passwords/reset/validate`, { body: resetOld })).status,
+      200,
+      'the reset link works before the change',
+    );
 
     const changed = await t.call('PUT', `${U}/v1/${id}/email`, { token: vendor, body: { email: 'new@ev.test' } });
     assert.equal(changed.status, 200, JSON.stringify(changed.body));
     // The old mailbox's links are void: the email is not set back, and the password cannot be reset through it.
     assert.equal((await t.call('POST', `${U}/v1/email/verify`, { body: verifyOld })).status, 410);
     assert.equal((await t.call('POST', `${U}/v1/passwords/reset/validate`, { body: resetOld })).status, 410);
-    assert.equal((await t.call('POST', `${U}/v1/passwords/reset/verify`, { body: { ...resetOld, password: 'Taken-Over-Secret-99' } })).status, 410);
+    assert.equal(
+      (
+        await t.call('POST', `${U}/v1/passwords/reset/verify`, {
+          body: { ...resetOld, password: 'Taken-Over-Secret-99' },
+        })
+      ).status,
+      410,
+    );
     const rec = (await t.call('GET', `/identity/resources/vendor-only/users/v1/${id}`, { token: vendor })).body;
     assert.equal(rec.email, 'new@ev.test');
     assert.equal(rec.verified, false);
-    assert.equal((await t.call('POST', LOGIN, { body: { email: 'new@ev.test', password: PASSWORD } })).status, 200, 'the password is unchanged');
+    assert.equal(
+      (await t.call('POST', LOGIN, { body: { email: 'new@ev.test', password: PASSWORD } })).status,
+      200,
+      'the password is unchanged',
+    );
   });
 });

@@ -10,9 +10,14 @@ describe('entitlements: import route rules from an OpenAPI document', () => {
   let t: TestApp;
   let token: string;
   const call = (method: string, url: string, body?: unknown) => t.call(method, url, { token, body });
-  const offset = async () => (await call('GET', '/entitlements/api/v1/vendor-entitlements-snapshot-offset')).body.snapshotOffset as number;
+  const offset = async () =>
+    (await call('GET', '/entitlements/api/v1/vendor-entitlements-snapshot-offset')).body.snapshotOffset as number;
   const decide = async (method: string, path: string, permissions: string[] = []) =>
-    (await call('POST', '/entitlements/api/v1/decisions/routes', { input: { subjectContext: { tenantId: 'acme', userId: 'u1', permissions }, requestContext: { method, path } } })).body.result;
+    (
+      await call('POST', '/entitlements/api/v1/decisions/routes', {
+        input: { subjectContext: { tenantId: 'acme', userId: 'u1', permissions }, requestContext: { method, path } },
+      })
+    ).body.result;
 
   before(async () => {
     t = await startTestApp();
@@ -39,20 +44,33 @@ describe('entitlements: import route rules from an OpenAPI document', () => {
   };
 
   test('one route per operation, in document order after existing routes, with the base path; the snapshot moves', async () => {
-    const first = await call('POST', RT, { method: 'GET', path: '/health', policyType: 'allow', description: 'existing' });
+    const first = await call('POST', RT, {
+      method: 'GET',
+      path: '/health',
+      policyType: 'allow',
+      description: 'existing',
+    });
     assert.equal(first.status, 200);
     const o0 = await offset();
     const r = await call('POST', IMPORT, doc);
     assert.equal(r.status, 200, JSON.stringify(r.body));
-    assert.deepEqual(r.body.created.map((x: any) => [x.method, x.path, x.policyType, x.description]), [
-      ['GET', '/v2/orders', 'ruleBased', 'List orders'],
-      ['POST', '/v2/orders', 'deny', 'createOrder'],
-      ['GET', '/v2/orders/{orderId}', 'allow', 'Get an order'],
-      ['DELETE', '/v2/orders/{orderId}', 'deny', ''],
-    ]);
-    assert.deepEqual(r.body.created[0].rules.map((x: any) => [x.type, x.value]), [['permission', 'orders.read']]);
+    assert.deepEqual(
+      r.body.created.map((x: any) => [x.method, x.path, x.policyType, x.description]),
+      [
+        ['GET', '/v2/orders', 'ruleBased', 'List orders'],
+        ['POST', '/v2/orders', 'deny', 'createOrder'],
+        ['GET', '/v2/orders/{orderId}', 'allow', 'Get an order'],
+        ['DELETE', '/v2/orders/{orderId}', 'deny', ''],
+      ],
+    );
+    assert.deepEqual(
+      r.body.created[0].rules.map((x: any) => [x.type, x.value]),
+      [['permission', 'orders.read']],
+    );
     assert.ok(r.body.created.every((x: any) => x.priority > first.body.priority));
-    assert.deepEqual(r.body.skipped, [{ method: 'OPTIONS', path: '/v2/orders', reason: 'method not supported by route rules' }]);
+    assert.deepEqual(r.body.skipped, [
+      { method: 'OPTIONS', path: '/v2/orders', reason: 'method not supported by route rules' },
+    ]);
     assert.ok((await offset()) > o0);
 
     // The imported rules decide at once.
@@ -73,7 +91,10 @@ describe('entitlements: import route rules from an OpenAPI document', () => {
     const swagger = { swagger: '2.0', basePath: '/legacy', paths: { '/ping': { get: {} } } };
     const r = await call('POST', `${IMPORT}?defaultPolicyType=allow`, swagger);
     assert.equal(r.status, 200);
-    assert.deepEqual(r.body.created.map((x: any) => [x.method, x.path, x.policyType]), [['GET', '/legacy/ping', 'allow']]);
+    assert.deepEqual(
+      r.body.created.map((x: any) => [x.method, x.path, x.policyType]),
+      [['GET', '/legacy/ping', 'allow']],
+    );
   });
 
   test('bad documents are 400 naming the field, and create nothing', async () => {
@@ -81,10 +102,16 @@ describe('entitlements: import route rules from an OpenAPI document', () => {
     const cases: [unknown, RegExp][] = [
       [{ paths: {} }, /OpenAPI 3.x or Swagger 2.0/],
       [{ openapi: '3.0.0' }, /body.paths must be an object/],
-      [{ openapi: '3.0.0', paths: { 'orders': { get: {} } } }, /must start with "\/"/],
+      [{ openapi: '3.0.0', paths: { orders: { get: {} } } }, /must start with "\/"/],
       [{ openapi: '3.0.0', paths: { '/a': { get: { 'x-gatehouse-policy': 'maybe' } } } }, /x-gatehouse-policy must be/],
-      [{ openapi: '3.0.0', paths: { '/a': { get: { 'x-gatehouse-rules': [{ type: 'role', value: 'x' }] } } } }, /x-gatehouse-rules\[0\]/],
-      [{ openapi: '3.0.0', paths: { '/ok': { get: {} }, '/a': { post: 'nope' } } }, /\.post must be an operation object/],
+      [
+        { openapi: '3.0.0', paths: { '/a': { get: { 'x-gatehouse-rules': [{ type: 'role', value: 'x' }] } } } },
+        /x-gatehouse-rules\[0\]/,
+      ],
+      [
+        { openapi: '3.0.0', paths: { '/ok': { get: {} }, '/a': { post: 'nope' } } },
+        /\.post must be an operation object/,
+      ],
     ];
     for (const [body, message] of cases) {
       const r = await call('POST', IMPORT, body);

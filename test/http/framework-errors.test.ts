@@ -51,10 +51,17 @@ describe('an empty body with content-type application/json is no body', () => {
 
   test('a route that needs a body still names what is missing; malformed JSON is still a 400', async () => {
     const login = '/identity/resources/auth/v1/user';
-    const empty = await t.call('POST', login, { headers: { 'content-type': 'application/json', 'gatehouse-tenant-id': 'fe-acme' }, raw: '' });
+    const empty = await t.call('POST', login, {
+      headers: { 'content-type': 'application/json', 'gatehouse-tenant-id': 'fe-acme' },
+      raw: '',
+    });
     assertWireError(empty, 400);
     assert.match(empty.body.errors[0], /body/);
-    const bad = await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, headers: { 'content-type': 'application/json' }, raw: '{"tenantId":' });
+    const bad = await t.call('POST', '/tenants/resources/tenants/v1', {
+      token: vendor,
+      headers: { 'content-type': 'application/json' },
+      raw: '{"tenantId":',
+    });
     assertWireError(bad, 400);
   });
 });
@@ -78,9 +85,23 @@ describe('framework errors answer the wire body', () => {
   });
 
   test('unsupported media type and a body over the limit keep the wire body', async () => {
-    assertWireError(await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, headers: { 'content-type': 'text/xml' }, raw: '<a/>' }), 415);
+    assertWireError(
+      await t.call('POST', '/tenants/resources/tenants/v1', {
+        token: vendor,
+        headers: { 'content-type': 'text/xml' },
+        raw: '<a/>',
+      }),
+      415,
+    );
     const big = JSON.stringify({ tenantId: 'x', name: 'y'.repeat(1_100_000) });
-    assertWireError(await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, raw: big, headers: { 'content-type': 'application/json' } }), 413);
+    assertWireError(
+      await t.call('POST', '/tenants/resources/tenants/v1', {
+        token: vendor,
+        raw: big,
+        headers: { 'content-type': 'application/json' },
+      }),
+      413,
+    );
   });
 
   test('under /oauth the framework errors are RFC 6749 bodies', async () => {
@@ -106,7 +127,10 @@ describe('SCIM: strict RFC 7644 errors, resource names in any case', () => {
     assert.equal(r.status, status, JSON.stringify(r.body));
     assert.deepEqual(r.body.schemas, [SCIM_ERROR]);
     assert.equal(r.body.status, String(status));
-    assert.deepEqual(Object.keys(r.body).filter((k) => !['schemas', 'status', 'scimType', 'detail'].includes(k)), []);
+    assert.deepEqual(
+      Object.keys(r.body).filter((k) => !['schemas', 'status', 'scimType', 'detail'].includes(k)),
+      [],
+    );
   };
 
   test('unknown SCIM endpoint, over-long id and malformed URL answer SCIM errors only', async () => {

@@ -15,7 +15,8 @@ const claims = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'b
 const as = (tenantId: string) => ({ 'gatehouse-tenant-id': tenantId });
 const call = (method: string, url: string, tenantId: string | undefined, body?: unknown) =>
   t.call(method, url, { token: vendor, body, headers: tenantId ? as(tenantId) : {} });
-const login = (email: string) => t.call('POST', '/identity/resources/auth/v1/user', { body: { email, password: PASSWORD } });
+const login = (email: string) =>
+  t.call('POST', '/identity/resources/auth/v1/user', { body: { email, password: PASSWORD } });
 
 before(async () => {
   t = await startTestApp();
@@ -26,12 +27,20 @@ before(async () => {
   ids.bob = (await user(t, 'g-acme', { email: 'bob@acme.test' })).id; // read-only
   ids.cy = (await user(t, 'g-acme', { email: 'cy@acme.test' })).id;
   ids.carl = (await user(t, 'g-beta', { email: 'carl@beta.test' })).id;
-  const role = await t.call('POST', '/identity/resources/roles/v1', { token: vendor, body: [{ key: 'auditor', name: 'Auditor', level: 5 }] });
+  const role = await t.call('POST', '/identity/resources/roles/v1', {
+    token: vendor,
+    body: [{ key: 'auditor', name: 'Auditor', level: 5 }],
+  });
   assert.equal(role.status, 201, JSON.stringify(role.body));
   auditorRole = role.body[0].id;
-  const perms = await t.call('PUT', `/identity/resources/roles/v1/${auditorRole}/permissions`, { token: vendor, body: { permissionIds: [ROLES_WRITE] } });
+  const perms = await t.call('PUT', `/identity/resources/roles/v1/${auditorRole}/permissions`, {
+    token: vendor,
+    body: { permissionIds: [ROLES_WRITE] },
+  });
   assert.equal(perms.status, 200, JSON.stringify(perms.body));
-  const beta = await call('POST', '/identity/resources/roles/v1', 'g-beta', [{ key: 'beta-only', name: 'Beta only', level: 5 }]);
+  const beta = await call('POST', '/identity/resources/roles/v1', 'g-beta', [
+    { key: 'beta-only', name: 'Beta only', level: 5 },
+  ]);
   assert.equal(beta.status, 201);
   betaRole = beta.body[0].id;
 });
@@ -41,7 +50,12 @@ describe('groups: create, read, update, delete', () => {
   let eng: any;
 
   test('create answers the whole record; the name is unique in the account, case-insensitively (409)', async () => {
-    const r = await call('POST', `${G}/v1`, 'g-acme', { name: ' Engineering ', color: '#3366ff', description: 'Builders', metadata: '{"floor":3}' });
+    const r = await call('POST', `${G}/v1`, 'g-acme', {
+      name: ' Engineering ',
+      color: '#3366ff',
+      description: 'Builders',
+      metadata: '{"floor":3}',
+    });
     assert.equal(r.status, 201, JSON.stringify(r.body));
     eng = r.body;
     assert.equal(eng.name, 'Engineering');
@@ -74,7 +88,10 @@ describe('groups: create, read, update, delete', () => {
       assert.match(r.body.errors[0], re);
     }
     const list = await call('GET', `${G}/v1`, 'g-acme');
-    assert.deepEqual(list.body.groups.map((g: any) => g.name), ['Engineering']);
+    assert.deepEqual(
+      list.body.groups.map((g: any) => g.name),
+      ['Engineering'],
+    );
     const noHeader = await call('POST', `${G}/v1`, undefined, { name: 'Ops' });
     assert.equal(noHeader.status, 400);
     assert.equal(noHeader.body.errorCode, 'GH-20006');
@@ -86,21 +103,39 @@ describe('groups: create, read, update, delete', () => {
     const one = await call('GET', `${G}/v1/${eng.id}`, 'g-acme');
     assert.equal(one.status, 200);
     assert.equal(one.body.name, 'Engineering');
-    assert.equal((await call('GET', `${G}/v1/${eng.id}`, 'g-beta')).status, 404, "another account's group is not found");
+    assert.equal(
+      (await call('GET', `${G}/v1/${eng.id}`, 'g-beta')).status,
+      404,
+      "another account's group is not found",
+    );
     assert.equal((await call('GET', `${G}/v1/not-a-uuid`, 'g-acme')).status, 404);
     const list = await call('GET', `${G}/v1`, 'g-acme');
-    assert.deepEqual(list.body.groups.map((g: any) => g.name), ['Design', 'Engineering']);
+    assert.deepEqual(
+      list.body.groups.map((g: any) => g.name),
+      ['Design', 'Engineering'],
+    );
     const page = await call('GET', `${G}/v2?_limit=1&_offset=1&_sortBy=name&_order=ASC`, 'g-acme');
     assert.equal(page.status, 200);
-    assert.deepEqual(page.body.items.map((g: any) => g.name), ['Engineering']);
+    assert.deepEqual(
+      page.body.items.map((g: any) => g.name),
+      ['Engineering'],
+    );
     assert.deepEqual(page.body._metadata, { totalItems: 2, totalPages: 2 });
     assert.match(page.body._links.prev, /_offset=0/);
     assert.equal(page.body._links.next, '');
     const filtered = await call('GET', `${G}/v2?_filter=desi`, 'g-acme');
-    assert.deepEqual(filtered.body.items.map((g: any) => g.name), ['Design']);
-    const bulk = await call('POST', `${G}/v1/bulkGet`, 'g-acme', { groupsIds: [eng.id, '00000000-0000-4000-8000-000000000000', 'junk'] });
+    assert.deepEqual(
+      filtered.body.items.map((g: any) => g.name),
+      ['Design'],
+    );
+    const bulk = await call('POST', `${G}/v1/bulkGet`, 'g-acme', {
+      groupsIds: [eng.id, '00000000-0000-4000-8000-000000000000', 'junk'],
+    });
     assert.equal(bulk.status, 201);
-    assert.deepEqual(bulk.body.groups.map((g: any) => g.id), [eng.id]);
+    assert.deepEqual(
+      bulk.body.groups.map((g: any) => g.id),
+      [eng.id],
+    );
   });
 
   test('update renames (409 on a taken name), an empty update is a 400', async () => {
@@ -123,12 +158,17 @@ describe('groups: create, read, update, delete', () => {
     assert.match(mixed.body.errors[0], new RegExp(`${ids.carl}.*not members of account g-acme`));
     assert.deepEqual(mixed.body.context.userIds, [ids.carl]);
     assert.equal((await call('GET', `${G}/v1/${eng.id}`, 'g-acme')).body.users.length, 0, 'nothing added');
-    const unknown = await call('POST', `${G}/v1/${eng.id}/users`, 'g-acme', { userIds: ['00000000-0000-4000-8000-000000000000'] });
+    const unknown = await call('POST', `${G}/v1/${eng.id}/users`, 'g-acme', {
+      userIds: ['00000000-0000-4000-8000-000000000000'],
+    });
     assert.equal(unknown.status, 400);
 
     const ok = await call('POST', `${G}/v1/${eng.id}/users`, 'g-acme', { userIds: [ids.bob, ids.cy] });
     assert.equal(ok.status, 201, JSON.stringify(ok.body));
-    assert.deepEqual(ok.body.users.map((u: any) => u.email), ['bob@acme.test', 'cy@acme.test']);
+    assert.deepEqual(
+      ok.body.users.map((u: any) => u.email),
+      ['bob@acme.test', 'cy@acme.test'],
+    );
     const again = await call('POST', `${G}/v1/${eng.id}/users`, 'g-acme', { userIds: [ids.bob] });
     assert.equal(again.status, 201, 'adding a member twice is harmless');
     assert.equal(again.body.users.length, 2);
@@ -138,7 +178,7 @@ describe('groups: create, read, update, delete', () => {
     assert.deepEqual(e.roles, [], 'roles only when asked');
   });
 
-  test('roles: environment roles or the account\'s; members receive them in their tokens; removal takes them away', async () => {
+  test("roles: environment roles or the account's; members receive them in their tokens; removal takes them away", async () => {
     const foreign = await call('POST', `${G}/v1/${eng.id}/roles`, 'g-acme', { roleIds: [betaRole] });
     assert.equal(foreign.status, 400);
     assert.match(foreign.body.errors[0], new RegExp(betaRole));
@@ -148,7 +188,10 @@ describe('groups: create, read, update, delete', () => {
 
     const r = await call('POST', `${G}/v1/${eng.id}/roles`, 'g-acme', { roleIds: [auditorRole] });
     assert.equal(r.status, 201, JSON.stringify(r.body));
-    assert.deepEqual(r.body.roles.map((x: any) => x.key), ['auditor']);
+    assert.deepEqual(
+      r.body.roles.map((x: any) => x.key),
+      ['auditor'],
+    );
     const signedIn = await login('bob@acme.test');
     const c = claims(signedIn.body.accessToken);
     assert.deepEqual([...c.roles].sort(), ['auditor', 'read-only']);
@@ -157,14 +200,22 @@ describe('groups: create, read, update, delete', () => {
     assert.deepEqual(claims((await login('ada@acme.test')).body.accessToken).roles, ['admin']);
 
     // The environment switch: rolesEnabled false stops groups giving roles (and adding roles is refused).
-    assert.equal((await t.call('POST', `${G}/v1/config`, { token: vendor, body: { rolesEnabled: false } })).status, 201);
-    const refreshed = await t.call('POST', '/identity/resources/auth/v1/user/token/refresh', { body: { refreshToken: signedIn.body.refreshToken } });
+    assert.equal(
+      (await t.call('POST', `${G}/v1/config`, { token: vendor, body: { rolesEnabled: false } })).status,
+      201,
+    );
+    const refreshed = await t.call('POST', '/identity/resources/auth/v1/user/token/refresh', {
+      body: { refreshToken: signedIn.body.refreshToken },
+    });
     assert.deepEqual(claims(refreshed.body.accessToken).roles, ['read-only']);
     const refused = await call('POST', `${G}/v1/${eng.id}/roles`, 'g-acme', { roleIds: [auditorRole] });
     assert.equal(refused.status, 403);
     assert.equal(refused.body.errorCode, 'GH-65004');
     assert.equal((await t.call('POST', `${G}/v1/config`, { token: vendor, body: { rolesEnabled: true } })).status, 201);
-    assert.deepEqual((await t.call('GET', `${G}/v1/config`, { token: vendor })).body, { enabled: true, rolesEnabled: true });
+    assert.deepEqual((await t.call('GET', `${G}/v1/config`, { token: vendor })).body, {
+      enabled: true,
+      rolesEnabled: true,
+    });
 
     const removed = await call('DELETE', `${G}/v1/${eng.id}/roles`, 'g-acme', { roleIds: [auditorRole] });
     assert.equal(removed.status, 200);
@@ -173,11 +224,23 @@ describe('groups: create, read, update, delete', () => {
     await call('POST', `${G}/v1/${eng.id}/roles`, 'g-acme', { roleIds: [auditorRole] });
   });
 
-  test('the User record lists the user\'s groups in its account; the users list reads them too', async () => {
+  test("the User record lists the user's groups in its account; the users list reads them too", async () => {
     const bob = await call('GET', `/identity/resources/users/v1/${ids.bob}`, 'g-acme');
     assert.equal(bob.status, 200);
-    assert.deepEqual(bob.body.groups.map((g: any) => g.name), ['Eng']);
-    assert.deepEqual(Object.keys(bob.body.groups[0]).sort(), ['color', 'createdAt', 'description', 'id', 'managedBy', 'metadata', 'name', 'updatedAt']);
+    assert.deepEqual(
+      bob.body.groups.map((g: any) => g.name),
+      ['Eng'],
+    );
+    assert.deepEqual(Object.keys(bob.body.groups[0]).sort(), [
+      'color',
+      'createdAt',
+      'description',
+      'id',
+      'managedBy',
+      'metadata',
+      'name',
+      'updatedAt',
+    ]);
     const list = await call('GET', '/identity/resources/users/v2', 'g-acme');
     assert.equal(list.status, 200);
     const byEmail = Object.fromEntries(list.body.items.map((u: any) => [u.email, u.groups.map((g: any) => g.name)]));
@@ -188,7 +251,11 @@ describe('groups: create, read, update, delete', () => {
     const reader = await t.userToken({ tenantId: 'g-acme', sub: ids.bob, permissions: ['fe.secure.read.users'] });
     const list = await t.call('GET', `${G}/v1`, { token: reader, headers: as('g-beta') });
     assert.equal(list.status, 200);
-    assert.deepEqual(list.body.groups.map((g: any) => g.name), ['Design', 'Eng'], 'the header is ignored for user tokens');
+    assert.deepEqual(
+      list.body.groups.map((g: any) => g.name),
+      ['Design', 'Eng'],
+      'the header is ignored for user tokens',
+    );
     const denied = await t.call('POST', `${G}/v1`, { token: reader, body: { name: 'Nope' } });
     assert.equal(denied.status, 403);
     const writer = await t.userToken({ tenantId: 'g-acme', sub: ids.ada, permissions: ['fe.secure.*'] });
@@ -200,9 +267,14 @@ describe('groups: create, read, update, delete', () => {
   });
 
   test('removing members; leaving the account or being deleted leaves the group', async () => {
-    const r = await call('DELETE', `${G}/v1/${eng.id}/users`, 'g-acme', { userIds: [ids.cy, '00000000-0000-4000-8000-000000000000'] });
+    const r = await call('DELETE', `${G}/v1/${eng.id}/users`, 'g-acme', {
+      userIds: [ids.cy, '00000000-0000-4000-8000-000000000000'],
+    });
     assert.equal(r.status, 200);
-    assert.deepEqual(r.body.users.map((u: any) => u.email), ['bob@acme.test']);
+    assert.deepEqual(
+      r.body.users.map((u: any) => u.email),
+      ['bob@acme.test'],
+    );
     // bob leaves the account and comes back: not a member of the group any more.
     await call('POST', `/identity/resources/users/v1/${ids.bob}/tenant`, undefined, { tenantId: 'g-beta' });
     assert.equal((await call('DELETE', `/identity/resources/users/v1/${ids.bob}`, 'g-acme')).status, 200);

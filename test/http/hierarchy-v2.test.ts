@@ -22,9 +22,19 @@ function fails(r: Reply, status: number, errorCode: string, message?: RegExp) {
   if (message) assert.match(r.body.errors.join(' '), message);
 }
 const sub = (tenantId: string, parentTenantId: string, name: string, metadata?: object) =>
-  ok('POST', '/tenants/resources/sub-tenants/v1', { tenantId, name, parentTenantId, ...(metadata ? { metadata: JSON.stringify(metadata) } : {}) });
-const node = (tenantId: string, tenantName: string, parentTenantId: string | null, level: number, children: unknown[] = []) =>
-  ({ tenantId, tenantName, parentTenantId, level, children });
+  ok('POST', '/tenants/resources/sub-tenants/v1', {
+    tenantId,
+    name,
+    parentTenantId,
+    ...(metadata ? { metadata: JSON.stringify(metadata) } : {}),
+  });
+const node = (
+  tenantId: string,
+  tenantName: string,
+  parentTenantId: string | null,
+  level: number,
+  children: unknown[] = [],
+) => ({ tenantId, tenantName, parentTenantId, level, children });
 /** Every node of a tree as `id@parent`, depth first. */
 const flat = (n: any): string[] => [`${n.tenantId}@${n.parentTenantId}`, ...n.children.flatMap(flat)];
 async function asUser(userId: string, tenantId: string, path = V2) {
@@ -56,26 +66,36 @@ before(async () => {
 after(async () => t?.close());
 
 describe('account tree v2', () => {
-  test('vendor: the tenant header\'s account and all its sub-accounts, nested, children by name', async () => {
-    assert.deepEqual(await ok('GET', V2, undefined, 'hv-root'), node('hv-root', 'Root', null, 0, [
-      node('hv-a', 'Alpha', 'hv-root', 1, [
-        node('hv-a1', 'A one', 'hv-a', 2, [node('hv-a1x', 'A one x', 'hv-a1', 3)]),
-        node('hv-a2', 'A two', 'hv-a', 2, [node('hv-a2x', 'A two x', 'hv-a2', 3)]),
+  test("vendor: the tenant header's account and all its sub-accounts, nested, children by name", async () => {
+    assert.deepEqual(
+      await ok('GET', V2, undefined, 'hv-root'),
+      node('hv-root', 'Root', null, 0, [
+        node('hv-a', 'Alpha', 'hv-root', 1, [
+          node('hv-a1', 'A one', 'hv-a', 2, [node('hv-a1x', 'A one x', 'hv-a1', 3)]),
+          node('hv-a2', 'A two', 'hv-a', 2, [node('hv-a2x', 'A two x', 'hv-a2', 3)]),
+        ]),
+        node('hv-b', 'Beta', 'hv-root', 1, [node('hv-b1', 'Beta one', 'hv-b', 2)]),
       ]),
-      node('hv-b', 'Beta', 'hv-root', 1, [node('hv-b1', 'Beta one', 'hv-b', 2)]),
-    ]));
+    );
     // A sub-account as the top: its parent is named, its level is 0.
-    assert.deepEqual(await ok('GET', `/frontegg${V2}`, undefined, 'hv-b'), node('hv-b', 'Beta', 'hv-root', 0, [node('hv-b1', 'Beta one', 'hv-b', 1)]));
+    assert.deepEqual(
+      await ok('GET', `/frontegg${V2}`, undefined, 'hv-b'),
+      node('hv-b', 'Beta', 'hv-root', 0, [node('hv-b1', 'Beta one', 'hv-b', 1)]),
+    );
   });
 
-  test('/metadata: the same tree with each account\'s metadata as a stringified JSON object', async () => {
+  test("/metadata: the same tree with each account's metadata as a stringified JSON object", async () => {
     const tree = await ok('GET', `${V2}/metadata`, undefined, 'hv-root');
     assert.equal(tree.metadata, JSON.stringify({ tier: 'top' }));
     const alpha = tree.children[0];
     assert.equal(alpha.metadata, '{}');
     assert.deepEqual(JSON.parse(alpha.children[0].metadata), { plan: 'gold', seats: 5 });
     assert.deepEqual(flat(tree), flat(await ok('GET', V2, undefined, 'hv-root')));
-    assert.equal('metadata' in (await ok('GET', V2, undefined, 'hv-root')), false, 'the plain tree carries no metadata');
+    assert.equal(
+      'metadata' in (await ok('GET', V2, undefined, 'hv-root')),
+      false,
+      'the plain tree carries no metadata',
+    );
   });
 
   test('a user sees their account and only the sub-accounts their access reaches', async () => {
@@ -97,13 +117,28 @@ describe('account tree v2', () => {
   test('errors: no header 400, unknown account 404, missing permission 403, no token 401', async () => {
     for (const path of [V2, `${V2}/metadata`]) {
       fails(await t.call('GET', path, { token: vendor }), 400, 'GH-20006');
-      fails(await t.call('GET', path, { token: vendor, headers: hdr('hv-nowhere') }), 404, 'GH-30001', /gatehouse-tenant-id hv-nowhere/);
-      fails(await t.call('GET', path, { token: await t.userToken({ sub: u.ada, tenantId: 'hv-a', permissions: [] }) }), 403, 'GH-20004', /fe.account-hierarchy.read.subaccount/);
+      fails(
+        await t.call('GET', path, { token: vendor, headers: hdr('hv-nowhere') }),
+        404,
+        'GH-30001',
+        /gatehouse-tenant-id hv-nowhere/,
+      );
+      fails(
+        await t.call('GET', path, { token: await t.userToken({ sub: u.ada, tenantId: 'hv-a', permissions: [] }) }),
+        403,
+        'GH-20004',
+        /fe.account-hierarchy.read.subaccount/,
+      );
       fails(await t.call('GET', path), 401, 'GH-20001');
     }
     // A removed account: 404 for its tree; its sub-accounts move up to its parent.
     await ok('DELETE', '/tenants/resources/sub-tenants/v1/hv-a1');
     fails(await t.call('GET', V2, { token: vendor, headers: hdr('hv-a1') }), 404, 'GH-30001');
-    assert.deepEqual(flat(await ok('GET', V2, undefined, 'hv-a')), ['hv-a@hv-root', 'hv-a1x@hv-a', 'hv-a2@hv-a', 'hv-a2x@hv-a2']);
+    assert.deepEqual(flat(await ok('GET', V2, undefined, 'hv-a')), [
+      'hv-a@hv-root',
+      'hv-a1x@hv-a',
+      'hv-a2@hv-a',
+      'hv-a2x@hv-a2',
+    ]);
   });
 });

@@ -32,7 +32,8 @@ async function assign(parentTenantId: string, childTenantId: string) {
   assert.equal(r.status, 201, JSON.stringify(r.body));
   return r.body;
 }
-const getAccount = async (id: string) => (await t.call('GET', `/tenants/resources/tenants/v2/${id}`, { token: vendor })).body;
+const getAccount = async (id: string) =>
+  (await t.call('GET', `/tenants/resources/tenants/v2/${id}`, { token: vendor })).body;
 const subs = async (id: string) => (await t.call('GET', H, { token: vendor, headers: hdr(id) })).body;
 const parents = async (id: string) => (await t.call('GET', `${H}/parents`, { token: vendor, headers: hdr(id) })).body;
 const tree = async (id: string) => (await t.call('GET', `${H}/tree`, { token: vendor, headers: hdr(id) })).body;
@@ -64,17 +65,46 @@ describe('assign and detach (vendor)', () => {
     await account(t, { id: 'nf-a' });
     await account(t, { id: 'nf-gone' });
     await t.call('DELETE', '/tenants/resources/tenants/v1/nf-gone', { token: vendor });
-    fails(await t.call('POST', H, { token: vendor, body: { parentTenantId: 'nf-none', childTenantId: 'nf-a' } }), 404, 'GH-30001', /parentTenantId nf-none/);
-    fails(await t.call('POST', H, { token: vendor, body: { parentTenantId: 'nf-a', childTenantId: 'nf-none' } }), 404, 'GH-30001', /childTenantId nf-none/);
-    fails(await t.call('POST', H, { token: vendor, body: { parentTenantId: 'nf-gone', childTenantId: 'nf-a' } }), 404, 'GH-30001', /parentTenantId nf-gone/);
+    fails(
+      await t.call('POST', H, { token: vendor, body: { parentTenantId: 'nf-none', childTenantId: 'nf-a' } }),
+      404,
+      'GH-30001',
+      /parentTenantId nf-none/,
+    );
+    fails(
+      await t.call('POST', H, { token: vendor, body: { parentTenantId: 'nf-a', childTenantId: 'nf-none' } }),
+      404,
+      'GH-30001',
+      /childTenantId nf-none/,
+    );
+    fails(
+      await t.call('POST', H, { token: vendor, body: { parentTenantId: 'nf-gone', childTenantId: 'nf-a' } }),
+      404,
+      'GH-30001',
+      /parentTenantId nf-gone/,
+    );
     assert.equal((await getAccount('nf-a')).parentTenantId, null);
   });
 
   test('self-parenting and a parent below the child are 409 HIERARCHY_CYCLE; nothing changes', async () => {
     await build({ 'cy-a': null, 'cy-b': 'cy-a', 'cy-c': 'cy-b' });
-    fails(await t.call('POST', H, { token: vendor, body: { parentTenantId: 'cy-b', childTenantId: 'cy-b' } }), 409, 'GH-30003', /own parent/);
-    fails(await t.call('POST', H, { token: vendor, body: { parentTenantId: 'cy-c', childTenantId: 'cy-a' } }), 409, 'GH-30003', /cycle/);
-    fails(await t.call('POST', H, { token: vendor, body: { parentTenantId: 'cy-b', childTenantId: 'cy-a' } }), 409, 'GH-30003');
+    fails(
+      await t.call('POST', H, { token: vendor, body: { parentTenantId: 'cy-b', childTenantId: 'cy-b' } }),
+      409,
+      'GH-30003',
+      /own parent/,
+    );
+    fails(
+      await t.call('POST', H, { token: vendor, body: { parentTenantId: 'cy-c', childTenantId: 'cy-a' } }),
+      409,
+      'GH-30003',
+      /cycle/,
+    );
+    fails(
+      await t.call('POST', H, { token: vendor, body: { parentTenantId: 'cy-b', childTenantId: 'cy-a' } }),
+      409,
+      'GH-30003',
+    );
     assert.equal((await getAccount('cy-a')).parentTenantId, null);
     assert.deepEqual(ids(await parents('cy-c')), ['cy-b', 'cy-a']);
   });
@@ -106,25 +136,59 @@ describe('assign and detach (vendor)', () => {
     const alias = await t.call('DELETE', H, { token: vendor, body: { tenantId: 'dt-d' } });
     assert.equal(alias.status, 200);
     assert.equal(alias.body.parentTenantId, null);
-    fails(await t.call('DELETE', H, { token: vendor, body: { childTenantId: 'dt-none' } }), 404, 'GH-30001', /childTenantId dt-none/);
+    fails(
+      await t.call('DELETE', H, { token: vendor, body: { childTenantId: 'dt-none' } }),
+      404,
+      'GH-30001',
+      /childTenantId dt-none/,
+    );
   });
 
   test('bad bodies are 400 naming the field; nothing changes', async () => {
     await build({ 'bb-p': null, 'bb-c': 'bb-p' });
-    fails(await t.call('POST', H, { token: vendor, body: { parentTenantId: 'bb-p' } }), 400, 'GH-10001', /body\.childTenantId is required/);
-    fails(await t.call('POST', H, { token: vendor, body: { parentTenantId: 5, childTenantId: 'bb-c' } }), 400, 'GH-10001', /body\.parentTenantId must be string/);
-    fails(await t.call('POST', H, { token: vendor, body: { parentTenantId: 'bad id!', childTenantId: 'bb-c' } }), 400, 'GH-10001', /body\.parentTenantId must match pattern/);
+    fails(
+      await t.call('POST', H, { token: vendor, body: { parentTenantId: 'bb-p' } }),
+      400,
+      'GH-10001',
+      /body\.childTenantId is required/,
+    );
+    fails(
+      await t.call('POST', H, { token: vendor, body: { parentTenantId: 5, childTenantId: 'bb-c' } }),
+      400,
+      'GH-10001',
+      /body\.parentTenantId must be string/,
+    );
+    fails(
+      await t.call('POST', H, { token: vendor, body: { parentTenantId: 'bad id!', childTenantId: 'bb-c' } }),
+      400,
+      'GH-10001',
+      /body\.parentTenantId must match pattern/,
+    );
     fails(await t.call('DELETE', H, { token: vendor, body: {} }), 400, 'GH-10001', /body\.childTenantId is required/);
     fails(await t.call('DELETE', H, { token: vendor }), 400, 'GH-10001', /body\.childTenantId is required/);
-    fails(await t.call('DELETE', H, { token: vendor, body: { childTenantId: 'bb-c', tenantId: 'bb-p' } }), 400, 'GH-10001', /different accounts/);
-    fails(await t.call('DELETE', H, { token: vendor, body: { childTenantId: ['bb-c'] } }), 400, 'GH-10001', /body\.childTenantId/);
+    fails(
+      await t.call('DELETE', H, { token: vendor, body: { childTenantId: 'bb-c', tenantId: 'bb-p' } }),
+      400,
+      'GH-10001',
+      /different accounts/,
+    );
+    fails(
+      await t.call('DELETE', H, { token: vendor, body: { childTenantId: ['bb-c'] } }),
+      400,
+      'GH-10001',
+      /body\.childTenantId/,
+    );
     assert.equal((await getAccount('bb-c')).parentTenantId, 'bb-p');
   });
 
   test('assign and detach take environment tokens only', async () => {
     await build({ 'ut-p': null, 'ut-c': 'ut-p' });
     const u = await user('ut-p', ['*']);
-    fails(await t.call('POST', H, { token: u, body: { parentTenantId: 'ut-p', childTenantId: 'ut-c' } }), 403, 'GH-20003');
+    fails(
+      await t.call('POST', H, { token: u, body: { parentTenantId: 'ut-p', childTenantId: 'ut-c' } }),
+      403,
+      'GH-20003',
+    );
     fails(await t.call('DELETE', H, { token: u, body: { childTenantId: 'ut-c' } }), 403, 'GH-20003');
     fails(await t.call('POST', H, { body: { parentTenantId: 'ut-p', childTenantId: 'ut-c' } }), 401, 'GH-20001');
   });
@@ -146,8 +210,24 @@ describe('reading the hierarchy', () => {
   // rd-root > {rd-b "beta", rd-a "Alpha", rd-z "alpha"} ; rd-a > rd-a1 > rd-a11 ; rd-b > rd-b1
   before(async () => {
     await build(
-      { 'rd-root': null, 'rd-b': 'rd-root', 'rd-a': 'rd-root', 'rd-z': 'rd-root', 'rd-a1': 'rd-a', 'rd-a11': 'rd-a1', 'rd-b1': 'rd-b' },
-      { 'rd-root': 'Root', 'rd-b': 'beta', 'rd-a': 'Alpha', 'rd-z': 'alpha', 'rd-a1': 'A one', 'rd-a11': 'A one one', 'rd-b1': 'B one' },
+      {
+        'rd-root': null,
+        'rd-b': 'rd-root',
+        'rd-a': 'rd-root',
+        'rd-z': 'rd-root',
+        'rd-a1': 'rd-a',
+        'rd-a11': 'rd-a1',
+        'rd-b1': 'rd-b',
+      },
+      {
+        'rd-root': 'Root',
+        'rd-b': 'beta',
+        'rd-a': 'Alpha',
+        'rd-z': 'alpha',
+        'rd-a1': 'A one',
+        'rd-a11': 'A one one',
+        'rd-b1': 'B one',
+      },
     );
   });
 
@@ -184,7 +264,11 @@ describe('reading the hierarchy', () => {
       tenantId: 'rd-root',
       tenantName: 'Root',
       children: [
-        { tenantId: 'rd-a', tenantName: 'Alpha', children: [{ tenantId: 'rd-a1', tenantName: 'A one', children: [leaf('rd-a11', 'A one one')] }] },
+        {
+          tenantId: 'rd-a',
+          tenantName: 'Alpha',
+          children: [{ tenantId: 'rd-a1', tenantName: 'A one', children: [leaf('rd-a11', 'A one one')] }],
+        },
         leaf('rd-z', 'alpha'),
         { tenantId: 'rd-b', tenantName: 'beta', children: [leaf('rd-b1', 'B one')] },
       ],
@@ -197,7 +281,9 @@ describe('reading the hierarchy', () => {
     const s = await t.call('GET', H, { token: u, headers: hdr('rd-root') });
     assert.equal(s.status, 200);
     assert.deepEqual(ids(s.body), ['rd-a1', 'rd-a11']);
-    assert.deepEqual((await t.call('GET', `${H}/parents`, { token: u })).body, [{ tenantId: 'rd-root', tenantName: 'Root', level: 1 }]);
+    assert.deepEqual((await t.call('GET', `${H}/parents`, { token: u })).body, [
+      { tenantId: 'rd-root', tenantName: 'Root', level: 1 },
+    ]);
     assert.equal((await t.call('GET', `${H}/tree`, { token: u })).body.children[0].tenantId, 'rd-a1');
     const wildcard = await t.userToken({ tenantId: 'rd-a', permissions: ['fe.account-hierarchy.*'] });
     assert.equal((await t.call('GET', H, { token: wildcard })).status, 200);
@@ -223,10 +309,17 @@ describe('reading the hierarchy', () => {
   test('parents of a given account: vendor any; a user only their account or its subtree', async () => {
     const v = await t.call('GET', `${H}/parents/rd-b1`, { token: vendor });
     assert.equal(v.status, 200);
-    assert.deepEqual(v.body, [{ tenantId: 'rd-b', tenantName: 'beta', level: 1 }, { tenantId: 'rd-root', tenantName: 'Root', level: 2 }]);
+    assert.deepEqual(v.body, [
+      { tenantId: 'rd-b', tenantName: 'beta', level: 1 },
+      { tenantId: 'rd-root', tenantName: 'Root', level: 2 },
+    ]);
     fails(await t.call('GET', `${H}/parents/rd-nobody`, { token: vendor }), 404, 'GH-30001');
     const u = await user('rd-a', [READ]);
-    assert.deepEqual(ids((await t.call('GET', `${H}/parents/rd-a11`, { token: u })).body), ['rd-a1', 'rd-a', 'rd-root']);
+    assert.deepEqual(ids((await t.call('GET', `${H}/parents/rd-a11`, { token: u })).body), [
+      'rd-a1',
+      'rd-a',
+      'rd-root',
+    ]);
     assert.deepEqual(ids((await t.call('GET', `${H}/parents/rd-a`, { token: u })).body), ['rd-root']);
     for (const other of ['rd-root', 'rd-b', 'rd-b1', 'rd-nobody']) {
       fails(await t.call('GET', `${H}/parents/${other}`, { token: u }), 403, 'GH-30005', new RegExp(other));
@@ -235,7 +328,15 @@ describe('reading the hierarchy', () => {
 
   test('the routes are in the OpenAPI document, the tree as a self-referencing schema', async () => {
     const r = await t.call('GET', '/openapi.json');
-    for (const p of [H, `${H}/parents`, `${H}/tree`, SUB, `${SUB}/{tenantId}`, `${SUB}/{tenantId}/management`, `${SUB}/{tenantId}/hierarchy-settings`]) {
+    for (const p of [
+      H,
+      `${H}/parents`,
+      `${H}/tree`,
+      SUB,
+      `${SUB}/{tenantId}`,
+      `${SUB}/{tenantId}/management`,
+      `${SUB}/{tenantId}/hierarchy-settings`,
+    ]) {
       assert.ok(r.body.paths[p], p);
     }
     const ref = r.body.paths[`${H}/tree`].get.responses['200'].content['application/json'].schema.$ref as string;
@@ -247,7 +348,16 @@ describe('reading the hierarchy', () => {
 describe('sub-accounts', () => {
   test('vendor creates a sub-account with the optional fields', async () => {
     await account(t, { id: 'sc-p', name: 'Parent' });
-    const body = { tenantId: 'sc-c', name: 'Child', parentTenantId: 'sc-p', status: 'trial', logoUrl: 'https://x.test/l.png', creatorName: 'Ann', creatorEmail: 'ann@x.test', isReseller: true };
+    const body = {
+      tenantId: 'sc-c',
+      name: 'Child',
+      parentTenantId: 'sc-p',
+      status: 'trial',
+      logoUrl: 'https://x.test/l.png',
+      creatorName: 'Ann',
+      creatorEmail: 'ann@x.test',
+      isReseller: true,
+    };
     const r = await t.call('POST', SUB, { token: vendor, body });
     assert.equal(r.status, 201);
     assert.equal(r.body.tenantId, 'sc-c');
@@ -259,20 +369,85 @@ describe('sub-accounts', () => {
     assert.equal(r.body.subAccountAccessType, 'defaultOff');
     assert.deepEqual(await subs('sc-p'), [{ tenantId: 'sc-c', tenantName: 'Child', level: 1 }]);
     fails(await t.call('POST', SUB, { token: vendor, body }), 409, 'GH-30002');
-    fails(await t.call('POST', SUB, { token: vendor, body: { ...body, tenantId: 'sc-x', parentTenantId: 'sc-none' } }), 404, 'GH-30001', /parentTenantId sc-none/);
+    fails(
+      await t.call('POST', SUB, { token: vendor, body: { ...body, tenantId: 'sc-x', parentTenantId: 'sc-none' } }),
+      404,
+      'GH-30001',
+      /parentTenantId sc-none/,
+    );
   });
 
   test('bad bodies are 400 naming the field; nothing is created', async () => {
     await account(t, { id: 'sb-p' });
-    fails(await t.call('POST', SUB, { token: vendor, body: { tenantId: 'sb-c', name: 'c' } }), 400, 'GH-10001', /body\.parentTenantId is required/);
-    fails(await t.call('POST', SUB, { token: vendor, body: { name: 'c', parentTenantId: 'sb-p' } }), 400, 'GH-10001', /body\.tenantId is required/);
-    fails(await t.call('POST', SUB, { token: vendor, body: { tenantId: 'sb-c', parentTenantId: 'sb-p' } }), 400, 'GH-10001', /body\.name is required/);
-    fails(await t.call('POST', SUB, { token: vendor, body: { tenantId: 'sb-c', name: '', parentTenantId: 'sb-p' } }), 400, 'GH-10001', /body\.name/);
-    fails(await t.call('POST', SUB, { token: vendor, body: { tenantId: 'sb-c', name: 'c', parentTenantId: 'sb-p', isReseller: 'true' } }), 400, 'GH-10001', /body\.isReseller must be boolean/);
-    fails(await t.call('POST', SUB, { token: vendor, body: { tenantId: 'sb-c', name: 'c', parentTenantId: 'sb-p', metadata: '[1]' } }), 400, 'GH-10001', /metadata must be a JSON object/);
-    fails(await t.call('POST', SUB, { token: vendor, body: { tenantId: 'sb-c', name: 'a\u0000b', parentTenantId: 'sb-p' } }), 400, 'GH-10001', /body\.name must not contain the NUL character/);
-    fails(await t.call('POST', SUB, { token: vendor, body: { tenantId: 'sb-c', name: 'c', parentTenantId: 'sb-p', metadata: '{"k":"\\u0000"}' } }), 400, 'GH-10001', /body\.metadata\.k must not contain NUL/);
-    fails(await t.call('POST', SUB, { token: vendor, body: { tenantId: 'sb-c', name: 'c', parentTenantId: 'sb-p', logo: '\ud800' } }), 400, 'GH-10001', /body\.logo .*unpaired surrogates/);
+    fails(
+      await t.call('POST', SUB, { token: vendor, body: { tenantId: 'sb-c', name: 'c' } }),
+      400,
+      'GH-10001',
+      /body\.parentTenantId is required/,
+    );
+    fails(
+      await t.call('POST', SUB, { token: vendor, body: { name: 'c', parentTenantId: 'sb-p' } }),
+      400,
+      'GH-10001',
+      /body\.tenantId is required/,
+    );
+    fails(
+      await t.call('POST', SUB, { token: vendor, body: { tenantId: 'sb-c', parentTenantId: 'sb-p' } }),
+      400,
+      'GH-10001',
+      /body\.name is required/,
+    );
+    fails(
+      await t.call('POST', SUB, { token: vendor, body: { tenantId: 'sb-c', name: '', parentTenantId: 'sb-p' } }),
+      400,
+      'GH-10001',
+      /body\.name/,
+    );
+    fails(
+      await t.call('POST', SUB, {
+        token: vendor,
+        body: { tenantId: 'sb-c', name: 'c', parentTenantId: 'sb-p', isReseller: 'true' },
+      }),
+      400,
+      'GH-10001',
+      /body\.isReseller must be boolean/,
+    );
+    fails(
+      await t.call('POST', SUB, {
+        token: vendor,
+        body: { tenantId: 'sb-c', name: 'c', parentTenantId: 'sb-p', metadata: '[1]' },
+      }),
+      400,
+      'GH-10001',
+      /metadata must be a JSON object/,
+    );
+    fails(
+      await t.call('POST', SUB, {
+        token: vendor,
+        body: { tenantId: 'sb-c', name: 'a\u0000b', parentTenantId: 'sb-p' },
+      }),
+      400,
+      'GH-10001',
+      /body\.name must not contain the NUL character/,
+    );
+    fails(
+      await t.call('POST', SUB, {
+        token: vendor,
+        body: { tenantId: 'sb-c', name: 'c', parentTenantId: 'sb-p', metadata: '{"k":"\\u0000"}' },
+      }),
+      400,
+      'GH-10001',
+      /body\.metadata\.k must not contain NUL/,
+    );
+    fails(
+      await t.call('POST', SUB, {
+        token: vendor,
+        body: { tenantId: 'sb-c', name: 'c', parentTenantId: 'sb-p', logo: '\ud800' },
+      }),
+      400,
+      'GH-10001',
+      /body\.logo .*unpaired surrogates/,
+    );
     assert.deepEqual(await getAccount('sb-c'), []);
     assert.deepEqual(await subs('sb-p'), []);
   });
@@ -283,25 +458,56 @@ describe('sub-accounts', () => {
     const a = await t.call('POST', SUB, { token: u, body: { tenantId: 'su-n1', name: 'N1', parentTenantId: 'su-me' } });
     assert.equal(a.status, 201);
     assert.equal(a.body.parentTenantId, 'su-me');
-    const b = await t.call('POST', SUB, { token: u, body: { tenantId: 'su-n2', name: 'N2', parentTenantId: 'su-kid' } });
+    const b = await t.call('POST', SUB, {
+      token: u,
+      body: { tenantId: 'su-n2', name: 'N2', parentTenantId: 'su-kid' },
+    });
     assert.equal(b.status, 201);
     for (const parent of ['su-root', 'su-sib', 'su-nobody']) {
-      fails(await t.call('POST', SUB, { token: u, body: { tenantId: 'su-n3', name: 'N3', parentTenantId: parent } }), 403, 'GH-30005', new RegExp(parent));
+      fails(
+        await t.call('POST', SUB, { token: u, body: { tenantId: 'su-n3', name: 'N3', parentTenantId: parent } }),
+        403,
+        'GH-30005',
+        new RegExp(parent),
+      );
     }
-    fails(await t.call('POST', SUB, { token: await user('su-me', [READ]), body: { tenantId: 'su-n3', name: 'N3', parentTenantId: 'su-me' } }), 403, 'GH-20004');
+    fails(
+      await t.call('POST', SUB, {
+        token: await user('su-me', [READ]),
+        body: { tenantId: 'su-n3', name: 'N3', parentTenantId: 'su-me' },
+      }),
+      403,
+      'GH-20004',
+    );
     assert.deepEqual(await getAccount('su-n3'), []);
     assert.deepEqual(ids(await subs('su-me')), ['su-n1', 'su-kid', 'su-n2'], 'N1 sorts before su-kid by name');
   });
 
   test('creating over a removed account reactivates it with nothing stale', async () => {
     await build({ 're-p1': null, 're-p2': null });
-    await t.call('POST', SUB, { token: vendor, body: { tenantId: 're-x', name: 'Old', parentTenantId: 're-p1', logo: 'old-logo', isReseller: true, metadata: { plan: 'gold' } } });
-    await t.call('PUT', `${SUB}/re-x/hierarchy-settings`, { token: vendor, body: { subAccountAccessType: 'alwaysOn' } });
+    await t.call('POST', SUB, {
+      token: vendor,
+      body: {
+        tenantId: 're-x',
+        name: 'Old',
+        parentTenantId: 're-p1',
+        logo: 'old-logo',
+        isReseller: true,
+        metadata: { plan: 'gold' },
+      },
+    });
+    await t.call('PUT', `${SUB}/re-x/hierarchy-settings`, {
+      token: vendor,
+      body: { subAccountAccessType: 'alwaysOn' },
+    });
     await t.call('POST', SUB, { token: vendor, body: { tenantId: 're-y', name: 'Y', parentTenantId: 're-x' } });
     assert.equal((await t.call('DELETE', `${SUB}/re-x`, { token: vendor })).status, 200);
     assert.equal((await getAccount('re-y')).parentTenantId, 're-p1', 'its sub-account moved up');
 
-    const r = await t.call('POST', SUB, { token: vendor, body: { tenantId: 're-x', name: 'New', parentTenantId: 're-p2' } });
+    const r = await t.call('POST', SUB, {
+      token: vendor,
+      body: { tenantId: 're-x', name: 'New', parentTenantId: 're-p2' },
+    });
     assert.equal(r.status, 201);
     assert.equal(r.body.name, 'New');
     assert.equal(r.body.parentTenantId, 're-p2');
@@ -322,7 +528,10 @@ describe('sub-accounts', () => {
     assert.equal(r.body.tenantId, 'rm-m');
     assert.ok(r.body.deletedAt);
     assert.deepEqual(await getAccount('rm-m'), []);
-    assert.deepEqual(await parents('rm-g'), [{ tenantId: 'rm-c2', tenantName: 'rm-c2', level: 1 }, { tenantId: 'rm-r', tenantName: 'rm-r', level: 2 }]);
+    assert.deepEqual(await parents('rm-g'), [
+      { tenantId: 'rm-c2', tenantName: 'rm-c2', level: 1 },
+      { tenantId: 'rm-r', tenantName: 'rm-r', level: 2 },
+    ]);
     assert.deepEqual(await tree('rm-r'), {
       tenantId: 'rm-r',
       tenantName: 'rm-r',
@@ -339,7 +548,8 @@ describe('sub-accounts', () => {
   test('a user removes strict sub-accounts of their account only', async () => {
     await build({ 'ud-r': null, 'ud-me': 'ud-r', 'ud-kid': 'ud-me', 'ud-gk': 'ud-kid', 'ud-sib': 'ud-r' });
     const u = await user('ud-me');
-    for (const id of ['ud-me', 'ud-r', 'ud-sib', 'ud-nobody']) fails(await t.call('DELETE', `${SUB}/${id}`, { token: u }), 403, 'GH-30005');
+    for (const id of ['ud-me', 'ud-r', 'ud-sib', 'ud-nobody'])
+      fails(await t.call('DELETE', `${SUB}/${id}`, { token: u }), 403, 'GH-30005');
     fails(await t.call('DELETE', `${SUB}/ud-kid`, { token: await user('ud-me', [READ]) }), 403, 'GH-20004');
     const r = await t.call('DELETE', `${SUB}/ud-kid`, { token: u });
     assert.equal(r.status, 200);
@@ -360,34 +570,91 @@ describe('sub-accounts', () => {
     assert.equal(k.body.isReseller, true);
     fails(await t.call('PUT', `${SUB}/mg-me/management`, { token: u, body: { isReseller: false } }), 403, 'GH-30005');
     fails(await t.call('PUT', `${SUB}/mg-r/management`, { token: u, body: { isReseller: true } }), 403, 'GH-30005');
-    fails(await t.call('PUT', `${SUB}/mg-kid/management`, { token: await user('mg-me', [READ]), body: { isReseller: false } }), 403, 'GH-20004');
-    fails(await t.call('PUT', `${SUB}/mg-kid/management`, { token: vendor, body: { isReseller: 'false' } }), 400, 'GH-10001', /body\.isReseller must be boolean/);
-    fails(await t.call('PUT', `${SUB}/mg-kid/management`, { token: vendor, body: {} }), 400, 'GH-10001', /body\.isReseller is required/);
-    fails(await t.call('PUT', `${SUB}/mg-none/management`, { token: vendor, body: { isReseller: true } }), 404, 'GH-30001');
+    fails(
+      await t.call('PUT', `${SUB}/mg-kid/management`, {
+        token: await user('mg-me', [READ]),
+        body: { isReseller: false },
+      }),
+      403,
+      'GH-20004',
+    );
+    fails(
+      await t.call('PUT', `${SUB}/mg-kid/management`, { token: vendor, body: { isReseller: 'false' } }),
+      400,
+      'GH-10001',
+      /body\.isReseller must be boolean/,
+    );
+    fails(
+      await t.call('PUT', `${SUB}/mg-kid/management`, { token: vendor, body: {} }),
+      400,
+      'GH-10001',
+      /body\.isReseller is required/,
+    );
+    fails(
+      await t.call('PUT', `${SUB}/mg-none/management`, { token: vendor, body: { isReseller: true } }),
+      404,
+      'GH-30001',
+    );
     assert.equal((await getAccount('mg-kid')).isReseller, true);
     assert.equal((await getAccount('mg-r')).isReseller, false);
   });
 
   test('hierarchy-settings: a user sets it on their own account and its subtree', async () => {
     await build({ 'hs-r': null, 'hs-me': 'hs-r', 'hs-kid': 'hs-me' });
-    const v = await t.call('PUT', `${SUB}/hs-r/hierarchy-settings`, { token: vendor, body: { subAccountAccessType: 'alwaysOn' } });
+    const v = await t.call('PUT', `${SUB}/hs-r/hierarchy-settings`, {
+      token: vendor,
+      body: { subAccountAccessType: 'alwaysOn' },
+    });
     assert.equal(v.status, 200);
     assert.equal(v.body.subAccountAccessType, 'alwaysOn');
     const u = await user('hs-me');
-    const own = await t.call('PUT', `${SUB}/hs-me/hierarchy-settings`, { token: u, body: { subAccountAccessType: 'defaultOn' } });
+    const own = await t.call('PUT', `${SUB}/hs-me/hierarchy-settings`, {
+      token: u,
+      body: { subAccountAccessType: 'defaultOn' },
+    });
     assert.equal(own.status, 200);
     assert.equal(own.body.subAccountAccessType, 'defaultOn');
-    assert.equal((await t.call('PUT', `${SUB}/hs-kid/hierarchy-settings`, { token: u, body: { subAccountAccessType: 'alwaysOn' } })).body.subAccountAccessType, 'alwaysOn');
-    fails(await t.call('PUT', `${SUB}/hs-r/hierarchy-settings`, { token: u, body: { subAccountAccessType: 'defaultOff' } }), 403, 'GH-30005');
-    fails(await t.call('PUT', `${SUB}/hs-me/hierarchy-settings`, { token: vendor, body: { subAccountAccessType: 'sometimes' } }), 400, 'GH-10001', /body\.subAccountAccessType/);
-    fails(await t.call('PUT', `${SUB}/hs-none/hierarchy-settings`, { token: vendor, body: { subAccountAccessType: 'defaultOn' } }), 404, 'GH-30001');
+    assert.equal(
+      (
+        await t.call('PUT', `${SUB}/hs-kid/hierarchy-settings`, {
+          token: u,
+          body: { subAccountAccessType: 'alwaysOn' },
+        })
+      ).body.subAccountAccessType,
+      'alwaysOn',
+    );
+    fails(
+      await t.call('PUT', `${SUB}/hs-r/hierarchy-settings`, { token: u, body: { subAccountAccessType: 'defaultOff' } }),
+      403,
+      'GH-30005',
+    );
+    fails(
+      await t.call('PUT', `${SUB}/hs-me/hierarchy-settings`, {
+        token: vendor,
+        body: { subAccountAccessType: 'sometimes' },
+      }),
+      400,
+      'GH-10001',
+      /body\.subAccountAccessType/,
+    );
+    fails(
+      await t.call('PUT', `${SUB}/hs-none/hierarchy-settings`, {
+        token: vendor,
+        body: { subAccountAccessType: 'defaultOn' },
+      }),
+      404,
+      'GH-30001',
+    );
     assert.equal((await getAccount('hs-r')).subAccountAccessType, 'alwaysOn');
     assert.equal((await getAccount('hs-me')).subAccountAccessType, 'defaultOn');
   });
 
   test('PATCH updates a sub-account (vendor any; a user a strict sub-account)', async () => {
     await build({ 'pa-r': null, 'pa-me': 'pa-r', 'pa-kid': 'pa-me' });
-    const v = await t.call('PATCH', `${SUB}/pa-me`, { token: vendor, body: { name: 'Me', website: 'https://me.test', metadata: { a: 1 } } });
+    const v = await t.call('PATCH', `${SUB}/pa-me`, {
+      token: vendor,
+      body: { name: 'Me', website: 'https://me.test', metadata: { a: 1 } },
+    });
     assert.equal(v.status, 200);
     assert.equal(v.body.name, 'Me');
     assert.equal(v.body.website, 'https://me.test');
@@ -399,11 +666,31 @@ describe('sub-accounts', () => {
     assert.equal(k.body.status, 'suspended');
     assert.equal(k.body.name, 'pa-kid');
     fails(await t.call('PATCH', `${SUB}/pa-me`, { token: u, body: { name: 'Mine' } }), 403, 'GH-30005');
-    fails(await t.call('PATCH', `${SUB}/pa-kid`, { token: vendor, body: {} }), 400, 'GH-10001', /at least one account field/);
-    fails(await t.call('PATCH', `${SUB}/pa-kid`, { token: vendor, body: { name: 7 } }), 400, 'GH-10001', /body\.name must be string/);
+    fails(
+      await t.call('PATCH', `${SUB}/pa-kid`, { token: vendor, body: {} }),
+      400,
+      'GH-10001',
+      /at least one account field/,
+    );
+    fails(
+      await t.call('PATCH', `${SUB}/pa-kid`, { token: vendor, body: { name: 7 } }),
+      400,
+      'GH-10001',
+      /body\.name must be string/,
+    );
     fails(await t.call('PATCH', `${SUB}/pa-none`, { token: vendor, body: { name: 'x' } }), 404, 'GH-30001');
-    fails(await t.call('PATCH', `${SUB}/pa-kid`, { token: vendor, body: { metadata: { ['k\u0000']: 1 } } }), 400, 'GH-10001', /body\.metadata must not contain the NUL character/);
-    fails(await t.call('PATCH', `${SUB}/pa%00kid`, { token: vendor, body: { name: 'x' } }), 400, 'GH-10001', /params\.tenantId must match pattern/);
+    fails(
+      await t.call('PATCH', `${SUB}/pa-kid`, { token: vendor, body: { metadata: { ['k\u0000']: 1 } } }),
+      400,
+      'GH-10001',
+      /body\.metadata must not contain the NUL character/,
+    );
+    fails(
+      await t.call('PATCH', `${SUB}/pa%00kid`, { token: vendor, body: { name: 'x' } }),
+      400,
+      'GH-10001',
+      /params\.tenantId must match pattern/,
+    );
     assert.equal((await getAccount('pa-me')).name, 'Me');
   });
 });
@@ -419,10 +706,29 @@ describe('depth limit', () => {
     assert.deepEqual(up[999], { tenantId: 'deep-0', tenantName: 'Deep 0', level: 1000 });
     assert.equal((await subs('deep-0')).length, 1000);
     await account(t, { id: 'deep-extra' });
-    fails(await t.call('POST', H, { token: vendor, body: { parentTenantId: 'deep-1000', childTenantId: 'deep-extra' } }), 409, 'GH-30101');
-    fails(await t.call('POST', SUB, { token: vendor, body: { tenantId: 'deep-more', name: 'm', parentTenantId: 'deep-1000' } }), 409, 'GH-30101');
-    fails(await t.call('POST', H, { token: vendor, body: { parentTenantId: 'deep-extra', childTenantId: 'deep-0' } }), 409, 'GH-30101');
-    assert.equal((await t.call('POST', H, { token: vendor, body: { parentTenantId: 'deep-999', childTenantId: 'deep-extra' } })).status, 201);
+    fails(
+      await t.call('POST', H, { token: vendor, body: { parentTenantId: 'deep-1000', childTenantId: 'deep-extra' } }),
+      409,
+      'GH-30101',
+    );
+    fails(
+      await t.call('POST', SUB, {
+        token: vendor,
+        body: { tenantId: 'deep-more', name: 'm', parentTenantId: 'deep-1000' },
+      }),
+      409,
+      'GH-30101',
+    );
+    fails(
+      await t.call('POST', H, { token: vendor, body: { parentTenantId: 'deep-extra', childTenantId: 'deep-0' } }),
+      409,
+      'GH-30101',
+    );
+    assert.equal(
+      (await t.call('POST', H, { token: vendor, body: { parentTenantId: 'deep-999', childTenantId: 'deep-extra' } }))
+        .status,
+      201,
+    );
   });
 });
 
@@ -435,8 +741,13 @@ describe('performance: 10,000 accounts, 20 levels', () => {
   });
 
   test('the walks use the primary key and the parent index, never a scan of all accounts', async () => {
-    for (const [sql, id] of [[ANCESTORS_SQL, 'pf-19-333'], [DESCENDANTS_SQL, 'pf-10-100']]) {
-      const { rows } = await t.db.query<Record<string, string>>(`EXPLAIN ${sql.replace('$1', `'${id}'`).replace('$2', '1000')}`);
+    for (const [sql, id] of [
+      [ANCESTORS_SQL, 'pf-19-333'],
+      [DESCENDANTS_SQL, 'pf-10-100'],
+    ]) {
+      const { rows } = await t.db.query<Record<string, string>>(
+        `EXPLAIN ${sql.replace('$1', `'${id}'`).replace('$2', '1000')}`,
+      );
       const plan = rows.map((r) => Object.values(r)[0]).join('\n');
       assert.doesNotMatch(plan, /Seq Scan on tenants/, plan);
       assert.match(plan, /Index (Only )?Scan using (tenants_live|tenants_pkey|tenants_parent)/, plan);
@@ -446,9 +757,18 @@ describe('performance: 10,000 accounts, 20 levels', () => {
   test('parents of a leaf and the tree of a mid-level account in a deep hierarchy', async () => {
     const up = await parents('pf-19-333');
     assert.equal(up.length, 19);
-    assert.deepEqual(up.slice(0, 2).map((e: { tenantId: string; level: number }) => [e.tenantId, e.level]), [['pf-18-166', 1], ['pf-17-83', 2]]);
+    assert.deepEqual(
+      up.slice(0, 2).map((e: { tenantId: string; level: number }) => [e.tenantId, e.level]),
+      [
+        ['pf-18-166', 1],
+        ['pf-17-83', 2],
+      ],
+    );
     const node = await tree('pf-10-100');
-    assert.deepEqual(node.children.map((c: { tenantId: string }) => c.tenantId), ['pf-11-200', 'pf-11-201']);
+    assert.deepEqual(
+      node.children.map((c: { tenantId: string }) => c.tenantId),
+      ['pf-11-200', 'pf-11-201'],
+    );
     assert.equal((await subs('pf-10-100')).length, 6);
   });
 });

@@ -11,7 +11,11 @@ let mailbox: Mailbox;
 const U = '/identity/resources/users';
 const claims = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
 const invite = (body: Record<string, unknown>, o: { token?: string; tenant?: string } = {}) =>
-  t.call('POST', `${U}/v2`, { token: o.token ?? admin, body, headers: o.tenant ? { 'gatehouse-tenant-id': o.tenant } : {} });
+  t.call('POST', `${U}/v2`, {
+    token: o.token ?? admin,
+    body,
+    headers: o.tenant ? { 'gatehouse-tenant-id': o.tenant } : {},
+  });
 const accept = (body: Record<string, unknown>) => t.call('POST', `${U}/v1/invitation/accept`, { body });
 const acceptCode = (body: Record<string, unknown>) => t.call('POST', `${U}/v1/invitation/accept/code`, { body });
 
@@ -60,7 +64,10 @@ describe('invite by link', () => {
     assert.equal(again.status, 410);
     assert.equal(again.body.errorCode, 'GH-62002');
 
-    const { rows } = await t.db.query<{ event_key: string; data: Record<string, unknown> }>('SELECT event_key, data FROM events WHERE entity_id = $1 ORDER BY seq', [r.body.id]);
+    const { rows } = await t.db.query<{ event_key: string; data: Record<string, unknown> }>(
+      'SELECT event_key, data FROM events WHERE entity_id = $1 ORDER BY seq',
+      [r.body.id],
+    );
     const keys = rows.map((e) => e.event_key);
     assert.ok(keys.includes('user.invited') && keys.includes('user.activated'), keys.join());
     assert.equal(rows.find((e) => e.event_key === 'user.invited')!.data.tenantId, 'inv-acc');
@@ -74,17 +81,25 @@ describe('invite by link', () => {
     assert.equal(dup.status, 409);
     assert.match(dup.body.errors[0], /invitation\/reset/);
 
-    const reset = await t.call('POST', `${U}/v1/invitation/reset`, { token: admin, body: { email: 'pending@inv.test' } });
+    const reset = await t.call('POST', `${U}/v1/invitation/reset`, {
+      token: admin,
+      body: { email: 'pending@inv.test' },
+    });
     assert.equal(reset.status, 200, JSON.stringify(reset.body));
     const second = params(await mailTo('pending@inv.test', 1));
     assert.notEqual(second.token, first.token);
     assert.equal((await accept(first)).status, 410);
     // Time passing is simulated on the row (no waiting in tests).
-    await t.db.query("UPDATE one_time_codes SET expires_at = now() - interval '1 second' WHERE user_id = $1", [r.body.id]);
+    await t.db.query("UPDATE one_time_codes SET expires_at = now() - interval '1 second' WHERE user_id = $1", [
+      r.body.id,
+    ]);
     const late = await accept(second);
     assert.equal(late.status, 410);
     assert.match(late.body.errors[0], /expired/);
-    const unknown = await t.call('POST', `${U}/v1/invitation/reset`, { token: admin, body: { email: 'never-invited@inv.test' } });
+    const unknown = await t.call('POST', `${U}/v1/invitation/reset`, {
+      token: admin,
+      body: { email: 'never-invited@inv.test' },
+    });
     assert.equal(unknown.status, 404);
     assert.equal(unknown.body.errorCode, 'GH-62006');
   });
@@ -102,7 +117,10 @@ describe('invite by link', () => {
 
 describe('invite by code, existing users, vendors', () => {
   test('with the code strategy an existing user of another account accepts with the code; the membership joins that account', async () => {
-    const set = await t.call('POST', '/identity/resources/configurations/v1/invitation/strategies', { token: vendor, body: { strategy: 'code' } });
+    const set = await t.call('POST', '/identity/resources/configurations/v1/invitation/strategies', {
+      token: vendor,
+      body: { strategy: 'code' },
+    });
     assert.equal(set.status, 200);
     assert.equal(set.body.strategy, 'code');
     try {
@@ -121,19 +139,36 @@ describe('invite by code, existing users, vendors', () => {
       assert.deepEqual([...c.tenantIds].sort(), ['inv-acc', 'inv-other']);
       assert.equal((await acceptCode({ userId: r.body.id, code })).status, 410);
     } finally {
-      await t.call('POST', '/identity/resources/configurations/v1/invitation/strategies', { token: vendor, body: { strategy: 'link' } });
+      await t.call('POST', '/identity/resources/configurations/v1/invitation/strategies', {
+        token: vendor,
+        body: { strategy: 'link' },
+      });
     }
   });
 
   test('a vendor invites with the tenant header (and roles); without it 400; skipInviteEmail sends nothing', async () => {
     const roles = await t.call('GET', '/identity/resources/roles/v1', { token: vendor });
     const admin = roles.body.find((x: { key: string }) => x.key === 'admin');
-    const r = await invite({ email: 'quiet@inv.test', roleIds: [admin.id], skipInviteEmail: true }, { token: vendor, tenant: 'inv-other' });
+    const r = await invite(
+      { email: 'quiet@inv.test', roleIds: [admin.id], skipInviteEmail: true },
+      { token: vendor, tenant: 'inv-other' },
+    );
     assert.equal(r.status, 201, JSON.stringify(r.body));
-    assert.deepEqual(r.body.roles.map((x: { key: string }) => x.key), ['admin']);
+    assert.deepEqual(
+      r.body.roles.map((x: { key: string }) => x.key),
+      ['admin'],
+    );
     assert.equal(mailbox.to('quiet@inv.test').length, 0);
     assert.equal((await invite({ email: 'nohdr@inv.test' }, { token: vendor })).status, 400);
-    assert.equal((await invite({ email: 'badrole@inv.test', roleIds: ['00000000-0000-0000-0000-000000000000'] }, { token: vendor, tenant: 'inv-other' })).status, 400);
+    assert.equal(
+      (
+        await invite(
+          { email: 'badrole@inv.test', roleIds: ['00000000-0000-0000-0000-000000000000'] },
+          { token: vendor, tenant: 'inv-other' },
+        )
+      ).status,
+      400,
+    );
     assert.equal((await invite({ email: 'x@inv.test' }, { token: vendor, tenant: 'no-such-account' })).status, 404);
   });
 
@@ -150,23 +185,48 @@ describe('invite by code, existing users, vendors', () => {
     const s = await t.call('GET', '/identity/resources/configurations/v1/invitation/strategies', { token: vendor });
     assert.equal(s.status, 200);
     assert.equal(s.body.codeExpiration, 7 * 24 * 60);
-    assert.equal((await t.call('POST', '/identity/resources/configurations/v1/invitation/strategies', { token: vendor, body: { codeExpiration: 0 } })).status, 400);
-    assert.equal((await t.call('POST', '/identity/resources/configurations/v1/invitation/strategies', { token: vendor, body: {} })).status, 400);
+    assert.equal(
+      (
+        await t.call('POST', '/identity/resources/configurations/v1/invitation/strategies', {
+          token: vendor,
+          body: { codeExpiration: 0 },
+        })
+      ).status,
+      400,
+    );
+    assert.equal(
+      (await t.call('POST', '/identity/resources/configurations/v1/invitation/strategies', { token: vendor, body: {} }))
+        .status,
+      400,
+    );
   });
 });
 
 describe('the documented invite fields (username, password, provider), as user creation takes them', () => {
-  const row = async (email: string) => (await t.db.query<{ username: string | null; provider: string; has_password: boolean }>(
-    'SELECT username, provider, password_hash IS NOT NULL AS has_password FROM users WHERE email = $1', [email])).rows[0];
+  const row = async (email: string) =>
+    (
+      await t.db.query<{ username: string | null; provider: string; has_password: boolean }>(
+        'SELECT username, provider, password_hash IS NOT NULL AS has_password FROM users WHERE email = $1',
+        [email],
+      )
+    ).rows[0];
 
   test('a new user gets the username, the password (sign-in works) and the provider; the answer says so', async () => {
-    const r = await invite({ email: 'creds@inv.test', username: 'Creds.User', password: PASSWORD, name: 'Cy Creds', skipInviteEmail: true });
+    const r = await invite({
+      email: 'creds@inv.test',
+      username: 'Creds.User',
+      password: PASSWORD,
+      name: 'Cy Creds',
+      skipInviteEmail: true,
+    });
     assert.equal(r.status, 201, JSON.stringify(r.body));
     assert.equal(r.body.username, 'Creds.User');
     assert.equal(r.body.provider, 'local');
     assert.equal(r.body.name, 'Cy Creds');
     assert.equal(r.body.verified, false);
-    const l = await t.call('POST', '/identity/resources/auth/v1/user', { body: { username: 'creds.user', password: PASSWORD } });
+    const l = await t.call('POST', '/identity/resources/auth/v1/user', {
+      body: { username: 'creds.user', password: PASSWORD },
+    });
     assert.equal(l.status, 200, JSON.stringify(l.body));
     assert.equal(claims(l.body.accessToken).sub, r.body.id);
 
@@ -178,14 +238,33 @@ describe('the documented invite fields (username, password, provider), as user c
 
   test('an existing user keeps username and provider; a password for them is a 409 that changes nothing', async () => {
     await user(t, 'inv-other', { email: 'keeper@inv.test', username: 'keeper' });
-    const before = (await t.db.query<{ password_hash: string }>("SELECT password_hash FROM users WHERE email = 'keeper@inv.test'")).rows[0].password_hash;
+    const before = (
+      await t.db.query<{ password_hash: string }>("SELECT password_hash FROM users WHERE email = 'keeper@inv.test'")
+    ).rows[0].password_hash;
     const takeover = await invite({ email: 'keeper@inv.test', password: 'another strong passphrase 42' });
     assert.equal(takeover.status, 409, JSON.stringify(takeover.body));
     assert.equal(takeover.body.errorCode, 'GH-10008');
     assert.match(takeover.body.errors[0], /password/);
-    assert.equal((await t.db.query<{ password_hash: string }>("SELECT password_hash FROM users WHERE email = 'keeper@inv.test'")).rows[0].password_hash, before);
-    assert.equal((await t.db.query("SELECT 1 FROM user_tenants ut JOIN users u ON u.id = ut.user_id WHERE u.email = 'keeper@inv.test' AND ut.tenant_id = 'inv-acc'")).rows.length, 0, 'not invited');
-    const r = await invite({ email: 'keeper@inv.test', username: 'other-name', provider: 'google', skipInviteEmail: true });
+    assert.equal(
+      (await t.db.query<{ password_hash: string }>("SELECT password_hash FROM users WHERE email = 'keeper@inv.test'"))
+        .rows[0].password_hash,
+      before,
+    );
+    assert.equal(
+      (
+        await t.db.query(
+          "SELECT 1 FROM user_tenants ut JOIN users u ON u.id = ut.user_id WHERE u.email = 'keeper@inv.test' AND ut.tenant_id = 'inv-acc'",
+        )
+      ).rows.length,
+      0,
+      'not invited',
+    );
+    const r = await invite({
+      email: 'keeper@inv.test',
+      username: 'other-name',
+      provider: 'google',
+      skipInviteEmail: true,
+    });
     assert.equal(r.status, 201, JSON.stringify(r.body));
     assert.deepEqual(await row('keeper@inv.test'), { username: 'keeper', provider: 'local', has_password: true });
   });
@@ -205,7 +284,9 @@ describe('the documented invite fields (username, password, provider), as user c
     assert.match(username.body.errors[0], /username/);
     const empty = await invite({ email: 'emptypw@inv.test', password: '' });
     assert.equal(empty.status, 400);
-    const { rows } = await t.db.query("SELECT email FROM users WHERE email IN ('weakinv@inv.test', 'taken@inv.test', 'prov@inv.test', 'uname@inv.test', 'emptypw@inv.test')");
+    const { rows } = await t.db.query(
+      "SELECT email FROM users WHERE email IN ('weakinv@inv.test', 'taken@inv.test', 'prov@inv.test', 'uname@inv.test', 'emptypw@inv.test')",
+    );
     assert.deepEqual(rows, []);
     for (const email of ['weakinv@inv.test', 'taken@inv.test']) assert.equal(mailbox.to(email).length, 0);
   });

@@ -14,8 +14,10 @@ const rules: Record<string, string> = {};
 const as = (tenantId: string) => ({ 'gatehouse-tenant-id': tenantId });
 const v = (method: string, url: string, body?: unknown, tenantId = 'ip-acme', remoteAddress?: string) =>
   t.call(method, url, { token: vendor, body, headers: as(tenantId), remoteAddress });
-const login = (email: string, remoteAddress: string) => t.call('POST', '/identity/resources/auth/v1/user', { body: { email, password: PASSWORD }, remoteAddress });
-const refresh = (refreshToken: string, remoteAddress: string) => t.call('POST', '/identity/resources/auth/v1/user/token/refresh', { body: { refreshToken }, remoteAddress });
+const login = (email: string, remoteAddress: string) =>
+  t.call('POST', '/identity/resources/auth/v1/user', { body: { email, password: PASSWORD }, remoteAddress });
+const refresh = (refreshToken: string, remoteAddress: string) =>
+  t.call('POST', '/identity/resources/auth/v1/user/token/refresh', { body: { refreshToken }, remoteAddress });
 
 before(async () => {
   t = await startTestApp();
@@ -85,12 +87,19 @@ describe('IP restrictions', () => {
     const overlap = await v('POST', IP, { ip: '203.0.113.128/25', strategy: 'ALLOW' });
     assert.equal(overlap.status, 201, 'an overlapping range is accepted');
     rules.overlap = overlap.body.id;
-    assert.equal((await v('POST', IP, { ip: '203.0.113.0/24', strategy: 'BLOCK', isActive: false })).status, 201, 'the same range on the other list is another rule');
+    assert.equal(
+      (await v('POST', IP, { ip: '203.0.113.0/24', strategy: 'BLOCK', isActive: false })).status,
+      201,
+      'the same range on the other list is another rule',
+    );
     const page = await v('GET', `${IP}?_limit=2&_offset=0`);
     assert.equal(page.body._metadata.totalItems, 5);
     assert.equal(page.body.items.length, 2);
     const filtered = await v('GET', `${IP}?_filter=office`);
-    assert.deepEqual(filtered.body.items.map((r: any) => r.id), [rules.office]);
+    assert.deepEqual(
+      filtered.body.items.map((r: any) => r.id),
+      [rules.office],
+    );
   });
 
   test('a configuration that locks everyone out is refused with the reason', async () => {
@@ -98,17 +107,29 @@ describe('IP restrictions', () => {
     assert.equal(empty.status, 409);
     assert.equal(empty.body.errorCode, 'GH-65008');
     assert.match(empty.body.errors[0], /allow list of account ip-beta has no active entries/);
-    assert.deepEqual((await v('GET', `${IP}/config`, undefined, 'ip-beta')).body, { strategy: 'ALLOW', isActive: false }, 'nothing changed');
+    assert.deepEqual(
+      (await v('GET', `${IP}/config`, undefined, 'ip-beta')).body,
+      { strategy: 'ALLOW', isActive: false },
+      'nothing changed',
+    );
   });
 
   test('an administrator cannot enable an allow list that does not include their own address', async () => {
     const admin = await t.userToken({ tenantId: 'ip-acme', sub: ids.ada, permissions: ['fe.secure.*'] });
-    const fromHome = await t.call('POST', `${IP}/config`, { token: admin, body: { isActive: true }, remoteAddress: HOME });
+    const fromHome = await t.call('POST', `${IP}/config`, {
+      token: admin,
+      body: { isActive: true },
+      remoteAddress: HOME,
+    });
     assert.equal(fromHome.status, 409);
     assert.equal(fromHome.body.errorCode, 'GH-65008');
     assert.match(fromHome.body.errors[0], new RegExp(`lock you out: your address ${HOME.replace(/\./g, '\\.')}`));
     assert.equal((await v('GET', `${IP}/config`)).body.isActive, false);
-    const fromOffice = await t.call('POST', `${IP}/config`, { token: admin, body: { isActive: true }, remoteAddress: OFFICE });
+    const fromOffice = await t.call('POST', `${IP}/config`, {
+      token: admin,
+      body: { isActive: true },
+      remoteAddress: OFFICE,
+    });
     assert.equal(fromOffice.status, 201, JSON.stringify(fromOffice.body));
     assert.deepEqual(fromOffice.body, { strategy: 'ALLOW', isActive: true });
   });
@@ -165,10 +186,16 @@ describe('IP restrictions', () => {
     assert.equal(lock.body.errorCode, 'GH-65008');
   });
 
-  test('verify: would a sign-in from the caller\'s address pass; is it on the allow list', async () => {
+  test("verify: would a sign-in from the caller's address pass; is it on the allow list", async () => {
     const blocked = await v('POST', `${IP}/verify`, undefined, 'ip-acme', '198.51.100.7');
     assert.equal(blocked.status, 201);
-    assert.deepEqual(blocked.body, { ip: '198.51.100.7', valid: false, isActive: true, strategy: 'BLOCK', matchedRuleId: rules.blocked });
+    assert.deepEqual(blocked.body, {
+      ip: '198.51.100.7',
+      valid: false,
+      isActive: true,
+      strategy: 'BLOCK',
+      matchedRuleId: rules.blocked,
+    });
     const fine = await v('POST', `${IP}/verify`, undefined, 'ip-acme', HOME);
     assert.equal(fine.body.valid, true);
     assert.equal(fine.body.matchedRuleId, null);
@@ -176,11 +203,19 @@ describe('IP restrictions', () => {
     assert.equal(allow.body.valid, true, 'on the allow list even while the block list is enforced');
     assert.equal(allow.body.matchedRuleId, rules.office);
     assert.equal((await v('POST', `${IP}/verify/allow`, undefined, 'ip-acme', HOME)).body.valid, false);
-    const bob = await t.userToken({ tenantId: 'ip-acme', sub: ids.bob, permissions: ['fe.secure.read.securityPolicy'] });
+    const bob = await t.userToken({
+      tenantId: 'ip-acme',
+      sub: ids.bob,
+      permissions: ['fe.secure.read.securityPolicy'],
+    });
     const mine = await t.call('POST', `${IP}/verify`, { token: bob, remoteAddress: '198.51.100.7' });
     assert.equal(mine.status, 201);
     assert.equal(mine.body.valid, false);
-    assert.equal((await t.call('POST', `${IP}/config`, { token: bob, body: { isActive: false } })).status, 403, 'writes need the write permission');
+    assert.equal(
+      (await t.call('POST', `${IP}/config`, { token: bob, body: { isActive: false } })).status,
+      403,
+      'writes need the write permission',
+    );
   });
 
   test('switched off: every address may sign in again; the rules are kept', async () => {
@@ -195,7 +230,10 @@ describe('IP restrictions', () => {
     assert.equal((await v('POST', `${IP}/config`, { isActive: true }, 'ip-doomed')).status, 201);
     assert.equal((await t.call('DELETE', '/tenants/resources/tenants/v1/ip-doomed', { token: vendor })).status, 200);
     await account(t, { id: 'ip-doomed' });
-    assert.deepEqual((await v('GET', `${IP}/config`, undefined, 'ip-doomed')).body, { strategy: 'ALLOW', isActive: false });
+    assert.deepEqual((await v('GET', `${IP}/config`, undefined, 'ip-doomed')).body, {
+      strategy: 'ALLOW',
+      isActive: false,
+    });
     assert.equal((await v('GET', IP, undefined, 'ip-doomed')).body._metadata.totalItems, 0);
   });
 });

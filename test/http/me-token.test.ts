@@ -34,12 +34,19 @@ describe('POST /users/v3/me/token', () => {
     const { id, tenantId, s } = await secondUser('fresh');
     const before = claims(s.accessToken);
     assert.ok(!before.roles.includes('admin'), 'a later user has the default roles');
-    const grant = await t.call('POST', `/identity/resources/users/v1/${id}/roles`, { token: vendor, body: { roleIds: [roleIds.admin] }, headers: { 'gatehouse-tenant-id': tenantId } });
+    const grant = await t.call('POST', `/identity/resources/users/v1/${id}/roles`, {
+      token: vendor,
+      body: { roleIds: [roleIds.admin] },
+      headers: { 'gatehouse-tenant-id': tenantId },
+    });
     assert.equal(grant.status, 201, JSON.stringify(grant.body));
 
     // The session's user authenticated an hour ago (as seen by the database): auth_time must be that time, not the
     // re-issue's.
-    await t.db.query(`UPDATE sessions SET created_at = created_at - interval '1 hour', auth_time = auth_time - interval '1 hour' WHERE id = $1`, [before.sid]);
+    await t.db.query(
+      `UPDATE sessions SET created_at = created_at - interval '1 hour', auth_time = auth_time - interval '1 hour' WHERE id = $1`,
+      [before.sid],
+    );
 
     const r = await meToken(s.accessToken);
     assert.equal(r.status, 201, JSON.stringify(r.body));
@@ -52,22 +59,31 @@ describe('POST /users/v3/me/token', () => {
     assert.equal(c.tenantId, tenantId);
     assert.equal(c.sid, before.sid);
     assert.deepEqual(c.amr, before.amr);
-    assert.ok(Math.abs(c.auth_time - (before.auth_time - 3600)) <= 1, `auth_time ${c.auth_time} is the session's start`);
+    assert.ok(
+      Math.abs(c.auth_time - (before.auth_time - 3600)) <= 1,
+      `auth_time ${c.auth_time} is the session's start`,
+    );
     assert.ok(c.roles.includes('admin'), 'the role granted after sign-in is in the new token');
     assert.ok(c.permissions.includes('fe.account-settings.delete.account'));
 
     const me = await t.call('GET', '/identity/resources/users/v2/me', { token: r.body.accessToken });
     assert.equal(me.status, 200, 'the new token is accepted');
     const refreshed = await t.call('POST', `${A}/user/token/refresh`, { body: { refreshToken: s.refreshToken } });
-    assert.equal(refreshed.status, 201, 'the session\'s refresh token still works: it was not rotated');
+    assert.equal(refreshed.status, 201, "the session's refresh token still works: it was not rotated");
   });
 
-  test('follows the session\'s account after an account switch', async () => {
+  test("follows the session's account after an account switch", async () => {
     const { id, s } = await secondUser('switch');
     await account(t, { id: 'mt-switch-2' });
-    const add = await t.call('POST', `/identity/resources/users/v1/${id}/tenant`, { token: vendor, body: { tenantId: 'mt-switch-2' } });
+    const add = await t.call('POST', `/identity/resources/users/v1/${id}/tenant`, {
+      token: vendor,
+      body: { tenantId: 'mt-switch-2' },
+    });
     assert.ok(add.status < 300, JSON.stringify(add.body));
-    const sw = await t.call('PUT', '/identity/resources/users/v1/tenant', { token: s.accessToken, body: { tenantId: 'mt-switch-2' } });
+    const sw = await t.call('PUT', '/identity/resources/users/v1/tenant', {
+      token: s.accessToken,
+      body: { tenantId: 'mt-switch-2' },
+    });
     assert.equal(sw.status, 200, JSON.stringify(sw.body));
     const r = await meToken(s.accessToken);
     assert.equal(r.status, 201, JSON.stringify(r.body));
@@ -77,7 +93,10 @@ describe('POST /users/v3/me/token', () => {
   test('a revoked session answers 401', async () => {
     const { s } = await secondUser('revoked');
     const sid = claims(s.accessToken).sid;
-    assert.equal((await t.call('DELETE', `/identity/resources/users/sessions/v1/me/${sid}`, { token: s.accessToken })).status, 200);
+    assert.equal(
+      (await t.call('DELETE', `/identity/resources/users/sessions/v1/me/${sid}`, { token: s.accessToken })).status,
+      200,
+    );
     const r = await meToken(s.accessToken);
     assert.equal(r.status, 401);
     assert.equal(r.body.errorCode, 'GH-43003');
@@ -102,7 +121,10 @@ describe('POST /users/v3/me/token', () => {
 
   test('a membership disabled since sign-in: the access token is refused (401), the refresh answers 403 and ends the session', async () => {
     const { id, tenantId, s } = await secondUser('disabled');
-    const d = await t.call('POST', `/identity/resources/tenants/users/v1/${id}/disable`, { token: vendor, headers: { 'gatehouse-tenant-id': tenantId } });
+    const d = await t.call('POST', `/identity/resources/tenants/users/v1/${id}/disable`, {
+      token: vendor,
+      headers: { 'gatehouse-tenant-id': tenantId },
+    });
     assert.ok(d.status < 300, JSON.stringify(d.body));
     const r = await meToken(s.accessToken);
     assert.equal(r.status, 401, JSON.stringify(r.body));
@@ -110,7 +132,11 @@ describe('POST /users/v3/me/token', () => {
     const refreshed = await t.call('POST', `${A}/user/token/refresh`, { body: { refreshToken: s.refreshToken } });
     assert.equal(refreshed.status, 403, JSON.stringify(refreshed.body));
     assert.equal(refreshed.body.errorCode, 'GH-43004');
-    assert.equal((await t.call('POST', `${A}/user/token/refresh`, { body: { refreshToken: s.refreshToken } })).status, 401, 'the session was revoked');
+    assert.equal(
+      (await t.call('POST', `${A}/user/token/refresh`, { body: { refreshToken: s.refreshToken } })).status,
+      401,
+      'the session was revoked',
+    );
   });
 
   test('needs a user token', async () => {

@@ -37,9 +37,15 @@ async function until(id: string, statuses: string[]): Promise<any> {
 
 describe('development outbox (no provider configured)', () => {
   test('an email and an SMS go to the outbox, readable by the vendor; rendered from the default templates', async () => {
-    const e = await t.call('POST', `${MSG}/test`, { token: vendor, body: { channel: 'email', to: 'Dev@Example.test', type: 'OTC', vars: { code: '482913', name: '<Ada>' } } });
+    const e = await t.call('POST', `${MSG}/test`, {
+      token: vendor,
+      body: { channel: 'email', to: 'Dev@Example.test', type: 'OTC', vars: { code: '482913', name: '<Ada>' } },
+    });
     assert.equal(e.status, 202, JSON.stringify(e.body));
-    const s = await t.call('POST', `${MSG}/test`, { token: vendor, body: { channel: 'sms', to: '+14155550100', type: 'OTC', vars: { code: '771122' } } });
+    const s = await t.call('POST', `${MSG}/test`, {
+      token: vendor,
+      body: { channel: 'sms', to: '+14155550100', type: 'OTC', vars: { code: '771122' } },
+    });
     assert.equal(s.status, 202);
     assert.equal((await until(e.body.deliveryId, ['dev-outbox', 'failed'])).status, 'dev-outbox');
     assert.equal((await until(s.body.deliveryId, ['dev-outbox', 'failed'])).status, 'dev-outbox');
@@ -65,9 +71,15 @@ describe('development outbox (no provider configured)', () => {
     const a = await t.call('POST', `${MSG}/test`, { token: vendor, body: { channel: 'email', to: 'not-an-email' } });
     assert.equal(a.status, 400);
     assert.match(a.body.errors[0], /to must be an email/);
-    const b = await t.call('POST', `${MSG}/test`, { token: vendor, body: { channel: 'sms', to: '+1415', type: 'OTC' } });
+    const b = await t.call('POST', `${MSG}/test`, {
+      token: vendor,
+      body: { channel: 'sms', to: '+1415', type: 'OTC' },
+    });
     assert.equal(b.status, 400);
-    const c = await t.call('POST', `${MSG}/test`, { token: vendor, body: { channel: 'email', to: 'a@b.test', type: 'Nope' } });
+    const c = await t.call('POST', `${MSG}/test`, {
+      token: vendor,
+      body: { channel: 'email', to: 'a@b.test', type: 'Nope' },
+    });
     assert.equal(c.status, 400);
     assert.match(c.body.errors[0], /type must be/);
   });
@@ -75,7 +87,10 @@ describe('development outbox (no provider configured)', () => {
 
 describe('email configuration and SMTP delivery', () => {
   test('bad configuration is a 400 naming every field; nothing is stored', async () => {
-    const r = await t.call('POST', `${MAIL}/configurations`, { token: vendor, body: { provider: 'sendgrid', host: 'bad host!', senderEmail: 'nope' } });
+    const r = await t.call('POST', `${MAIL}/configurations`, {
+      token: vendor,
+      body: { provider: 'sendgrid', host: 'bad host!', senderEmail: 'nope' },
+    });
     assert.equal(r.status, 400);
     assert.deepEqual(r.body.context.fields.sort(), ['host', 'provider', 'senderEmail']);
     assert.equal((await t.call('GET', `${MAIL}/configurations`, { token: vendor })).status, 404);
@@ -90,13 +105,30 @@ describe('email configuration and SMTP delivery', () => {
     assert.ok(!JSON.stringify(g.body).includes('smtp-pass-123'));
     const rows = await t.db.query<{ password_enc: string }>('SELECT password_enc FROM mail_configurations');
     assert.ok(!rows.rows[0].password_enc.includes('smtp-pass-123'), 'the password is sealed at rest');
-    const u = await t.call('POST', `${MAIL}/configurations`, { token: vendor, body: { host: '127.0.0.1', port: mailbox.port, senderEmail: 'no-reply@gatehouse.test', fromName: 'Gatehouse Test', username: 'mailer' } });
+    const u = await t.call('POST', `${MAIL}/configurations`, {
+      token: vendor,
+      body: {
+        host: '127.0.0.1',
+        port: mailbox.port,
+        senderEmail: 'no-reply@gatehouse.test',
+        fromName: 'Gatehouse Test',
+        username: 'mailer',
+      },
+    });
     assert.equal(u.status, 200);
     assert.equal(u.body.hasPassword, true);
   });
 
   test('a message reaches the SMTP server with the configured credentials, sender and both parts', async () => {
-    const r = await t.call('POST', `${MSG}/test`, { token: vendor, body: { channel: 'email', to: 'ada@example.test', type: 'MFAOTC', vars: { code: '135790', name: 'Ada Lovelace ✓' } } });
+    const r = await t.call('POST', `${MSG}/test`, {
+      token: vendor,
+      body: {
+        channel: 'email',
+        to: 'ada@example.test',
+        type: 'MFAOTC',
+        vars: { code: '135790', name: 'Ada Lovelace ✓' },
+      },
+    });
     assert.equal(r.status, 202);
     const m = await mailbox.waitFor((x) => x.to.includes('ada@example.test'));
     assert.deepEqual(m.auth, { username: 'mailer', password: 'smtp-pass-123' });
@@ -114,11 +146,22 @@ describe('email configuration and SMTP delivery', () => {
     const dflt = await t.call('GET', `${MAIL}/configs/ResetPassword/default`, { token: vendor });
     assert.equal(dflt.status, 200);
     assert.match(dflt.body.htmlTemplate, /\{\{link\}\}/);
-    const put = await t.call('POST', `${MAIL}/configs/templates`, { token: vendor, body: { type: 'OTC', subject: 'Code {{code}} for {{email}}', htmlTemplate: '<p>Custom: {{code}}</p>', fromName: 'Custom Sender' } });
+    const put = await t.call('POST', `${MAIL}/configs/templates`, {
+      token: vendor,
+      body: {
+        type: 'OTC',
+        subject: 'Code {{code}} for {{email}}',
+        htmlTemplate: '<p>Custom: {{code}}</p>',
+        fromName: 'Custom Sender',
+      },
+    });
     assert.equal(put.status, 201, JSON.stringify(put.body));
     const list = await t.call('GET', `${MAIL}/configs/templates?type=OTC`, { token: vendor });
     assert.equal(list.body.length, 1);
-    await t.call('POST', `${MSG}/test`, { token: vendor, body: { channel: 'email', to: 'tpl@example.test', vars: { code: '246810' } } });
+    await t.call('POST', `${MSG}/test`, {
+      token: vendor,
+      body: { channel: 'email', to: 'tpl@example.test', vars: { code: '246810' } },
+    });
     const m = await mailbox.waitFor((x) => x.to.includes('tpl@example.test'));
     assert.equal(m.subject, 'Code 246810 for tpl@example.test');
     assert.equal(m.text, 'Custom: 246810');
@@ -126,14 +169,20 @@ describe('email configuration and SMTP delivery', () => {
     assert.equal((await t.call('DELETE', `${MAIL}/configs/templates/${put.body.id}`, { token: vendor })).status, 200);
     assert.equal((await t.call('DELETE', `${MAIL}/configs/templates/${put.body.id}`, { token: vendor })).status, 404);
     assert.equal((await t.call('GET', `${MAIL}/configs/templates?type=OTC`, { token: vendor })).body.length, 0);
-    const bad = await t.call('POST', `${MAIL}/configs/templates`, { token: vendor, body: { type: 'Unknown', subject: 'x' } });
+    const bad = await t.call('POST', `${MAIL}/configs/templates`, {
+      token: vendor,
+      body: { type: 'Unknown', subject: 'x' },
+    });
     assert.equal(bad.status, 400);
     assert.equal((await t.call('GET', `${MAIL}/configs/Unknown/default`, { token: vendor })).status, 400);
   });
 
   test('a transient SMTP failure is retried with backoff and then delivered', async () => {
     mailbox.failNext(1, 451);
-    const r = await t.call('POST', `${MSG}/test`, { token: vendor, body: { channel: 'email', to: 'retry@example.test' } });
+    const r = await t.call('POST', `${MSG}/test`, {
+      token: vendor,
+      body: { channel: 'email', to: 'retry@example.test' },
+    });
     const m = await mailbox.waitFor((x) => x.to.includes('retry@example.test'));
     assert.ok(m);
     const d = await until(r.body.deliveryId, ['sent']);
@@ -142,7 +191,10 @@ describe('email configuration and SMTP delivery', () => {
 
   test('a permanent SMTP refusal is recorded as failed with the error, listed among failed deliveries', async () => {
     mailbox.failNext(1, 550);
-    const r = await t.call('POST', `${MSG}/test`, { token: vendor, body: { channel: 'email', to: 'gone@example.test' } });
+    const r = await t.call('POST', `${MSG}/test`, {
+      token: vendor,
+      body: { channel: 'email', to: 'gone@example.test' },
+    });
     const d = await until(r.body.deliveryId, ['failed', 'sent']);
     assert.equal(d.status, 'failed');
     assert.match(d.lastError, /550/);
@@ -165,7 +217,10 @@ describe('SMS configuration and Twilio delivery', () => {
   });
 
   test('an SMS reaches the provider API with basic auth, From and the rendered body', async () => {
-    const r = await t.call('POST', `${MSG}/test`, { token: vendor, body: { channel: 'sms', to: '+14155550123', type: 'ResetPassword', vars: { code: '918273' } } });
+    const r = await t.call('POST', `${MSG}/test`, {
+      token: vendor,
+      body: { channel: 'sms', to: '+14155550123', type: 'ResetPassword', vars: { code: '918273' } },
+    });
     assert.equal(r.status, 202);
     const m = await sms.waitFor((x) => x.to === '+14155550123');
     assert.equal(m.from, '+15550001111');
@@ -179,9 +234,19 @@ describe('SMS configuration and Twilio delivery', () => {
     assert.ok(all.body.some((x: any) => x.type === 'OTC'));
     const c = await t.call('POST', `${SMS}/templates/OTC`, { token: vendor, body: { body: 'Login code: {{code}}' } });
     assert.equal(c.status, 201);
-    assert.equal((await t.call('POST', `${SMS}/templates/OTC`, { token: vendor, body: { body: 'Your login code: {{code}}' } })).status, 200);
-    assert.equal((await t.call('GET', `${SMS}/templates/OTC`, { token: vendor })).body.body, 'Your login code: {{code}}');
-    await t.call('POST', `${MSG}/test`, { token: vendor, body: { channel: 'sms', to: '+14155550124', vars: { code: '555111' } } });
+    assert.equal(
+      (await t.call('POST', `${SMS}/templates/OTC`, { token: vendor, body: { body: 'Your login code: {{code}}' } }))
+        .status,
+      200,
+    );
+    assert.equal(
+      (await t.call('GET', `${SMS}/templates/OTC`, { token: vendor })).body.body,
+      'Your login code: {{code}}',
+    );
+    await t.call('POST', `${MSG}/test`, {
+      token: vendor,
+      body: { channel: 'sms', to: '+14155550124', vars: { code: '555111' } },
+    });
     const m = await sms.waitFor((x) => x.to === '+14155550124');
     assert.equal(m.body, 'Your login code: 555111');
     assert.equal((await t.call('DELETE', `${SMS}/templates/OTC`, { token: vendor })).status, 200);

@@ -41,7 +41,10 @@ async function smsEnrolled(email: string, phone: string) {
   const seen = sms.to(phone).length;
   const e = await t.call('POST', `${U}/sms/enroll`, { token, body: { phoneNumber: phone } });
   assert.equal(e.status, 200, JSON.stringify(e.body));
-  const v = await t.call('POST', `${U}/sms/enroll/verify`, { token, body: { otcToken: e.body.otcToken, code: await nextSms(phone, seen) } });
+  const v = await t.call('POST', `${U}/sms/enroll/verify`, {
+    token,
+    body: { otcToken: e.body.otcToken, code: await nextSms(phone, seen) },
+  });
   assert.equal(v.status, 200, JSON.stringify(v.body));
   return { token, deviceId: v.body.deviceId as string, recoveryCodes: v.body.recoveryCodes as string[] | undefined };
 }
@@ -55,9 +58,16 @@ before(async () => {
   await sms.configure(t);
   await account(t, { id: 'se-opt' });
   await account(t, { id: 'se-force' });
-  const p = await t.call('PUT', '/identity/resources/configurations/v1/mfa-policy', { token: vendor, headers: { 'gatehouse-tenant-id': 'se-force' }, body: { enforceMFAType: 'Force' } });
+  const p = await t.call('PUT', '/identity/resources/configurations/v1/mfa-policy', {
+    token: vendor,
+    headers: { 'gatehouse-tenant-id': 'se-force' },
+    body: { enforceMFAType: 'Force' },
+  });
   assert.equal(p.status, 200);
-  const s = await t.call('POST', '/identity/resources/configurations/v1/mfa/strategies', { token: vendor, body: { strategy: 'EmailCode', isActive: true } });
+  const s = await t.call('POST', '/identity/resources/configurations/v1/mfa/strategies', {
+    token: vendor,
+    body: { strategy: 'EmailCode', isActive: true },
+  });
   assert.equal(s.status, 201);
 });
 after(async () => {
@@ -74,7 +84,10 @@ describe('SMS factor', () => {
     assert.equal(e.status, 200, JSON.stringify(e.body));
     const code = await nextSms('+14155550100', 0);
     assert.equal((await t.call('POST', `${U}/sms/enroll`, { token, body: { phoneNumber: '4155550100' } })).status, 400);
-    const e2 = await t.call('POST', `${U}/sms/enroll/verify`, { token, body: { otcToken: e.body.otcToken, code: code === '000000' ? '111111' : '000000' } });
+    const e2 = await t.call('POST', `${U}/sms/enroll/verify`, {
+      token,
+      body: { otcToken: e.body.otcToken, code: code === '000000' ? '111111' : '000000' },
+    });
     // The second enroll call above was refused by the schema, so the first enrolment is still pending.
     assert.equal(e2.status, 400);
     assert.equal(e2.body.errorCode, 'GH-63002');
@@ -93,17 +106,24 @@ describe('SMS factor', () => {
     const { deviceId } = await smsEnrolled('signin@sms.test', '+14155550101');
     const r = await login('signin@sms.test');
     assert.equal(r.body.mfaRequired, true);
-    assert.deepEqual(r.body.mfaDevices.phones.map((p: any) => p.id), [deviceId]);
+    assert.deepEqual(
+      r.body.mfaDevices.phones.map((p: any) => p.id),
+      [deviceId],
+    );
     assert.match(r.body.mfaDevices.phones[0].phoneNumber, /^\+14\*+01$/);
     const seen = sms.to('+14155550101').length;
     const q = await t.call('POST', `${M}/sms/${deviceId}`, { body: { mfaToken: r.body.mfaToken } });
     assert.equal(q.status, 201, JSON.stringify(q.body));
     const code = await nextSms('+14155550101', seen);
-    const v = await t.call('POST', `${M}/sms/${deviceId}/verify`, { body: { mfaToken: r.body.mfaToken, otcToken: q.body.otcToken, code } });
+    const v = await t.call('POST', `${M}/sms/${deviceId}/verify`, {
+      body: { mfaToken: r.body.mfaToken, otcToken: q.body.otcToken, code },
+    });
     assert.equal(v.status, 201, JSON.stringify(v.body));
     assert.deepEqual(claims(v.body.accessToken).amr, ['pwd', 'mfa', 'sms']);
     const r2 = await login('signin@sms.test');
-    const reuse = await t.call('POST', `${M}/sms/${deviceId}/verify`, { body: { mfaToken: r2.body.mfaToken, otcToken: q.body.otcToken, code } });
+    const reuse = await t.call('POST', `${M}/sms/${deviceId}/verify`, {
+      body: { mfaToken: r2.body.mfaToken, otcToken: q.body.otcToken, code },
+    });
     assert.equal(reuse.status, 400);
     assert.equal(reuse.body.errorCode, 'GH-63011');
   });
@@ -114,8 +134,12 @@ describe('SMS factor', () => {
     const r = await login('limits@sms.test');
     const q = await t.call('POST', `${M}/sms/${deviceId}`, { body: { mfaToken: r.body.mfaToken } });
     const code = await nextSms('+14155550102', 1);
-    await t.db.query("UPDATE mfa_codes SET expires_at = now() - interval '1 second' WHERE user_id = $1", [r.body.userId]);
-    const v = await t.call('POST', `${M}/sms/${deviceId}/verify`, { body: { mfaToken: r.body.mfaToken, otcToken: q.body.otcToken, code } });
+    await t.db.query("UPDATE mfa_codes SET expires_at = now() - interval '1 second' WHERE user_id = $1", [
+      r.body.userId,
+    ]);
+    const v = await t.call('POST', `${M}/sms/${deviceId}/verify`, {
+      body: { mfaToken: r.body.mfaToken, otcToken: q.body.otcToken, code },
+    });
     assert.equal(v.status, 400);
     assert.equal(v.body.errorCode, 'GH-63011');
     let limited: any;
@@ -132,9 +156,13 @@ describe('SMS factor', () => {
     await user(t, 'se-force', { email: 'forced@sms.test' });
     const r = await login('forced@sms.test');
     assert.equal(r.body.mfaEnrolled, false);
-    const e = await t.call('POST', `${M}/sms/enroll`, { body: { mfaToken: r.body.mfaToken, phoneNumber: '+14155550103' } });
+    const e = await t.call('POST', `${M}/sms/enroll`, {
+      body: { mfaToken: r.body.mfaToken, phoneNumber: '+14155550103' },
+    });
     assert.equal(e.status, 201, JSON.stringify(e.body));
-    const v = await t.call('POST', `${M}/sms/enroll/verify`, { body: { otcToken: e.body.otcToken, code: await nextSms('+14155550103', 0) } });
+    const v = await t.call('POST', `${M}/sms/enroll/verify`, {
+      body: { otcToken: e.body.otcToken, code: await nextSms('+14155550103', 0) },
+    });
     assert.equal(v.status, 201, JSON.stringify(v.body));
     assert.ok(v.body.accessToken);
     assert.equal(v.body.recoveryCodes.length, 10);
@@ -147,7 +175,10 @@ describe('SMS factor', () => {
     const q = await t.call('POST', `${U}/sms/${deviceId}/disable`, { token });
     assert.equal(q.status, 200, JSON.stringify(q.body));
     const code = await nextSms('+14155550104', 1);
-    const d = await t.call('POST', `${U}/sms/${deviceId}/disable/verify`, { token, body: { otcToken: q.body.otcToken, code } });
+    const d = await t.call('POST', `${U}/sms/${deviceId}/disable/verify`, {
+      token,
+      body: { otcToken: q.body.otcToken, code },
+    });
     assert.equal(d.status, 200, JSON.stringify(d.body));
     assert.deepEqual((await t.call('GET', `${U}/devices`, { token })).body.phones, []);
     assert.ok((await login('remove@sms.test')).body.accessToken);
@@ -157,7 +188,14 @@ describe('SMS factor', () => {
     await account(t, { id: 'se-mig' });
     const m = await t.call('POST', '/identity/resources/migrations/v1/local', {
       token: vendor,
-      body: { email: 'mig@sms.test', tenantId: 'se-mig', passwordHash: await argon2.hash(PASSWORD), passwordHashType: 'argon2', phoneNumber: '+14155550105', phoneNumberType: 'mfa' },
+      body: {
+        email: 'mig@sms.test',
+        tenantId: 'se-mig',
+        passwordHash: await argon2.hash(PASSWORD),
+        passwordHashType: 'argon2',
+        phoneNumber: '+14155550105',
+        phoneNumberType: 'mfa',
+      },
     });
     assert.equal(m.status, 201, JSON.stringify(m.body));
     const r = await login('mig@sms.test');
@@ -165,7 +203,9 @@ describe('SMS factor', () => {
     const deviceId = r.body.mfaDevices.phones[0].id;
     const q = await t.call('POST', `${M}/sms/${deviceId}`, { body: { mfaToken: r.body.mfaToken } });
     assert.equal(q.status, 201, JSON.stringify(q.body));
-    const v = await t.call('POST', `${M}/sms/${deviceId}/verify`, { body: { mfaToken: r.body.mfaToken, otcToken: q.body.otcToken, code: await nextSms('+14155550105', 0) } });
+    const v = await t.call('POST', `${M}/sms/${deviceId}/verify`, {
+      body: { mfaToken: r.body.mfaToken, otcToken: q.body.otcToken, code: await nextSms('+14155550105', 0) },
+    });
     assert.equal(v.status, 201, JSON.stringify(v.body));
   });
 });
@@ -180,9 +220,13 @@ describe('email factor', () => {
     const q = await t.call('POST', `${M}/emailcode`, { body: { mfaToken: r.body.mfaToken } });
     assert.equal(q.status, 201, JSON.stringify(q.body));
     const code = await nextMail('mail@email.test', 0);
-    const bad = await t.call('POST', `${M}/emailcode/verify`, { body: { mfaToken: r.body.mfaToken, otcToken: q.body.otcToken, code: code === '000000' ? '111111' : '000000' } });
+    const bad = await t.call('POST', `${M}/emailcode/verify`, {
+      body: { mfaToken: r.body.mfaToken, otcToken: q.body.otcToken, code: code === '000000' ? '111111' : '000000' },
+    });
     assert.equal(bad.status, 400);
-    const v = await t.call('POST', `${M}/emailcode/verify`, { body: { mfaToken: r.body.mfaToken, otcToken: q.body.otcToken, code } });
+    const v = await t.call('POST', `${M}/emailcode/verify`, {
+      body: { mfaToken: r.body.mfaToken, otcToken: q.body.otcToken, code },
+    });
     assert.equal(v.status, 201, JSON.stringify(v.body));
     assert.deepEqual(claims(v.body.accessToken).amr, ['pwd', 'mfa', 'email']);
   });

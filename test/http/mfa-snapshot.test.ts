@@ -35,7 +35,10 @@ async function challenged(email: string, tenantId = ACCOUNT) {
   const e = await t.call('POST', `${U}/authenticator/enroll`, { token: first.accessToken });
   const secret = new URL(e.body.uri).searchParams.get('secret')!;
   const used = { step: -Infinity };
-  const v = await t.call('POST', `${U}/authenticator/enroll/verify`, { token: first.accessToken, body: { token: await codeOf(secret, used) } });
+  const v = await t.call('POST', `${U}/authenticator/enroll/verify`, {
+    token: first.accessToken,
+    body: { token: await codeOf(secret, used) },
+  });
   assert.equal(v.status, 200, JSON.stringify(v.body));
   const r = await login(email);
   assert.equal(r.body.mfaRequired, true, JSON.stringify(r.body));
@@ -62,17 +65,26 @@ describe('TOTP verify after a change made since the challenge', () => {
 
   test('the user was locked: refused as locked, no session', async () => {
     const p = await challenged('locked@snap.test');
-    assert.equal((await t.call('POST', `/identity/resources/users/v1/${p.userId}/lock`, { token: vendor })).status, 200);
+    assert.equal(
+      (await t.call('POST', `/identity/resources/users/v1/${p.userId}/lock`, { token: vendor })).status,
+      200,
+    );
     const v = await verify(p.mfaToken, p.code);
     assert.equal(v.status, 403, JSON.stringify(v.body));
     assert.match(JSON.stringify(v.body), /lock/i);
-    const { rows } = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM sessions WHERE user_id = $1 AND amr @> ARRAY[\'otp\']', [p.userId]);
+    const { rows } = await t.db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM sessions WHERE user_id = $1 AND amr @> ARRAY['otp']",
+      [p.userId],
+    );
     assert.equal(rows[0].n, 0);
   });
 
   test('the user was disabled in the account: no access there', async () => {
     const p = await challenged('disabled@snap.test');
-    const d = await t.call('POST', `/identity/resources/tenants/users/v1/${p.userId}/disable`, { token: vendor, headers: H });
+    const d = await t.call('POST', `/identity/resources/tenants/users/v1/${p.userId}/disable`, {
+      token: vendor,
+      headers: H,
+    });
     assert.ok([200, 201].includes(d.status), JSON.stringify(d.body));
     const v = await verify(p.mfaToken, p.code);
     assert.notEqual(v.status, 201, JSON.stringify(v.body));
@@ -81,18 +93,31 @@ describe('TOTP verify after a change made since the challenge', () => {
 
   test('a role was assigned: the token carries it', async () => {
     const p = await challenged('roles@snap.test');
-    const role = await t.call('POST', '/identity/resources/roles/v1', { token: vendor, headers: H, body: [{ key: 'snap-auditor', name: 'Snap auditor', level: 5 }] });
+    const role = await t.call('POST', '/identity/resources/roles/v1', {
+      token: vendor,
+      headers: H,
+      body: [{ key: 'snap-auditor', name: 'Snap auditor', level: 5 }],
+    });
     assert.equal(role.status, 201, JSON.stringify(role.body));
-    const assign = await t.call('POST', `/identity/resources/users/v1/${p.userId}/roles`, { token: vendor, headers: H, body: { roleIds: [role.body[0].id] } });
+    const assign = await t.call('POST', `/identity/resources/users/v1/${p.userId}/roles`, {
+      token: vendor,
+      headers: H,
+      body: { roleIds: [role.body[0].id] },
+    });
     assert.equal(assign.status, 201, JSON.stringify(assign.body));
     const v = await verify(p.mfaToken, p.code);
     assert.equal(v.status, 201, JSON.stringify(v.body));
-    assert.ok(claims(v.body.accessToken).roles.includes('snap-auditor'), JSON.stringify(claims(v.body.accessToken).roles));
+    assert.ok(
+      claims(v.body.accessToken).roles.includes('snap-auditor'),
+      JSON.stringify(claims(v.body.accessToken).roles),
+    );
   });
 
   test('the mfaToken expired or used its attempts elsewhere: refused as invalid', async () => {
     const expired = await challenged('expired@snap.test');
-    await t.db.query("UPDATE mfa_tokens SET expires_at = now() - interval '1 second' WHERE user_id = $1", [expired.userId]);
+    await t.db.query("UPDATE mfa_tokens SET expires_at = now() - interval '1 second' WHERE user_id = $1", [
+      expired.userId,
+    ]);
     const v1 = await verify(expired.mfaToken, expired.code);
     assert.equal(v1.status, 401, JSON.stringify(v1.body));
     const spent = await challenged('spent@snap.test');
@@ -110,7 +135,11 @@ describe('TOTP verify after a change made since the challenge', () => {
 
   test('the account was deleted: no sign-in', async () => {
     const other = 'mfa-snap-gone';
-    assert.equal((await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: other, name: other } })).status, 201);
+    assert.equal(
+      (await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: other, name: other } }))
+        .status,
+      201,
+    );
     const p = await challenged('gone@snap.test', other);
     assert.equal((await t.call('DELETE', `/tenants/resources/tenants/v1/${other}`, { token: vendor })).status, 200);
     const v = await verify(p.mfaToken, p.code);

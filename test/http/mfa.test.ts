@@ -18,7 +18,8 @@ const P = '/identity/resources/configurations/v1/mfa-policy';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const claims = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
-const login = (email: string, headers: Record<string, string> = {}) => t.call('POST', `${A}/user`, { body: { email, password: PASSWORD }, headers });
+const login = (email: string, headers: Record<string, string> = {}) =>
+  t.call('POST', `${A}/user`, { body: { email, password: PASSWORD }, headers });
 
 const secretOf = (uri: string) => new URL(uri).searchParams.get('secret')!;
 
@@ -101,7 +102,10 @@ describe('MFA policy routes', () => {
     const h = { 'gatehouse-tenant-id': 'mfa-pol' };
     const g = await t.call('GET', P, { token: vendor, headers: h });
     assert.equal(g.body.tenantId, null);
-    assert.equal((await t.call('PATCH', P, { token: vendor, headers: h, body: { enforceMFAType: 'Force' } })).status, 404);
+    assert.equal(
+      (await t.call('PATCH', P, { token: vendor, headers: h, body: { enforceMFAType: 'Force' } })).status,
+      404,
+    );
     const c = await t.call('POST', P, { token: vendor, headers: h, body: { enforceMFAType: 'Force' } });
     assert.equal(c.status, 201, JSON.stringify(c.body));
     assert.equal(c.body.tenantId, 'mfa-pol');
@@ -110,9 +114,21 @@ describe('MFA policy routes', () => {
     assert.equal(p.status, 200);
     assert.equal(p.body.enforceMFAType, 'Force');
     assert.equal(p.body.allowRememberMyDevice, true);
-    assert.equal((await t.call('PUT', P, { token: vendor, headers: h, body: { enforceMFAType: 'Sometimes' } })).status, 400);
+    assert.equal(
+      (await t.call('PUT', P, { token: vendor, headers: h, body: { enforceMFAType: 'Sometimes' } })).status,
+      400,
+    );
     assert.equal((await t.call('PUT', P, { token: vendor, headers: h, body: { mfaDeviceExpiration: 5 } })).status, 400);
-    assert.equal((await t.call('PUT', P, { token: vendor, headers: { 'gatehouse-tenant-id': 'no-such' }, body: { enforceMFAType: 'Force' } })).status, 404);
+    assert.equal(
+      (
+        await t.call('PUT', P, {
+          token: vendor,
+          headers: { 'gatehouse-tenant-id': 'no-such' },
+          body: { enforceMFAType: 'Force' },
+        })
+      ).status,
+      404,
+    );
     assert.equal((await t.call('GET', P, { token: vendor, headers: h })).body.enforceMFAType, 'Force');
   });
   test('user tokens need the security-policy permissions', async () => {
@@ -128,13 +144,34 @@ describe('MFA policy routes', () => {
     const g = await t.call('GET', '/identity/resources/configurations/v1/mfa', { token: vendor });
     assert.equal(g.status, 200);
     assert.equal(g.body.authenticationApp.active, true);
-    const s = await t.call('POST', '/identity/resources/configurations/v1/mfa', { token: vendor, body: { authenticationApp: { active: true, serviceName: 'Acme' } } });
+    const s = await t.call('POST', '/identity/resources/configurations/v1/mfa', {
+      token: vendor,
+      body: { authenticationApp: { active: true, serviceName: 'Acme' } },
+    });
     assert.equal(s.status, 201);
     assert.equal(s.body.authenticationApp.serviceName, 'Acme');
     const st = await t.call('GET', '/identity/resources/configurations/v1/mfa/strategies', { token: vendor });
-    assert.deepEqual(st.body.strategies.find((x: any) => x.strategy === 'AuthenticatorApp'), { strategy: 'AuthenticatorApp', isActive: true });
-    assert.equal((await t.call('POST', '/identity/resources/configurations/v1/mfa/strategies', { token: vendor, body: { strategy: 'WebAuthnPlatform', isActive: true } })).status, 400);
-    assert.equal((await t.call('GET', '/identity/resources/configurations/v1/mfa', { token: await t.userToken({ tenantId: 'mfa-opt' }) })).status, 403);
+    assert.deepEqual(
+      st.body.strategies.find((x: any) => x.strategy === 'AuthenticatorApp'),
+      { strategy: 'AuthenticatorApp', isActive: true },
+    );
+    assert.equal(
+      (
+        await t.call('POST', '/identity/resources/configurations/v1/mfa/strategies', {
+          token: vendor,
+          body: { strategy: 'WebAuthnPlatform', isActive: true },
+        })
+      ).status,
+      400,
+    );
+    assert.equal(
+      (
+        await t.call('GET', '/identity/resources/configurations/v1/mfa', {
+          token: await t.userToken({ tenantId: 'mfa-opt' }),
+        })
+      ).status,
+      403,
+    );
   });
 });
 
@@ -146,9 +183,15 @@ describe('authenticator app: enrol, sign in, codes', () => {
     const e = await t.call('POST', `${U}/enroll`, { token });
     assert.equal(e.status, 200, JSON.stringify(e.body));
     assert.match(e.body.qrCode, /^data:image\/png;base64,/);
-    assert.match(e.body.uri, /^otpauth:\/\/totp\/Acme:enrol%40opt\.test\?issuer=Acme&secret=[A-Z2-7]{32}&algorithm=SHA1&digits=6&period=30$/);
+    assert.match(
+      e.body.uri,
+      /^otpauth:\/\/totp\/Acme:enrol%40opt\.test\?issuer=Acme&secret=[A-Z2-7]{32}&algorithm=SHA1&digits=6&period=30$/,
+    );
     const app = new Authenticator(secretOf(e.body.uri));
-    const bad = await t.call('POST', `${U}/enroll/verify`, { token, body: { token: '000000' === (await app.code()) ? '111111' : '000000' } });
+    const bad = await t.call('POST', `${U}/enroll/verify`, {
+      token,
+      body: { token: '000000' === (await app.code()) ? '111111' : '000000' },
+    });
     assert.equal(bad.status, 400);
     assert.equal(bad.body.errorCode, 'GH-63002');
     const v = await t.call('POST', `${U}/enroll/verify`, { token, body: { token: await app.code() } });
@@ -158,7 +201,10 @@ describe('authenticator app: enrol, sign in, codes', () => {
     assert.equal(v.body.recoveryCode, v.body.recoveryCodes[0]);
     const { rows } = await t.db.query('SELECT code_hash FROM mfa_recovery_codes WHERE user_id = $1', [id]);
     assert.equal(rows.length, 10);
-    assert.ok(rows.every((x: any) => !v.body.recoveryCodes.includes(x.code_hash)), 'stored hashed');
+    assert.ok(
+      rows.every((x: any) => !v.body.recoveryCodes.includes(x.code_hash)),
+      'stored hashed',
+    );
     const d = await t.call('GET', `${U}/devices`, { token });
     assert.equal(d.status, 200);
     assert.deepEqual(d.body.authenticators, [{ id: v.body.deviceId }]);
@@ -205,15 +251,26 @@ describe('authenticator app: enrol, sign in, codes', () => {
     const { app, deviceId } = await enrolled('reuse@opt.test');
     const r1 = await login('reuse@opt.test');
     const code = await app.code();
-    assert.equal((await t.call('POST', `${M}/authenticator/${deviceId}/verify`, { body: { mfaToken: r1.body.mfaToken, value: code } })).status, 201);
+    assert.equal(
+      (
+        await t.call('POST', `${M}/authenticator/${deviceId}/verify`, {
+          body: { mfaToken: r1.body.mfaToken, value: code },
+        })
+      ).status,
+      201,
+    );
     const r2 = await login('reuse@opt.test');
     const replay = await t.call('POST', `${M}/verify`, { body: { mfaToken: r2.body.mfaToken, value: code } });
     assert.equal(replay.status, 400);
     assert.equal(replay.body.errorCode, 'GH-63003');
-    const wrong = await t.call('POST', `${M}/verify`, { body: { mfaToken: r2.body.mfaToken, value: code === '123456' ? '654321' : '123456' } });
+    const wrong = await t.call('POST', `${M}/verify`, {
+      body: { mfaToken: r2.body.mfaToken, value: code === '123456' ? '654321' : '123456' },
+    });
     assert.equal(wrong.status, 400);
     assert.equal(wrong.body.errorCode, 'GH-63002');
-    const other = await t.call('POST', `${M}/authenticator/00000000-0000-4000-8000-000000000000/verify`, { body: { mfaToken: r2.body.mfaToken, value: '123456' } });
+    const other = await t.call('POST', `${M}/authenticator/00000000-0000-4000-8000-000000000000/verify`, {
+      body: { mfaToken: r2.body.mfaToken, value: '123456' },
+    });
     assert.equal(other.status, 404);
     const ok = await t.call('POST', `${M}/verify`, { body: { mfaToken: r2.body.mfaToken, value: await app.code() } });
     assert.equal(ok.status, 201, JSON.stringify(ok.body));
@@ -252,7 +309,9 @@ describe('policy at sign-in', () => {
     assert.equal(e.status, 201, JSON.stringify(e.body));
     assert.match(e.body.qrCode, /^data:image\/png;base64,/);
     const app = new Authenticator(secretOf(e.body.uri));
-    const v = await t.call('POST', `${M}/authenticator/enroll/verify`, { body: { mfaToken: r.body.mfaToken, token: await app.code() } });
+    const v = await t.call('POST', `${M}/authenticator/enroll/verify`, {
+      body: { mfaToken: r.body.mfaToken, token: await app.code() },
+    });
     assert.equal(v.status, 201, JSON.stringify(v.body));
     assert.ok(v.body.accessToken);
     assert.equal(v.body.recoveryCodes.length, 10);
@@ -261,7 +320,10 @@ describe('policy at sign-in', () => {
     // Now enrolled: a password alone cannot add another authenticator through a sign-in.
     const r2 = await login('forced@force.test');
     assert.equal(r2.body.mfaEnrolled, true);
-    assert.equal((await t.call('POST', `${M}/authenticator/enroll`, { body: { mfaToken: r2.body.mfaToken } })).status, 409);
+    assert.equal(
+      (await t.call('POST', `${M}/authenticator/enroll`, { body: { mfaToken: r2.body.mfaToken } })).status,
+      409,
+    );
   });
 
   test('off: an enrolled user gets tokens with the password alone', async () => {
@@ -292,7 +354,9 @@ describe('policy at sign-in', () => {
     const allow = await t.call('GET', `${P}/allow-remember-device?mfaToken=${encodeURIComponent(r.body.mfaToken)}`);
     assert.equal(allow.status, 200);
     assert.equal(allow.body.allowRememberDevice, true);
-    const v = await t.call('POST', `${M}/verify`, { body: { mfaToken: r.body.mfaToken, value: await app.code(), rememberDevice: true } });
+    const v = await t.call('POST', `${M}/verify`, {
+      body: { mfaToken: r.body.mfaToken, value: await app.code(), rememberDevice: true },
+    });
     assert.equal(v.status, 201);
     const cookies = ([] as string[]).concat(v.headers['set-cookie'] as string[]);
     const remember = cookies.find((c) => c.startsWith('gh_mfa_'));
@@ -317,7 +381,9 @@ describe('policy at sign-in', () => {
     await user(t, 'mfa-opt', { email: 'norem@opt.test' });
     const { app } = await enrolled('norem@opt.test');
     const r = await login('norem@opt.test');
-    const v = await t.call('POST', `${M}/verify`, { body: { mfaToken: r.body.mfaToken, value: await app.code(), rememberDevice: true } });
+    const v = await t.call('POST', `${M}/verify`, {
+      body: { mfaToken: r.body.mfaToken, value: await app.code(), rememberDevice: true },
+    });
     assert.equal(v.status, 201);
     assert.ok(!([] as string[]).concat(v.headers['set-cookie'] as string[]).some((c) => c.startsWith('gh_mfa_')));
   });
@@ -328,20 +394,30 @@ describe('recovery codes', () => {
     const { id } = await user(t, 'mfa-opt', { email: 'recover@opt.test' });
     const { recoveryCodes } = await enrolled('recover@opt.test');
     assert.equal((await login('recover@opt.test')).body.mfaRequired, true);
-    const wrong = await t.call('POST', `${M}/recover`, { body: { email: 'recover@opt.test', recoveryCode: 'aaaa-bbbb-cccc' } });
+    const wrong = await t.call('POST', `${M}/recover`, {
+      body: { email: 'recover@opt.test', recoveryCode: 'aaaa-bbbb-cccc' },
+    });
     assert.equal(wrong.status, 400);
     assert.equal(wrong.body.errorCode, 'GH-63009');
-    const unknown = await t.call('POST', `${M}/recover`, { body: { email: 'nobody@opt.test', recoveryCode: recoveryCodes[1] } });
+    const unknown = await t.call('POST', `${M}/recover`, {
+      body: { email: 'nobody@opt.test', recoveryCode: recoveryCodes[1] },
+    });
     assert.equal(unknown.status, 400);
     assert.deepEqual(unknown.body, wrong.body);
-    const ok = await t.call('POST', `${M}/recover`, { body: { email: 'Recover@opt.test', recoveryCode: recoveryCodes[1].toUpperCase() } });
+    const ok = await t.call('POST', `${M}/recover`, {
+      body: { email: 'Recover@opt.test', recoveryCode: recoveryCodes[1].toUpperCase() },
+    });
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
     const r = await login('recover@opt.test');
     assert.ok(r.body.accessToken, 'optional MFA and no factor left');
     assert.equal((await events(id, 'user.mfa_removed')).length, 1);
-    const spent = await t.call('POST', `${M}/recover`, { body: { email: 'recover@opt.test', recoveryCode: recoveryCodes[1] } });
+    const spent = await t.call('POST', `${M}/recover`, {
+      body: { email: 'recover@opt.test', recoveryCode: recoveryCodes[1] },
+    });
     assert.equal(spent.status, 400);
-    const other = await t.call('POST', `${M}/recover`, { body: { email: 'recover@opt.test', recoveryCode: recoveryCodes[2] } });
+    const other = await t.call('POST', `${M}/recover`, {
+      body: { email: 'recover@opt.test', recoveryCode: recoveryCodes[2] },
+    });
     assert.equal(other.status, 400, 'all codes go with the factors');
   });
 });
@@ -352,7 +428,9 @@ describe('removing factors', () => {
     const r = await login('remove@force.test');
     const e = await t.call('POST', `${M}/authenticator/enroll`, { body: { mfaToken: r.body.mfaToken } });
     const app = new Authenticator(secretOf(e.body.uri));
-    const v = await t.call('POST', `${M}/authenticator/enroll/verify`, { body: { mfaToken: r.body.mfaToken, token: await app.code() } });
+    const v = await t.call('POST', `${M}/authenticator/enroll/verify`, {
+      body: { mfaToken: r.body.mfaToken, token: await app.code() },
+    });
     const token = v.body.accessToken;
     const wrong = await t.call('POST', `${U}/disable`, { token, body: { token: '000000' } });
     assert.equal(wrong.status, 400);
@@ -371,7 +449,10 @@ describe('removing factors', () => {
   test('optional policy: removing the only device by id ends MFA for the user', async () => {
     const { id } = await user(t, 'mfa-opt', { email: 'remove@opt.test' });
     const { app, token, deviceId } = await enrolled('remove@opt.test');
-    const d = await t.call('POST', `${U}/authenticator/${deviceId}/disable/verify`, { token, body: { token: await app.code() } });
+    const d = await t.call('POST', `${U}/authenticator/${deviceId}/disable/verify`, {
+      token,
+      body: { token: await app.code() },
+    });
     assert.equal(d.status, 200, JSON.stringify(d.body));
     const me = await t.call('GET', '/identity/resources/users/v2/me', { token });
     assert.equal(me.body.mfaEnrolled, false);
@@ -385,7 +466,16 @@ describe('removing factors', () => {
     const e = await t.call('POST', `${U}/enroll`, { token: vendor, headers: { 'gatehouse-user-id': id } });
     assert.equal(e.status, 200);
     const app = new Authenticator(secretOf(e.body.uri));
-    assert.equal((await t.call('POST', `${U}/enroll/verify`, { token: vendor, headers: { 'gatehouse-user-id': id }, body: { token: await app.code() } })).status, 200);
+    assert.equal(
+      (
+        await t.call('POST', `${U}/enroll/verify`, {
+          token: vendor,
+          headers: { 'gatehouse-user-id': id },
+          body: { token: await app.code() },
+        })
+      ).status,
+      200,
+    );
     const l = await t.call('GET', `${U}/devices`, { token: vendor, headers: { 'gatehouse-user-id': id } });
     assert.equal(l.body.authenticators.length, 1);
   });
@@ -411,7 +501,11 @@ describe('lockout and rate limits', () => {
 
   test('too many code attempts for one user is 429 with retry-after', async () => {
     await account(t, { id: 'mfa-nolock' });
-    const lp = await t.call('POST', '/identity/resources/configurations/v1/lockout-policy', { token: vendor, headers: { 'gatehouse-tenant-id': 'mfa-nolock' }, body: { enabled: false, maxAttempts: 5 } });
+    const lp = await t.call('POST', '/identity/resources/configurations/v1/lockout-policy', {
+      token: vendor,
+      headers: { 'gatehouse-tenant-id': 'mfa-nolock' },
+      body: { enabled: false, maxAttempts: 5 },
+    });
     assert.equal(lp.status, 201, JSON.stringify(lp.body));
     await user(t, 'mfa-nolock', { email: 'rate@nolock.test' });
     await enrolled('rate@nolock.test');
@@ -436,7 +530,14 @@ describe('migrated users', () => {
     const hash = await argon2.hash(PASSWORD);
     const m = await t.call('POST', '/identity/resources/migrations/v1/local', {
       token: vendor,
-      body: { email: 'migrated@mig.test', tenantId: 'mfa-mig', passwordHash: hash, passwordHashType: 'argon2', authenticatorAppMfaSecret: secret, verifyUser: true },
+      body: {
+        email: 'migrated@mig.test',
+        tenantId: 'mfa-mig',
+        passwordHash: hash,
+        passwordHashType: 'argon2',
+        authenticatorAppMfaSecret: secret,
+        verifyUser: true,
+      },
     });
     assert.equal(m.status, 201, JSON.stringify(m.body));
     assert.equal(m.body.mfaEnrolled, true);
@@ -450,17 +551,34 @@ describe('migrated users', () => {
     assert.equal(v.status, 201, JSON.stringify(v.body));
     assert.deepEqual(claims(v.body.accessToken).amr, ['pwd', 'mfa', 'otp']);
     // The secret now lives in one device, sealed; the next sign-in uses the same device.
-    const { rows } = await t.db.query('SELECT d.source, u.authenticator_mfa_secret_enc FROM mfa_devices d JOIN users u ON u.id = d.user_id WHERE u.email = $1', ['migrated@mig.test']);
-    assert.deepEqual(rows.map((x: any) => [x.source, x.authenticator_mfa_secret_enc]), [['migrated', null]]);
+    const { rows } = await t.db.query(
+      'SELECT d.source, u.authenticator_mfa_secret_enc FROM mfa_devices d JOIN users u ON u.id = d.user_id WHERE u.email = $1',
+      ['migrated@mig.test'],
+    );
+    assert.deepEqual(
+      rows.map((x: any) => [x.source, x.authenticator_mfa_secret_enc]),
+      [['migrated', null]],
+    );
     const r2 = await login('migrated@mig.test');
-    assert.equal((await t.call('POST', `${M}/verify`, { body: { mfaToken: r2.body.mfaToken, value: await app.code() } })).status, 201);
+    assert.equal(
+      (await t.call('POST', `${M}/verify`, { body: { mfaToken: r2.body.mfaToken, value: await app.code() } })).status,
+      201,
+    );
   });
 
   test('a phone number of type mfa is an SMS factor at the first sign-in', async () => {
     const hash = await argon2.hash(PASSWORD);
     const m = await t.call('POST', '/identity/resources/migrations/v1/local', {
       token: vendor,
-      body: { email: 'migsms@mig.test', tenantId: 'mfa-mig', passwordHash: hash, passwordHashType: 'argon2', phoneNumber: '+15550009999', phoneNumberType: 'mfa', verifyUser: true },
+      body: {
+        email: 'migsms@mig.test',
+        tenantId: 'mfa-mig',
+        passwordHash: hash,
+        passwordHashType: 'argon2',
+        phoneNumber: '+15550009999',
+        phoneNumberType: 'mfa',
+        verifyUser: true,
+      },
     });
     assert.equal(m.status, 201, JSON.stringify(m.body));
     const r = await login('migsms@mig.test');
@@ -484,17 +602,25 @@ describe('sign-in reads (the cached configuration and the one-statement verify)'
     const pending = await login('flip@flip.test');
     assert.equal(pending.body.mfaRequired, true);
     const S = '/identity/resources/configurations/v1/mfa/strategies';
-    assert.ok((await t.call('POST', S, { token: vendor, body: { strategy: 'AuthenticatorApp', isActive: false } })).status < 300);
+    assert.ok(
+      (await t.call('POST', S, { token: vendor, body: { strategy: 'AuthenticatorApp', isActive: false } })).status <
+        300,
+    );
     try {
       // The authenticator is no usable factor now: no challenge, and a pending sign-in cannot finish with it.
-      const v = await t.call('POST', `${M}/verify`, { body: { mfaToken: pending.body.mfaToken, value: await app.code() } });
+      const v = await t.call('POST', `${M}/verify`, {
+        body: { mfaToken: pending.body.mfaToken, value: await app.code() },
+      });
       assert.equal(v.status, 400);
       assert.equal(v.body.errorCode, 'GH-63007');
       const r = await login('flip@flip.test');
       assert.equal(r.body.mfaRequired, false);
       assert.ok(r.body.accessToken, JSON.stringify(r.body));
     } finally {
-      assert.ok((await t.call('POST', S, { token: vendor, body: { strategy: 'AuthenticatorApp', isActive: true } })).status < 300);
+      assert.ok(
+        (await t.call('POST', S, { token: vendor, body: { strategy: 'AuthenticatorApp', isActive: true } })).status <
+          300,
+      );
     }
     assert.equal((await login('flip@flip.test')).body.mfaRequired, true);
   });
@@ -509,9 +635,14 @@ describe('sign-in reads (the cached configuration and the one-statement verify)'
     assert.deepEqual(claims(v.body.accessToken).tenantIds, ['mfa-opt']);
     const r = await login('gone@opt.test');
     assert.equal(r.body.mfaRequired, true);
-    const d = await t.call('POST', `/identity/resources/tenants/users/v1/${id}/disable`, { token: vendor, headers: { 'gatehouse-tenant-id': 'mfa-opt' } });
+    const d = await t.call('POST', `/identity/resources/tenants/users/v1/${id}/disable`, {
+      token: vendor,
+      headers: { 'gatehouse-tenant-id': 'mfa-opt' },
+    });
     assert.equal(d.status, 200, JSON.stringify(d.body));
-    const refused = await t.call('POST', `${M}/verify`, { body: { mfaToken: r.body.mfaToken, value: await app.code() } });
+    const refused = await t.call('POST', `${M}/verify`, {
+      body: { mfaToken: r.body.mfaToken, value: await app.code() },
+    });
     assert.equal(refused.status, 403, JSON.stringify(refused.body));
     assert.equal(refused.body.errorCode, 'GH-43004');
   });
@@ -520,16 +651,33 @@ describe('sign-in reads (the cached configuration and the one-statement verify)'
     await account(t, { id: 'mfa-ip' });
     await user(t, 'mfa-ip', { email: 'ip@ip.test' });
     const { app } = await enrolled('ip@ip.test');
-    const r = await t.call('POST', `${A}/user`, { body: { email: 'ip@ip.test', password: PASSWORD }, remoteAddress: '198.51.100.7' });
+    const r = await t.call('POST', `${A}/user`, {
+      body: { email: 'ip@ip.test', password: PASSWORD },
+      remoteAddress: '198.51.100.7',
+    });
     assert.equal(r.body.mfaRequired, true, JSON.stringify(r.body));
     const IP = '/identity/resources/configurations/v1/restrictions/ip';
     const h = { 'gatehouse-tenant-id': 'mfa-ip' };
-    assert.equal((await t.call('POST', IP, { token: vendor, body: { ip: '198.51.100.7/32', strategy: 'BLOCK' }, headers: h })).status, 201);
-    assert.equal((await t.call('POST', `${IP}/config`, { token: vendor, body: { strategy: 'BLOCK', isActive: true }, headers: h })).status, 201);
-    const blocked = await t.call('POST', `${M}/verify`, { body: { mfaToken: r.body.mfaToken, value: await app.code() }, remoteAddress: '198.51.100.7' });
+    assert.equal(
+      (await t.call('POST', IP, { token: vendor, body: { ip: '198.51.100.7/32', strategy: 'BLOCK' }, headers: h }))
+        .status,
+      201,
+    );
+    assert.equal(
+      (await t.call('POST', `${IP}/config`, { token: vendor, body: { strategy: 'BLOCK', isActive: true }, headers: h }))
+        .status,
+      201,
+    );
+    const blocked = await t.call('POST', `${M}/verify`, {
+      body: { mfaToken: r.body.mfaToken, value: await app.code() },
+      remoteAddress: '198.51.100.7',
+    });
     assert.equal(blocked.status, 403, JSON.stringify(blocked.body));
     assert.equal(blocked.body.errorCode, 'GH-65005');
-    const elsewhere = await t.call('POST', `${M}/verify`, { body: { mfaToken: r.body.mfaToken, value: await app.code() }, remoteAddress: '203.0.113.5' });
+    const elsewhere = await t.call('POST', `${M}/verify`, {
+      body: { mfaToken: r.body.mfaToken, value: await app.code() },
+      remoteAddress: '203.0.113.5',
+    });
     assert.equal(elsewhere.status, 201, JSON.stringify(elsewhere.body));
   });
 });
@@ -542,21 +690,34 @@ describe('sign-in statements (audit entries stored with the challenge and the se
     const r = await login('audited@opt.test');
     assert.equal(r.body.mfaRequired, true);
     const code = await app.code();
-    const wrong = await t.call('POST', `${M}/verify`, { body: { mfaToken: r.body.mfaToken, value: code === '123456' ? '654321' : '123456' } });
+    const wrong = await t.call('POST', `${M}/verify`, {
+      body: { mfaToken: r.body.mfaToken, value: code === '123456' ? '654321' : '123456' },
+    });
     assert.equal(wrong.status, 400);
     const v = await t.call('POST', `${M}/verify`, { body: { mfaToken: r.body.mfaToken, value: code } });
     assert.equal(v.status, 201, JSON.stringify(v.body));
     const plain = (await user(t, 'mfa-opt', { email: 'audited-plain@opt.test' })).id;
     assert.ok((await login('audited-plain@opt.test')).body.accessToken);
-    const a = await t.call('GET', `/audits?from=${encodeURIComponent(since)}&sortDirection=asc&count=1000`, { token: vendor });
+    const a = await t.call('GET', `/audits?from=${encodeURIComponent(since)}&sortDirection=asc&count=1000`, {
+      token: vendor,
+    });
     assert.equal(a.status, 200, JSON.stringify(a.body));
     const mine = a.body.data.filter((e: any) => e.action === 'user.sign_in' || e.action === 'auth.user.mfa.verify');
-    assert.deepEqual(mine.map((e: any) => [e.action, e.outcome, `${e.actor.type}:${e.actor.id}`, e.data.statusCode, e.data.mfaRequired ?? null]), [
-      ['user.sign_in', 'success', `user:${id}`, 200, true],
-      ['auth.user.mfa.verify', 'failure', 'anonymous:null', 400, null],
-      ['auth.user.mfa.verify', 'success', `user:${id}`, 201, null],
-      ['user.sign_in', 'success', `user:${plain}`, 200, null],
-    ]);
+    assert.deepEqual(
+      mine.map((e: any) => [
+        e.action,
+        e.outcome,
+        `${e.actor.type}:${e.actor.id}`,
+        e.data.statusCode,
+        e.data.mfaRequired ?? null,
+      ]),
+      [
+        ['user.sign_in', 'success', `user:${id}`, 200, true],
+        ['auth.user.mfa.verify', 'failure', 'anonymous:null', 400, null],
+        ['auth.user.mfa.verify', 'success', `user:${id}`, 201, null],
+        ['user.sign_in', 'success', `user:${plain}`, 200, null],
+      ],
+    );
     assert.equal(mine[0].data.identifier, 'audited@opt.test');
     assert.equal(mine[0].ip, '127.0.0.1');
   });
@@ -566,26 +727,46 @@ describe('sign-in statements (audit entries stored with the challenge and the se
     const { app } = await enrolled('twice@opt.test');
     const r = await login('twice@opt.test');
     const code = await app.code();
-    const both = await Promise.all([0, 1].map(() => t.call('POST', `${M}/verify`, { body: { mfaToken: r.body.mfaToken, value: code } })));
+    const both = await Promise.all(
+      [0, 1].map(() => t.call('POST', `${M}/verify`, { body: { mfaToken: r.body.mfaToken, value: code } })),
+    );
     assert.deepEqual(both.map((v) => v.status).sort(), [201, 401], JSON.stringify(both.map((v) => v.body)));
     assert.equal(both.find((v) => v.status === 401)!.body.errorCode, 'GH-63001');
-    const { rows: s } = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM sessions WHERE user_id = $1 AND amr @> ARRAY[\'otp\']', [id]);
+    const { rows: s } = await t.db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM sessions WHERE user_id = $1 AND amr @> ARRAY['otp']",
+      [id],
+    );
     assert.equal(s[0].n, 1, 'one session');
-    const { rows: u } = await t.db.query<{ failed_attempts: number }>('SELECT failed_attempts FROM users WHERE id = $1', [id]);
+    const { rows: u } = await t.db.query<{ failed_attempts: number }>(
+      'SELECT failed_attempts FROM users WHERE id = $1',
+      [id],
+    );
     assert.equal(u[0].failed_attempts, 0);
   });
 
   test('codes sent at once against one mfaToken: at most 5 are judged, the rest find it burnt', async () => {
     await account(t, { id: 'mfa-burst' });
-    const lp = await t.call('POST', '/identity/resources/configurations/v1/lockout-policy', { token: vendor, headers: { 'gatehouse-tenant-id': 'mfa-burst' }, body: { enabled: false, maxAttempts: 5 } });
+    const lp = await t.call('POST', '/identity/resources/configurations/v1/lockout-policy', {
+      token: vendor,
+      headers: { 'gatehouse-tenant-id': 'mfa-burst' },
+      body: { enabled: false, maxAttempts: 5 },
+    });
     assert.equal(lp.status, 201, JSON.stringify(lp.body));
     await user(t, 'mfa-burst', { email: 'burst@burst.test' });
     const { app } = await enrolled('burst@burst.test');
     const r = await login('burst@burst.test');
     const good = await app.code();
     const bad = good === '000000' ? '111111' : '000000';
-    const all = await Promise.all(Array.from({ length: 8 }, () => t.call('POST', `${M}/verify`, { body: { mfaToken: r.body.mfaToken, value: bad } })));
-    assert.deepEqual(all.map((v) => v.status).sort(), [400, 400, 400, 400, 400, 401, 401, 401], JSON.stringify(all.map((v) => v.body)));
+    const all = await Promise.all(
+      Array.from({ length: 8 }, () =>
+        t.call('POST', `${M}/verify`, { body: { mfaToken: r.body.mfaToken, value: bad } }),
+      ),
+    );
+    assert.deepEqual(
+      all.map((v) => v.status).sort(),
+      [400, 400, 400, 400, 400, 401, 401, 401],
+      JSON.stringify(all.map((v) => v.body)),
+    );
     const after = await t.call('POST', `${M}/verify`, { body: { mfaToken: r.body.mfaToken, value: await app.code() } });
     assert.equal(after.status, 401, 'burnt');
   });
@@ -596,11 +777,18 @@ describe('sign-in statements (audit entries stored with the challenge and the se
     const { app } = await enrolled('refund@refund.test');
     const r = await login('refund@refund.test');
     for (let i = 0; i < 6; i++) {
-      const v = await t.call('POST', `${M}/authenticator/00000000-0000-4000-8000-000000000000/verify`, { body: { mfaToken: r.body.mfaToken, value: '123456' } });
+      const v = await t.call('POST', `${M}/authenticator/00000000-0000-4000-8000-000000000000/verify`, {
+        body: { mfaToken: r.body.mfaToken, value: '123456' },
+      });
       assert.equal(v.status, 404, JSON.stringify(v.body));
     }
-    const { rows } = await t.db.query<{ failures: number }>('SELECT failures FROM mfa_tokens WHERE token_hash = $1', [createHash('sha256').update(r.body.mfaToken).digest('hex')]);
-    assert.deepEqual(rows.map((x) => x.failures), [0]);
+    const { rows } = await t.db.query<{ failures: number }>('SELECT failures FROM mfa_tokens WHERE token_hash = $1', [
+      createHash('sha256').update(r.body.mfaToken).digest('hex'),
+    ]);
+    assert.deepEqual(
+      rows.map((x) => x.failures),
+      [0],
+    );
     const ok = await t.call('POST', `${M}/verify`, { body: { mfaToken: r.body.mfaToken, value: await app.code() } });
     assert.equal(ok.status, 201, JSON.stringify(ok.body));
   });
@@ -611,12 +799,17 @@ describe('sign-in statements (audit entries stored with the challenge and the se
     const r = await login('race@opt.test');
     assert.equal(r.body.mfaRequired, true);
     const code = await app.code();
-    const { rows: before } = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM sessions WHERE user_id = $1', [id]);
+    const { rows: before } = await t.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM sessions WHERE user_id = $1',
+      [id],
+    );
     // A concurrent sign-in spends the same step: its change is held uncommitted while this verify runs (on PostgreSQL
     // the verify reads the old step and its spend waits for the row, then finds it spent; PGlite serialises both).
     let verify: Promise<any> | undefined;
     // The request is started in this test's async context, not the transaction's (bound outside it).
-    const send = AsyncResource.bind(() => t.call('POST', `${M}/verify`, { body: { mfaToken: r.body.mfaToken, value: code } }));
+    const send = AsyncResource.bind(() =>
+      t.call('POST', `${M}/verify`, { body: { mfaToken: r.body.mfaToken, value: code } }),
+    );
     await t.db.transaction(async (tx) => {
       await tx.query('UPDATE mfa_devices SET last_step = $2 WHERE id = $1', [deviceId, app.used]);
       verify = send();
@@ -625,15 +818,30 @@ describe('sign-in statements (audit entries stored with the challenge and the se
     const v = await verify!;
     assert.equal(v.status, 400, JSON.stringify(v.body));
     assert.equal(v.body.errorCode, 'GH-63003');
-    const { rows: after } = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM sessions WHERE user_id = $1', [id]);
+    const { rows: after } = await t.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM sessions WHERE user_id = $1',
+      [id],
+    );
     assert.equal(after[0].n, before[0].n, 'no session started');
-    const { rows: u } = await t.db.query<{ failed_attempts: number }>('SELECT failed_attempts FROM users WHERE id = $1', [id]);
+    const { rows: u } = await t.db.query<{ failed_attempts: number }>(
+      'SELECT failed_attempts FROM users WHERE id = $1',
+      [id],
+    );
     assert.equal(u[0].failed_attempts, 1, 'the reused code counts toward lockout');
-    const { rows: tok } = await t.db.query<{ failures: number }>('SELECT failures FROM mfa_tokens WHERE user_id = $1', [id]);
-    assert.deepEqual(tok.map((x) => x.failures), [1], 'the mfaToken stays, with one failure');
+    const { rows: tok } = await t.db.query<{ failures: number }>('SELECT failures FROM mfa_tokens WHERE user_id = $1', [
+      id,
+    ]);
+    assert.deepEqual(
+      tok.map((x) => x.failures),
+      [1],
+      'the mfaToken stays, with one failure',
+    );
     const ok = await t.call('POST', `${M}/verify`, { body: { mfaToken: r.body.mfaToken, value: await app.code() } });
     assert.equal(ok.status, 201, JSON.stringify(ok.body));
-    const { rows: done } = await t.db.query<{ failed_attempts: number }>('SELECT failed_attempts FROM users WHERE id = $1', [id]);
+    const { rows: done } = await t.db.query<{ failed_attempts: number }>(
+      'SELECT failed_attempts FROM users WHERE id = $1',
+      [id],
+    );
     assert.equal(done[0].failed_attempts, 0);
   });
 });

@@ -11,40 +11,71 @@ import { startTestApp, type TestApp } from '../helpers/harness.ts';
 const COVERED_TAGS = [
   'entitlements',
   'social login',
-  'sso', 'sso sign-in',
+  'sso',
+  'sso sign-in',
   'mfa',
   'audits',
   'user pools',
   'directory',
   'environment',
   'user groups',
-  'IP restrictions', 'domain restrictions',
-  'invitations', 'account invitations',
-  'accounts', 'hierarchy', 'account settings', 'account migration',
-  'users', 'me',
-  'roles', 'account roles', 'permissions', 'permission categories',
+  'IP restrictions',
+  'domain restrictions',
+  'invitations',
+  'account invitations',
+  'accounts',
+  'hierarchy',
+  'account settings',
+  'account migration',
+  'users',
+  'me',
+  'roles',
+  'account roles',
+  'permissions',
+  'permission categories',
   'webhooks',
-  'security policies', 'password reset', 'email verification', 'phone numbers',
-  'sign-up', 'passwordless',
-  'messaging', 'email configuration', 'email templates', 'sms configuration', 'sms templates',
+  'security policies',
+  'password reset',
+  'email verification',
+  'phone numbers',
+  'sign-up',
+  'passwordless',
+  'messaging',
+  'email configuration',
+  'email templates',
+  'sms configuration',
+  'sms templates',
   'keys',
   'scim',
-  'sign-in', 'sessions', 'machine access', 'delegation', 'applications', 'user migration',
+  'sign-in',
+  'sessions',
+  'machine access',
+  'delegation',
+  'applications',
+  'user migration',
 ];
 
 /** Operations of the covered tags allowed without a declared 2xx answer, each with the reason. Keep it short. */
 const EXCEPTIONS: Record<string, string> = {
-  'POST /directory/resources/scim/v2.0/{configId}/Bulk': 'bulk is not supported (ServiceProviderConfig bulk.supported false): always a 501 SCIM error',
+  'POST /directory/resources/scim/v2.0/{configId}/Bulk':
+    'bulk is not supported (ServiceProviderConfig bulk.supported false): always a 501 SCIM error',
 };
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
-type Op = { tags?: string[]; responses?: Record<string, { description?: string; content?: Record<string, { schema?: unknown }> }> };
+type Op = {
+  tags?: string[];
+  responses?: Record<string, { description?: string; content?: Record<string, { schema?: unknown }> }>;
+};
 
 describe('OpenAPI document: every route of the covered modules declares its 2xx answer', () => {
   let t: TestApp;
   let doc: { paths: Record<string, Record<string, Op>> };
-  const ops = () => Object.entries(doc.paths).flatMap(([path, item]) =>
-    Object.entries(item).filter(([m]) => METHODS.includes(m)).map(([m, op]) => ({ id: `${m.toUpperCase()} ${path}`, op })));
+  const ops = () =>
+    Object.entries(doc.paths).flatMap(([path, item]) =>
+      Object.entries(item)
+        .filter(([m]) => METHODS.includes(m))
+        .map(([m, op]) => ({ id: `${m.toUpperCase()} ${path}`, op })),
+    );
 
   before(async () => {
     t = await startTestApp({}, { jobs: false });
@@ -65,11 +96,15 @@ describe('OpenAPI document: every route of the covered modules declares its 2xx 
     for (const { id, op } of ops()) {
       if (!(op.tags ?? []).some((tag) => COVERED_TAGS.includes(tag)) || EXCEPTIONS[id]) continue;
       checked++;
-      const declared = Object.entries(op.responses ?? {}).filter(([status]) => /^2\d\d$|^3\d\d$/.test(status)).some(([status, r]) => {
-        if (r.content) return Object.values(r.content).every((c) => c.schema !== undefined);
-        // No content: only a body-less status (204, a redirect) that says what it answers.
-        return (status === '204' || status.startsWith('3')) && !!r.description && r.description !== 'Default Response';
-      });
+      const declared = Object.entries(op.responses ?? {})
+        .filter(([status]) => /^2\d\d$|^3\d\d$/.test(status))
+        .some(([status, r]) => {
+          if (r.content) return Object.values(r.content).every((c) => c.schema !== undefined);
+          // No content: only a body-less status (204, a redirect) that says what it answers.
+          return (
+            (status === '204' || status.startsWith('3')) && !!r.description && r.description !== 'Default Response'
+          );
+        });
       if (!declared) missing.push(id);
     }
     assert.ok(checked > 150, `only ${checked} routes checked: the tags above no longer match the document`);
@@ -77,22 +112,41 @@ describe('OpenAPI document: every route of the covered modules declares its 2xx 
   });
 
   test('non-JSON answers are declared with their content type', () => {
-    const content = (path: string, method: string, status = '200') => Object.keys(doc.paths[path]?.[method]?.responses?.[status]?.content ?? {});
-    assert.deepEqual(content('/identity/resources/sso/v1/saml/configurations/sp-metadata', 'get'), ['application/samlmetadata+xml']);
+    const content = (path: string, method: string, status = '200') =>
+      Object.keys(doc.paths[path]?.[method]?.responses?.[status]?.content ?? {});
+    assert.deepEqual(content('/identity/resources/sso/v1/saml/configurations/sp-metadata', 'get'), [
+      'application/samlmetadata+xml',
+    ]);
     assert.deepEqual(content('/audits/export', 'get'), ['text/csv', 'application/x-ndjson']);
     assert.deepEqual(content('/audits/export/csv', 'post', '201'), ['text/csv']);
     // SCIM answers are application/scim+json only: documented, never filtered by a JSON serializer.
     assert.deepEqual(content('/directory/resources/scim/v2.0/{configId}/Users', 'get'), ['application/scim+json']);
-    assert.deepEqual(content('/directory/resources/scim/v2.0/{configId}/Groups', 'post', '201'), ['application/scim+json']);
+    assert.deepEqual(content('/directory/resources/scim/v2.0/{configId}/Groups', 'post', '201'), [
+      'application/scim+json',
+    ]);
     const acs = doc.paths['/identity/resources/auth/v1/user/saml/postlogin'].post.responses ?? {};
     assert.ok(acs['200']?.content && acs['302']?.description, 'the SAML ACS answers JSON or a redirect');
   });
 
   test('the entitlements snapshot documents its tuples and the decision answer its result', () => {
-    const snap = doc.paths['/entitlements/api/v1/vendor-entitlements'].get.responses?.['200']?.content?.['application/json']?.schema as any;
-    assert.deepEqual(Object.keys(snap.properties.data.properties).sort(), ['entitlements', 'featureBundles', 'featureFlags', 'features', 'routes', 'routesMode']);
-    assert.match(snap.properties.data.properties.entitlements.items.description, /\[planId, tenantId, userId \| null, expirationDate \| null\]/);
-    const decision = doc.paths['/entitlements/api/v1/decisions/{kind}'].post.responses?.['200']?.content?.['application/json']?.schema as any;
+    const snap = doc.paths['/entitlements/api/v1/vendor-entitlements'].get.responses?.['200']?.content?.[
+      'application/json'
+    ]?.schema as any;
+    assert.deepEqual(Object.keys(snap.properties.data.properties).sort(), [
+      'entitlements',
+      'featureBundles',
+      'featureFlags',
+      'features',
+      'routes',
+      'routesMode',
+    ]);
+    assert.match(
+      snap.properties.data.properties.entitlements.items.description,
+      /\[planId, tenantId, userId \| null, expirationDate \| null\]/,
+    );
+    const decision = doc.paths['/entitlements/api/v1/decisions/{kind}'].post.responses?.['200']?.content?.[
+      'application/json'
+    ]?.schema as any;
     assert.deepEqual(Object.keys(decision.properties).sort(), ['decision_id', 'metrics', 'result']);
   });
 });

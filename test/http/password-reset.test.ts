@@ -59,13 +59,19 @@ describe('password reset by emailed link', () => {
     const weak = await verifyReset({ ...link, password: 'abc' });
     assert.equal(weak.status, 400);
     assert.equal(weak.body.errorCode, 'GH-41001');
-    assert.equal((await t.call('POST', `${U}/v1/passwords/reset/validate`, { body: link })).status, 200, 'a refused password leaves the token usable');
+    assert.equal(
+      (await t.call('POST', `${U}/v1/passwords/reset/validate`, { body: link })).status,
+      200,
+      'a refused password leaves the token usable',
+    );
 
     const ok = await verifyReset({ ...link, password: 'Brand-New-Secret-77' });
     assert.equal(ok.status, 201, JSON.stringify(ok.body));
     assert.equal((await login('ada@pr.test', PASSWORD)).status, 401);
     assert.equal((await login('ada@pr.test', 'Brand-New-Secret-77')).status, 200);
-    const refresh = await t.call('POST', `${LOGIN}/token/refresh`, { body: { refreshToken: signedIn.body.refreshToken } });
+    const refresh = await t.call('POST', `${LOGIN}/token/refresh`, {
+      body: { refreshToken: signedIn.body.refreshToken },
+    });
     assert.equal(refresh.status, 401, 'the sessions from before the reset are ended');
 
     const again = await verifyReset({ ...link, password: 'Another-Secret-88' });
@@ -73,7 +79,10 @@ describe('password reset by emailed link', () => {
     assert.equal(again.body.errorCode, 'GH-61011');
     assert.equal((await t.call('POST', `${U}/v1/passwords/reset/validate`, { body: link })).status, 410);
 
-    const events = await t.db.query<{ data: any }>(`SELECT data FROM events WHERE event_key = 'user.password_reset' AND entity_id = $1`, [id]);
+    const events = await t.db.query<{ data: any }>(
+      `SELECT data FROM events WHERE event_key = 'user.password_reset' AND entity_id = $1`,
+      [id],
+    );
     assert.equal(events.rows.length, 1);
     assert.equal(events.rows[0].data.method, 'email');
     assert.ok(!JSON.stringify(events.rows[0].data).includes(link.token));
@@ -87,8 +96,14 @@ describe('password reset by emailed link', () => {
     const wrong = await verifyReset({ userId: id, token: 'x'.repeat(43), password: 'Brand-New-Secret-77' });
     assert.equal(wrong.status, 400);
     assert.equal(wrong.body.errorCode, 'GH-61010');
-    assert.equal((await verifyReset({ userId: other, token: link.token, password: 'Brand-New-Secret-77' })).status, 400);
-    assert.equal((await t.call('POST', `${U}/v1/passwords/reset/validate`, { body: { userId: id, token: 'nope' } })).status, 400);
+    assert.equal(
+      (await verifyReset({ userId: other, token: link.token, password: 'Brand-New-Secret-77' })).status,
+      400,
+    );
+    assert.equal(
+      (await t.call('POST', `${U}/v1/passwords/reset/validate`, { body: { userId: id, token: 'nope' } })).status,
+      400,
+    );
     assert.equal((await verifyReset({ userId: id, token: link.token })).status, 400, 'password is required');
     assert.equal((await login('bob@pr.test', PASSWORD)).status, 200);
   });
@@ -100,7 +115,10 @@ describe('password reset by emailed link', () => {
     await requestReset('dee@pr.test');
     const second = await resetLink('dee@pr.test', 1);
     assert.equal((await t.call('POST', `${U}/v1/passwords/reset/validate`, { body: first })).status, 410, 'superseded');
-    await t.db.query(`UPDATE password_reset_tokens SET expires_at = now() - interval '1 second' WHERE user_id = $1 AND used_at IS NULL`, [second.userId]);
+    await t.db.query(
+      `UPDATE password_reset_tokens SET expires_at = now() - interval '1 second' WHERE user_id = $1 AND used_at IS NULL`,
+      [second.userId],
+    );
     const r = await verifyReset({ ...second, password: 'Brand-New-Secret-77' });
     assert.equal(r.status, 410);
     assert.match(r.body.errors[0], /expired/);
@@ -108,9 +126,17 @@ describe('password reset by emailed link', () => {
 
   test("the account's password policy and the password history apply", async () => {
     await createUser('eve@pr.test');
-    const pol = await t.call('POST', '/identity/resources/configurations/v1/password', { token: vendor, headers: { 'gatehouse-tenant-id': TENANT }, body: { minLength: 24, minPhraseLength: 30 } });
+    const pol = await t.call('POST', '/identity/resources/configurations/v1/password', {
+      token: vendor,
+      headers: { 'gatehouse-tenant-id': TENANT },
+      body: { minLength: 24, minPhraseLength: 30 },
+    });
     assert.equal(pol.status, 201, JSON.stringify(pol.body));
-    const hist = await t.call('POST', '/identity/resources/configurations/v1/password-history-policy', { token: vendor, headers: { 'gatehouse-tenant-id': TENANT }, body: { enabled: true, historySize: 3 } });
+    const hist = await t.call('POST', '/identity/resources/configurations/v1/password-history-policy', {
+      token: vendor,
+      headers: { 'gatehouse-tenant-id': TENANT },
+      body: { enabled: true, historySize: 3 },
+    });
     assert.equal(hist.status, 201, JSON.stringify(hist.body));
     try {
       await requestReset('eve@pr.test');
@@ -126,7 +152,11 @@ describe('password reset by emailed link', () => {
       assert.equal(same.status, 400);
       assert.ok(same.body.context.rules.includes('history'));
     } finally {
-      await t.call('POST', '/identity/resources/configurations/v1/password', { token: vendor, headers: { 'gatehouse-tenant-id': TENANT }, body: { minLength: 6 } });
+      await t.call('POST', '/identity/resources/configurations/v1/password', {
+        token: vendor,
+        headers: { 'gatehouse-tenant-id': TENANT },
+        body: { minLength: 6 },
+      });
     }
   });
 
@@ -136,8 +166,12 @@ describe('password reset by emailed link', () => {
     const unknown = await requestReset('nobody@pr.test');
     assert.equal(known.status, unknown.status);
     assert.deepEqual(known.body, unknown.body);
-    const k2 = await t.call('POST', `${U}/v2/passwords/reset/email`, { body: { identifier: 'fay@pr.test', identifierType: 'email' } });
-    const u2 = await t.call('POST', `${U}/v2/passwords/reset/email`, { body: { identifier: 'nobody2@pr.test', identifierType: 'email' } });
+    const k2 = await t.call('POST', `${U}/v2/passwords/reset/email`, {
+      body: { identifier: 'fay@pr.test', identifierType: 'email' },
+    });
+    const u2 = await t.call('POST', `${U}/v2/passwords/reset/email`, {
+      body: { identifier: 'nobody2@pr.test', identifierType: 'email' },
+    });
     assert.equal(k2.status, 200);
     assert.equal(u2.status, 200);
     assert.deepEqual(Object.keys(k2.body), Object.keys(u2.body));
@@ -148,7 +182,10 @@ describe('password reset by emailed link', () => {
   test('too many requests for one identifier are 429 with retry-after', async () => {
     const answers = [];
     for (let i = 0; i < 4; i++) answers.push(await requestReset('flood@pr.test'));
-    assert.deepEqual(answers.map((a) => a.status), [201, 201, 201, 429]);
+    assert.deepEqual(
+      answers.map((a) => a.status),
+      [201, 201, 201, 429],
+    );
     assert.ok(Number(answers[3].headers['retry-after']) > 0);
     assert.equal(answers[3].body.errorCode, 'GH-10006');
   });
@@ -161,23 +198,43 @@ describe('password reset by emailed link', () => {
     assert.equal(url.searchParams.get('token'), g.body.token);
     assert.equal((await verifyReset({ userId: id, token: g.body.token, password: 'Brand-New-Secret-77' })).status, 201);
     assert.equal((await verifyReset({ userId: id, token: g.body.token, password: 'Brand-New-Secret-78' })).status, 410);
-    assert.equal((await t.call('POST', `${U}/v1/00000000-0000-4000-8000-000000000000/links/generate-password-reset-token`, { token: vendor })).status, 404);
+    assert.equal(
+      (
+        await t.call('POST', `${U}/v1/00000000-0000-4000-8000-000000000000/links/generate-password-reset-token`, {
+          token: vendor,
+        })
+      ).status,
+      404,
+    );
   });
 });
 
 describe('password reset by SMS code', () => {
   test('code from the real SMS → token → new password; the code is single use', async () => {
     const id = await createUser('hal@pr.test', { phoneNumber: '+14155550181' });
-    const r = await t.call('POST', `${U}/v2/passwords/reset/sms`, { body: { identifier: '+14155550181', identifierType: 'phoneNumber' } });
+    const r = await t.call('POST', `${U}/v2/passwords/reset/sms`, {
+      body: { identifier: '+14155550181', identifierType: 'phoneNumber' },
+    });
     assert.equal(r.status, 200);
     const m = await sms.waitFor((x) => x.to === '+14155550181');
     const code = smsCode(m);
-    const wrong = await t.call('POST', `${U}/v2/passwords/reset/sms/verify`, { body: { sessionId: r.body.sessionId, otcToken: code === '000000' ? '111111' : '000000' } });
+    const wrong = await t.call('POST', `${U}/v2/passwords/reset/sms/verify`, {
+      body: { sessionId: r.body.sessionId, otcToken: code === '000000' ? '111111' : '000000' },
+    });
     assert.equal(wrong.status, 400);
-    const v = await t.call('POST', `${U}/v2/passwords/reset/sms/verify`, { body: { sessionId: r.body.sessionId, otcToken: code } });
+    const v = await t.call('POST', `${U}/v2/passwords/reset/sms/verify`, {
+      body: { sessionId: r.body.sessionId, otcToken: code },
+    });
     assert.equal(v.status, 200, JSON.stringify(v.body));
     assert.equal(v.body.userId, id);
-    assert.equal((await t.call('POST', `${U}/v2/passwords/reset/sms/verify`, { body: { sessionId: r.body.sessionId, otcToken: code } })).status, 410);
+    assert.equal(
+      (
+        await t.call('POST', `${U}/v2/passwords/reset/sms/verify`, {
+          body: { sessionId: r.body.sessionId, otcToken: code },
+        })
+      ).status,
+      410,
+    );
     assert.equal((await verifyReset({ userId: id, token: v.body.token, password: 'Sms-Reset-Secret-99' })).status, 201);
     assert.equal((await login('hal@pr.test', 'Sms-Reset-Secret-99')).status, 200);
   });
@@ -188,21 +245,50 @@ describe('password reset by SMS code', () => {
     const code = smsCode(await sms.waitFor((x) => x.to === '+14155550182'));
     const bad = code === '999999' ? '888888' : '999999';
     const statuses = [];
-    for (let i = 0; i < 5; i++) statuses.push((await t.call('POST', `${U}/v2/passwords/reset/sms/verify`, { body: { sessionId: r.body.sessionId, otcToken: bad } })).status);
+    for (let i = 0; i < 5; i++)
+      statuses.push(
+        (
+          await t.call('POST', `${U}/v2/passwords/reset/sms/verify`, {
+            body: { sessionId: r.body.sessionId, otcToken: bad },
+          })
+        ).status,
+      );
     assert.deepEqual(statuses, [400, 400, 400, 400, 429]);
-    assert.equal((await t.call('POST', `${U}/v2/passwords/reset/sms/verify`, { body: { sessionId: r.body.sessionId, otcToken: code } })).status, 410);
+    assert.equal(
+      (
+        await t.call('POST', `${U}/v2/passwords/reset/sms/verify`, {
+          body: { sessionId: r.body.sessionId, otcToken: code },
+        })
+      ).status,
+      410,
+    );
   });
 
   test('an expired code is 410; an unknown session is 400 like a wrong code; unknown users get a session id too', async () => {
     await createUser('jay@pr.test', { phoneNumber: '+14155550183' });
-    const r = await t.call('POST', `${U}/v2/passwords/reset/sms`, { body: { identifier: '+14155550183', identifierType: 'phoneNumber' } });
+    const r = await t.call('POST', `${U}/v2/passwords/reset/sms`, {
+      body: { identifier: '+14155550183', identifierType: 'phoneNumber' },
+    });
     const code = smsCode(await sms.waitFor((x) => x.to === '+14155550183'));
-    await t.db.query(`UPDATE recovery_codes SET expires_at = now() - interval '1 second' WHERE id = $1`, [r.body.sessionId]);
-    assert.equal((await t.call('POST', `${U}/v2/passwords/reset/sms/verify`, { body: { sessionId: r.body.sessionId, otcToken: code } })).status, 410);
-    const unknown = await t.call('POST', `${U}/v2/passwords/reset/sms`, { body: { identifier: '+14155550999', identifierType: 'phoneNumber' } });
+    await t.db.query(`UPDATE recovery_codes SET expires_at = now() - interval '1 second' WHERE id = $1`, [
+      r.body.sessionId,
+    ]);
+    assert.equal(
+      (
+        await t.call('POST', `${U}/v2/passwords/reset/sms/verify`, {
+          body: { sessionId: r.body.sessionId, otcToken: code },
+        })
+      ).status,
+      410,
+    );
+    const unknown = await t.call('POST', `${U}/v2/passwords/reset/sms`, {
+      body: { identifier: '+14155550999', identifierType: 'phoneNumber' },
+    });
     assert.equal(unknown.status, 200);
     assert.match(unknown.body.sessionId, /^[0-9a-f-]{36}$/);
-    const u = await t.call('POST', `${U}/v2/passwords/reset/sms/verify`, { body: { sessionId: unknown.body.sessionId, otcToken: '123456' } });
+    const u = await t.call('POST', `${U}/v2/passwords/reset/sms/verify`, {
+      body: { sessionId: unknown.body.sessionId, otcToken: '123456' },
+    });
     assert.equal(u.status, 400);
     assert.equal(sms.to('+14155550999').length, 0);
   });
@@ -210,7 +296,10 @@ describe('password reset by SMS code', () => {
 
 describe('migrated users without a usable hash', () => {
   test('the sign-in reset token alone cannot set a password: it triggers the emailed link, which does', async () => {
-    const m = await t.call('POST', '/identity/resources/migrations/v1/local', { token: vendor, body: { email: 'kim@pr.test', tenantId: TENANT } });
+    const m = await t.call('POST', '/identity/resources/migrations/v1/local', {
+      token: vendor,
+      body: { email: 'kim@pr.test', tenantId: TENANT },
+    });
     assert.equal(m.status, 201, JSON.stringify(m.body));
     const s = await login('kim@pr.test', 'anything-at-all');
     assert.equal(s.status, 200);
@@ -219,8 +308,16 @@ describe('migrated users without a usable hash', () => {
     const r = await verifyReset({ userId: s.body.userId, token, password: 'Attacker-Chosen-Pass-1' });
     assert.equal(r.status, 400);
     assert.equal(r.body.errorCode, 'GH-61017');
-    assert.equal((await verifyReset({ userId: s.body.userId, token, password: 'Attacker-Chosen-Pass-1' })).status, 410, 'the sign-in token is used up');
-    assert.equal((await login('kim@pr.test', 'Attacker-Chosen-Pass-1')).body.resetPasswordToken !== undefined, true, 'no password was set');
+    assert.equal(
+      (await verifyReset({ userId: s.body.userId, token, password: 'Attacker-Chosen-Pass-1' })).status,
+      410,
+      'the sign-in token is used up',
+    );
+    assert.equal(
+      (await login('kim@pr.test', 'Attacker-Chosen-Pass-1')).body.resetPasswordToken !== undefined,
+      true,
+      'no password was set',
+    );
     const link = await resetLink('kim@pr.test');
     assert.equal((await verifyReset({ ...link, password: 'Owner-Chosen-Pass-22' })).status, 201);
     const after = await login('kim@pr.test', 'Owner-Chosen-Pass-22');

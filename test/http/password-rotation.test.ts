@@ -36,7 +36,10 @@ const createUser = async (email: string, tenant: string) =>
   (await user(t, tenant, { email, name: 'Rot User', password: PASSWORD })).id;
 /** Moves the user's password `seconds` into the past (as if set that long ago). */
 const age = (email: string, seconds: number) =>
-  t.db.query(`UPDATE users SET password_changed_at = now() - make_interval(secs => $2) WHERE email = $1`, [email, seconds]);
+  t.db.query(`UPDATE users SET password_changed_at = now() - make_interval(secs => $2) WHERE email = $1`, [
+    email,
+    seconds,
+  ]);
 const changedAt = async (email: string): Promise<Date> =>
   (await t.db.query<{ at: Date }>('SELECT password_changed_at AS at FROM users WHERE email = $1', [email])).rows[0].at;
 
@@ -69,7 +72,11 @@ describe('password rotation: configuration', () => {
     const mine = await t.call('GET', ROTATION, { token: user, headers: { 'gatehouse-tenant-id': 'rot-a' } });
     assert.equal(mine.status, 200);
     assert.equal(mine.body.tenantId, 'rot-b');
-    assert.equal((await t.call('GET', ROTATION, { token: await t.userToken({ tenantId: 'rot-b' }) })).status, 403, 'permission needed');
+    assert.equal(
+      (await t.call('GET', ROTATION, { token: await t.userToken({ tenantId: 'rot-b' }) })).status,
+      403,
+      'permission needed',
+    );
   });
 
   test('bad input is a 400 naming the field and changes nothing', async () => {
@@ -104,7 +111,10 @@ describe('password rotation: configuration', () => {
 
 describe('password rotation: sign-in', () => {
   test('fresh: tokens; within the notice: tokens with passwordExpiresIn; expired: the reset answer, then a new password', async () => {
-    assert.equal((await v('POST', ROTATION, undefined, { isActive: true, rotationPeriod: 3600, notificationPeriod: 600 })).status, 200);
+    assert.equal(
+      (await v('POST', ROTATION, undefined, { isActive: true, rotationPeriod: 3600, notificationPeriod: 600 })).status,
+      200,
+    );
     const id = await createUser('ann@rot.test', 'rot-a');
 
     const fresh = await login('ann@rot.test');
@@ -117,7 +127,10 @@ describe('password rotation: sign-in', () => {
     const soon = await login('ann@rot.test');
     assert.equal(soon.status, 200, JSON.stringify(soon.body));
     assert.ok(soon.body.accessToken);
-    assert.ok(soon.body.passwordExpiresIn > 0 && soon.body.passwordExpiresIn <= 300, String(soon.body.passwordExpiresIn));
+    assert.ok(
+      soon.body.passwordExpiresIn > 0 && soon.body.passwordExpiresIn <= 300,
+      String(soon.body.passwordExpiresIn),
+    );
     assert.equal(soon.body.notificationPeriod, 600);
 
     await age('ann@rot.test', 3700);
@@ -130,10 +143,14 @@ describe('password rotation: sign-in', () => {
     assert.equal(expired.body.userId, id);
 
     const token = expired.body.resetPasswordToken;
-    const same = await t.call('POST', `${U}/v1/passwords/reset/verify`, { body: { userId: id, token, password: PASSWORD } });
+    const same = await t.call('POST', `${U}/v1/passwords/reset/verify`, {
+      body: { userId: id, token, password: PASSWORD },
+    });
     assert.equal(same.status, 400, 'the expired password cannot replace itself');
     assert.deepEqual(same.body.context?.rules, ['rotation']);
-    const reset = await t.call('POST', `${U}/v1/passwords/reset/verify`, { body: { userId: id, token, password: 'Rotated-Passw0rd-2025!' } });
+    const reset = await t.call('POST', `${U}/v1/passwords/reset/verify`, {
+      body: { userId: id, token, password: 'Rotated-Passw0rd-2025!' },
+    });
     assert.equal(reset.status, 201, JSON.stringify(reset.body));
     assert.ok(Date.now() - (await changedAt('ann@rot.test')).getTime() < 60_000, 'the clock restarts');
     assert.equal((await login('ann@rot.test')).status, 401, 'the old password is gone');
@@ -141,10 +158,18 @@ describe('password rotation: sign-in', () => {
     assert.equal(after.status, 200);
     assert.ok(after.body.accessToken);
     assert.equal(after.body.passwordExpiresIn, undefined);
-    assert.equal((await t.call('POST', `${U}/v1/passwords/reset/verify`, { body: { userId: id, token, password: 'Another-Passw0rd-2026!' } })).status, 410, 'single use');
+    assert.equal(
+      (
+        await t.call('POST', `${U}/v1/passwords/reset/verify`, {
+          body: { userId: id, token, password: 'Another-Passw0rd-2026!' },
+        })
+      ).status,
+      410,
+      'single use',
+    );
   });
 
-  test('the account\'s own policy wins; an inactive policy lets an old password in', async () => {
+  test("the account's own policy wins; an inactive policy lets an old password in", async () => {
     await createUser('bob@rot.test', 'rot-b');
     await age('bob@rot.test', 100_000);
     assert.equal((await v('POST', ROTATION, 'rot-b', { isActive: false })).status, 200);
@@ -168,21 +193,28 @@ describe('password rotation: sign-in', () => {
     await age('cat@rot.test', 1000);
     const aged = await changedAt('cat@rot.test');
     const token = (await login('cat@rot.test')).body.accessToken;
-    const change = await t.call('POST', `${U}/v1/passwords/change`, { token, body: { password: PASSWORD, newPassword: 'Changed-Passw0rd-2025!' } });
+    const change = await t.call('POST', `${U}/v1/passwords/change`, {
+      token,
+      body: { password: PASSWORD, newPassword: 'Changed-Passw0rd-2025!' },
+    });
     assert.ok(change.status < 300, JSON.stringify(change.body));
     assert.ok((await changedAt('cat@rot.test')).getTime() > aged.getTime() + 900_000);
     assert.ok(id);
 
     const vec = VECTORS.vectors.find((x) => x.type === 'bcrypt')!;
-    const m = await t.call('POST', '/identity/resources/migrations/v1/local', { token: vendor, body: { email: 'dan@rot.test', tenantId: 'rot-a', passwordHash: vec.passwordHash, passwordHashType: 'bcrypt' } });
+    const m = await t.call('POST', '/identity/resources/migrations/v1/local', {
+      token: vendor,
+      body: { email: 'dan@rot.test', tenantId: 'rot-a', passwordHash: vec.passwordHash, passwordHashType: 'bcrypt' },
+    });
     assert.equal(m.status, 201, JSON.stringify(m.body));
     await age('dan@rot.test', 1000);
     const before = await changedAt('dan@rot.test');
     const signed = await login('dan@rot.test', vec.password);
     assert.equal(signed.status, 200, JSON.stringify(signed.body));
-    const { rows } = await t.db.query<{ password_hash: string; at: Date }>('SELECT password_hash, password_changed_at AS at FROM users WHERE email = $1', [
-      'dan@rot.test',
-    ]);
+    const { rows } = await t.db.query<{ password_hash: string; at: Date }>(
+      'SELECT password_hash, password_changed_at AS at FROM users WHERE email = $1',
+      ['dan@rot.test'],
+    );
     assert.match(rows[0].password_hash, /^\$argon2id\$/, 'rehashed');
     assert.equal(rows[0].at.getTime(), before.getTime(), 'same password: the clock runs on');
     // The marker is used up by that rehash: a later real change in the same session restarts the clock.

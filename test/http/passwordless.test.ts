@@ -13,7 +13,8 @@ const P = '/identity/resources/auth/v1/passwordless';
 const STRATEGIES = '/identity/resources/configurations/v1/auth/strategies';
 const claims = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
 
-const prelogin = (type: string, body: Record<string, unknown>, headers: Record<string, string> = {}) => t.call('POST', `${P}/${type}/prelogin`, { body, headers });
+const prelogin = (type: string, body: Record<string, unknown>, headers: Record<string, string> = {}) =>
+  t.call('POST', `${P}/${type}/prelogin`, { body, headers });
 const postlogin = (type: string, body: Record<string, unknown>) => t.call('POST', `${P}/${type}/postlogin`, { body });
 
 /** Asks for an email code and reads it from the message the local SMTP server received. */
@@ -44,14 +45,25 @@ describe('configuration', () => {
   test('email methods are off by default: pre-login answers 400 naming the switch; the vendor turns them on', async () => {
     const pub = await t.call('GET', `${STRATEGIES}/public`);
     assert.equal(pub.status, 200);
-    assert.deepEqual({ m: pub.body.MagicLink.active, c: pub.body.Code.active, s: pub.body.SmsCode.active, p: pub.body.EmailAndPassword.active }, { m: false, c: false, s: true, p: true });
+    assert.deepEqual(
+      {
+        m: pub.body.MagicLink.active,
+        c: pub.body.Code.active,
+        s: pub.body.SmsCode.active,
+        p: pub.body.EmailAndPassword.active,
+      },
+      { m: false, c: false, s: true, p: true },
+    );
     const off = await prelogin('magiclink', { email: 'nobody@pl.test' });
     assert.equal(off.status, 400);
     assert.equal(off.body.errorCode, 'GH-62005');
     assert.equal((await t.call('POST', STRATEGIES, { body: { MagicLink: { active: true } } })).status, 401);
     const bad = await t.call('POST', STRATEGIES, { token: vendor, body: { Code: { expiresInMinutes: 0 } } });
     assert.equal(bad.status, 400);
-    const on = await t.call('POST', STRATEGIES, { token: vendor, body: { MagicLink: { active: true }, Code: { active: true, expiresInMinutes: 5 } } });
+    const on = await t.call('POST', STRATEGIES, {
+      token: vendor,
+      body: { MagicLink: { active: true }, Code: { active: true, expiresInMinutes: 5 } },
+    });
     assert.equal(on.status, 200, JSON.stringify(on.body));
     assert.equal(on.body.MagicLink.active, true);
     assert.equal(on.body.MagicLink.expiresInMinutes, 15);
@@ -89,7 +101,9 @@ describe('magic link', () => {
     await prelogin('magiclink', { email: 'expiry@pl.test' });
     const first = linkIn(await mailbox.waitFor((m) => m.to.includes('expiry@pl.test'))).searchParams.get('token')!;
     await prelogin('magiclink', { email: 'expiry@pl.test' });
-    const second = linkIn(await mailbox.waitFor((m) => m.to.includes('expiry@pl.test') && !m.text.includes(first))).searchParams.get('token')!;
+    const second = linkIn(
+      await mailbox.waitFor((m) => m.to.includes('expiry@pl.test') && !m.text.includes(first)),
+    ).searchParams.get('token')!;
     assert.notEqual(first, second);
     assert.equal((await postlogin('magiclink', { token: first })).status, 410);
     // Time passing is simulated on the row (no waiting in tests).
@@ -138,7 +152,9 @@ describe('email code', () => {
     const right = await postlogin('code', { token: code, email: 'lock@pl.test' });
     assert.equal(right.status, 403);
     assert.equal(right.body.errorCode, 'GH-43005');
-    const pwd = await t.call('POST', '/identity/resources/auth/v1/user', { body: { email: 'lock@pl.test', password: PASSWORD } });
+    const pwd = await t.call('POST', '/identity/resources/auth/v1/user', {
+      body: { email: 'lock@pl.test', password: PASSWORD },
+    });
     assert.equal(pwd.status, 403);
     const u = await t.call('GET', `/identity/resources/vendor-only/users/v1/${id}`, { token: vendor });
     assert.equal(u.body.isLocked, true);
@@ -152,16 +168,23 @@ describe('email code', () => {
 
   test('a code is burned after five wrong attempts (lockout off): the right code then answers 410', async () => {
     await user(t, 'pl-acc', { email: 'burn@pl.test' });
-    const off = await t.call('PATCH', '/identity/resources/configurations/v1/lockout-policy', { token: vendor, body: { enabled: false } });
+    const off = await t.call('PATCH', '/identity/resources/configurations/v1/lockout-policy', {
+      token: vendor,
+      body: { enabled: false },
+    });
     assert.equal(off.status, 200, JSON.stringify(off.body));
     try {
       const code = await emailCode('burn@pl.test');
       const wrong = code === '123456' ? '654321' : '123456';
-      for (let i = 0; i < 5; i++) assert.equal((await postlogin('code', { token: wrong, email: 'burn@pl.test' })).status, 400);
+      for (let i = 0; i < 5; i++)
+        assert.equal((await postlogin('code', { token: wrong, email: 'burn@pl.test' })).status, 400);
       const r = await postlogin('code', { token: code, email: 'burn@pl.test' });
       assert.equal(r.status, 410);
     } finally {
-      await t.call('PATCH', '/identity/resources/configurations/v1/lockout-policy', { token: vendor, body: { enabled: true } });
+      await t.call('PATCH', '/identity/resources/configurations/v1/lockout-policy', {
+        token: vendor,
+        body: { enabled: true },
+      });
     }
   });
 });
@@ -207,7 +230,13 @@ describe('SMS code', () => {
   test('a migrated user with phoneNumberType auth signs in with the code from the SMS', async () => {
     const m = await t.call('POST', '/identity/resources/migrations/v1/local', {
       token: vendor,
-      body: { tenantId: 'pl-acc', email: 'phone@pl.test', name: 'Phone User', phoneNumber: '+15550001111', phoneNumberType: 'auth' },
+      body: {
+        tenantId: 'pl-acc',
+        email: 'phone@pl.test',
+        name: 'Phone User',
+        phoneNumber: '+15550001111',
+        phoneNumberType: 'auth',
+      },
     });
     assert.equal(m.status, 201, JSON.stringify(m.body));
     const pre = await prelogin('smscode', { phoneNumber: '+15550001111' });
@@ -215,7 +244,10 @@ describe('SMS code', () => {
     assert.match(pre.body.phoneNumber, /^\+1\*+11$/);
     const msg = await sms.waitFor((s) => s.to === '+15550001111');
     const code = smsCode(msg);
-    const wrong = await postlogin('smscode', { token: code === '000000' ? '111111' : '000000', phoneNumber: '+15550001111' });
+    const wrong = await postlogin('smscode', {
+      token: code === '000000' ? '111111' : '000000',
+      phoneNumber: '+15550001111',
+    });
     assert.equal(wrong.status, 400);
     const ok = await postlogin('smscode', { token: code, phoneNumber: '+15550001111' });
     assert.equal(ok.status, 201, JSON.stringify(ok.body));

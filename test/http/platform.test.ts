@@ -34,7 +34,10 @@ describe('health, trace ids, errors', () => {
     const a = await t.call('POST', '/auth/vendor', { raw: 'clientId=x', headers: { 'content-type': 'text/plain' } });
     assert.equal(a.status, 415);
     assert.equal(a.body.errorCode, 'GH-10004');
-    const b = await t.call('POST', '/auth/vendor', { raw: '{"clientId":', headers: { 'content-type': 'application/json' } });
+    const b = await t.call('POST', '/auth/vendor', {
+      raw: '{"clientId":',
+      headers: { 'content-type': 'application/json' },
+    });
     assert.equal(b.status, 400);
     assert.equal(b.body.errorCode, 'GH-10005');
   });
@@ -74,7 +77,9 @@ describe('environment auth', () => {
   });
 
   test('wrong secret and unknown client both answer 401 with the same body', async () => {
-    const a = await t.call('POST', '/auth/vendor', { body: { clientId: VENDOR.clientId, secret: 'wrong-secret-value' } });
+    const a = await t.call('POST', '/auth/vendor', {
+      body: { clientId: VENDOR.clientId, secret: 'wrong-secret-value' },
+    });
     const b = await t.call('POST', '/auth/vendor', { body: { clientId: 'nobody', secret: 'wrong-secret-value' } });
     assert.equal(a.status, 401);
     assert.deepEqual(a.body, b.body);
@@ -83,7 +88,10 @@ describe('environment auth', () => {
 
   test('missing, malformed and forged tokens are 401; x-access-token works for vendor tokens', async () => {
     assert.equal((await t.call('GET', '/tenants/resources/tenants/v2')).status, 401);
-    assert.equal((await t.call('GET', '/tenants/resources/tenants/v2', { headers: { authorization: 'Basic abc' } })).status, 401);
+    assert.equal(
+      (await t.call('GET', '/tenants/resources/tenants/v2', { headers: { authorization: 'Basic abc' } })).status,
+      401,
+    );
     assert.equal((await t.call('GET', '/tenants/resources/tenants/v2', { token: 'a.b.c' })).status, 401);
     const token = await t.vendorToken();
     const [h, p] = token.split('.');
@@ -108,7 +116,9 @@ describe('environment auth', () => {
     const created = await t.call('POST', '/auth/vendor/credentials', { token: vendor, body: { description: 'ci' } });
     assert.equal(created.status, 201);
     assert.ok(created.body.secret.length >= 40);
-    const ex = await t.call('POST', '/auth/vendor', { body: { clientId: created.body.clientId, secret: created.body.secret } });
+    const ex = await t.call('POST', '/auth/vendor', {
+      body: { clientId: created.body.clientId, secret: created.body.secret },
+    });
     assert.equal(ex.status, 200);
     const list = await t.call('GET', '/auth/vendor/credentials', { token: vendor });
     const mine = list.body.find((c: any) => c.id === created.body.id);
@@ -118,16 +128,28 @@ describe('environment auth', () => {
 
     const del = await t.call('DELETE', `/auth/vendor/credentials/${created.body.id}`, { token: vendor });
     assert.equal(del.status, 204);
-    assert.equal((await t.call('POST', '/auth/vendor', { body: { clientId: created.body.clientId, secret: created.body.secret } })).status, 401);
+    assert.equal(
+      (await t.call('POST', '/auth/vendor', { body: { clientId: created.body.clientId, secret: created.body.secret } }))
+        .status,
+      401,
+    );
     assert.equal((await t.call('GET', '/tenants/resources/tenants/v2', { token: ex.body.token })).status, 401);
-    assert.equal((await t.call('DELETE', `/auth/vendor/credentials/${created.body.id}`, { token: vendor })).status, 404);
+    assert.equal(
+      (await t.call('DELETE', `/auth/vendor/credentials/${created.body.id}`, { token: vendor })).status,
+      404,
+    );
     assert.equal((await t.call('DELETE', '/auth/vendor/credentials/not-a-uuid', { token: vendor })).status, 400);
   });
 
   test('a scoped credential reaches only its services', async () => {
     const vendor = await t.vendorToken();
-    const created = await t.call('POST', '/auth/vendor/credentials', { token: vendor, body: { scopes: ['tenants:read'] } });
-    const { body } = await t.call('POST', '/auth/vendor', { body: { clientId: created.body.clientId, secret: created.body.secret } });
+    const created = await t.call('POST', '/auth/vendor/credentials', {
+      token: vendor,
+      body: { scopes: ['tenants:read'] },
+    });
+    const { body } = await t.call('POST', '/auth/vendor', {
+      body: { clientId: created.body.clientId, secret: created.body.secret },
+    });
     assert.equal((await t.call('GET', '/tenants/resources/tenants/v2', { token: body.token })).status, 200);
     const w = await t.call('POST', '/tenants/resources/tenants/v1', { token: body.token, body: { name: 'x' } });
     assert.equal(w.status, 403);
@@ -150,7 +172,10 @@ describe('signing keys', () => {
     assert.match(cfg.body.publicKey, /^-----BEGIN PUBLIC KEY-----/);
     assert.equal(cfg.body.defaultTokenExpiration, 300);
 
-    const rot = await t.call('POST', '/identity/resources/configurations/v1/signing-keys/rotate', { token: vendor, body: {} });
+    const rot = await t.call('POST', '/identity/resources/configurations/v1/signing-keys/rotate', {
+      token: vendor,
+      body: {},
+    });
     assert.equal(rot.status, 201);
     const after = await t.call('GET', '/.well-known/jwks.json');
     assert.equal(after.body.keys.length, 2);
@@ -160,7 +185,10 @@ describe('signing keys', () => {
     const cfg2 = await t.call('GET', '/identity/resources/configurations/v1', { token: vendor });
     assert.notEqual(cfg2.body.publicKey, cfg.body.publicKey);
     const keys = await t.call('GET', '/identity/resources/configurations/v1/signing-keys', { token: vendor });
-    assert.deepEqual(keys.body.map((k: any) => k.status), ['active', 'retired']);
+    assert.deepEqual(
+      keys.body.map((k: any) => k.status),
+      ['active', 'retired'],
+    );
     // Private keys are stored encrypted.
     const { rows } = await t.db.query<{ private_key_enc: string }>('SELECT private_key_enc FROM signing_keys');
     for (const r of rows) assert.ok(r.private_key_enc.startsWith('v1.') && !r.private_key_enc.includes('PRIVATE KEY'));
@@ -168,13 +196,22 @@ describe('signing keys', () => {
 
   test('configuration update validates and persists', async () => {
     const vendor = await t.vendorToken();
-    const bad = await t.call('POST', '/identity/resources/configurations/v1', { token: vendor, body: { defaultTokenExpiration: 1 } });
+    const bad = await t.call('POST', '/identity/resources/configurations/v1', {
+      token: vendor,
+      body: { defaultTokenExpiration: 1 },
+    });
     assert.equal(bad.status, 400);
     const empty = await t.call('POST', '/identity/resources/configurations/v1', { token: vendor, body: {} });
     assert.equal(empty.status, 400);
-    const ok = await t.call('POST', '/identity/resources/configurations/v1', { token: vendor, body: { defaultTokenExpiration: 600 } });
+    const ok = await t.call('POST', '/identity/resources/configurations/v1', {
+      token: vendor,
+      body: { defaultTokenExpiration: 600 },
+    });
     assert.equal(ok.status, 201);
     assert.equal(ok.body.defaultTokenExpiration, 600);
-    assert.equal((await t.call('GET', '/identity/resources/configurations/v1', { token: vendor })).body.defaultTokenExpiration, 600);
+    assert.equal(
+      (await t.call('GET', '/identity/resources/configurations/v1', { token: vendor })).body.defaultTokenExpiration,
+      600,
+    );
   });
 });

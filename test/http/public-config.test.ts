@@ -54,7 +54,14 @@ describe('login box configuration', () => {
     assert.deepEqual((await get(`${C}/sign-up/strategies`)).body, {
       allowSignUp: false,
       strategies: [],
-      fields: { email: 'required', name: 'optional', username: 'optional', password: 'optional', phoneNumber: 'optional', companyName: 'optional' },
+      fields: {
+        email: 'required',
+        name: 'optional',
+        username: 'optional',
+        password: 'optional',
+        phoneNumber: 'optional',
+        companyName: 'optional',
+      },
       emailVerificationRequired: true,
       activation: { strategy: 'link', expiresInMinutes: 1440, deliverable: false },
     });
@@ -67,41 +74,95 @@ describe('login box configuration', () => {
 
   test('the answers follow the environment: sign-up, providers, methods, SSO, social, MFA factors; never a secret', async () => {
     await vendorCall('POST', C, { allowSignups: true, forcePermissions: true });
-    await vendorCall('POST', '/identity/resources/mail/v1/configurations', { host: '127.0.0.1', port: 2525, senderEmail: 'no-reply@gatehouse.test', username: 'mailer', password: SMTP_SECRET });
+    await vendorCall('POST', '/identity/resources/mail/v1/configurations', {
+      host: '127.0.0.1',
+      port: 2525,
+      senderEmail: 'no-reply@gatehouse.test',
+      username: 'mailer',
+      password: SMTP_SECRET,
+    });
     const afterMail = await pub();
     assert.deepEqual(afterMail.delivery, { email: true, sms: false });
     assert.deepEqual(afterMail.mfa, { authenticationApp: true, sms: false, email: false });
-    await vendorCall('POST', `${C}/sms`, { provider: 'twilio', accountId: 'AC0123456789', token: SMS_SECRET, senderName: '+15550001111', baseUrl: 'http://127.0.0.1:9' });
+    await vendorCall('POST', `${C}/sms`, {
+      provider: 'twilio',
+      accountId: 'AC0123456789',
+      token: SMS_SECRET,
+      senderName: '+15550001111',
+      baseUrl: 'http://127.0.0.1:9',
+    });
     await vendorCall('POST', `${C}/auth/strategies`, { MagicLink: { active: true }, Code: { active: true } });
-    await vendorCall('POST', `${C}/mfa`, { email: { active: true, tokenLifetimeSeconds: 300, sender: 'mfa@gatehouse.test' } });
-    await vendorCall('POST', '/identity/resources/sso/v2', { type: 'github', clientId: 'gh-client', secret: SOCIAL_SECRET, redirectUrl: 'http://localhost:3000/cb', active: true });
-    await vendorCall('POST', '/identity/resources/sso/v2', { type: 'google', clientId: 'g-client', secret: SOCIAL_SECRET, redirectUrl: 'http://localhost:3000/cb', active: false });
+    await vendorCall('POST', `${C}/mfa`, {
+      email: { active: true, tokenLifetimeSeconds: 300, sender: 'mfa@gatehouse.test' },
+    });
+    await vendorCall('POST', '/identity/resources/sso/v2', {
+      type: 'github',
+      clientId: 'gh-client',
+      secret: SOCIAL_SECRET,
+      redirectUrl: 'http://localhost:3000/cb',
+      active: true,
+    });
+    await vendorCall('POST', '/identity/resources/sso/v2', {
+      type: 'google',
+      clientId: 'g-client',
+      secret: SOCIAL_SECRET,
+      redirectUrl: 'http://localhost:3000/cb',
+      active: false,
+    });
     await account(t, { id: 'pc-globex', name: 'Globex' });
-    await vendorCall('POST', '/team/resources/sso/v1/configurations',
-      { type: 'oidc', enabled: true, oidcClientId: 'globex-sso', oidcSecret: SSO_SECRET, configMetadata: { issuer: 'http://127.0.0.1:9' } },
-      { 'gatehouse-tenant-id': 'pc-globex' });
+    await vendorCall(
+      'POST',
+      '/team/resources/sso/v1/configurations',
+      {
+        type: 'oidc',
+        enabled: true,
+        oidcClientId: 'globex-sso',
+        oidcSecret: SSO_SECRET,
+        configMetadata: { issuer: 'http://127.0.0.1:9' },
+      },
+      { 'gatehouse-tenant-id': 'pc-globex' },
+    );
 
     const r = await get(`/frontegg${C}/public`);
     assert.equal(r.status, 200);
     assert.equal(r.body.allowSignups, true);
     assert.equal(r.body.forcePermissions, true);
-    assert.deepEqual(r.body.signIn, { password: true, magicLink: true, emailCode: true, smsCode: true, sso: true, socialProviders: ['github'] });
+    assert.deepEqual(r.body.signIn, {
+      password: true,
+      magicLink: true,
+      emailCode: true,
+      smsCode: true,
+      sso: true,
+      socialProviders: ['github'],
+    });
     assert.deepEqual(r.body.mfa, { authenticationApp: true, sms: true, email: true });
     assert.deepEqual(r.body.delivery, { email: true, sms: true });
     const raw = JSON.stringify(r.body);
-    for (const secret of [SMTP_SECRET, SMS_SECRET, SOCIAL_SECRET, SSO_SECRET, 'gh-client', 'AC0123456789', 'mailer']) assert.ok(!raw.includes(secret), secret);
+    for (const secret of [SMTP_SECRET, SMS_SECRET, SOCIAL_SECRET, SSO_SECRET, 'gh-client', 'AC0123456789', 'mailer'])
+      assert.ok(!raw.includes(secret), secret);
 
     // Password sign-in off: the main strategy becomes the first passwordless method on.
     await vendorCall('POST', `${C}/auth/strategies`, { EmailAndPassword: { active: false } });
     assert.equal((await pub()).authStrategy, 'MagicLink');
-    await vendorCall('POST', `${C}/auth/strategies`, { MagicLink: { active: false }, Code: { active: false }, SmsCode: { active: false } });
+    await vendorCall('POST', `${C}/auth/strategies`, {
+      MagicLink: { active: false },
+      Code: { active: false },
+      SmsCode: { active: false },
+    });
     assert.equal((await pub()).authStrategy, 'NoLocalAuthentication');
     await vendorCall('POST', `${C}/auth/strategies`, { EmailAndPassword: { active: true } });
     assert.equal((await pub()).authStrategy, 'EmailAndPassword');
 
     // A disabled SSO connection is no SSO sign-in.
-    const [conn] = await vendorCall('GET', '/team/resources/sso/v1/configurations', undefined, { 'gatehouse-tenant-id': 'pc-globex' });
-    await vendorCall('PATCH', `/team/resources/sso/v1/configurations/${conn.id}`, { enabled: false }, { 'gatehouse-tenant-id': 'pc-globex' });
+    const [conn] = await vendorCall('GET', '/team/resources/sso/v1/configurations', undefined, {
+      'gatehouse-tenant-id': 'pc-globex',
+    });
+    await vendorCall(
+      'PATCH',
+      `/team/resources/sso/v1/configurations/${conn.id}`,
+      { enabled: false },
+      { 'gatehouse-tenant-id': 'pc-globex' },
+    );
     assert.equal((await pub()).signIn.sso, false);
   });
 
@@ -148,7 +209,10 @@ describe('login box configuration', () => {
 describe('basic configuration (vendor)', () => {
   test('forcePermissions and the machine-to-machine strategy, as set on the identity configuration', async () => {
     await vendorCall('POST', C, { forcePermissions: false, machineToMachineAuthStrategy: 'ClientCredentials' });
-    assert.deepEqual((await get(`${C}/basic`, vendor)).body, { forcePermissions: false, machineToMachineAuthStrategy: 'ClientCredentials' });
+    assert.deepEqual((await get(`${C}/basic`, vendor)).body, {
+      forcePermissions: false,
+      machineToMachineAuthStrategy: 'ClientCredentials',
+    });
     await vendorCall('POST', C, { forcePermissions: true, machineToMachineAuthStrategy: 'AccessToken' });
     const r = await get(`${C}/basic`, vendor);
     assert.equal(r.status, 200);

@@ -49,8 +49,11 @@ const READ_KEYS = FE_KEYS.filter((k) => k.includes('.read'));
 const NOBODY = '00000000-0000-4000-8000-000000000000';
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
-const call = (method: string, url: string, o: { body?: unknown; headers?: Record<string, string>; token?: string } = {}) =>
-  t.call(method, url, { token: vendor, ...o });
+const call = (
+  method: string,
+  url: string,
+  o: { body?: unknown; headers?: Record<string, string>; token?: string } = {},
+) => t.call(method, url, { token: vendor, ...o });
 const sorted = (a: string[]) => [...a].sort();
 /** Permission ids by key, from GET permissions. */
 async function permissionIds(): Promise<Record<string, string>> {
@@ -62,13 +65,17 @@ async function createRoles(body: unknown[], tenantId?: string) {
   assert.equal(r.status, 201, JSON.stringify(r.body));
   return r.body as any[];
 }
-const keysOf = (roles: { key: string; tenantId: string | null }[]) => roles.map((r) => `${r.tenantId ?? '-'}/${r.key}`).sort();
+const keysOf = (roles: { key: string; tenantId: string | null }[]) =>
+  roles.map((r) => `${r.tenantId ?? '-'}/${r.key}`).sort();
 
 before(async () => {
   t = await startTestApp();
   vendor = await t.vendorToken();
   for (const tenantId of ['acme', 'globex', 'doomed']) {
-    const r = await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId, name: tenantId } });
+    const r = await t.call('POST', '/tenants/resources/tenants/v1', {
+      token: vendor,
+      body: { tenantId, name: tenantId },
+    });
     assert.equal(r.status, 201);
   }
 });
@@ -97,7 +104,10 @@ describe('seeds', () => {
 
     const roles = await call('GET', R1);
     assert.equal(roles.status, 200);
-    assert.deepEqual(roles.body.map((r: any) => r.key), ['admin', 'read-only']);
+    assert.deepEqual(
+      roles.body.map((r: any) => r.key),
+      ['admin', 'read-only'],
+    );
     const [admin, readOnly] = roles.body;
     assert.deepEqual(admin, {
       id: SEED.admin,
@@ -127,7 +137,9 @@ describe('seeds', () => {
 
 describe('roles v1', () => {
   test('create environment and account roles; the header chooses what GET shows', async () => {
-    const env = await createRoles([{ key: 'editor', name: 'Editor', description: 'Edits', level: 2, isDefault: true, migrateRole: true }]);
+    const env = await createRoles([
+      { key: 'editor', name: 'Editor', description: 'Edits', level: 2, isDefault: true, migrateRole: true },
+    ]);
     assert.equal(env.length, 1);
     assert.equal(env[0].tenantId, null);
     assert.equal(env[0].vendorId, t.ctx.environment.id);
@@ -137,11 +149,20 @@ describe('roles v1', () => {
     assert.deepEqual(env[0].permissions, []);
     assert.match(env[0].createdAt, ISO);
 
-    const acme = await createRoles([
-      { key: 'editor', name: 'Acme editor', level: 3 },
-      { key: 'acme-owner', name: 'Owner', level: 0, firstUserRole: true, isDefault: true },
-    ], 'acme');
-    assert.deepEqual(acme.map((r) => [r.key, r.tenantId, r.description]), [['editor', 'acme', ''], ['acme-owner', 'acme', '']]);
+    const acme = await createRoles(
+      [
+        { key: 'editor', name: 'Acme editor', level: 3 },
+        { key: 'acme-owner', name: 'Owner', level: 0, firstUserRole: true, isDefault: true },
+      ],
+      'acme',
+    );
+    assert.deepEqual(
+      acme.map((r) => [r.key, r.tenantId, r.description]),
+      [
+        ['editor', 'acme', ''],
+        ['acme-owner', 'acme', ''],
+      ],
+    );
     await createRoles([{ key: 'globex-only', name: 'G', level: 5 }], 'globex');
 
     const none = await call('GET', R1);
@@ -149,7 +170,10 @@ describe('roles v1', () => {
     const withAcme = await call('GET', R1, { headers: H('acme') });
     assert.deepEqual(keysOf(withAcme.body), ['-/admin', '-/editor', '-/read-only', 'acme/acme-owner', 'acme/editor']);
     // Level order, then key.
-    assert.deepEqual(withAcme.body.map((r: any) => r.level), [0, 0, 1, 2, 3]);
+    assert.deepEqual(
+      withAcme.body.map((r: any) => r.level),
+      [0, 0, 1, 2, 3],
+    );
     const withGlobex = await call('GET', R1, { headers: H('globex') });
     assert.deepEqual(keysOf(withGlobex.body), ['-/admin', '-/editor', '-/read-only', 'globex/globex-only']);
     // The compatibility header and prefix work too.
@@ -162,12 +186,23 @@ describe('roles v1', () => {
     assert.equal(dupEnv.status, 409);
     assert.equal(dupEnv.body.errorCode, 'GH-40002');
     assert.match(dupEnv.body.errors[0], /editor/);
-    const dupAcme = await call('POST', R1, { body: [{ key: 'fresh', name: 'x', level: 1 }, { key: 'acme-owner', name: 'x', level: 1 }], headers: H('acme') });
+    const dupAcme = await call('POST', R1, {
+      body: [
+        { key: 'fresh', name: 'x', level: 1 },
+        { key: 'acme-owner', name: 'x', level: 1 },
+      ],
+      headers: H('acme'),
+    });
     assert.equal(dupAcme.status, 409);
     assert.match(dupAcme.body.errors[0], /acme-owner/);
     // All or none: 'fresh' was not created.
     assert.ok(!(await call('GET', R1, { headers: H('acme') })).body.some((r: any) => r.key === 'fresh'));
-    const inBody = await call('POST', R1, { body: [{ key: 'twice', name: 'a', level: 1 }, { key: 'twice', name: 'b', level: 1 }] });
+    const inBody = await call('POST', R1, {
+      body: [
+        { key: 'twice', name: 'a', level: 1 },
+        { key: 'twice', name: 'b', level: 1 },
+      ],
+    });
     assert.equal(inBody.status, 409);
     assert.match(inBody.body.errors[0], /twice/);
 
@@ -199,7 +234,10 @@ describe('roles v1', () => {
 
   test('PATCH changes the given fields; key clashes are 409; unknown ids 404', async () => {
     const [role] = await createRoles([{ key: 'patchme', name: 'Patch me', level: 4 }], 'acme');
-    const r = await call('PATCH', `${R1}/${role.id}`, { body: { name: 'Patched', level: 7, isDefault: true, firstUserRole: true, description: 'd' }, headers: H('acme') });
+    const r = await call('PATCH', `${R1}/${role.id}`, {
+      body: { name: 'Patched', level: 7, isDefault: true, firstUserRole: true, description: 'd' },
+      headers: H('acme'),
+    });
     assert.equal(r.status, 200);
     assert.equal(r.body.name, 'Patched');
     assert.equal(r.body.level, 7);
@@ -237,25 +275,36 @@ describe('roles v1', () => {
   test('PUT permissions replaces the set; unknown permission ids are 400 naming them', async () => {
     const ids = await permissionIds();
     const [role] = await createRoles([{ key: 'perm-holder', name: 'Holder', level: 2 }]);
-    const first = await call('PUT', `${R1}/${role.id}/permissions`, { body: { permissionIds: [ids['fe.secure.read.users'], ids['fe.secure.write.users']] } });
+    const first = await call('PUT', `${R1}/${role.id}/permissions`, {
+      body: { permissionIds: [ids['fe.secure.read.users'], ids['fe.secure.write.users']] },
+    });
     assert.equal(first.status, 200);
-    assert.deepEqual(sorted(first.body.permissions), sorted([ids['fe.secure.read.users'], ids['fe.secure.write.users']]));
+    assert.deepEqual(
+      sorted(first.body.permissions),
+      sorted([ids['fe.secure.read.users'], ids['fe.secure.write.users']]),
+    );
     assert.ok(first.body.updatedAt >= role.updatedAt);
     const listed = (await call('GET', R1)).body.find((r: any) => r.id === role.id);
     assert.deepEqual(listed.permissions, first.body.permissions);
     const perm = (await call('GET', P)).body.find((p: any) => p.key === 'fe.secure.write.users');
     assert.ok(perm.roleIds.includes(role.id));
 
-    const second = await call('PUT', `${R1}/${role.id}/permissions`, { body: { permissionIds: [ids['fe.secure.read.roles'], ids['fe.secure.read.roles'].toUpperCase()] } });
+    const second = await call('PUT', `${R1}/${role.id}/permissions`, {
+      body: { permissionIds: [ids['fe.secure.read.roles'], ids['fe.secure.read.roles'].toUpperCase()] },
+    });
     assert.deepEqual(second.body.permissions, [ids['fe.secure.read.roles']]);
 
-    const bad = await call('PUT', `${R1}/${role.id}/permissions`, { body: { permissionIds: [ids['fe.secure.read.users'], NOBODY, 'junk'] } });
+    const bad = await call('PUT', `${R1}/${role.id}/permissions`, {
+      body: { permissionIds: [ids['fe.secure.read.users'], NOBODY, 'junk'] },
+    });
     assert.equal(bad.status, 400);
     assert.equal(bad.body.errorCode, 'GH-40007');
     assert.match(bad.body.errors[0], new RegExp(`permissionIds .*${NOBODY}, junk`));
     assert.deepEqual(bad.body.context, { field: 'permissionIds', ids: [NOBODY, 'junk'] });
     // Nothing changed.
-    assert.deepEqual((await call('GET', R1)).body.find((r: any) => r.id === role.id).permissions, [ids['fe.secure.read.roles']]);
+    assert.deepEqual((await call('GET', R1)).body.find((r: any) => r.id === role.id).permissions, [
+      ids['fe.secure.read.roles'],
+    ]);
 
     const cleared = await call('PUT', `${R1}/${role.id}/permissions`, { body: { permissionIds: [] } });
     assert.deepEqual(cleared.body.permissions, []);
@@ -309,10 +358,12 @@ describe('roles v1', () => {
 
 describe('permissions', () => {
   test('create, read, update, delete', async () => {
-    const r = await call('POST', P, { body: [
-      { key: 'reports.read', name: 'Read reports', description: 'See reports' },
-      { key: 'reports.export.*', name: 'Export anything', assignmentType: 'NEVER', categoryId: SEED.category },
-    ] });
+    const r = await call('POST', P, {
+      body: [
+        { key: 'reports.read', name: 'Read reports', description: 'See reports' },
+        { key: 'reports.export.*', name: 'Export anything', assignmentType: 'NEVER', categoryId: SEED.category },
+      ],
+    });
     assert.equal(r.status, 201);
     const [read, exp] = r.body;
     assert.deepEqual(read, {
@@ -331,11 +382,19 @@ describe('permissions', () => {
     assert.equal(exp.assignmentType, 'NEVER');
     assert.equal(exp.categoryId, SEED.category);
     const listed = (await call('GET', P)).body;
-    assert.deepEqual(listed.find((p: any) => p.id === read.id), read);
+    assert.deepEqual(
+      listed.find((p: any) => p.id === read.id),
+      read,
+    );
     // Key order.
-    assert.deepEqual(listed.map((p: any) => p.key), sorted(listed.map((p: any) => p.key)));
+    assert.deepEqual(
+      listed.map((p: any) => p.key),
+      sorted(listed.map((p: any) => p.key)),
+    );
 
-    const patched = await call('PATCH', `${P}/${read.id}`, { body: { key: 'reports.view', name: 'View reports', categoryId: SEED.category } });
+    const patched = await call('PATCH', `${P}/${read.id}`, {
+      body: { key: 'reports.view', name: 'View reports', categoryId: SEED.category },
+    });
     assert.equal(patched.status, 200);
     assert.equal(patched.body.key, 'reports.view');
     assert.equal(patched.body.name, 'View reports');
@@ -363,12 +422,22 @@ describe('permissions', () => {
     const ok = await call('POST', P, { body: [{ key: 'Billing_v2.invoices-all.*', name: 'ok' }] });
     assert.equal(ok.status, 201);
 
-    const dup = await call('POST', P, { body: [{ key: 'fresh.one', name: 'x' }, { key: 'fe.secure.read.users', name: 'x' }] });
+    const dup = await call('POST', P, {
+      body: [
+        { key: 'fresh.one', name: 'x' },
+        { key: 'fe.secure.read.users', name: 'x' },
+      ],
+    });
     assert.equal(dup.status, 409);
     assert.equal(dup.body.errorCode, 'GH-40004');
     assert.match(dup.body.errors[0], /fe\.secure\.read\.users/);
     assert.ok(!(await call('GET', P)).body.some((p: any) => p.key === 'fresh.one'));
-    const inBody = await call('POST', P, { body: [{ key: 'x.y', name: 'x' }, { key: 'x.y', name: 'x' }] });
+    const inBody = await call('POST', P, {
+      body: [
+        { key: 'x.y', name: 'x' },
+        { key: 'x.y', name: 'x' },
+      ],
+    });
     assert.equal(inBody.status, 409);
 
     const badCategory = await call('POST', P, { body: [{ key: 'x.z', name: 'x', categoryId: NOBODY }] });
@@ -414,7 +483,10 @@ describe('permissions', () => {
 
   test('PUT roles sets exactly which roles hold a permission', async () => {
     const [perm] = (await call('POST', P, { body: [{ key: 'widgets.use', name: 'Use widgets' }] })).body;
-    const [a, b] = await createRoles([{ key: 'w-a', name: 'A', level: 2 }, { key: 'w-b', name: 'B', level: 2 }]);
+    const [a, b] = await createRoles([
+      { key: 'w-a', name: 'A', level: 2 },
+      { key: 'w-b', name: 'B', level: 2 },
+    ]);
     const [c] = await createRoles([{ key: 'w-c', name: 'C', level: 2 }], 'acme');
     const first = await call('PUT', `${P}/${perm.id}/roles`, { body: { roleIds: [a.id, c.id] } });
     assert.equal(first.status, 200);
@@ -430,35 +502,71 @@ describe('permissions', () => {
     assert.equal(bad.status, 400);
     assert.equal(bad.body.errorCode, 'GH-40007');
     assert.match(bad.body.errors[0], new RegExp(`roleIds .*${NOBODY}`));
-    assert.deepEqual(sorted((await call('GET', P)).body.find((p: any) => p.id === perm.id).roleIds), sorted([b.id, c.id]));
+    assert.deepEqual(
+      sorted((await call('GET', P)).body.find((p: any) => p.id === perm.id).roleIds),
+      sorted([b.id, c.id]),
+    );
     const none = await call('PUT', `${P}/${perm.id}/roles`, { body: { roleIds: [] } });
     assert.deepEqual(none.body.roleIds, []);
   });
 
   test('classification sets the assignment type of several permissions and answers one PermissionResponse', async () => {
-    const made = (await call('POST', P, { body: [{ key: 'cls.a', name: 'A' }, { key: 'cls.b', name: 'B' }] })).body;
+    const made = (
+      await call('POST', P, {
+        body: [
+          { key: 'cls.a', name: 'A' },
+          { key: 'cls.b', name: 'B' },
+        ],
+      })
+    ).body;
     // The answer is one permission record (routes.md: PermissionResponse): the one named first, in body order.
-    const r = await call('PUT', `${P}/classification`, { body: { permissionIds: [made[1].id, made[0].id], type: 'ALWAYS' } });
+    const r = await call('PUT', `${P}/classification`, {
+      body: { permissionIds: [made[1].id, made[0].id], type: 'ALWAYS' },
+    });
     assert.equal(r.status, 200);
     assert.ok(!Array.isArray(r.body));
     const listed = (await call('GET', P)).body.filter((p: any) => p.key.startsWith('cls.'));
-    assert.deepEqual(listed.map((p: any) => [p.key, p.assignmentType]), [['cls.a', 'ALWAYS'], ['cls.b', 'ALWAYS']]);
+    assert.deepEqual(
+      listed.map((p: any) => [p.key, p.assignmentType]),
+      [
+        ['cls.a', 'ALWAYS'],
+        ['cls.b', 'ALWAYS'],
+      ],
+    );
     assert.deepEqual(r.body, listed[1]);
-    for (const field of ['id', 'key', 'name', 'description', 'createdAt', 'updatedAt', 'roleIds', 'categoryId', 'fePermission']) assert.ok(field in r.body, field);
+    for (const field of [
+      'id',
+      'key',
+      'name',
+      'description',
+      'createdAt',
+      'updatedAt',
+      'roleIds',
+      'categoryId',
+      'fePermission',
+    ])
+      assert.ok(field in r.body, field);
     // One id (upper-case: ids compare case-insensitively): that permission.
-    const one = await call('PUT', `${P}/classification`, { body: { permissionIds: [made[0].id.toUpperCase()], type: 'ASSIGNABLE' } });
+    const one = await call('PUT', `${P}/classification`, {
+      body: { permissionIds: [made[0].id.toUpperCase()], type: 'ASSIGNABLE' },
+    });
     assert.equal(one.status, 200);
     assert.equal(one.body.key, 'cls.a');
     assert.equal(one.body.assignmentType, 'ASSIGNABLE');
     await call('PUT', `${P}/classification`, { body: { permissionIds: [made[0].id], type: 'ALWAYS' } });
-    const unknown = await call('PUT', `${P}/classification`, { body: { permissionIds: [made[0].id, NOBODY], type: 'NEVER' } });
+    const unknown = await call('PUT', `${P}/classification`, {
+      body: { permissionIds: [made[0].id, NOBODY], type: 'NEVER' },
+    });
     assert.equal(unknown.status, 400);
     assert.match(unknown.body.errors[0], new RegExp(NOBODY));
     assert.equal((await call('GET', P)).body.find((p: any) => p.key === 'cls.a').assignmentType, 'ALWAYS');
     const badType = await call('PUT', `${P}/classification`, { body: { permissionIds: [made[0].id], type: 'MAYBE' } });
     assert.equal(badType.status, 400);
     assert.match(badType.body.errors.join(' '), /body\.type/);
-    assert.equal((await call('PUT', `${P}/classification`, { body: { permissionIds: [], type: 'NEVER' } })).status, 400);
+    assert.equal(
+      (await call('PUT', `${P}/classification`, { body: { permissionIds: [], type: 'NEVER' } })).status,
+      400,
+    );
   });
 });
 
@@ -467,7 +575,14 @@ describe('permission categories', () => {
     const fixed = 'a6e1f7d2-3b4c-4d5e-8f90-1a2b3c4d5e6f';
     const r = await call('POST', C, { body: { id: fixed, name: 'Billing', description: 'Money' } });
     assert.equal(r.status, 201);
-    assert.deepEqual(r.body, { id: fixed, name: 'Billing', description: 'Money', createdAt: r.body.createdAt, updatedAt: r.body.updatedAt, feCategory: false });
+    assert.deepEqual(r.body, {
+      id: fixed,
+      name: 'Billing',
+      description: 'Money',
+      createdAt: r.body.createdAt,
+      updatedAt: r.body.updatedAt,
+      feCategory: false,
+    });
     const gen = await call('POST', C, { body: { name: 'Reports' } });
     assert.equal(gen.status, 201);
     assert.match(gen.body.id, /^[0-9a-f-]{36}$/);
@@ -521,7 +636,12 @@ describe('permission categories', () => {
 describe('account roles v2', () => {
   test('pages, sorts and filters; the header adds the account roles', async () => {
     const base = await createRoles(
-      Array.from({ length: 7 }, (_, i) => ({ key: `page-${i}`, name: `Page ${String.fromCharCode(71 - i)}`, level: 10 + (i % 3), description: `d${i}` })),
+      Array.from({ length: 7 }, (_, i) => ({
+        key: `page-${i}`,
+        name: `Page ${String.fromCharCode(71 - i)}`,
+        level: 10 + (i % 3),
+        description: `d${i}`,
+      })),
       'doomed',
     );
     assert.equal(base.length, 7);
@@ -531,22 +651,40 @@ describe('account roles v2', () => {
     assert.equal(first.body._metadata.totalItems, all.length);
     assert.equal(first.body._metadata.totalPages, Math.ceil(all.length / 3));
     const keys = sorted(all.map((r: any) => r.key));
-    assert.deepEqual(first.body.items.map((r: any) => r.key), keys.slice(0, 3));
+    assert.deepEqual(
+      first.body.items.map((r: any) => r.key),
+      keys.slice(0, 3),
+    );
     assert.equal(first.body._links.prev, '');
     assert.match(first.body._links.next, /_offset=1/);
     assert.match(first.body._links.next, /_sortBy=key/);
     const second = await call('GET', first.body._links.next, { headers: H('doomed') });
-    assert.deepEqual(second.body.items.map((r: any) => r.key), keys.slice(3, 6));
+    assert.deepEqual(
+      second.body.items.map((r: any) => r.key),
+      keys.slice(3, 6),
+    );
     const past = await call('GET', `${R2}?_limit=3&_offset=99`, { headers: H('doomed') });
     assert.deepEqual(past.body.items, []);
 
     const byName = await call('GET', `${R2}?_sortBy=name&_order=DESC&_filter=page`, { headers: H('doomed') });
-    assert.deepEqual(byName.body.items.map((r: any) => r.name), ['Page G', 'Page F', 'Page E', 'Page D', 'Page C', 'Page B', 'Page A']);
+    assert.deepEqual(
+      byName.body.items.map((r: any) => r.name),
+      ['Page G', 'Page F', 'Page E', 'Page D', 'Page C', 'Page B', 'Page A'],
+    );
     const byLevel = await call('GET', `${R2}?_sortBy=level&_order=DESC&_filter=PAGE-`, { headers: H('doomed') });
-    assert.deepEqual(byLevel.body.items.map((r: any) => r.level), [12, 12, 11, 11, 10, 10, 10]);
-    assert.deepEqual(byLevel.body.items.slice(0, 2).map((r: any) => r.key), ['page-5', 'page-2']);
+    assert.deepEqual(
+      byLevel.body.items.map((r: any) => r.level),
+      [12, 12, 11, 11, 10, 10, 10],
+    );
+    assert.deepEqual(
+      byLevel.body.items.slice(0, 2).map((r: any) => r.key),
+      ['page-5', 'page-2'],
+    );
     const filtered = await call('GET', `${R2}?_filter=page%20b`, { headers: H('doomed') });
-    assert.deepEqual(filtered.body.items.map((r: any) => r.key), ['page-5']);
+    assert.deepEqual(
+      filtered.body.items.map((r: any) => r.key),
+      ['page-5'],
+    );
     for (const sortBy of ['description', 'isDefault', 'firstUserRole', 'updatedAt', 'createdAt']) {
       const r = await call('GET', `${R2}?_sortBy=${sortBy}&_limit=200`, { headers: H('doomed') });
       assert.equal(r.status, 200, sortBy);
@@ -568,7 +706,14 @@ describe('account roles v2', () => {
     const ids = await permissionIds();
     const r = await call('POST', R2, {
       headers: H('acme'),
-      body: { key: 'auditor', name: 'Auditor', description: 'Reads all', isDefault: false, baseRoleId: SEED.readOnly, permissionIds: [ids['fe.secure.delete.sessions']] },
+      body: {
+        key: 'auditor',
+        name: 'Auditor',
+        description: 'Reads all',
+        isDefault: false,
+        baseRoleId: SEED.readOnly,
+        permissionIds: [ids['fe.secure.delete.sessions']],
+      },
     });
     assert.equal(r.status, 200);
     assert.equal(r.body.tenantId, 'acme');
@@ -576,7 +721,10 @@ describe('account roles v2', () => {
     assert.equal(r.body.level, 1);
     assert.equal(r.body.firstUserRole, false);
     assert.equal(r.body.vendorId, t.ctx.environment.id);
-    assert.deepEqual(sorted(r.body.permissions), sorted([...READ_KEYS.map((k) => ids[k]), ids['fe.secure.delete.sessions']]));
+    assert.deepEqual(
+      sorted(r.body.permissions),
+      sorted([...READ_KEYS.map((k) => ids[k]), ids['fe.secure.delete.sessions']]),
+    );
 
     const plain = await call('POST', R2, { headers: H('acme'), body: { key: 'plain', name: 'Plain' } });
     assert.equal(plain.status, 200);
@@ -591,10 +739,16 @@ describe('account roles v2', () => {
     const dup = await call('POST', R2, { headers: H('acme'), body: { key: 'auditor', name: 'x' } });
     assert.equal(dup.status, 409);
     const globexRole = (await call('GET', R1, { headers: H('globex') })).body.find((x: any) => x.key === 'globex-only');
-    const otherBase = await call('POST', R2, { headers: H('acme'), body: { key: 'x', name: 'x', baseRoleId: globexRole.id } });
+    const otherBase = await call('POST', R2, {
+      headers: H('acme'),
+      body: { key: 'x', name: 'x', baseRoleId: globexRole.id },
+    });
     assert.equal(otherBase.status, 400);
     assert.match(otherBase.body.errors[0], /baseRoleId/);
-    const unknownPerm = await call('POST', R2, { headers: H('acme'), body: { key: 'x', name: 'x', permissionIds: ['junk'] } });
+    const unknownPerm = await call('POST', R2, {
+      headers: H('acme'),
+      body: { key: 'x', name: 'x', permissionIds: ['junk'] },
+    });
     assert.equal(unknownPerm.status, 400);
     assert.match(unknownPerm.body.errors[0], /permissionIds .*junk/);
     assert.ok(!(await call('GET', R1, { headers: H('acme') })).body.some((x: any) => x.key === 'x'));
@@ -604,7 +758,10 @@ describe('account roles v2', () => {
     const envLevels = (await call('GET', R1)).body.map((r: any) => r.level);
     const levels = await call('GET', `${R2}/distinct-levels`);
     assert.equal(levels.status, 200);
-    assert.deepEqual(levels.body, [...new Set<number>(envLevels)].sort((a, b) => a - b));
+    assert.deepEqual(
+      levels.body,
+      [...new Set<number>(envLevels)].sort((a, b) => a - b),
+    );
     const doomed = await call('GET', `${R2}/distinct-levels`, { headers: H('doomed') });
     assert.ok(doomed.body.includes(10) && doomed.body.includes(12));
     assert.ok(!levels.body.includes(10));
@@ -664,31 +821,51 @@ describe('user tokens', () => {
     const ids = await permissionIds();
     const held = ['fe.secure.write.roles', 'fe.secure.read.*'];
     const token = await t.userToken({ tenantId: 'globex', permissions: held });
-    const r = await t.call('POST', R2, { token, headers: H('acme'), body: { key: 'support', name: 'Support', permissionIds: [ids['fe.secure.read.users']] } });
+    const r = await t.call('POST', R2, {
+      token,
+      headers: H('acme'),
+      body: { key: 'support', name: 'Support', permissionIds: [ids['fe.secure.read.users']] },
+    });
     assert.equal(r.status, 200);
     assert.equal(r.body.tenantId, 'globex');
     assert.deepEqual(r.body.permissions, [ids['fe.secure.read.users']]);
 
-    const notHeld = await t.call('POST', R2, { token, body: { key: 'escalate', name: 'E', permissionIds: [ids['fe.secure.delete.users']] } });
+    const notHeld = await t.call('POST', R2, {
+      token,
+      body: { key: 'escalate', name: 'E', permissionIds: [ids['fe.secure.delete.users']] },
+    });
     assert.equal(notHeld.status, 403);
     assert.equal(notHeld.body.errorCode, 'GH-40010');
     assert.match(notHeld.body.errors[0], /fe\.secure\.delete\.users/);
 
     // A base role's permissions the user does not hold are left out.
-    const fromAdmin = await t.call('POST', R2, { token, body: { key: 'mini-admin', name: 'Mini', baseRoleId: SEED.admin } });
+    const fromAdmin = await t.call('POST', R2, {
+      token,
+      body: { key: 'mini-admin', name: 'Mini', baseRoleId: SEED.admin },
+    });
     assert.equal(fromAdmin.status, 200);
     const heldOfAdmin = ['fe.secure.write.roles', ...ADMIN_KEYS.filter((k) => k.startsWith('fe.secure.read.'))];
     assert.deepEqual(sorted(fromAdmin.body.permissions), sorted(heldOfAdmin.map((k) => ids[k])));
 
     // NEVER-classified permissions cannot be put into account roles by users, even when held.
-    await call('PUT', `${P}/classification`, { body: { permissionIds: [ids['fe.secure.read.sessions']], type: 'NEVER' } });
-    const never = await t.call('POST', R2, { token, body: { key: 'never', name: 'N', permissionIds: [ids['fe.secure.read.sessions']] } });
+    await call('PUT', `${P}/classification`, {
+      body: { permissionIds: [ids['fe.secure.read.sessions']], type: 'NEVER' },
+    });
+    const never = await t.call('POST', R2, {
+      token,
+      body: { key: 'never', name: 'N', permissionIds: [ids['fe.secure.read.sessions']] },
+    });
     assert.equal(never.status, 403);
     assert.equal(never.body.errorCode, 'GH-40010');
     // An environment token may.
-    const vendorNever = await call('POST', R2, { headers: H('globex'), body: { key: 'never', name: 'N', permissionIds: [ids['fe.secure.read.sessions']] } });
+    const vendorNever = await call('POST', R2, {
+      headers: H('globex'),
+      body: { key: 'never', name: 'N', permissionIds: [ids['fe.secure.read.sessions']] },
+    });
     assert.equal(vendorNever.status, 200);
-    await call('PUT', `${P}/classification`, { body: { permissionIds: [ids['fe.secure.read.sessions']], type: 'ASSIGNABLE' } });
+    await call('PUT', `${P}/classification`, {
+      body: { permissionIds: [ids['fe.secure.read.sessions']], type: 'ASSIGNABLE' },
+    });
 
     const readOnly = await t.userToken({ tenantId: 'globex', permissions: ['fe.secure.read.roles'] });
     const denied = await t.call('POST', R2, { token: readOnly, body: { key: 'nope', name: 'N' } });
@@ -701,7 +878,10 @@ describe('public functions for other modules', () => {
   test('default and first-user roles: the environment and the account, not other accounts', async () => {
     const roles = t.ctx.roles;
     const [acmeDefault] = await createRoles([{ key: 'acme-default', name: 'D', level: 8, isDefault: true }], 'acme');
-    const [globexDefault] = await createRoles([{ key: 'globex-default', name: 'D', level: 8, isDefault: true, firstUserRole: true }], 'globex');
+    const [globexDefault] = await createRoles(
+      [{ key: 'globex-default', name: 'D', level: 8, isDefault: true, firstUserRole: true }],
+      'globex',
+    );
     const defaults = await roles.defaultRoleIds(t.db, 'acme');
     assert.ok(defaults.includes(SEED.readOnly));
     assert.ok(defaults.includes(acmeDefault.id));
@@ -725,13 +905,16 @@ describe('public functions for other modules', () => {
     const globexRole = (await call('GET', R1, { headers: H('globex') })).body.find((r: any) => r.key === 'globex-only');
     await roles.assertAssignable(t.db, 'acme', [SEED.admin, acmeRole.id, SEED.readOnly.toUpperCase()]);
     await roles.assertAssignable(t.db, 'acme', []);
-    await assert.rejects(roles.assertAssignable(t.db, 'acme', [SEED.admin, globexRole.id, NOBODY, 'junk']), (err: any) => {
-      assert.equal(err.status, 400);
-      assert.equal(err.errorCode, 'GH-40007');
-      assert.match(err.message, new RegExp(`${globexRole.id}, ${NOBODY}, junk`));
-      assert.doesNotMatch(err.message, new RegExp(SEED.admin));
-      return true;
-    });
+    await assert.rejects(
+      roles.assertAssignable(t.db, 'acme', [SEED.admin, globexRole.id, NOBODY, 'junk']),
+      (err: any) => {
+        assert.equal(err.status, 400);
+        assert.equal(err.errorCode, 'GH-40007');
+        assert.match(err.message, new RegExp(`${globexRole.id}, ${NOBODY}, junk`));
+        assert.doesNotMatch(err.message, new RegExp(SEED.admin));
+        return true;
+      },
+    );
     // Inside a transaction too.
     await t.db.transaction(async (tx) => {
       await roles.assertAssignable(tx, 'globex', [globexRole.id]);
@@ -742,8 +925,14 @@ describe('public functions for other modules', () => {
     const roles = t.ctx.roles;
     const ids = await permissionIds();
     const byIds = await roles.rolesByIds(t.db, [SEED.readOnly, SEED.admin, NOBODY, 'junk']);
-    assert.deepEqual(byIds.map((r) => r.key), ['admin', 'read-only']);
-    assert.deepEqual(byIds[0], (await call('GET', R1)).body.find((r: any) => r.id === SEED.admin));
+    assert.deepEqual(
+      byIds.map((r) => r.key),
+      ['admin', 'read-only'],
+    );
+    assert.deepEqual(
+      byIds[0],
+      (await call('GET', R1)).body.find((r: any) => r.id === SEED.admin),
+    );
 
     const keys = await roles.permissionKeysOfRoles(t.db, [SEED.admin, SEED.readOnly]);
     assert.deepEqual(keys, sorted(ADMIN_KEYS));
@@ -752,7 +941,10 @@ describe('public functions for other modules', () => {
     assert.deepEqual(await roles.permissionKeysOfRoles(t.db, ['junk']), []);
 
     const perms = await roles.permissionsOfRoles(t.db, [SEED.readOnly, SEED.readOnly]);
-    assert.deepEqual(perms.map((p) => p.key), sorted(READ_KEYS));
+    assert.deepEqual(
+      perms.map((p) => p.key),
+      sorted(READ_KEYS),
+    );
     assert.equal(perms[0].id, ids[perms[0].key]);
     assert.ok(perms[0].roleIds.includes(SEED.readOnly));
     assert.equal(perms[0].fePermission, true);
@@ -760,11 +952,17 @@ describe('public functions for other modules', () => {
 });
 
 describe('account removal', () => {
-  test("removing an account removes its roles", async () => {
+  test('removing an account removes its roles', async () => {
     const before = (await call('GET', R1, { headers: H('doomed') })).body.filter((r: any) => r.tenantId === 'doomed');
     assert.ok(before.length > 0);
     assert.equal((await t.call('DELETE', '/tenants/resources/tenants/v1/doomed', { token: vendor })).status, 200);
-    assert.deepEqual(await t.ctx.roles.rolesByIds(t.db, before.map((r: any) => r.id)), []);
+    assert.deepEqual(
+      await t.ctx.roles.rolesByIds(
+        t.db,
+        before.map((r: any) => r.id),
+      ),
+      [],
+    );
     assert.ok(!(await call('GET', `${R2}/distinct-tenants`)).body.includes('doomed'));
     assert.equal((await call('GET', R1, { headers: H('doomed') })).status, 404);
   });

@@ -20,7 +20,9 @@ before(async () => {
   t = await startTestApp();
   vendor = await t.vendorToken();
   await account(t, { id: 'sc-entra', name: 'Entra' });
-  conn = (await t.call('POST', C, { token: vendor, headers: hdr, body: { source: 'azure-ad', syncToUserManagement: true } })).body;
+  conn = (
+    await t.call('POST', C, { token: vendor, headers: hdr, body: { source: 'azure-ad', syncToUserManagement: true } })
+  ).body;
 });
 after(async () => t?.close());
 
@@ -35,11 +37,20 @@ async function scim(method: string, path: string, body?: unknown) {
 }
 
 const gatehouseUser = async (email: string) =>
-  (await t.call('GET', `/identity/resources/users/v2?_email=${encodeURIComponent(email)}`, { token: vendor, headers: hdr })).body.items[0];
+  (
+    await t.call('GET', `/identity/resources/users/v2?_email=${encodeURIComponent(email)}`, {
+      token: vendor,
+      headers: hdr,
+    })
+  ).body.items[0];
 
 describe('userName and emails (sync to user management on)', () => {
   test('a userName that is no address takes the user email from emails', async () => {
-    const r = await scim('POST', '/Users', { schemas: [USER], userName: 'UserName111', emails: [{ value: 'user111@entra.test', type: 'work' }] });
+    const r = await scim('POST', '/Users', {
+      schemas: [USER],
+      userName: 'UserName111',
+      emails: [{ value: 'user111@entra.test', type: 'work' }],
+    });
     assert.equal(r.status, 201, JSON.stringify(r.body));
     assert.equal(r.body.userName, 'UserName111');
     const u = await gatehouseUser('user111@entra.test');
@@ -56,13 +67,20 @@ describe('userName and emails (sync to user management on)', () => {
       ],
     });
     assert.equal(r.status, 201, JSON.stringify(r.body));
-    assert.deepEqual(r.body.emails.map((e: any) => e.value), ['emailName357', 'home357@entra.test']);
+    assert.deepEqual(
+      r.body.emails.map((e: any) => e.value),
+      ['emailName357', 'home357@entra.test'],
+    );
     assert.equal(r.body.emails[0].primary, true);
     assert.ok(await gatehouseUser('home357@entra.test'));
   });
 
   test('no address at all: 400 invalidValue in the SCIM error body, nothing stored', async () => {
-    const r = await scim('POST', '/Users', { schemas: [USER], userName: 'NoMail1', emails: [{ value: 'not-an-address' }] });
+    const r = await scim('POST', '/Users', {
+      schemas: [USER],
+      userName: 'NoMail1',
+      emails: [{ value: 'not-an-address' }],
+    });
     assert.equal(r.status, 400, JSON.stringify(r.body));
     assert.equal(r.body.scimType, 'invalidValue');
     assert.match(r.body.detail, /email/);
@@ -82,7 +100,11 @@ describe('groups and lastSync', () => {
     const bare = await scim('POST', '/Users', { schemas: [USER], userName: 'member2@entra.test' });
     assert.equal(u.status, 201);
     assert.equal(bare.status, 201);
-    const g = await scim('POST', '/Groups', { schemas: [GROUP], displayName: 'Group One', members: [{ value: u.body.id }, { value: bare.body.id }] });
+    const g = await scim('POST', '/Groups', {
+      schemas: [GROUP],
+      displayName: 'Group One',
+      members: [{ value: u.body.id }, { value: bare.body.id }],
+    });
     assert.equal(g.status, 201, JSON.stringify(g.body));
     const read = await scim('GET', `/Groups/${g.body.id}`);
     const byId = new Map(read.body.members.map((m: any) => [m.value, m.display]));
@@ -102,11 +124,17 @@ describe('groups and lastSync', () => {
 });
 
 describe('password (writeOnly, returned never; sync to user management on)', () => {
-  const signIn = (email: string, password: string) => t.call('POST', '/identity/resources/auth/v1/user', { body: { email, password } });
+  const signIn = (email: string, password: string) =>
+    t.call('POST', '/identity/resources/auth/v1/user', { body: { email, password } });
   const PW = 'Dir3ctory-Set-Pass!';
 
   test('a user provisioned with a password signs in with it; the password is never stored or returned', async () => {
-    const r = await scim('POST', '/Users', { schemas: [USER], userName: 'PwUser1', emails: [{ value: 'pw1@entra.test' }], password: PW });
+    const r = await scim('POST', '/Users', {
+      schemas: [USER],
+      userName: 'PwUser1',
+      emails: [{ value: 'pw1@entra.test' }],
+      password: PW,
+    });
     assert.equal(r.status, 201, JSON.stringify(r.body));
     assert.equal(JSON.stringify(r.body).includes(PW), false);
     const read = await scim('GET', `/Users/${r.body.id}`);
@@ -131,7 +159,12 @@ describe('password (writeOnly, returned never; sync to user management on)', () 
     assert.equal((await signIn('pw2@entra.test', next)).status, 200);
     assert.equal((await signIn('pw2@entra.test', PW)).status, 401);
     const third = 'Replaced-By-Put-3!';
-    const put = await scim('PUT', `/Users/${r.body.id}`, { schemas: [USER], userName: 'pw2@entra.test', displayName: 'Pw Two', password: third });
+    const put = await scim('PUT', `/Users/${r.body.id}`, {
+      schemas: [USER],
+      userName: 'pw2@entra.test',
+      displayName: 'Pw Two',
+      password: third,
+    });
     assert.equal(put.status, 200, JSON.stringify(put.body));
     assert.equal((await signIn('pw2@entra.test', third)).status, 200);
   });

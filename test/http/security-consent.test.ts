@@ -17,7 +17,8 @@ let betaAdminId: string;
 const U = '/identity/resources/users';
 const claims = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
 
-const signIn = (email: string, password = PASSWORD) => t.call('POST', '/identity/resources/auth/v1/user', { body: { email, password } });
+const signIn = (email: string, password = PASSWORD) =>
+  t.call('POST', '/identity/resources/auth/v1/user', { body: { email, password } });
 const tokenOf = async (email: string, password = PASSWORD) => (await signedIn(t, { email, password })).accessToken;
 const invite = (token: string, body: Record<string, unknown>) => t.call('POST', `${U}/v2`, { token, body });
 const mailTo = (email: string): Promise<Mail> => mailbox.waitFor((m) => m.to.includes(email));
@@ -40,9 +41,13 @@ after(async () => close?.());
 describe('inviting an existing user of another account', () => {
   let victimId: string;
   before(async () => {
-    victimId = (await user(t, 'acme', {
-      email: 'victim@acme.test', name: 'Vic Tim', fields: { phoneNumber: '+15550001111', vendorMetadata: '{"plan":"secret"}' },
-    })).id;
+    victimId = (
+      await user(t, 'acme', {
+        email: 'victim@acme.test',
+        name: 'Vic Tim',
+        fields: { phoneNumber: '+15550001111', vendorMetadata: '{"plan":"secret"}' },
+      })
+    ).id;
     await tokenOf('victim@acme.test'); // a last sign-in to leak
   });
 
@@ -54,7 +59,10 @@ describe('inviting an existing user of another account', () => {
       assert.equal(body.id, victimId);
       assert.equal(body.email, 'victim@acme.test');
       assert.deepEqual(body.tenantIds, []);
-      assert.deepEqual(body.tenants.map((x: { tenantId: string; pending?: boolean }) => [x.tenantId, x.pending]), [['beta', true]]);
+      assert.deepEqual(
+        body.tenants.map((x: { tenantId: string; pending?: boolean }) => [x.tenantId, x.pending]),
+        [['beta', true]],
+      );
       assert.deepEqual(body.phoneNumbers, []);
       assert.equal(body.phoneNumber, undefined);
       assert.equal(body.lastLogin, null);
@@ -77,17 +85,33 @@ describe('inviting an existing user of another account', () => {
     const sw = await t.call('PUT', `${U}/v1/tenant`, { token, body: { tenantId: 'beta' } });
     assert.equal(sw.status, 403, JSON.stringify(sw.body));
     const mine = await t.call('GET', `${U}/v3/me/tenants`, { token });
-    assert.deepEqual(mine.body.tenants.map((a: { tenantId: string }) => a.tenantId), ['acme']);
+    assert.deepEqual(
+      mine.body.tenants.map((a: { tenantId: string }) => a.tenantId),
+      ['acme'],
+    );
     const me = await t.call('GET', `${U}/v1/me/invitations`, { token });
     assert.equal(me.status, 200, JSON.stringify(me.body));
-    assert.deepEqual(me.body.map((i: { tenantId: string; name: string; invitedBy: string }) => [i.tenantId, i.name, i.invitedBy]), [['beta', 'Beta', betaAdminId]]);
+    assert.deepEqual(
+      me.body.map((i: { tenantId: string; name: string; invitedBy: string }) => [i.tenantId, i.name, i.invitedBy]),
+      [['beta', 'Beta', betaAdminId]],
+    );
   });
 
   test('only the own session answers: a token acting for someone (act claim) is refused', async () => {
-    const acting = await t.ctx.keys.sign({
-      type: 'userToken', sub: victimId, email: 'victim@acme.test', tenantId: 'acme', tenantIds: ['acme'], roles: [], permissions: [],
-      aud: t.ctx.environment.id, act: { sub: 'someone-else' },
-    }, 300);
+    const acting = await t.ctx.keys.sign(
+      {
+        type: 'userToken',
+        sub: victimId,
+        email: 'victim@acme.test',
+        tenantId: 'acme',
+        tenantIds: ['acme'],
+        roles: [],
+        permissions: [],
+        aud: t.ctx.environment.id,
+        act: { sub: 'someone-else' },
+      },
+      300,
+    );
     const r = await t.call('POST', `${U}/v1/me/invitations/beta/accept`, { token: acting });
     assert.equal(r.status, 403, JSON.stringify(r.body));
     assert.equal(r.body.errorCode, 'GH-42091');
@@ -101,11 +125,17 @@ describe('inviting an existing user of another account', () => {
     const seen = await t.call('GET', `${U}/v1/${victimId}`, { token: betaAdmin });
     assert.equal(seen.status, 200);
     assert.deepEqual(seen.body.tenantIds, ['beta']);
-    assert.deepEqual(seen.body.tenants.map((x: { tenantId: string }) => x.tenantId), ['beta']);
+    assert.deepEqual(
+      seen.body.tenants.map((x: { tenantId: string }) => x.tenantId),
+      ['beta'],
+    );
     assert.equal(seen.body.vendorMetadata, '{}');
     assert.equal(seen.body.invitationPending, undefined);
     assert.doesNotMatch(JSON.stringify(seen.body), /"acme"|secret/);
-    const env = await t.call('GET', `${U}/v1/${victimId}`, { token: vendor, headers: { 'gatehouse-tenant-id': 'beta' } });
+    const env = await t.call('GET', `${U}/v1/${victimId}`, {
+      token: vendor,
+      headers: { 'gatehouse-tenant-id': 'beta' },
+    });
     assert.equal(env.status, 200);
     assert.deepEqual([...env.body.tenantIds].sort(), ['acme', 'beta']);
     assert.equal(JSON.parse(env.body.vendorMetadata).plan, 'secret');
@@ -137,7 +167,11 @@ describe('inviting an existing user of another account', () => {
 
   test('the environment adds an existing user at once; an administrator inviting a new email makes a member at once', async () => {
     await user(t, 'acme', { email: 'direct@acme.test' });
-    const v = await t.call('POST', `${U}/v2`, { token: vendor, body: { email: 'direct@acme.test', skipInviteEmail: true }, headers: { 'gatehouse-tenant-id': 'beta' } });
+    const v = await t.call('POST', `${U}/v2`, {
+      token: vendor,
+      body: { email: 'direct@acme.test', skipInviteEmail: true },
+      headers: { 'gatehouse-tenant-id': 'beta' },
+    });
     assert.equal(v.status, 201, JSON.stringify(v.body));
     assert.deepEqual(claims(await tokenOf('direct@acme.test')).tenantIds, ['acme', 'beta']);
     const n = await invite(betaAdmin, { email: 'newcomer@beta.test', skipInviteEmail: true });
@@ -150,7 +184,10 @@ describe('inviting an existing user of another account', () => {
 describe("an administrator's password for someone else is temporary", () => {
   const P = 'admin chosen password 123';
   test('it gives no access to another account, cannot accept there, and stops working once the invitation link is used', async () => {
-    const created = await t.call('POST', `${U}/v1`, { token: acmeAdmin, body: { email: 'future@elsewhere.test', password: P } });
+    const created = await t.call('POST', `${U}/v1`, {
+      token: acmeAdmin,
+      body: { email: 'future@elsewhere.test', password: P },
+    });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     assert.equal((await invite(betaAdmin, { email: 'future@elsewhere.test' })).status, 201);
 
@@ -164,16 +201,20 @@ describe("an administrator's password for someone else is temporary", () => {
     assert.equal(refused.body.errorCode, 'GH-42090');
     assert.deepEqual(claims(await tokenOf('future@elsewhere.test', P)).tenantIds, ['acme']);
 
-    const a = await t.call('POST', `${U}/v1/invitation/accept`, { body: linkParams(await mailTo('future@elsewhere.test')) });
+    const a = await t.call('POST', `${U}/v1/invitation/accept`, {
+      body: linkParams(await mailTo('future@elsewhere.test')),
+    });
     assert.equal(a.status, 200, JSON.stringify(a.body));
     assert.equal(claims(a.body.accessToken).tenantId, 'beta');
     assert.equal((await signIn('future@elsewhere.test', P)).status, 401);
     // The session started with the administrator's password ended with it.
-    const refreshed = await t.call('POST', '/identity/resources/auth/v1/user/token/refresh', { body: { refreshToken: withP.body.refreshToken } });
+    const refreshed = await t.call('POST', '/identity/resources/auth/v1/user/token/refresh', {
+      body: { refreshToken: withP.body.refreshToken },
+    });
     assert.equal(refreshed.status, 401, JSON.stringify(refreshed.body));
   });
 
-  test('an environment-set password is the owner\'s: the signed-in acceptance works with it', async () => {
+  test("an environment-set password is the owner's: the signed-in acceptance works with it", async () => {
     await user(t, 'acme', { email: 'owned@acme.test' });
     assert.equal((await invite(betaAdmin, { email: 'owned@acme.test', skipInviteEmail: true })).status, 201);
     const token = await tokenOf('owned@acme.test');

@@ -24,7 +24,10 @@ const ACCESS_REVOKED = 'GH-20012';
 const SESSION_REVOKED = 'GH-43003';
 
 const claims = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
-const H = (tenantId: string, userId?: string) => ({ 'gatehouse-tenant-id': tenantId, ...(userId ? { 'gatehouse-user-id': userId } : {}) });
+const H = (tenantId: string, userId?: string) => ({
+  'gatehouse-tenant-id': tenantId,
+  ...(userId ? { 'gatehouse-user-id': userId } : {}),
+});
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const ids: Record<string, string> = {};
 
@@ -37,7 +40,11 @@ function identityChanges(userId: string) {
     ['POST', EMAILS, { email: `evil-${userId.slice(0, 8)}@attacker.test` }],
     ['POST', `${EMAILS}/verify`, { email: `evil-${userId.slice(0, 8)}@attacker.test`, code: '123456' }],
     ['POST', `${EMAILS}/me/primary`, { email: `evil-${userId.slice(0, 8)}@attacker.test` }],
-    ['POST', '/identity/resources/users/v1/passwords/change', { password: 'guessed', newPassword: 'attacker chosen password 1' }],
+    [
+      'POST',
+      '/identity/resources/users/v1/passwords/change',
+      { password: 'guessed', newPassword: 'attacker chosen password 1' },
+    ],
     ['POST', '/identity/resources/users/v1/email/me', { email: 'evil-change@attacker.test' }],
     ['POST', '/identity/resources/users/v1/mfa/authenticator/enroll', undefined],
     ['POST', '/identity/resources/users/phone-numbers/v1/preverify', { phoneNumber: '+15555550123' }],
@@ -68,17 +75,28 @@ before(async () => {
   for (const tenantId of ['acme', 'beta']) await account(t, { id: tenantId });
   ids.alice = (await user(t, 'acme', { email: 'alice@acme.test' })).id; // acme's admin (first user)
   ids.bob = (await user(t, 'beta', { email: 'bob@beta.test' })).id; // beta's admin (first user), also a member of acme
-  const joined = await t.call('POST', `/identity/resources/users/v1/${ids.bob}/tenant`, { token: vendor, body: { tenantId: 'acme' } });
+  const joined = await t.call('POST', `/identity/resources/users/v1/${ids.bob}/tenant`, {
+    token: vendor,
+    body: { tenantId: 'acme' },
+  });
   assert.equal(joined.status, 201, JSON.stringify(joined.body));
   ids.carol = (await user(t, 'acme', { email: 'carol@acme.test' })).id;
   ids.dave = (await user(t, 'acme', { email: 'dave@acme.test' })).id;
-  assert.equal((await t.call('POST', `/identity/resources/users/v1/${ids.dave}/tenant`, { token: vendor, body: { tenantId: 'beta' } })).status, 201);
+  assert.equal(
+    (
+      await t.call('POST', `/identity/resources/users/v1/${ids.dave}/tenant`, {
+        token: vendor,
+        body: { tenantId: 'beta' },
+      })
+    ).status,
+    201,
+  );
   ids.erin = (await user(t, 'acme', { email: 'erin@acme.test' })).id;
 });
 after(async () => t?.close());
 
-describe('identity changes need the user\'s own session', () => {
-  test('an impersonation token cannot change who the user is, nor reach the user\'s other accounts', async () => {
+describe("identity changes need the user's own session", () => {
+  test("an impersonation token cannot change who the user is, nor reach the user's other accounts", async () => {
     const admin = await t.userToken({ sub: ids.alice, tenantId: 'acme', permissions: ['fe.*', IMP] });
     const imp = await t.call('POST', IMPERSONATE, { token: admin, body: { userId: ids.bob } });
     assert.equal(imp.status, 200, JSON.stringify(imp.body));
@@ -91,7 +109,7 @@ describe('identity changes need the user\'s own session', () => {
     assert.equal(step.body.errorCode, HUMAN_SESSION_REQUIRED);
   });
 
-  test('an impersonation is only of a user of the admin\'s own account, within the admin\'s permissions', async () => {
+  test("an impersonation is only of a user of the admin's own account, within the admin's permissions", async () => {
     const admin = await t.userToken({ sub: ids.alice, tenantId: 'acme', permissions: ['fe.*', IMP] });
     const other = await t.call('POST', IMPERSONATE, { token: admin, body: { userId: ids.bob, tenantId: 'beta' } });
     assert.equal(other.status, 403);
@@ -100,32 +118,70 @@ describe('identity changes need the user\'s own session', () => {
   });
 
   test('a delegated token cannot change who the user is', async () => {
-    assert.equal((await t.call('POST', '/identity/resources/configurations/v1/delegation', { token: vendor, body: { enabled: true } })).status, 200);
-    const perms = Object.fromEntries((await t.call('GET', '/identity/resources/permissions/v1', { token: vendor })).body.map((x: any) => [x.key, x.id]));
-    const created = await t.call('POST', '/identity/resources/tenants/api-tokens/v1', { token: vendor, headers: H('acme'), body: { permissionIds: Object.values(perms) } });
+    assert.equal(
+      (
+        await t.call('POST', '/identity/resources/configurations/v1/delegation', {
+          token: vendor,
+          body: { enabled: true },
+        })
+      ).status,
+      200,
+    );
+    const perms = Object.fromEntries(
+      (await t.call('GET', '/identity/resources/permissions/v1', { token: vendor })).body.map((x: any) => [
+        x.key,
+        x.id,
+      ]),
+    );
+    const created = await t.call('POST', '/identity/resources/tenants/api-tokens/v1', {
+      token: vendor,
+      headers: H('acme'),
+      body: { permissionIds: Object.values(perms) },
+    });
     assert.equal(created.status, 201, JSON.stringify(created.body));
-    const svc = await t.call('POST', '/identity/resources/auth/v2/api-token', { body: { clientId: created.body.clientId, secret: created.body.secret } });
+    const svc = await t.call('POST', '/identity/resources/auth/v2/api-token', {
+      body: { clientId: created.body.clientId, secret: created.body.secret },
+    });
     const del = await t.call('POST', DELEGATE, { token: svc.body.access_token, body: { userId: ids.bob } });
     assert.equal(del.status, 200, JSON.stringify(del.body));
     await assertAllRefused(del.body.access_token, ids.bob);
-    assert.equal((await t.call('POST', DELEGATE, { token: svc.body.access_token, body: { userId: ids.dave } })).status, 200);
+    assert.equal(
+      (await t.call('POST', DELEGATE, { token: svc.body.access_token, body: { userId: ids.dave } })).status,
+      200,
+    );
     const outsider = (await user(t, 'beta', { email: 'frank@beta.test' })).id;
-    assert.equal((await t.call('POST', DELEGATE, { token: svc.body.access_token, body: { userId: outsider } })).status, 404, 'not a user of its account');
+    assert.equal(
+      (await t.call('POST', DELEGATE, { token: svc.body.access_token, body: { userId: outsider } })).status,
+      404,
+      'not a user of its account',
+    );
     await assertAllRefused(svc.body.access_token, ids.bob);
   });
 
   test('a user API token holding only fe.secure.read.users cannot change its owner', async () => {
-    const perms = Object.fromEntries((await t.call('GET', '/identity/resources/permissions/v1', { token: vendor })).body.map((x: any) => [x.key, x.id]));
+    const perms = Object.fromEntries(
+      (await t.call('GET', '/identity/resources/permissions/v1', { token: vendor })).body.map((x: any) => [
+        x.key,
+        x.id,
+      ]),
+    );
     const created = await t.call('POST', '/identity/resources/users/api-tokens/v1', {
-      token: vendor, headers: H('acme', ids.carol), body: { permissionIds: [perms['fe.secure.read.users']] },
+      token: vendor,
+      headers: H('acme', ids.carol),
+      body: { permissionIds: [perms['fe.secure.read.users']] },
     });
     assert.equal(created.status, 201, JSON.stringify(created.body));
-    const ex = await t.call('POST', '/identity/resources/auth/v2/api-token', { body: { clientId: created.body.clientId, secret: created.body.secret } });
+    const ex = await t.call('POST', '/identity/resources/auth/v2/api-token', {
+      body: { clientId: created.body.clientId, secret: created.body.secret },
+    });
     assert.equal(ex.status, 200, JSON.stringify(ex.body));
     const token = ex.body.access_token as string;
     assert.equal((await t.call('GET', `${EMAILS}/me`, { token })).status, 200, 'reading still works');
     await assertAllRefused(token, ids.carol);
-    const reset = await t.call('POST', '/identity/resources/users/v1/passwords/change', { token, body: { password: PASSWORD, newPassword: 'attacker chosen password 2' } });
+    const reset = await t.call('POST', '/identity/resources/users/v1/passwords/change', {
+      token,
+      body: { password: PASSWORD, newPassword: 'attacker chosen password 2' },
+    });
     assert.equal(reset.status, 403, 'not even with the current password');
   });
 
@@ -133,9 +189,16 @@ describe('identity changes need the user\'s own session', () => {
     const s = await signedIn(t, { email: 'carol@acme.test' });
     const add = await t.call('POST', EMAILS, { token: s.accessToken, body: { email: 'carol.two@acme.test' } });
     assert.equal(add.status, 201, JSON.stringify(add.body));
-    const byVendor = await t.call('POST', EMAILS, { token: vendor, headers: H('acme', ids.carol), body: { email: 'carol.three@acme.test' } });
+    const byVendor = await t.call('POST', EMAILS, {
+      token: vendor,
+      headers: H('acme', ids.carol),
+      body: { email: 'carol.three@acme.test' },
+    });
     assert.equal(byVendor.status, 201, JSON.stringify(byVendor.body));
-    const name = await t.call('PUT', '/identity/resources/users/v2/me', { token: s.accessToken, body: { name: 'Carol' } });
+    const name = await t.call('PUT', '/identity/resources/users/v2/me', {
+      token: s.accessToken,
+      body: { name: 'Carol' },
+    });
     assert.equal(name.status, 200, 'a name is not an identity');
   });
 });
@@ -158,14 +221,19 @@ describe('recent authentication and step-up', () => {
     assert.equal(stale.status, 403);
     assert.equal(stale.body.errorCode, RECENT_AUTHENTICATION_REQUIRED);
     assert.match(stale.body.errors[0], /step-up\/generate/);
-    const mfa = await old.call('POST', '/identity/resources/users/v1/mfa/authenticator/enroll', { token: s.accessToken });
+    const mfa = await old.call('POST', '/identity/resources/users/v1/mfa/authenticator/enroll', {
+      token: s.accessToken,
+    });
     assert.equal(mfa.body.errorCode, RECENT_AUTHENTICATION_REQUIRED);
 
     // A wrong password is refused and counts towards the lockout policy, as a failed sign-in does.
     const wrong = await old.call('POST', STEP_UP, { token: s.accessToken, body: { password: 'not it' } });
     assert.equal(wrong.status, 400);
     assert.equal(wrong.body.errorCode, 'GH-42008');
-    const { rows } = await old.db.query<{ failed_attempts: number }>('SELECT failed_attempts FROM users WHERE id = $1', [ids.gus]);
+    const { rows } = await old.db.query<{ failed_attempts: number }>(
+      'SELECT failed_attempts FROM users WHERE id = $1',
+      [ids.gus],
+    );
     assert.equal(rows[0].failed_attempts, 1);
     assert.equal((await old.call('POST', STEP_UP, { token: s.accessToken, body: {} })).status, 400);
 
@@ -177,9 +245,14 @@ describe('recent authentication and step-up', () => {
     const c = claims(step.body.accessToken);
     assert.equal(c.sid, sid, 'the same session');
     assert.ok(c.auth_time >= before, 'authenticated now');
-    const added = await old.call('POST', EMAILS, { token: step.body.accessToken, body: { email: 'gus.two@acme.test' } });
+    const added = await old.call('POST', EMAILS, {
+      token: step.body.accessToken,
+      body: { email: 'gus.two@acme.test' },
+    });
     assert.equal(added.status, 201, JSON.stringify(added.body));
-    const after = await old.db.query<{ failed_attempts: number }>('SELECT failed_attempts FROM users WHERE id = $1', [ids.gus]);
+    const after = await old.db.query<{ failed_attempts: number }>('SELECT failed_attempts FROM users WHERE id = $1', [
+      ids.gus,
+    ]);
     assert.equal(after.rows[0].failed_attempts, 0, 'a right password resets the count');
 
     // The refresh carries the session's authentication time, not its creation time; the replaced refresh token is spent.
@@ -192,37 +265,55 @@ describe('recent authentication and step-up', () => {
   test('step-up with a code of the authenticator app', async () => {
     const v = await old.vendorToken();
     const hal = (await user(old, 'acme', { email: 'hal@acme.test' })).id;
-    const e = await old.call('POST', '/identity/resources/users/v1/mfa/authenticator/enroll', { token: v, headers: H('acme', hal) });
+    const e = await old.call('POST', '/identity/resources/users/v1/mfa/authenticator/enroll', {
+      token: v,
+      headers: H('acme', hal),
+    });
     assert.equal(e.status, 200, JSON.stringify(e.body));
     const app = new Authenticator(new URL(e.body.uri).searchParams.get('secret')!);
-    const enrolled = await old.call('POST', '/identity/resources/users/v1/mfa/authenticator/enroll/verify', { token: v, headers: H('acme', hal), body: { token: await app.code() } });
+    const enrolled = await old.call('POST', '/identity/resources/users/v1/mfa/authenticator/enroll/verify', {
+      token: v,
+      headers: H('acme', hal),
+      body: { token: await app.code() },
+    });
     assert.equal(enrolled.status, 200, JSON.stringify(enrolled.body));
     let s = (await old.call('POST', SIGNIN, { body: { email: 'hal@acme.test', password: PASSWORD } })).body;
     if (s.mfaRequired) {
-      const done = await old.call('POST', '/identity/resources/auth/v1/user/mfa/verify', { body: { mfaToken: s.mfaToken, value: await app.code() } });
+      const done = await old.call('POST', '/identity/resources/auth/v1/user/mfa/verify', {
+        body: { mfaToken: s.mfaToken, value: await app.code() },
+      });
       assert.ok(done.status < 300, JSON.stringify(done.body));
       s = done.body;
     }
     await sleep(2100);
-    assert.equal((await old.call('POST', EMAILS, { token: s.accessToken, body: { email: 'hal.two@acme.test' } })).status, 403);
+    assert.equal(
+      (await old.call('POST', EMAILS, { token: s.accessToken, body: { email: 'hal.two@acme.test' } })).status,
+      403,
+    );
     const wrong = await old.call('POST', STEP_UP, { token: s.accessToken, body: { code: '000000' } });
     assert.ok(wrong.status === 400 || wrong.status === 401, JSON.stringify(wrong.body));
     const step = await old.call('POST', STEP_UP, { token: s.accessToken, body: { code: await app.code() } });
     assert.equal(step.status, 200, JSON.stringify(step.body));
     assert.equal(claims(step.body.accessToken).sid, claims(s.accessToken).sid);
-    assert.equal((await old.call('POST', EMAILS, { token: step.body.accessToken, body: { email: 'hal.two@acme.test' } })).status, 201);
+    assert.equal(
+      (await old.call('POST', EMAILS, { token: step.body.accessToken, body: { email: 'hal.two@acme.test' } })).status,
+      201,
+    );
   });
 
   test('a password change that checks the current password needs no recent authentication', async () => {
     const s = await signedIn(old, { email: 'gus@acme.test' });
     await sleep(2100);
-    const changed = await old.call('POST', '/identity/resources/users/v1/passwords/change', { token: s.accessToken, body: { password: PASSWORD, newPassword: 'another long passphrase 9' } });
+    const changed = await old.call('POST', '/identity/resources/users/v1/passwords/change', {
+      token: s.accessToken,
+      body: { password: PASSWORD, newPassword: 'another long passphrase 9' },
+    });
     assert.equal(changed.status, 201, JSON.stringify(changed.body));
   });
 });
 
 describe('access tokens of ended sessions and removed members', () => {
-  test('a member removed by the admin: the member\'s access token is refused at once', async () => {
+  test("a member removed by the admin: the member's access token is refused at once", async () => {
     const dave = await signedIn(t, { email: 'dave@acme.test' });
     assert.equal(claims(dave.accessToken).tenantId, 'acme');
     assert.equal((await t.call('GET', USERS, { token: dave.accessToken })).status, 200);
@@ -234,7 +325,7 @@ describe('access tokens of ended sessions and removed members', () => {
     assert.equal(r.body.errorCode, ACCESS_REVOKED);
   });
 
-  test('logout: the session\'s access token is refused', async () => {
+  test("logout: the session's access token is refused", async () => {
     const erin = await signedIn(t, { email: 'erin@acme.test' });
     assert.equal((await t.call('GET', '/identity/resources/users/v2/me', { token: erin.accessToken })).status, 200);
     assert.equal((await t.call('POST', '/identity/resources/auth/v1/logout', { token: erin.accessToken })).status, 201);
@@ -246,7 +337,9 @@ describe('access tokens of ended sessions and removed members', () => {
   test('an impersonation whose act expired or was removed is refused', async () => {
     const first = await t.call('POST', IMPERSONATE, { token: vendor, body: { userId: ids.erin } });
     assert.equal(first.status, 200);
-    await t.db.query("UPDATE token_acts SET expires_at = now() - interval '1 second' WHERE id = $1", [first.body.impersonationId]);
+    await t.db.query("UPDATE token_acts SET expires_at = now() - interval '1 second' WHERE id = $1", [
+      first.body.impersonationId,
+    ]);
     const expired = await t.call('GET', USERS, { token: first.body.accessToken });
     assert.equal(expired.status, 401);
     assert.equal(expired.body.errorCode, SESSION_REVOKED);
@@ -283,7 +376,9 @@ describe('access tokens of ended sessions and removed members', () => {
     const erin = await signedIn(t, { email: 'erin@acme.test' });
     assert.equal((await t.call('GET', USERS, { token: erin.accessToken })).status, 200);
     // Another instance's revocation: the row changes without this process knowing.
-    await t.db.query("UPDATE sessions SET revoked_at = now(), revoke_reason = 'elsewhere' WHERE id = $1", [claims(erin.accessToken).sid]);
+    await t.db.query("UPDATE sessions SET revoked_at = now(), revoke_reason = 'elsewhere' WHERE id = $1", [
+      claims(erin.accessToken).sid,
+    ]);
     assert.equal((await t.call('GET', USERS, { token: erin.accessToken })).status, 200, 'within the cache window');
     await sleep(5100);
     assert.equal((await t.call('GET', USERS, { token: erin.accessToken })).status, 401);

@@ -23,7 +23,12 @@ const DEFAULT_CONFIG = {
   minPhraseLength: 20,
   minOptionalTestsToPass: 0,
   blockPwnedPasswords: true,
-  optionalTests: { requireLowercase: false, requireUppercase: false, requireNumbers: false, requireSpecialChars: false },
+  optionalTests: {
+    requireLowercase: false,
+    requireUppercase: false,
+    requireNumbers: false,
+    requireSpecialChars: false,
+  },
   requiredTests: { minLength: 8, maxLength: 128, blockPwnedPasswords: true, rejectEmail: true },
 };
 
@@ -74,8 +79,16 @@ describe('security policies: defaults', () => {
     assert.deepEqual(rest, { tenantId: null, enabled: true, maxAttempts: 5, lockDurationMinutes: 15 });
     assert.deepEqual((await v('GET', LOCKOUT, 'acme')).body, env.body);
     assert.deepEqual((await v('GET', `${LOCKOUT}/vendor`)).body, env.body);
-    assert.deepEqual(await t.ctx.passwords.lockoutPolicy(t.db, 'acme'), { enabled: true, maxAttempts: 5, lockDurationSeconds: 900 });
-    assert.deepEqual(await t.ctx.passwords.lockoutPolicy(t.db), { enabled: true, maxAttempts: 5, lockDurationSeconds: 900 });
+    assert.deepEqual(await t.ctx.passwords.lockoutPolicy(t.db, 'acme'), {
+      enabled: true,
+      maxAttempts: 5,
+      lockDurationSeconds: 900,
+    });
+    assert.deepEqual(await t.ctx.passwords.lockoutPolicy(t.db), {
+      enabled: true,
+      maxAttempts: 5,
+      lockDurationSeconds: 900,
+    });
   });
 
   test('password history: none configured is a 404 (environment, account, vendor route)', async () => {
@@ -88,7 +101,10 @@ describe('security policies: defaults', () => {
   test('remember keeps no history while no history policy is enabled anywhere', async () => {
     const created = await createUser(t, 'acme', { email: 'nohistory@acme.test', password: null });
     await t.ctx.passwords.remember(t.db, created.id, await t.ctx.passwords.hash('first-password'));
-    const { rows } = await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM password_history WHERE user_id = $1', [created.id]);
+    const { rows } = await t.db.query<{ n: number }>(
+      'SELECT count(*)::int AS n FROM password_history WHERE user_id = $1',
+      [created.id],
+    );
     assert.equal(rows[0].n, 0);
   });
 });
@@ -109,7 +125,12 @@ describe('security policies: password configuration', () => {
     assert.equal(again.status, 201);
     assert.equal(again.body.minLength, 10);
     assert.equal(again.body.minOptionalTestsToPass, 2);
-    assert.deepEqual(again.body.optionalTests, { requireLowercase: false, requireUppercase: false, requireNumbers: true, requireSpecialChars: true });
+    assert.deepEqual(again.body.optionalTests, {
+      requireLowercase: false,
+      requireUppercase: false,
+      requireNumbers: true,
+      requireSpecialChars: true,
+    });
     const back = await v('POST', PASSWORD, undefined, { requireSpecialChars: false, minOptionalTestsToPass: 0 });
     assert.equal(back.body.optionalTests.requireSpecialChars, false);
   });
@@ -135,7 +156,11 @@ describe('security policies: password configuration', () => {
     await v('POST', PASSWORD, undefined, { maxLength: 64 });
     assert.equal((await v('GET', PASSWORD, 'globex')).body.maxLength, 64);
     assert.equal((await v('GET', PASSWORD, 'acme')).body.maxLength, 128);
-    assert.equal((await t.call('GET', `${USER_CONFIG}?userId=someone`, { headers: { 'frontegg-tenant-id': 'acme' } })).body.minLength, 12);
+    assert.equal(
+      (await t.call('GET', `${USER_CONFIG}?userId=someone`, { headers: { 'frontegg-tenant-id': 'acme' } })).body
+        .minLength,
+      12,
+    );
     await v('POST', PASSWORD, undefined, { maxLength: 128 });
   });
 
@@ -152,9 +177,18 @@ describe('security policies: password configuration', () => {
       [{ minOptionalTestsToPass: -1 }, /body\.minOptionalTestsToPass must be >= 0/],
       [{ allowPassphrases: 'yes' }, /body\.allowPassphrases must be boolean/],
       [{ optionalTests: { requireNumbers: 1 } }, /body\.optionalTests\.requireNumbers must be boolean/],
-      [{ minPhraseLength: 9 }, /minPhraseLength \(9\) must be at least minLength \(10\) while allowPassphrases is true/],
-      [{ maxLength: 15 }, /minPhraseLength \(20\) must not be greater than maxLength \(15\) while allowPassphrases is true/],
-      [{ optionalTests: { requireNumbers: false }, requireNumbers: true }, /optionalTests\.requireNumbers and requireNumbers disagree/],
+      [
+        { minPhraseLength: 9 },
+        /minPhraseLength \(9\) must be at least minLength \(10\) while allowPassphrases is true/,
+      ],
+      [
+        { maxLength: 15 },
+        /minPhraseLength \(20\) must not be greater than maxLength \(15\) while allowPassphrases is true/,
+      ],
+      [
+        { optionalTests: { requireNumbers: false }, requireNumbers: true },
+        /optionalTests\.requireNumbers and requireNumbers disagree/,
+      ],
     ];
     for (const [body, msg] of cases) {
       const r = await v('POST', PASSWORD, undefined, body);
@@ -193,7 +227,9 @@ describe('security policies: password configuration', () => {
       }
       assert.equal((await t.call('GET', USER_CONFIG, { headers: { 'gatehouse-tenant-id': tenant } })).status, 404);
     }
-    const { rows } = await t.db.query<{ n: number }>("SELECT count(*)::int AS n FROM lockout_policies WHERE tenant_id IN ('ghost', 'gone')");
+    const { rows } = await t.db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM lockout_policies WHERE tenant_id IN ('ghost', 'gone')",
+    );
     assert.equal(rows[0].n, 0);
   });
 });
@@ -204,7 +240,10 @@ describe('security policies: password history', () => {
     assert.equal(r.status, 201);
     assert.match(r.body.id, UUID);
     assert.match(r.body.createdAt, ISO);
-    assert.deepEqual({ ...r.body, id: 0, createdAt: 0, updatedAt: 0 }, { id: 0, tenantId: null, enabled: true, historySize: 3, createdAt: 0, updatedAt: 0 });
+    assert.deepEqual(
+      { ...r.body, id: 0, createdAt: 0, updatedAt: 0 },
+      { id: 0, tenantId: null, enabled: true, historySize: 3, createdAt: 0, updatedAt: 0 },
+    );
     const dup = await v('POST', HISTORY, undefined, { enabled: false, historySize: 1 });
     assert.equal(dup.status, 409);
     assert.equal(dup.body.errorCode, 'GH-41002');
@@ -273,8 +312,15 @@ describe('security policies: lockout', () => {
     const before = (await v('GET', LOCKOUT)).body;
     const r = await v('PATCH', LOCKOUT, undefined, { maxAttempts: 7, lockDurationMinutes: null });
     assert.equal(r.status, 200);
-    assert.deepEqual({ ...r.body, updatedAt: 0 }, { ...before, maxAttempts: 7, lockDurationMinutes: null, updatedAt: 0 });
-    assert.deepEqual(await t.ctx.passwords.lockoutPolicy(t.db), { enabled: true, maxAttempts: 7, lockDurationSeconds: null });
+    assert.deepEqual(
+      { ...r.body, updatedAt: 0 },
+      { ...before, maxAttempts: 7, lockDurationMinutes: null, updatedAt: 0 },
+    );
+    assert.deepEqual(await t.ctx.passwords.lockoutPolicy(t.db), {
+      enabled: true,
+      maxAttempts: 7,
+      lockDurationSeconds: null,
+    });
     assert.deepEqual((await v('GET', `${LOCKOUT}/vendor`)).body, r.body);
   });
 
@@ -294,14 +340,30 @@ describe('security policies: lockout', () => {
     const p = await v('PATCH', LOCKOUT, 'acme', { lockDurationMinutes: 60 });
     assert.equal(p.status, 200);
     assert.deepEqual([p.body.enabled, p.body.maxAttempts, p.body.lockDurationMinutes], [true, 3, 60]);
-    assert.deepEqual(await t.ctx.passwords.lockoutPolicy(t.db, 'acme'), { enabled: true, maxAttempts: 3, lockDurationSeconds: 3600 });
-    assert.deepEqual(await t.ctx.passwords.lockoutPolicy(t.db, 'globex'), { enabled: true, maxAttempts: 7, lockDurationSeconds: null });
+    assert.deepEqual(await t.ctx.passwords.lockoutPolicy(t.db, 'acme'), {
+      enabled: true,
+      maxAttempts: 3,
+      lockDurationSeconds: 3600,
+    });
+    assert.deepEqual(await t.ctx.passwords.lockoutPolicy(t.db, 'globex'), {
+      enabled: true,
+      maxAttempts: 7,
+      lockDurationSeconds: null,
+    });
     assert.deepEqual((await v('GET', LOCKOUT)).body, env, 'the environment policy is unchanged');
 
-    const untilUnlocked = await v('POST', LOCKOUT, 'val', { enabled: false, maxAttempts: 10, lockDurationMinutes: null });
+    const untilUnlocked = await v('POST', LOCKOUT, 'val', {
+      enabled: false,
+      maxAttempts: 10,
+      lockDurationMinutes: null,
+    });
     assert.equal(untilUnlocked.status, 201);
     assert.equal(untilUnlocked.body.lockDurationMinutes, null);
-    assert.deepEqual(await t.ctx.passwords.lockoutPolicy(t.db, 'val'), { enabled: false, maxAttempts: 10, lockDurationSeconds: null });
+    assert.deepEqual(await t.ctx.passwords.lockoutPolicy(t.db, 'val'), {
+      enabled: false,
+      maxAttempts: 10,
+      lockDurationSeconds: null,
+    });
   });
 
   test('bad bodies are 400s naming field and rule', async () => {
@@ -348,7 +410,11 @@ describe('security policies: user tokens', () => {
     assert.equal((await t.call('PATCH', LOCKOUT, { token: reader, body: { maxAttempts: 4 } })).status, 403);
 
     const writer = await t.userToken({ tenantId: 'globex', permissions: [WRITE] });
-    const w = await t.call('POST', LOCKOUT, { token: writer, headers: { 'gatehouse-tenant-id': 'acme' }, body: { enabled: true, maxAttempts: 4 } });
+    const w = await t.call('POST', LOCKOUT, {
+      token: writer,
+      headers: { 'gatehouse-tenant-id': 'acme' },
+      body: { enabled: true, maxAttempts: 4 },
+    });
     assert.equal(w.status, 201);
     assert.equal(w.body.tenantId, 'globex');
     assert.equal((await t.call('GET', LOCKOUT, { token: writer })).status, 403, 'write does not imply read');
@@ -392,7 +458,8 @@ describe('security policies: passwords service', () => {
       optionalTests: { requireUppercase: true, requireNumbers: true },
     });
     assert.equal(set.status, 201);
-    const check = (password: string, ctx: { userId?: string; email?: string } = {}) => t.ctx.passwords.validate(t.db, password, { tenantId: 'val', ...ctx });
+    const check = (password: string, ctx: { userId?: string; email?: string } = {}) =>
+      t.ctx.passwords.validate(t.db, password, { tenantId: 'val', ...ctx });
 
     let r = await weakRules(check('Ab1'));
     assert.deepEqual(r.rules, ['minLength']);
@@ -447,7 +514,9 @@ describe('security policies: passwords service', () => {
     await P.validate(t.db, pw[2], { tenantId: 'val', userId: 'not-a-uuid' });
 
     // The environment's enabled policy keeps 5: remember stores what the largest enabled policy needs.
-    const count = async () => (await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM password_history WHERE user_id = $1', [user])).rows[0].n;
+    const count = async () =>
+      (await t.db.query<{ n: number }>('SELECT count(*)::int AS n FROM password_history WHERE user_id = $1', [user]))
+        .rows[0].n;
     assert.equal(await count(), 3);
     for (const p of ['a-Passw0rd-4', 'a-Passw0rd-5', 'a-Passw0rd-6']) await P.remember(t.db, user, await P.hash(p));
     assert.equal(await count(), 5);
@@ -463,7 +532,7 @@ describe('security policies: passwords service', () => {
     assert.equal(await count(), 0, 'deleting the user deletes its history');
   });
 
-  test('forgetAccount drops an account\'s own policies; it inherits again', async () => {
+  test("forgetAccount drops an account's own policies; it inherits again", async () => {
     await t.ctx.passwords.forgetAccount(t.db, 'acme');
     assert.equal((await v('GET', LOCKOUT, 'acme')).body.tenantId, null);
     assert.equal((await v('GET', HISTORY, 'acme')).body.tenantId, null);

@@ -61,7 +61,11 @@ after(async () => t?.close());
 describe('assigning roles to users', () => {
   test('a user with only user read/write permissions cannot give himself the admin role', async () => {
     refused(await as(mallory, 'POST', `${U}/v1/${id.mallory}/roles`, { roleIds: [role.admin] }));
-    assert.deepEqual(claims((await signedIn(t, { email: 'mallory@acme.test' })).accessToken).roles, ['user-manager'], 'nothing was assigned');
+    assert.deepEqual(
+      claims((await signedIn(t, { email: 'mallory@acme.test' })).accessToken).roles,
+      ['user-manager'],
+      'nothing was assigned',
+    );
   });
 
   test('he may assign a role he holds the permissions of at a level not above his; not one above him', async () => {
@@ -180,9 +184,18 @@ describe('invitations and invite links', () => {
 describe('configuration that assigns roles later', () => {
   test('SSO default roles and group mappings, SCIM group mappings, API tokens, roles v2', async () => {
     const manager = await t.userToken({
-      sub: id.mallory, tenantId: TENANT, roles: ['user-manager'],
-      permissions: ['fe.secure.read.users', 'fe.secure.write.users', 'fe.secure.write.samlConfiguration',
-        'fe.secure.write.scim', 'fe.secure.read.scim', 'fe.secure.write.tenantApiTokens', 'fe.secure.write.roles'],
+      sub: id.mallory,
+      tenantId: TENANT,
+      roles: ['user-manager'],
+      permissions: [
+        'fe.secure.read.users',
+        'fe.secure.write.users',
+        'fe.secure.write.samlConfiguration',
+        'fe.secure.write.scim',
+        'fe.secure.read.scim',
+        'fe.secure.write.tenantApiTokens',
+        'fe.secure.write.roles',
+      ],
     });
     const sso = await as(vendor, 'POST', '/team/resources/sso/v1/configurations', { type: 'saml' }, hdr);
     assert.equal(sso.status, 201, JSON.stringify(sso.body));
@@ -236,6 +249,10 @@ describe('the first member of a sub-account', () => {
     const kid2Hdr = { 'gatehouse-tenant-id': 'sr-kid2' };
     const byAdmin = await as(ada, 'POST', `${S}/v1`, { email: 'kid-admin@acme.test' }, kid2Hdr);
     assert.equal(byAdmin.status, 201, JSON.stringify(byAdmin.body));
-    assert.deepEqual(byAdmin.body.roles.map((r: any) => r.key), ['admin'], 'the admin may give the first-user roles');
+    assert.deepEqual(
+      byAdmin.body.roles.map((r: any) => r.key),
+      ['admin'],
+      'the admin may give the first-user roles',
+    );
   });
 });

@@ -32,7 +32,14 @@ async function start(env: Record<string, string>): Promise<Running> {
   const port = await freePort();
   let out = '';
   const proc = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   started.push(proc);
@@ -42,7 +49,10 @@ async function start(env: Record<string, string>): Promise<Running> {
   const deadline = Date.now() + 60_000;
   for (;;) {
     if (proc.exitCode !== null) throw new Error(`server exited early (${proc.exitCode}):\n${out}`);
-    const ok = await fetch(url('/health')).then((r) => r.status === 200, () => false);
+    const ok = await fetch(url('/health')).then(
+      (r) => r.status === 200,
+      () => false,
+    );
     if (ok) break;
     if (Date.now() > deadline) throw new Error(`server not healthy in 60 s:\n${out}`);
     await new Promise((r) => setTimeout(r, 100));
@@ -59,7 +69,10 @@ async function stop(r: Running): Promise<number | null> {
 async function json(url: string, init: { method?: string; token?: string; body?: unknown } = {}) {
   const res = await fetch(url, {
     method: init.method ?? 'GET',
-    headers: { ...(init.body ? { 'content-type': 'application/json' } : {}), ...(init.token ? { authorization: `Bearer ${init.token}` } : {}) },
+    headers: {
+      ...(init.body ? { 'content-type': 'application/json' } : {}),
+      ...(init.token ? { authorization: `Bearer ${init.token}` } : {}),
+    },
     body: init.body ? JSON.stringify(init.body) : undefined,
   });
   return { status: res.status, body: (await res.json().catch(() => undefined)) as any };
@@ -107,19 +120,32 @@ describe('npm start runtime contract', () => {
     dirs.push(dataDir);
     // The issuer is PUBLIC_URL; it must not change between runs for old tokens to stay valid.
     // At info level, so the secrets check below also covers the access log.
-    const env = { DATA_DIR: dataDir, PUBLIC_URL: 'http://gatehouse.test', LOG_LEVEL: 'info', ...(await freshDatabase()) };
+    const env = {
+      DATA_DIR: dataDir,
+      PUBLIC_URL: 'http://gatehouse.test',
+      LOG_LEVEL: 'info',
+      ...(await freshDatabase()),
+    };
 
     const first = await start(env);
     const creds = credentialsFrom(first.stdout());
     assert.ok(creds, `credentials printed on first start:\n${first.stdout()}`);
     const auth = await json(first.url('/auth/vendor'), { method: 'POST', body: creds });
     assert.equal(auth.status, 200);
-    const created = await json(first.url('/tenants/resources/tenants/v1'), { method: 'POST', token: auth.body.token, body: { tenantId: 'kept', name: 'Kept' } });
+    const created = await json(first.url('/tenants/resources/tenants/v1'), {
+      method: 'POST',
+      token: auth.body.token,
+      body: { tenantId: 'kept', name: 'Kept' },
+    });
     assert.equal(created.status, 201);
     assert.equal(await stop(first), 0);
     assert.ok(!/"(secret|apiKey)"/.test(first.stdout()), 'no secret in the logs');
     // One access-log line per request, on completion: the request, the status and the response time, under its trace id.
-    const lines = first.stdout().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+    const lines = first
+      .stdout()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l));
     const vendorLines = lines.filter((l) => l.req?.url === '/auth/vendor');
     assert.equal(vendorLines.length, 1, JSON.stringify(vendorLines));
     assert.equal(vendorLines[0].msg, 'request completed');
@@ -143,10 +169,18 @@ describe('npm start runtime contract', () => {
   test('operator credentials from GATEHOUSE_CLIENT_ID / GATEHOUSE_API_KEY; bad config fails listing every problem', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-server-'));
     dirs.push(dataDir);
-    const env = { DATA_DIR: dataDir, GATEHOUSE_CLIENT_ID: 'ops', GATEHOUSE_API_KEY: 'ops-secret-0123456789abcdef', ...(await freshDatabase()) };
+    const env = {
+      DATA_DIR: dataDir,
+      GATEHOUSE_CLIENT_ID: 'ops',
+      GATEHOUSE_API_KEY: 'ops-secret-0123456789abcdef',
+      ...(await freshDatabase()),
+    };
     const r = await start(env);
     assert.equal(credentialsFrom(r.stdout()), undefined);
-    const ok = await json(r.url('/auth/vendor'), { method: 'POST', body: { clientId: 'ops', secret: 'ops-secret-0123456789abcdef' } });
+    const ok = await json(r.url('/auth/vendor'), {
+      method: 'POST',
+      body: { clientId: 'ops', secret: 'ops-secret-0123456789abcdef' },
+    });
     assert.equal(ok.status, 200);
     assert.equal(await stop(r), 0);
 
@@ -169,7 +203,17 @@ describe('npm start runtime contract', () => {
     const [port, agentPort] = [await freePort(), await freePort()];
     let out = '';
     const proc = spawn(process.execPath, ['--import', 'tsx', 'src/start.ts'], {
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), AGENT_PORT: String(agentPort), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'warn', AGENT_POLL_MS: '200', ...(await freshDatabase()) },
+      env: {
+        PATH: process.env.PATH,
+        HOME: process.env.HOME,
+        PORT: String(port),
+        AGENT_PORT: String(agentPort),
+        HOST: '127.0.0.1',
+        DATA_DIR: dataDir,
+        LOG_LEVEL: 'warn',
+        AGENT_POLL_MS: '200',
+        ...(await freshDatabase()),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     started.push(proc);
@@ -178,14 +222,22 @@ describe('npm start runtime contract', () => {
     const deadline = Date.now() + 60_000;
     let bundles = 0;
     while (Date.now() < deadline && proc.exitCode === null) {
-      bundles = await fetch(`http://127.0.0.1:${agentPort}/health?bundles`).then((r) => r.status, () => 0);
+      bundles = await fetch(`http://127.0.0.1:${agentPort}/health?bundles`).then(
+        (r) => r.status,
+        () => 0,
+      );
       if (bundles === 200) break;
       await new Promise((r) => setTimeout(r, 200));
     }
     assert.equal(bundles, 200, `agent loaded a snapshot:\n${out}`);
     const decision = await json(`http://127.0.0.1:${agentPort}/v1/data/e10s/features/is_entitled_to_input_feature`, {
       method: 'POST',
-      body: { input: { subjectContext: { tenantId: 'nobody', userId: null, permissions: [], attributes: {} }, requestContext: { featureKey: 'none' } } },
+      body: {
+        input: {
+          subjectContext: { tenantId: 'nobody', userId: null, permissions: [], attributes: {} },
+          requestContext: { featureKey: 'none' },
+        },
+      },
     });
     assert.equal(decision.status, 200);
     assert.equal(decision.body.result.result, false);

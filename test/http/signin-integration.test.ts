@@ -66,15 +66,26 @@ async function policy(tenantId: string, body: Record<string, unknown>) {
 /** An administrator enrols an authenticator app for a user (environment token + gatehouse-user-id). */
 async function enrolTotp(userId: string): Promise<App> {
   const h = { 'gatehouse-user-id': userId };
-  const e = await t.call('POST', '/identity/resources/users/v1/mfa/authenticator/enroll', { token: vendor, headers: h });
+  const e = await t.call('POST', '/identity/resources/users/v1/mfa/authenticator/enroll', {
+    token: vendor,
+    headers: h,
+  });
   assert.equal(e.status, 200, JSON.stringify(e.body));
   const app = new App(secretOf(e.body.uri));
-  const v = await t.call('POST', '/identity/resources/users/v1/mfa/authenticator/enroll/verify', { token: vendor, headers: h, body: { token: await app.code() } });
+  const v = await t.call('POST', '/identity/resources/users/v1/mfa/authenticator/enroll/verify', {
+    token: vendor,
+    headers: h,
+    body: { token: await app.code() },
+  });
   assert.equal(v.status, 200, JSON.stringify(v.body));
   return app;
 }
 /** A sign-in answered the MFA challenge: no tokens, no refresh cookie, the challenge fields survive the route's schema. */
-function assertChallenge(r: { status: number; body: any; headers: Record<string, unknown> }, status: number, enrolled: boolean) {
+function assertChallenge(
+  r: { status: number; body: any; headers: Record<string, unknown> },
+  status: number,
+  enrolled: boolean,
+) {
   assert.equal(r.status, status, JSON.stringify(r.body));
   assert.equal(r.body.mfaRequired, true, JSON.stringify(r.body));
   assert.equal(typeof r.body.mfaToken, 'string');
@@ -115,15 +126,25 @@ async function userIdOf(email: string): Promise<string | undefined> {
 }
 
 before(async () => {
-  t = await startTestApp({ CODE_RATE_LIMIT_PER_IP: '1000', LOGIN_RATE_LIMIT_PER_IP: '100000', OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' });
+  t = await startTestApp({
+    CODE_RATE_LIMIT_PER_IP: '1000',
+    LOGIN_RATE_LIMIT_PER_IP: '100000',
+    OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true',
+  });
   vendor = await t.vendorToken();
   mailbox = await startMailbox();
   await mailbox.configure(t);
   sms = await startSmsServer();
   await sms.configure(t);
-  const env = await t.call('POST', '/identity/resources/configurations/v1', { token: vendor, body: { allowedRedirectUrls: [APP, OIDC_CB, SOCIAL_CB], allowSignups: true } });
+  const env = await t.call('POST', '/identity/resources/configurations/v1', {
+    token: vendor,
+    body: { allowedRedirectUrls: [APP, OIDC_CB, SOCIAL_CB], allowSignups: true },
+  });
   assert.ok(env.status < 300, JSON.stringify(env.body));
-  const on = await t.call('POST', '/identity/resources/configurations/v1/auth/strategies', { token: vendor, body: { MagicLink: { active: true }, Code: { active: true } } });
+  const on = await t.call('POST', '/identity/resources/configurations/v1/auth/strategies', {
+    token: vendor,
+    body: { MagicLink: { active: true }, Code: { active: true } },
+  });
   assert.equal(on.status, 200, JSON.stringify(on.body));
 });
 after(async () => {
@@ -140,7 +161,10 @@ describe('MFA after passwordless sign-in', () => {
   before(async () => {
     await account(t, { id: 'int-pl' });
     await policy('int-pl', { allowRememberMyDevice: true });
-    const m = await t.call('POST', '/identity/resources/migrations/v1/local', { token: vendor, body: { tenantId: 'int-pl', email, name: 'PL', phoneNumber: phone, phoneNumberType: 'auth' } });
+    const m = await t.call('POST', '/identity/resources/migrations/v1/local', {
+      token: vendor,
+      body: { tenantId: 'int-pl', email, name: 'PL', phoneNumber: phone, phoneNumberType: 'auth' },
+    });
     assert.equal(m.status, 201, JSON.stringify(m.body));
     app = await enrolTotp((await userIdOf(email))!);
   });
@@ -157,7 +181,10 @@ describe('MFA after passwordless sign-in', () => {
     assert.ok(c.amr.includes('email'));
     const remember = (reply.headers['set-cookie'] as string[]).find((s) => s.startsWith('gh_mfa_'));
     assert.ok(remember, 'the remember-device cookie is set');
-    const again = await t.call('POST', `${A}/passwordless/magiclink/postlogin`, { body: { token: await link() }, headers: { cookie: remember!.split(';')[0] } });
+    const again = await t.call('POST', `${A}/passwordless/magiclink/postlogin`, {
+      body: { token: await link() },
+      headers: { cookie: remember!.split(';')[0] },
+    });
     assert.equal(again.status, 201, JSON.stringify(again.body));
     assert.ok(again.body.accessToken, 'the remembered device is honoured by the passwordless route');
     assert.equal(claims(again.body.accessToken).amr.includes('mfa'), false);
@@ -174,9 +201,14 @@ describe('MFA after passwordless sign-in', () => {
 
   test('SMS code: challenge, then verify (amr sms + mfa)', async () => {
     const n = sms.messages.filter((s) => s.to === phone).length;
-    assert.equal((await t.call('POST', `${A}/passwordless/smscode/prelogin`, { body: { phoneNumber: phone } })).status, 201);
+    assert.equal(
+      (await t.call('POST', `${A}/passwordless/smscode/prelogin`, { body: { phoneNumber: phone } })).status,
+      201,
+    );
     const msg = await sms.waitFor((s) => s.to === phone && sms.messages.filter((x) => x.to === phone).indexOf(s) >= n);
-    const r = await t.call('POST', `${A}/passwordless/smscode/postlogin`, { body: { token: smsCode(msg), phoneNumber: phone } });
+    const r = await t.call('POST', `${A}/passwordless/smscode/postlogin`, {
+      body: { token: smsCode(msg), phoneNumber: phone },
+    });
     const { claims: c } = await verifyTotp(assertChallenge(r, 201, true), app);
     assert.ok(c.amr.includes('sms'));
   });
@@ -184,7 +216,9 @@ describe('MFA after passwordless sign-in', () => {
 
 describe('MFA after activation and invitation', () => {
   test('a user who signed up is refused before any MFA challenge, then activation answers the challenge and enrolment finishes it', async () => {
-    const s = await t.call('POST', `${U}/signUp`, { body: { provider: 'local', email: 'founder@int.test', password: PASSWORD, companyName: 'Int Founders' } });
+    const s = await t.call('POST', `${U}/signUp`, {
+      body: { provider: 'local', email: 'founder@int.test', password: PASSWORD, companyName: 'Int Founders' },
+    });
     assert.equal(s.status, 201, JSON.stringify(s.body));
     const { userId, tenantId } = s.body;
     await policy(tenantId, { enforceMFAType: 'Force' });
@@ -195,7 +229,9 @@ describe('MFA after activation and invitation', () => {
     assert.equal((await t.db.query('SELECT 1 FROM mfa_tokens WHERE user_id = $1', [userId])).rows.length, 0);
 
     const link = linkIn(await mailFor('founder@int.test', 0));
-    const r = await t.call('POST', `${U}/activate`, { body: { userId: link.searchParams.get('userId'), token: link.searchParams.get('token') } });
+    const r = await t.call('POST', `${U}/activate`, {
+      body: { userId: link.searchParams.get('userId'), token: link.searchParams.get('token') },
+    });
     const done = await enrolAtSignIn(assertChallenge(r, 200, false));
     assert.equal(done.claims.tenantId, tenantId);
     assert.ok(done.claims.amr.includes('email'));
@@ -204,10 +240,16 @@ describe('MFA after activation and invitation', () => {
   test('invitation acceptance into an account that forces MFA answers the challenge', async () => {
     await account(t, { id: 'int-inv' });
     await policy('int-inv', { enforceMFAType: 'Force' });
-    const inv = await t.call('POST', '/identity/resources/users/v2', { token: vendor, headers: tenantHeader('int-inv'), body: { email: 'guest@int.test', name: 'Guest' } });
+    const inv = await t.call('POST', '/identity/resources/users/v2', {
+      token: vendor,
+      headers: tenantHeader('int-inv'),
+      body: { email: 'guest@int.test', name: 'Guest' },
+    });
     assert.equal(inv.status, 201, JSON.stringify(inv.body));
     const link = linkIn(await mailFor('guest@int.test', 0));
-    const r = await t.call('POST', `${U}/invitation/accept`, { body: { userId: link.searchParams.get('userId'), token: link.searchParams.get('token') } });
+    const r = await t.call('POST', `${U}/invitation/accept`, {
+      body: { userId: link.searchParams.get('userId'), token: link.searchParams.get('token') },
+    });
     const done = await enrolAtSignIn(assertChallenge(r, 200, false));
     assert.equal(done.claims.tenantId, 'int-inv');
   });
@@ -217,28 +259,50 @@ describe('email-domain restrictions at sign-up and invitation', () => {
   test('an invitation is checked against the account (and environment) rules; nothing is created when refused', async () => {
     await account(t, { id: 'int-dr' });
     const h = tenantHeader('int-dr');
-    assert.equal((await t.call('POST', D, { token: vendor, headers: h, body: { domain: 'partner.test', type: 'ALLOW' } })).status, 201);
-    const cfg = await t.call('POST', `${D}/config`, { token: vendor, headers: h, body: { active: true, type: 'ALLOW' } });
+    assert.equal(
+      (await t.call('POST', D, { token: vendor, headers: h, body: { domain: 'partner.test', type: 'ALLOW' } })).status,
+      201,
+    );
+    const cfg = await t.call('POST', `${D}/config`, {
+      token: vendor,
+      headers: h,
+      body: { active: true, type: 'ALLOW' },
+    });
     assert.ok(cfg.status < 300, JSON.stringify(cfg.body));
-    const refused = await t.call('POST', '/identity/resources/users/v2', { token: vendor, headers: h, body: { email: 'someone@other.test' } });
+    const refused = await t.call('POST', '/identity/resources/users/v2', {
+      token: vendor,
+      headers: h,
+      body: { email: 'someone@other.test' },
+    });
     assert.equal(refused.status, 403, JSON.stringify(refused.body));
     assert.equal(refused.body.errorCode, 'GH-65009');
     assert.equal(await userIdOf('someone@other.test'), undefined, 'the refused invitation created no user');
-    const ok = await t.call('POST', '/identity/resources/users/v2', { token: vendor, headers: h, body: { email: 'someone@sub.partner.test', skipInviteEmail: true } });
+    const ok = await t.call('POST', '/identity/resources/users/v2', {
+      token: vendor,
+      headers: h,
+      body: { email: 'someone@sub.partner.test', skipInviteEmail: true },
+    });
     assert.equal(ok.status, 201, JSON.stringify(ok.body));
   });
 
   test('sign-up is checked against the environment rules', async () => {
-    assert.equal((await t.call('POST', D, { token: vendor, body: { domain: 'blocked.test', type: 'BLOCK' } })).status, 201);
+    assert.equal(
+      (await t.call('POST', D, { token: vendor, body: { domain: 'blocked.test', type: 'BLOCK' } })).status,
+      201,
+    );
     const cfg = await t.call('POST', `${D}/config`, { token: vendor, body: { active: true, type: 'BLOCK' } });
     assert.ok(cfg.status < 300, JSON.stringify(cfg.body));
     try {
-      const refused = await t.call('POST', `${U}/signUp`, { body: { provider: 'local', email: 'eve@blocked.test', password: PASSWORD } });
+      const refused = await t.call('POST', `${U}/signUp`, {
+        body: { provider: 'local', email: 'eve@blocked.test', password: PASSWORD },
+      });
       assert.equal(refused.status, 403, JSON.stringify(refused.body));
       assert.equal(refused.body.errorCode, 'GH-65009');
       assert.match(refused.body.errors[0], /blocked\.test/);
       assert.equal(await userIdOf('eve@blocked.test'), undefined);
-      const ok = await t.call('POST', `${U}/signUp`, { body: { provider: 'local', email: 'eve@fine.test', password: PASSWORD, skipInviteEmail: true } });
+      const ok = await t.call('POST', `${U}/signUp`, {
+        body: { provider: 'local', email: 'eve@fine.test', password: PASSWORD, skipInviteEmail: true },
+      });
       assert.equal(ok.status, 201, JSON.stringify(ok.body));
     } finally {
       await t.call('POST', `${D}/config`, { token: vendor, body: { active: false } });
@@ -273,18 +337,41 @@ describe('MFA after SAML SSO', () => {
   before(async () => {
     await account(t, { id: TENANT });
     await policy(TENANT, { enforceMFAType: 'Force' });
-    const created = await t.call('POST', '/team/resources/sso/v1/configurations/metadata', { token: vendor, headers: h, body: { metadata: idp.getMetadata() } });
+    const created = await t.call('POST', '/team/resources/sso/v1/configurations/metadata', {
+      token: vendor,
+      headers: h,
+      body: { metadata: idp.getMetadata() },
+    });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     configId = created.body.id;
-    assert.equal((await t.call('POST', `/team/resources/sso/v1/configurations/${configId}/domains`, { token: vendor, headers: h, body: { domain: 'int-saml.test' } })).status, 201);
-    assert.equal((await t.call('PUT', '/team/resources/sso/v1/configurations/domains/int-saml.test/force-validate', { token: vendor, body: {} })).status, 200);
+    assert.equal(
+      (
+        await t.call('POST', `/team/resources/sso/v1/configurations/${configId}/domains`, {
+          token: vendor,
+          headers: h,
+          body: { domain: 'int-saml.test' },
+        })
+      ).status,
+      201,
+    );
+    assert.equal(
+      (
+        await t.call('PUT', '/team/resources/sso/v1/configurations/domains/int-saml.test/force-validate', {
+          token: vendor,
+          body: {},
+        })
+      ).status,
+      200,
+    );
     const md = await t.call('GET', `/identity/resources/sso/v1/saml/configurations/sp-metadata?tenantId=${TENANT}`);
     sp = samlify.ServiceProvider({ metadata: md.body as string });
   });
 
   /** Pre-login (optionally with the app's redirect), the IdP's signed answer, and the browser's form post to the ACS. */
   async function samlSignIn(email: string, o: { redirect?: boolean; authnStatement?: string } = {}) {
-    const pre = await t.call('POST', `${A}/user/saml/prelogin`, { body: { email, ...(o.redirect ? { redirectUri: APP } : {}) } });
+    const pre = await t.call('POST', `${A}/user/saml/prelogin`, {
+      body: { email, ...(o.redirect ? { redirectUri: APP } : {}) },
+    });
     assert.equal(pre.status, 200, JSON.stringify(pre.body));
     const url = new URL(pre.body.address);
     const query = Object.fromEntries(url.searchParams);
@@ -292,19 +379,43 @@ describe('MFA after SAML SSO', () => {
     const requestId = parsed.extract.request!.id as string;
     const acs = sp.entityMeta.getAssertionConsumerService('urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST') as string;
     const now = Date.now();
-    const res = await idp.createLoginResponse(sp, { extract: { request: { id: requestId } } } as never, 'post', { email }, {
-      relayState: query.RelayState,
-      customTagReplacement: (template: string) => {
-        const tv: Record<string, string> = {
-          ID: `_${randomUUID()}`, AssertionID: `_${randomUUID()}`, Destination: acs, Audience: sp.entityMeta.getEntityID(), EntityID: sp.entityMeta.getEntityID(),
-          SubjectRecipient: acs, Issuer: 'https://idp.int.test/metadata', IssueInstant: new Date(now).toISOString(), AssertionConsumerServiceURL: acs,
-          StatusCode: 'urn:oasis:names:tc:SAML:2.0:status:Success', ConditionsNotBefore: new Date(now).toISOString(),
-          ConditionsNotOnOrAfter: new Date(now + 300_000).toISOString(), SubjectConfirmationDataNotOnOrAfter: new Date(now + 300_000).toISOString(),
-          NameIDFormat: EMAIL_FMT, NameID: email, InResponseTo: requestId, AuthnStatement: 'AUTHN_HERE', AttributeStatement: '',
-        };
-        return { id: tv.ID, context: (samlify.SamlLib ?? (samlify as any).default.SamlLib).replaceTagsByValue(template, tv).replace('AUTHN_HERE', o.authnStatement ?? '') };
+    const res = await idp.createLoginResponse(
+      sp,
+      { extract: { request: { id: requestId } } } as never,
+      'post',
+      { email },
+      {
+        relayState: query.RelayState,
+        customTagReplacement: (template: string) => {
+          const tv: Record<string, string> = {
+            ID: `_${randomUUID()}`,
+            AssertionID: `_${randomUUID()}`,
+            Destination: acs,
+            Audience: sp.entityMeta.getEntityID(),
+            EntityID: sp.entityMeta.getEntityID(),
+            SubjectRecipient: acs,
+            Issuer: 'https://idp.int.test/metadata',
+            IssueInstant: new Date(now).toISOString(),
+            AssertionConsumerServiceURL: acs,
+            StatusCode: 'urn:oasis:names:tc:SAML:2.0:status:Success',
+            ConditionsNotBefore: new Date(now).toISOString(),
+            ConditionsNotOnOrAfter: new Date(now + 300_000).toISOString(),
+            SubjectConfirmationDataNotOnOrAfter: new Date(now + 300_000).toISOString(),
+            NameIDFormat: EMAIL_FMT,
+            NameID: email,
+            InResponseTo: requestId,
+            AuthnStatement: 'AUTHN_HERE',
+            AttributeStatement: '',
+          };
+          return {
+            id: tv.ID,
+            context: (samlify.SamlLib ?? (samlify as any).default.SamlLib)
+              .replaceTagsByValue(template, tv)
+              .replace('AUTHN_HERE', o.authnStatement ?? ''),
+          };
+        },
       },
-    });
+    );
     return t.call('POST', `${A}/user/saml/postlogin`, {
       raw: new URLSearchParams({ SAMLResponse: res.context as string, RelayState: query.RelayState }).toString(),
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
@@ -336,10 +447,14 @@ describe('MFA after SAML SSO', () => {
     assert.ok(c.amr.includes('saml'));
   });
 
-  test('the IdP\'s own MFA (AuthnContextClassRef) counts only when the configuration trusts it', async () => {
+  test("the IdP's own MFA (AuthnContextClassRef) counts only when the configuration trusts it", async () => {
     // Not trusted (default): the account's policy still asks for Gatehouse MFA.
     fragmentChallenge(await samlSignIn('alice@int-saml.test', { redirect: true, authnStatement: authn(TWO_FACTOR) }));
-    const patched = await t.call('PATCH', `/team/resources/sso/v1/configurations/${configId}`, { token: vendor, headers: h, body: { configMetadata: { trustIdpMfa: true } } });
+    const patched = await t.call('PATCH', `/team/resources/sso/v1/configurations/${configId}`, {
+      token: vendor,
+      headers: h,
+      body: { configMetadata: { trustIdpMfa: true } },
+    });
     assert.equal(patched.status, 200, JSON.stringify(patched.body));
     const trusted = await samlSignIn('alice@int-saml.test', { redirect: true, authnStatement: authn(TWO_FACTOR) });
     assert.equal(trusted.status, 302);
@@ -351,12 +466,21 @@ describe('MFA after SAML SSO', () => {
     const c = claims(refreshed.body.accessToken);
     assert.ok(c.amr.includes('mfa') && c.amr.includes('saml'), `amr ${c.amr}`);
     // Trusted, but this time the IdP used a password only: Gatehouse MFA again.
-    fragmentChallenge(await samlSignIn('alice@int-saml.test', { redirect: true, authnStatement: authn(PASSWORD_ONLY) }));
+    fragmentChallenge(
+      await samlSignIn('alice@int-saml.test', { redirect: true, authnStatement: authn(PASSWORD_ONLY) }),
+    );
   });
 
-  test('account domain rules refuse new users provisioned by SSO, never the account\'s members', async () => {
-    assert.equal((await t.call('POST', D, { token: vendor, headers: h, body: { domain: 'elsewhere.test', type: 'ALLOW' } })).status, 201);
-    assert.ok((await t.call('POST', `${D}/config`, { token: vendor, headers: h, body: { active: true, type: 'ALLOW' } })).status < 300);
+  test("account domain rules refuse new users provisioned by SSO, never the account's members", async () => {
+    assert.equal(
+      (await t.call('POST', D, { token: vendor, headers: h, body: { domain: 'elsewhere.test', type: 'ALLOW' } }))
+        .status,
+      201,
+    );
+    assert.ok(
+      (await t.call('POST', `${D}/config`, { token: vendor, headers: h, body: { active: true, type: 'ALLOW' } }))
+        .status < 300,
+    );
     try {
       const member = await samlSignIn('alice@int-saml.test');
       assertChallenge(member, 200, true);
@@ -372,20 +496,54 @@ describe('MFA after SAML SSO', () => {
 describe('MFA after OIDC SSO', () => {
   const TENANT = 'int-oidc';
   const h = tenantHeader(TENANT);
-  const meta = (idpIssuer: string, trust: boolean) => ({ issuer: idpIssuer, scopes: 'openid email profile', provider: 'okta', trustIdpMfa: trust });
+  const meta = (idpIssuer: string, trust: boolean) => ({
+    issuer: idpIssuer,
+    scopes: 'openid email profile',
+    provider: 'okta',
+    trustIdpMfa: trust,
+  });
   let idp: Awaited<ReturnType<typeof startOidcIdp>>;
   let configId: string;
   let bob: App;
 
   before(async () => {
-    idp = await startOidcIdp([{ client_id: 'int-oidc', client_secret: 'int-oidc-secret-0123456789', redirect_uris: [OIDC_CB] }]);
+    idp = await startOidcIdp([
+      { client_id: 'int-oidc', client_secret: 'int-oidc-secret-0123456789', redirect_uris: [OIDC_CB] },
+    ]);
     idp.accounts.set('u-bob', { email: 'bob@int-oidc.test', name: 'Bob' });
     await account(t, { id: TENANT });
-    const made = await t.call('POST', '/team/resources/sso/v1/configurations', { token: vendor, headers: h, body: { type: 'oidc', enabled: true, oidcClientId: 'int-oidc', oidcSecret: 'int-oidc-secret-0123456789', configMetadata: meta(idp.issuer, false) } });
+    const made = await t.call('POST', '/team/resources/sso/v1/configurations', {
+      token: vendor,
+      headers: h,
+      body: {
+        type: 'oidc',
+        enabled: true,
+        oidcClientId: 'int-oidc',
+        oidcSecret: 'int-oidc-secret-0123456789',
+        configMetadata: meta(idp.issuer, false),
+      },
+    });
     assert.equal(made.status, 201, JSON.stringify(made.body));
     configId = made.body.id;
-    assert.equal((await t.call('POST', `/team/resources/sso/v1/configurations/${configId}/domains`, { token: vendor, headers: h, body: { domain: 'int-oidc.test' } })).status, 201);
-    assert.equal((await t.call('PUT', '/team/resources/sso/v1/configurations/domains/int-oidc.test/force-validate', { token: vendor, body: {} })).status, 200);
+    assert.equal(
+      (
+        await t.call('POST', `/team/resources/sso/v1/configurations/${configId}/domains`, {
+          token: vendor,
+          headers: h,
+          body: { domain: 'int-oidc.test' },
+        })
+      ).status,
+      201,
+    );
+    assert.equal(
+      (
+        await t.call('PUT', '/team/resources/sso/v1/configurations/domains/int-oidc.test/force-validate', {
+          token: vendor,
+          body: {},
+        })
+      ).status,
+      200,
+    );
     bob = await enrolTotp((await user(t, TENANT, { email: 'bob@int-oidc.test', name: 'bob' })).id);
   });
   after(async () => idp?.close());
@@ -393,10 +551,18 @@ describe('MFA after OIDC SSO', () => {
   async function oidcSignIn(amr?: string[]) {
     idp.state.nextLogin = 'u-bob';
     idp.state.nextAmr = amr;
-    const pre = await t.call('POST', '/identity/resources/auth/v2/user/sso/prelogin', { body: { email: 'bob@int-oidc.test', redirectUri: OIDC_CB } });
+    const pre = await t.call('POST', '/identity/resources/auth/v2/user/sso/prelogin', {
+      body: { email: 'bob@int-oidc.test', redirectUri: OIDC_CB },
+    });
     assert.equal(pre.status, 200, JSON.stringify(pre.body));
     const cb = await idp.authorize(pre.body.address, OIDC_CB);
-    return t.call('POST', `${A}/user/oidc/postlogin`, { body: { code: cb.searchParams.get('code'), state: cb.searchParams.get('state'), iss: cb.searchParams.get('iss') ?? undefined } });
+    return t.call('POST', `${A}/user/oidc/postlogin`, {
+      body: {
+        code: cb.searchParams.get('code'),
+        state: cb.searchParams.get('state'),
+        iss: cb.searchParams.get('iss') ?? undefined,
+      },
+    });
   }
 
   test('an enrolled user gets the challenge after the OIDC post-login and finishes with the MFA verify route', async () => {
@@ -407,7 +573,11 @@ describe('MFA after OIDC SSO', () => {
 
   test('amr mfa from the IdP satisfies the gate only when the configuration trusts the IdP', async () => {
     assertChallenge(await oidcSignIn(['pwd', 'mfa']), 200, true);
-    const patched = await t.call('PATCH', `/team/resources/sso/v1/configurations/${configId}`, { token: vendor, headers: h, body: { configMetadata: meta(idp.issuer, true) } });
+    const patched = await t.call('PATCH', `/team/resources/sso/v1/configurations/${configId}`, {
+      token: vendor,
+      headers: h,
+      body: { configMetadata: meta(idp.issuer, true) },
+    });
     assert.equal(patched.status, 200, JSON.stringify(patched.body));
     const trusted = await oidcSignIn(['pwd', 'mfa']);
     assert.equal(trusted.status, 200, JSON.stringify(trusted.body));
@@ -425,14 +595,26 @@ async function startGoogle() {
   // ID tokens are signed RS256 with the key published at /jwks (the sign-in verifies the signature).
   const { privateKey: key, publicKey } = await generateKeyPair('RS256');
   const jwks = { keys: [{ ...(await exportJWK(publicKey)), kid: 'g1', alg: 'RS256', use: 'sig' }] };
-  const read = (req: IncomingMessage) => new Promise<string>((r) => { let s = ''; req.on('data', (c) => (s += c)); req.on('end', () => r(s)); });
+  const read = (req: IncomingMessage) =>
+    new Promise<string>((r) => {
+      let s = '';
+      req.on('data', (c) => (s += c));
+      req.on('end', () => r(s));
+    });
   const server: Server = createServer(async (req, res) => {
     const url = new URL(req.url!, 'http://x');
-    const json = (status: number, v: unknown) => { res.writeHead(status, { 'content-type': 'application/json' }); res.end(JSON.stringify(v)); };
+    const json = (status: number, v: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(v));
+    };
     if (url.pathname === '/jwks') return json(200, jwks);
     if (url.pathname === '/authorize') {
       const code = randomUUID();
-      codes.set(code, { nonce: url.searchParams.get('nonce') ?? undefined, clientId: url.searchParams.get('client_id')!, person: { ...people.current } });
+      codes.set(code, {
+        nonce: url.searchParams.get('nonce') ?? undefined,
+        clientId: url.searchParams.get('client_id')!,
+        person: { ...people.current },
+      });
       const back = new URL(url.searchParams.get('redirect_uri')!);
       back.searchParams.set('code', code);
       back.searchParams.set('state', url.searchParams.get('state')!);
@@ -447,11 +629,18 @@ async function startGoogle() {
       const at = `at-${randomUUID()}`;
       tokens.set(at, c.person);
       const idToken = await new SignJWT({ nonce: c.nonce, email: c.person.email, email_verified: c.person.verified })
-        .setProtectedHeader({ alg: 'RS256', kid: 'g1' }).setIssuer('https://accounts.google.example').setAudience(c.clientId).setSubject(c.person.sub).setIssuedAt().setExpirationTime('5m').sign(key);
+        .setProtectedHeader({ alg: 'RS256', kid: 'g1' })
+        .setIssuer('https://accounts.google.example')
+        .setAudience(c.clientId)
+        .setSubject(c.person.sub)
+        .setIssuedAt()
+        .setExpirationTime('5m')
+        .sign(key);
       return json(200, { access_token: at, token_type: 'bearer', id_token: idToken });
     }
     const p = tokens.get((req.headers.authorization ?? '').replace(/^Bearer /, ''));
-    if (url.pathname === '/userinfo' && p) return json(200, { sub: p.sub, email: p.email, email_verified: p.verified, name: p.name });
+    if (url.pathname === '/userinfo' && p)
+      return json(200, { sub: p.sub, email: p.email, email_verified: p.verified, name: p.name });
     json(401, { error: 'invalid_token' });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
@@ -467,7 +656,19 @@ describe('social login: MFA, identities by subject, activation', () => {
     const b = google.base;
     const r = await t.call('POST', '/identity/resources/sso/v2', {
       token: vendor,
-      body: { type: 'google', clientId: 'client-google', secret: 'secret-google', redirectUrl: SOCIAL_CB, active: true, authorizationUrl: `${b}/authorize`, tokenUrl: `${b}/token`, userInfoUrl: `${b}/userinfo`, issuer: 'https://accounts.google.example', jwksUrl: `${b}/jwks`, allowSignups: true },
+      body: {
+        type: 'google',
+        clientId: 'client-google',
+        secret: 'secret-google',
+        redirectUrl: SOCIAL_CB,
+        active: true,
+        authorizationUrl: `${b}/authorize`,
+        tokenUrl: `${b}/token`,
+        userInfoUrl: `${b}/userinfo`,
+        issuer: 'https://accounts.google.example',
+        jwksUrl: `${b}/jwks`,
+        allowSignups: true,
+      },
     });
     assert.equal(r.status, 200, JSON.stringify(r.body));
   });
@@ -478,7 +679,9 @@ describe('social login: MFA, identities by subject, activation', () => {
     const pre = await t.call('POST', `${A}/user/sso/google/prelogin`, { body: {} });
     assert.equal(pre.status, 200, JSON.stringify(pre.body));
     const back = new URL((await fetch(pre.body.address, { redirect: 'manual' })).headers.get('location')!);
-    return t.call('POST', `${A}/user/sso/google/postlogin`, { body: { code: back.searchParams.get('code'), state: back.searchParams.get('state') } });
+    return t.call('POST', `${A}/user/sso/google/postlogin`, {
+      body: { code: back.searchParams.get('code'), state: back.searchParams.get('state') },
+    });
   }
 
   test('an existing user with MFA who links by verified email gets the challenge and finishes with the verify route', async () => {
@@ -501,7 +704,10 @@ describe('social login: MFA, identities by subject, activation', () => {
     const unverified = await googleSignIn({ sub: 'g-dave', email: 'dave.other@social.test', verified: false });
     assert.equal(unverified.status, 200, JSON.stringify(unverified.body));
     assert.equal(unverified.body.userId, userId);
-    const { rows } = await t.db.query<{ subject: string; email: string }>("SELECT subject, email FROM user_identities WHERE provider = 'google' AND user_id = $1", [userId]);
+    const { rows } = await t.db.query<{ subject: string; email: string }>(
+      "SELECT subject, email FROM user_identities WHERE provider = 'google' AND user_id = $1",
+      [userId],
+    );
     assert.deepEqual(rows, [{ subject: 'g-dave', email: 'dave.other@social.test' }]);
   });
 
@@ -519,7 +725,9 @@ describe('social login: MFA, identities by subject, activation', () => {
   });
 
   test('a user who signed up and never activated is activated by a verified provider email; the sign-up password is dropped', async () => {
-    const s = await t.call('POST', `${U}/signUp`, { body: { provider: 'local', email: 'erin@social.test', password: PASSWORD } });
+    const s = await t.call('POST', `${U}/signUp`, {
+      body: { provider: 'local', email: 'erin@social.test', password: PASSWORD },
+    });
     assert.equal(s.status, 201, JSON.stringify(s.body));
     const link = linkIn(await mailFor('erin@social.test', 0));
     const r = await googleSignIn({ sub: 'g-erin', email: 'erin@social.test' });
@@ -528,9 +736,17 @@ describe('social login: MFA, identities by subject, activation', () => {
     assert.equal(r.body.emailVerified, true);
     const pw = await t.call('POST', `${A}/user`, { body: { email: 'erin@social.test', password: PASSWORD } });
     assert.equal(pw.status, 401, 'the password typed at sign-up (mailbox unproven then) no longer signs in');
-    const stale = await t.call('POST', `${U}/activate`, { body: { userId: link.searchParams.get('userId'), token: link.searchParams.get('token'), password: 'another long passphrase 42' } });
+    const stale = await t.call('POST', `${U}/activate`, {
+      body: {
+        userId: link.searchParams.get('userId'),
+        token: link.searchParams.get('token'),
+        password: 'another long passphrase 42',
+      },
+    });
     assert.equal(stale.status, 410, JSON.stringify(stale.body));
-    const { rows } = await t.db.query("SELECT 1 FROM events WHERE event_key = 'user.activated' AND entity_id = $1", [s.body.userId]);
+    const { rows } = await t.db.query("SELECT 1 FROM events WHERE event_key = 'user.activated' AND entity_id = $1", [
+      s.body.userId,
+    ]);
     assert.equal(rows.length, 1);
   });
 });
@@ -542,42 +758,110 @@ describe('housekeeping', () => {
     const q = (sql: string, params: unknown[] = []) => t.db.query(sql, params);
     const ago = (s: string) => `now() - interval '${s}'`;
     const ahead = (s: string) => `now() + interval '${s}'`;
-    for (const [k, at] of [['hk-old', ago('2 hours')], ['hk-live', ahead('10 minutes')]]) await q(`INSERT INTO sso_flow_states (state_hash, kind, expires_at) VALUES ($1, 'saml', ${at})`, [k]);
-    for (const [k, at] of [['_hk-old', ago('1 minute')], ['_hk-live', ahead('5 minutes')]]) await q(`INSERT INTO sso_assertions (assertion_id, tenant_id, expires_at) VALUES ($1, 'int-hk', ${at})`, [k]);
-    for (const [k, at] of [['hk-old', ago('1 minute')], ['hk-live', ahead('10 minutes')]]) {
-      await q(`INSERT INTO mfa_tokens (token_hash, user_id, tenant_id, amr, expires_at) VALUES ($1, $2, 'int-hk', '{pwd}', ${at})`, [k, uid]);
-      await q(`INSERT INTO mfa_codes (token_hash, user_id, purpose, code_hash, expires_at) VALUES ($1, $2, 'signin', 'x', ${at})`, [k, uid]);
+    for (const [k, at] of [
+      ['hk-old', ago('2 hours')],
+      ['hk-live', ahead('10 minutes')],
+    ])
+      await q(`INSERT INTO sso_flow_states (state_hash, kind, expires_at) VALUES ($1, 'saml', ${at})`, [k]);
+    for (const [k, at] of [
+      ['_hk-old', ago('1 minute')],
+      ['_hk-live', ahead('5 minutes')],
+    ])
+      await q(`INSERT INTO sso_assertions (assertion_id, tenant_id, expires_at) VALUES ($1, 'int-hk', ${at})`, [k]);
+    for (const [k, at] of [
+      ['hk-old', ago('1 minute')],
+      ['hk-live', ahead('10 minutes')],
+    ]) {
+      await q(
+        `INSERT INTO mfa_tokens (token_hash, user_id, tenant_id, amr, expires_at) VALUES ($1, $2, 'int-hk', '{pwd}', ${at})`,
+        [k, uid],
+      );
+      await q(
+        `INSERT INTO mfa_codes (token_hash, user_id, purpose, code_hash, expires_at) VALUES ($1, $2, 'signin', 'x', ${at})`,
+        [k, uid],
+      );
       await q(`INSERT INTO mfa_remembered_devices (token_hash, user_id, expires_at) VALUES ($1, $2, ${at})`, [k, uid]);
     }
     const otc = { expired: randomUUID(), spent: randomUUID(), recentlySpent: randomUUID(), live: randomUUID() };
-    await q(`INSERT INTO one_time_codes (id, purpose, user_id, expires_at) VALUES ($1, 'magiclink', $2, ${ago('8 days')})`, [otc.expired, uid]);
-    await q(`INSERT INTO one_time_codes (id, purpose, user_id, expires_at, used_at) VALUES ($1, 'activation', $2, ${ahead('1 day')}, ${ago('8 days')})`, [otc.spent, uid]);
-    await q(`INSERT INTO one_time_codes (id, purpose, user_id, expires_at, used_at) VALUES ($1, 'code', $2, ${ago('1 day')}, ${ago('1 day')})`, [otc.recentlySpent, uid]);
-    await q(`INSERT INTO one_time_codes (id, purpose, user_id, expires_at) VALUES ($1, 'code', $2, ${ahead('10 minutes')})`, [otc.live, uid]);
+    await q(
+      `INSERT INTO one_time_codes (id, purpose, user_id, expires_at) VALUES ($1, 'magiclink', $2, ${ago('8 days')})`,
+      [otc.expired, uid],
+    );
+    await q(
+      `INSERT INTO one_time_codes (id, purpose, user_id, expires_at, used_at) VALUES ($1, 'activation', $2, ${ahead('1 day')}, ${ago('8 days')})`,
+      [otc.spent, uid],
+    );
+    await q(
+      `INSERT INTO one_time_codes (id, purpose, user_id, expires_at, used_at) VALUES ($1, 'code', $2, ${ago('1 day')}, ${ago('1 day')})`,
+      [otc.recentlySpent, uid],
+    );
+    await q(
+      `INSERT INTO one_time_codes (id, purpose, user_id, expires_at) VALUES ($1, 'code', $2, ${ahead('10 minutes')})`,
+      [otc.live, uid],
+    );
     const ses = { expired: randomUUID(), revoked: randomUUID(), live: randomUUID() };
-    await q(`INSERT INTO sessions (id, tenant_id, user_id, expires_at) VALUES ($1, 'int-hk', $2, ${ago('8 days')})`, [ses.expired, uid]);
-    await q(`INSERT INTO sessions (id, tenant_id, user_id, expires_at, revoked_at) VALUES ($1, 'int-hk', $2, ${ahead('20 days')}, ${ago('8 days')})`, [ses.revoked, uid]);
-    await q(`INSERT INTO sessions (id, tenant_id, user_id, expires_at) VALUES ($1, 'int-hk', $2, ${ahead('20 days')})`, [ses.live, uid]);
-    await q('INSERT INTO refresh_tokens (token_hash, session_id) VALUES ($1, $2), ($3, $4)', ['hk-rt-old', ses.expired, 'hk-rt-live', ses.live]);
+    await q(`INSERT INTO sessions (id, tenant_id, user_id, expires_at) VALUES ($1, 'int-hk', $2, ${ago('8 days')})`, [
+      ses.expired,
+      uid,
+    ]);
+    await q(
+      `INSERT INTO sessions (id, tenant_id, user_id, expires_at, revoked_at) VALUES ($1, 'int-hk', $2, ${ahead('20 days')}, ${ago('8 days')})`,
+      [ses.revoked, uid],
+    );
+    await q(
+      `INSERT INTO sessions (id, tenant_id, user_id, expires_at) VALUES ($1, 'int-hk', $2, ${ahead('20 days')})`,
+      [ses.live, uid],
+    );
+    await q('INSERT INTO refresh_tokens (token_hash, session_id) VALUES ($1, $2), ($3, $4)', [
+      'hk-rt-old',
+      ses.expired,
+      'hk-rt-live',
+      ses.live,
+    ]);
     const job = { delivered: randomUUID(), justDelivered: randomUUID(), other: randomUUID(), failed: randomUUID() };
     const jobRow = (id: string, kind: string, state: string, done: string | null) =>
-      q(`INSERT INTO jobs (id, kind, state, payload, completed_at) VALUES ($1, $2, $3, '{"sealed":"x"}', ${done ?? 'NULL'})`, [id, kind, state]);
+      q(
+        `INSERT INTO jobs (id, kind, state, payload, completed_at) VALUES ($1, $2, $3, '{"sealed":"x"}', ${done ?? 'NULL'})`,
+        [id, kind, state],
+      );
     await jobRow(job.delivered, 'messaging.deliver', 'completed', ago('2 hours'));
     await jobRow(job.justDelivered, 'messaging.deliver', 'completed', 'now()');
     await jobRow(job.other, 'user-migration.import', 'completed', ago('2 hours'));
     await jobRow(job.failed, 'messaging.deliver', 'failed', ago('3 hours'));
 
     const removed = await t.ctx.housekeeping.purge();
-    for (const k of ['sso_flow_states', 'sso_assertions', 'mfa_tokens', 'mfa_codes', 'mfa_remembered_devices', 'one_time_codes', 'sessions', 'message_jobs']) assert.ok(removed[k] >= 1, `${k}: ${JSON.stringify(removed)}`);
+    for (const k of [
+      'sso_flow_states',
+      'sso_assertions',
+      'mfa_tokens',
+      'mfa_codes',
+      'mfa_remembered_devices',
+      'one_time_codes',
+      'sessions',
+      'message_jobs',
+    ])
+      assert.ok(removed[k] >= 1, `${k}: ${JSON.stringify(removed)}`);
 
-    const keys = async (sql: string, params: unknown[] = []) => (await q(sql, params)).rows.map((r: any) => Object.values(r)[0]).sort();
+    const keys = async (sql: string, params: unknown[] = []) =>
+      (await q(sql, params)).rows.map((r: any) => Object.values(r)[0]).sort();
     assert.deepEqual(await keys("SELECT state_hash FROM sso_flow_states WHERE state_hash LIKE 'hk-%'"), ['hk-live']);
-    assert.deepEqual(await keys("SELECT assertion_id FROM sso_assertions WHERE assertion_id LIKE '_hk-%'"), ['_hk-live']);
-    for (const table of ['mfa_tokens', 'mfa_codes', 'mfa_remembered_devices']) assert.deepEqual(await keys(`SELECT token_hash FROM ${table} WHERE user_id = $1`, [uid]), ['hk-live'], table);
-    assert.deepEqual(await keys('SELECT id FROM one_time_codes WHERE user_id = $1', [uid]), [otc.recentlySpent, otc.live].sort());
+    assert.deepEqual(await keys("SELECT assertion_id FROM sso_assertions WHERE assertion_id LIKE '_hk-%'"), [
+      '_hk-live',
+    ]);
+    for (const table of ['mfa_tokens', 'mfa_codes', 'mfa_remembered_devices'])
+      assert.deepEqual(await keys(`SELECT token_hash FROM ${table} WHERE user_id = $1`, [uid]), ['hk-live'], table);
+    assert.deepEqual(
+      await keys('SELECT id FROM one_time_codes WHERE user_id = $1', [uid]),
+      [otc.recentlySpent, otc.live].sort(),
+    );
     assert.deepEqual(await keys('SELECT id FROM sessions WHERE user_id = $1', [uid]), [ses.live]);
-    assert.deepEqual(await keys("SELECT token_hash FROM refresh_tokens WHERE token_hash LIKE 'hk-rt-%'"), ['hk-rt-live']);
-    assert.deepEqual(await keys('SELECT id FROM jobs WHERE id = ANY($1::uuid[])', [Object.values(job)]), [job.justDelivered, job.other].sort());
+    assert.deepEqual(await keys("SELECT token_hash FROM refresh_tokens WHERE token_hash LIKE 'hk-rt-%'"), [
+      'hk-rt-live',
+    ]);
+    assert.deepEqual(
+      await keys('SELECT id FROM jobs WHERE id = ANY($1::uuid[])', [Object.values(job)]),
+      [job.justDelivered, job.other].sort(),
+    );
     // A second run finds nothing of ours left to remove and keeps the live rows.
     await t.ctx.housekeeping.purge();
     assert.deepEqual(await keys('SELECT id FROM sessions WHERE user_id = $1', [uid]), [ses.live]);

@@ -10,9 +10,12 @@ let mailbox: Mailbox;
 const U = '/identity/resources/users/v1';
 const PASSWORD = 'correct horse battery staple';
 const claims = (token: string) => JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString());
-const signUp = (body: Record<string, unknown>) => t.call('POST', `${U}/signUp`, { body: { provider: 'local', ...body } });
-const login = (email: string, password = PASSWORD) => t.call('POST', '/identity/resources/auth/v1/user', { body: { email, password } });
-const setSignups = (allowSignups: boolean) => t.call('POST', '/identity/resources/configurations/v1', { token: vendor, body: { allowSignups } });
+const signUp = (body: Record<string, unknown>) =>
+  t.call('POST', `${U}/signUp`, { body: { provider: 'local', ...body } });
+const login = (email: string, password = PASSWORD) =>
+  t.call('POST', '/identity/resources/auth/v1/user', { body: { email, password } });
+const setSignups = (allowSignups: boolean) =>
+  t.call('POST', '/identity/resources/configurations/v1', { token: vendor, body: { allowSignups } });
 
 /** The newest activation email to `email` that arrived after `count` earlier ones. */
 async function activationMail(email: string, count = 0): Promise<Mail> {
@@ -47,7 +50,12 @@ describe('sign-up switch', () => {
 
 describe('sign-up and activation by link', () => {
   test('creates the account and its first user (firstUserRole), who activates by the emailed link and is signed in', async () => {
-    const r = await signUp({ email: 'Founder@SU.test', password: PASSWORD, name: 'Fay Founder', companyName: 'Founders Ltd' });
+    const r = await signUp({
+      email: 'Founder@SU.test',
+      password: PASSWORD,
+      name: 'Fay Founder',
+      companyName: 'Founders Ltd',
+    });
     assert.equal(r.status, 201, JSON.stringify(r.body));
     assert.equal(r.body.shouldActivate, true);
     const { userId, tenantId } = r.body;
@@ -64,7 +72,10 @@ describe('sign-up and activation by link', () => {
     const mail = await activationMail('founder@su.test');
     const p = params(mail);
     assert.equal(p.userId, userId);
-    const strategy = await t.call('GET', `${U}/activate/strategy?userId=${p.userId}&token=${encodeURIComponent(p.token)}`);
+    const strategy = await t.call(
+      'GET',
+      `${U}/activate/strategy?userId=${p.userId}&token=${encodeURIComponent(p.token)}`,
+    );
     assert.deepEqual(strategy.body, { shouldSetPassword: false });
 
     const a = await t.call('POST', `${U}/activate`, { body: p });
@@ -81,8 +92,14 @@ describe('sign-up and activation by link', () => {
     assert.equal(again.body.errorCode, 'GH-62002');
     assert.equal((await login('founder@su.test')).status, 200);
 
-    const { rows } = await t.db.query<{ event_key: string }>('SELECT event_key FROM events WHERE entity_id = $1 ORDER BY seq', [userId]);
-    assert.deepEqual(rows.map((e) => e.event_key).filter((k) => k === 'user.created' || k === 'user.activated'), ['user.created', 'user.activated']);
+    const { rows } = await t.db.query<{ event_key: string }>(
+      'SELECT event_key FROM events WHERE entity_id = $1 ORDER BY seq',
+      [userId],
+    );
+    assert.deepEqual(
+      rows.map((e) => e.event_key).filter((k) => k === 'user.created' || k === 'user.activated'),
+      ['user.created', 'user.activated'],
+    );
   });
 
   test('bad input: weak password (policy), duplicate email, foreign provider, malformed link', async () => {
@@ -110,7 +127,9 @@ describe('sign-up and activation by link', () => {
     const cross = await t.call('POST', `${U}/activate`, { body: { userId: two.body.userId, token: p1.token } });
     assert.equal(cross.status, 400);
     // Time passing is simulated on the row (no waiting in tests).
-    await t.db.query("UPDATE one_time_codes SET expires_at = now() - interval '1 second' WHERE user_id = $1", [one.body.userId]);
+    await t.db.query("UPDATE one_time_codes SET expires_at = now() - interval '1 second' WHERE user_id = $1", [
+      one.body.userId,
+    ]);
     const late = await t.call('POST', `${U}/activate`, { body: p1 });
     assert.equal(late.status, 410);
     assert.match(late.body.errors[0], /expired/);
@@ -138,21 +157,31 @@ describe('without a password', () => {
 
 describe('activation by code and resend', () => {
   test('with the code strategy the email carries a code; wrong code 400, right code signs in, reuse 410', async () => {
-    const set = await t.call('POST', '/identity/resources/configurations/v1/activation/strategies', { token: vendor, body: { strategy: 'code', codeExpiration: 30 } });
+    const set = await t.call('POST', '/identity/resources/configurations/v1/activation/strategies', {
+      token: vendor,
+      body: { strategy: 'code', codeExpiration: 30 },
+    });
     assert.equal(set.status, 200);
     assert.deepEqual(set.body, { strategy: 'code', codeExpiration: 30 });
     try {
       const r = await signUp({ email: 'coder@su.test', password: PASSWORD });
       const code = codeIn(await activationMail('coder@su.test'));
-      const wrong = await t.call('POST', `${U}/activate/code`, { body: { userId: r.body.userId, code: code === '000000' ? '111111' : '000000' } });
+      const wrong = await t.call('POST', `${U}/activate/code`, {
+        body: { userId: r.body.userId, code: code === '000000' ? '111111' : '000000' },
+      });
       assert.equal(wrong.status, 400);
       assert.equal(wrong.body.errorCode, 'GH-62001');
-      const ok = await t.call('POST', `${U}/activate/code`, { body: { userId: r.body.userId, code, token: 'ignored-when-a-code-is-given' } });
+      const ok = await t.call('POST', `${U}/activate/code`, {
+        body: { userId: r.body.userId, code, token: 'ignored-when-a-code-is-given' },
+      });
       assert.equal(ok.status, 200, JSON.stringify(ok.body));
       assert.equal(claims(ok.body.accessToken).sub, r.body.userId);
       assert.equal((await t.call('POST', `${U}/activate/code`, { body: { userId: r.body.userId, code } })).status, 410);
     } finally {
-      await t.call('POST', '/identity/resources/configurations/v1/activation/strategies', { token: vendor, body: { strategy: 'link' } });
+      await t.call('POST', '/identity/resources/configurations/v1/activation/strategies', {
+        token: vendor,
+        body: { strategy: 'link' },
+      });
     }
   });
 
@@ -184,7 +213,10 @@ describe('activation by code and resend', () => {
     const g = await t.call('POST', `${U}/${r.body.userId}/links/generate-activation-token`, { token: vendor });
     assert.equal(g.status, 201, JSON.stringify(g.body));
     assert.equal(new URL(g.body.link).searchParams.get('token'), g.body.token);
-    assert.equal((await t.call('POST', `${U}/activate`, { body: { userId: r.body.userId, token: g.body.token } })).status, 200);
+    assert.equal(
+      (await t.call('POST', `${U}/activate`, { body: { userId: r.body.userId, token: g.body.token } })).status,
+      200,
+    );
     assert.equal(mailbox.to('vendorlink@su.test').length, 0);
     assert.equal((await t.call('POST', `${U}/${r.body.userId}/links/generate-activation-token`)).status, 401);
   });
@@ -192,10 +224,14 @@ describe('activation by code and resend', () => {
   test('a vendor-created user activated through a generated link: user.activated once, when the email is first verified', async () => {
     await account(t, { id: 'su-vendor-made', name: 'Vendor made' });
     const u = await user(t, 'su-vendor-made', { email: 'made@su.test', password: null });
-    const activated = async () => (await t.db.query("SELECT 1 FROM events WHERE event_key = 'user.activated' AND entity_id = $1", [u.id])).rows.length;
+    const activated = async () =>
+      (await t.db.query("SELECT 1 FROM events WHERE event_key = 'user.activated' AND entity_id = $1", [u.id])).rows
+        .length;
     const activate = async () => {
       const g = await t.call('POST', `${U}/${u.id}/links/generate-activation-token`, { token: vendor });
-      const a = await t.call('POST', `${U}/activate`, { body: { userId: u.id, token: g.body.token, password: PASSWORD } });
+      const a = await t.call('POST', `${U}/activate`, {
+        body: { userId: u.id, token: g.body.token, password: PASSWORD },
+      });
       assert.equal(a.status, 200, JSON.stringify(a.body));
     };
     await activate();
@@ -213,13 +249,32 @@ describe('the sign-up answer and roleIds', () => {
     assert.equal(u.status, 200, JSON.stringify(u.body));
     return u.body.roles.map((r: { key: string }) => r.key).sort();
   };
-  const traces = async (email: string) => (await t.db.query<{ n: number }>(
-    `SELECT (SELECT count(*) FROM users WHERE email = $1) + (SELECT count(*) FROM tenants WHERE creator_email = $1) AS n`, [email])).rows[0].n;
+  const traces = async (email: string) =>
+    (
+      await t.db.query<{ n: number }>(
+        `SELECT (SELECT count(*) FROM users WHERE email = $1) + (SELECT count(*) FROM tenants WHERE creator_email = $1) AS n`,
+        [email],
+      )
+    ).rows[0].n;
 
   test('answers provider and email (SignUpUserEmailDto) beside shouldActivate, userId, tenantId; never the password', async () => {
-    const r = await signUp({ email: 'Answer@SU.test', password: PASSWORD, username: 'answer.user', name: 'Ann Answer', skipInviteEmail: true });
+    const r = await signUp({
+      email: 'Answer@SU.test',
+      password: PASSWORD,
+      username: 'answer.user',
+      name: 'Ann Answer',
+      skipInviteEmail: true,
+    });
     assert.equal(r.status, 201, JSON.stringify(r.body));
-    assert.deepEqual(Object.keys(r.body).sort(), ['email', 'name', 'provider', 'shouldActivate', 'tenantId', 'userId', 'username']);
+    assert.deepEqual(Object.keys(r.body).sort(), [
+      'email',
+      'name',
+      'provider',
+      'shouldActivate',
+      'tenantId',
+      'userId',
+      'username',
+    ]);
     assert.equal(r.body.provider, 'local');
     assert.equal(r.body.email, 'answer@su.test');
     assert.equal(r.body.username, 'answer.user');
@@ -229,7 +284,12 @@ describe('the sign-up answer and roleIds', () => {
   });
 
   test('roleIds may name default roles only: they are added to the first-user roles', async () => {
-    const r = await signUp({ email: 'withdefault@su.test', password: PASSWORD, roleIds: [READ_ONLY.toUpperCase()], skipInviteEmail: true });
+    const r = await signUp({
+      email: 'withdefault@su.test',
+      password: PASSWORD,
+      roleIds: [READ_ONLY.toUpperCase()],
+      skipInviteEmail: true,
+    });
     assert.equal(r.status, 201, JSON.stringify(r.body));
     assert.deepEqual(await rolesOf(r.body.userId, r.body.tenantId), ['admin', 'read-only']);
     const none = await signUp({ email: 'emptyroles@su.test', password: PASSWORD, roleIds: [], skipInviteEmail: true });
@@ -260,17 +320,39 @@ describe('the sign-up answer and roleIds', () => {
 
   test("with an account invite token: roleIds may add a default role to the token's roles, never the admin role", async () => {
     await account(t, { id: 'su-joined', name: 'Joined' });
-    const role = await t.call('POST', '/identity/resources/roles/v1', { token: vendor, body: [{ key: 'su-editor', name: 'Editor', level: 2 }], headers: { 'gatehouse-tenant-id': 'su-joined' } });
+    const role = await t.call('POST', '/identity/resources/roles/v1', {
+      token: vendor,
+      body: [{ key: 'su-editor', name: 'Editor', level: 2 }],
+      headers: { 'gatehouse-tenant-id': 'su-joined' },
+    });
     assert.equal(role.status, 201, JSON.stringify(role.body));
-    const link = await t.call('POST', '/identity/resources/tenants/invites/v1', { token: vendor, body: { tenantId: 'su-joined', roleIds: [role.body[0].id] } });
+    const link = await t.call('POST', '/identity/resources/tenants/invites/v1', {
+      token: vendor,
+      body: { tenantId: 'su-joined', roleIds: [role.body[0].id] },
+    });
     assert.equal(link.status, 201, JSON.stringify(link.body));
-    const up = await signUp({ email: 'joiner@su.test', password: PASSWORD, invitationToken: link.body.token, roleIds: [ADMIN] });
+    const up = await signUp({
+      email: 'joiner@su.test',
+      password: PASSWORD,
+      invitationToken: link.body.token,
+      roleIds: [ADMIN],
+    });
     assert.equal(up.status, 400, JSON.stringify(up.body));
     assert.equal(up.body.errorCode, 'GH-40007');
     assert.equal(await traces('joiner@su.test'), 0);
-    const ok = await signUp({ email: 'joiner@su.test', password: PASSWORD, invitationToken: link.body.token, roleIds: [READ_ONLY], skipInviteEmail: true });
+    const ok = await signUp({
+      email: 'joiner@su.test',
+      password: PASSWORD,
+      invitationToken: link.body.token,
+      roleIds: [READ_ONLY],
+      skipInviteEmail: true,
+    });
     assert.equal(ok.status, 201, JSON.stringify(ok.body));
     assert.equal(ok.body.tenantId, 'su-joined');
-    assert.deepEqual(await rolesOf(ok.body.userId, 'su-joined'), ['read-only', 'su-editor'], "the token's role and the requested default role");
+    assert.deepEqual(
+      await rolesOf(ok.body.userId, 'su-joined'),
+      ['read-only', 'su-editor'],
+      "the token's role and the requested default role",
+    );
   });
 });

@@ -16,7 +16,9 @@ describe('OIDC SSO', () => {
   const h = { 'gatehouse-tenant-id': TENANT };
 
   before(async () => {
-    idp = await startOidcIdp([{ client_id: 'gatehouse-sso', client_secret: 'sso-client-secret-0123456789', redirect_uris: [APP_CB] }]);
+    idp = await startOidcIdp([
+      { client_id: 'gatehouse-sso', client_secret: 'sso-client-secret-0123456789', redirect_uris: [APP_CB] },
+    ]);
     idp.accounts.set('u-alice', { email: 'alice@globex.test', name: 'Alice Globex', groups: ['engineering'] });
     idp.accounts.set('u-unverified', { email: 'eve@globex.test', email_verified: false });
     idp.accounts.set('u-outsider', { email: 'mallory@elsewhere.test' });
@@ -24,21 +26,49 @@ describe('OIDC SSO', () => {
     t = await startTestApp({ OUTBOUND_ALLOW_PRIVATE_NETWORKS: 'true' });
     vendor = await t.vendorToken();
     await account(t, { id: TENANT, name: 'Globex' });
-    await t.call('POST', '/identity/resources/configurations/v1', { token: vendor, body: { allowedRedirectUrls: [APP_CB] } });
-    const role = await t.call('POST', '/identity/resources/roles/v1', { token: vendor, body: [{ key: 'oidc-eng', name: 'Engineering', level: 1 }] });
+    await t.call('POST', '/identity/resources/configurations/v1', {
+      token: vendor,
+      body: { allowedRedirectUrls: [APP_CB] },
+    });
+    const role = await t.call('POST', '/identity/resources/roles/v1', {
+      token: vendor,
+      body: [{ key: 'oidc-eng', name: 'Engineering', level: 1 }],
+    });
     const roleId = (Array.isArray(role.body) ? role.body[0] : role.body).id;
     const made = await t.call('POST', '/team/resources/sso/v1/configurations', {
       token: vendor,
       headers: h,
-      body: { type: 'oidc', enabled: true, oidcClientId: 'gatehouse-sso', oidcSecret: 'sso-client-secret-0123456789', configMetadata: { issuer: idp.issuer, scopes: 'openid email profile groups', provider: 'okta' } },
+      body: {
+        type: 'oidc',
+        enabled: true,
+        oidcClientId: 'gatehouse-sso',
+        oidcSecret: 'sso-client-secret-0123456789',
+        configMetadata: { issuer: idp.issuer, scopes: 'openid email profile groups', provider: 'okta' },
+      },
     });
     assert.equal(made.status, 201, JSON.stringify(made.body));
     configId = made.body.id;
     assert.equal(JSON.stringify(made.body).includes('sso-client-secret'), false, 'the secret is never answered');
-    const dom = await t.call('POST', `/team/resources/sso/v1/configurations/${configId}/domains`, { token: vendor, headers: h, body: { domain: 'globex.test' } });
-    await t.call('PUT', '/team/resources/sso/v1/configurations/domains/globex.test/force-validate', { token: vendor, body: {} });
+    const dom = await t.call('POST', `/team/resources/sso/v1/configurations/${configId}/domains`, {
+      token: vendor,
+      headers: h,
+      body: { domain: 'globex.test' },
+    });
+    await t.call('PUT', '/team/resources/sso/v1/configurations/domains/globex.test/force-validate', {
+      token: vendor,
+      body: {},
+    });
     assert.equal(dom.status, 201);
-    assert.equal((await t.call('POST', `/team/resources/sso/v1/configurations/${configId}/groups`, { token: vendor, headers: h, body: { group: 'engineering', roleIds: [roleId] } })).status, 201);
+    assert.equal(
+      (
+        await t.call('POST', `/team/resources/sso/v1/configurations/${configId}/groups`, {
+          token: vendor,
+          headers: h,
+          body: { group: 'engineering', roleIds: [roleId] },
+        })
+      ).status,
+      201,
+    );
   });
   after(async () => {
     await t?.close();
@@ -46,7 +76,9 @@ describe('OIDC SSO', () => {
   });
 
   async function start(email = 'alice@globex.test') {
-    const r = await t.call('POST', '/identity/resources/auth/v2/user/sso/prelogin', { body: { email, redirectUri: APP_CB } });
+    const r = await t.call('POST', '/identity/resources/auth/v2/user/sso/prelogin', {
+      body: { email, redirectUri: APP_CB },
+    });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.type, 'oidc');
     const url = new URL(r.body.address);
@@ -55,7 +87,9 @@ describe('OIDC SSO', () => {
     return url;
   }
   const postlogin = (cb: URL, state = cb.searchParams.get('state')!) =>
-    t.call('POST', '/identity/resources/auth/v1/user/oidc/postlogin', { body: { code: cb.searchParams.get('code'), state, iss: cb.searchParams.get('iss') ?? undefined } });
+    t.call('POST', '/identity/resources/auth/v1/user/oidc/postlogin', {
+      body: { code: cb.searchParams.get('code'), state, iss: cb.searchParams.get('iss') ?? undefined },
+    });
 
   test('authorization code flow with PKCE and nonce signs the user in to the account, provisioned with mapped roles', async () => {
     idp.state.nextLogin = 'u-alice';
@@ -96,7 +130,9 @@ describe('OIDC SSO', () => {
   });
 
   test('redirect not in the allow-list, unverified email and an email outside the verified domains are refused', async () => {
-    const bad = await t.call('POST', '/identity/resources/auth/v2/user/sso/prelogin', { body: { email: 'alice@globex.test', redirectUri: 'https://evil.example/cb' } });
+    const bad = await t.call('POST', '/identity/resources/auth/v2/user/sso/prelogin', {
+      body: { email: 'alice@globex.test', redirectUri: 'https://evil.example/cb' },
+    });
     assert.equal(bad.status, 400);
     assert.equal(bad.body.errorCode, 'GH-66010');
     idp.state.nextLogin = 'u-unverified';
@@ -109,11 +145,26 @@ describe('OIDC SSO', () => {
   });
 
   test('a configuration needs an issuer and a client id; an unreachable issuer is a 502', async () => {
-    assert.equal((await t.call('POST', '/team/resources/sso/v1/configurations', { token: vendor, headers: h, body: { type: 'oidc', oidcClientId: 'x' } })).status, 400);
+    assert.equal(
+      (
+        await t.call('POST', '/team/resources/sso/v1/configurations', {
+          token: vendor,
+          headers: h,
+          body: { type: 'oidc', oidcClientId: 'x' },
+        })
+      ).status,
+      400,
+    );
     await account(t, { id: 'dead-oidc', name: 'Dead' });
-    const dead = await t.call('POST', '/team/resources/sso/v1/configurations', { token: vendor, headers: { 'gatehouse-tenant-id': 'dead-oidc' }, body: { type: 'oidc', oidcClientId: 'x', configMetadata: { issuer: 'http://127.0.0.1:1' } } });
+    const dead = await t.call('POST', '/team/resources/sso/v1/configurations', {
+      token: vendor,
+      headers: { 'gatehouse-tenant-id': 'dead-oidc' },
+      body: { type: 'oidc', oidcClientId: 'x', configMetadata: { issuer: 'http://127.0.0.1:1' } },
+    });
     assert.equal(dead.status, 201);
-    const r = await t.call('POST', '/identity/resources/auth/v2/user/sso/prelogin', { body: { email: 'x@y.test', tenantId: 'dead-oidc', redirectUri: APP_CB } });
+    const r = await t.call('POST', '/identity/resources/auth/v2/user/sso/prelogin', {
+      body: { email: 'x@y.test', tenantId: 'dead-oidc', redirectUri: APP_CB },
+    });
     assert.equal(r.status, 502);
     assert.equal(r.body.errorCode, 'GH-66015');
   });

@@ -46,20 +46,56 @@ describe('SAML SSO', () => {
     t = await startTestApp();
     vendor = await t.vendorToken();
     await account(t, { id: TENANT, name: 'Acme' });
-    assert.equal((await t.call('POST', '/identity/resources/configurations/v1', { token: vendor, body: { allowedRedirectUrls: [APP] } })).status < 300, true);
-    const roles = await t.call('POST', '/identity/resources/roles/v1', { token: vendor, body: [{ key: 'saml-admin', name: 'SAML admin', level: 1 }] });
+    assert.equal(
+      (
+        await t.call('POST', '/identity/resources/configurations/v1', {
+          token: vendor,
+          body: { allowedRedirectUrls: [APP] },
+        })
+      ).status < 300,
+      true,
+    );
+    const roles = await t.call('POST', '/identity/resources/roles/v1', {
+      token: vendor,
+      body: [{ key: 'saml-admin', name: 'SAML admin', level: 1 }],
+    });
     assert.equal(roles.status, 201);
     adminRoleId = (Array.isArray(roles.body) ? roles.body[0] : roles.body).id;
 
-    const created = await t.call('POST', '/team/resources/sso/v1/configurations/metadata', { token: vendor, headers: h, body: { metadata: idp.getMetadata() } });
+    const created = await t.call('POST', '/team/resources/sso/v1/configurations/metadata', {
+      token: vendor,
+      headers: h,
+      body: { metadata: idp.getMetadata() },
+    });
     assert.equal(created.status, 201, JSON.stringify(created.body));
     configId = created.body.id;
     assert.equal(created.body.ssoEndpoint, 'https://idp.test/sso');
-    const dom = await t.call('POST', `/team/resources/sso/v1/configurations/${configId}/domains`, { token: vendor, headers: h, body: { domain: 'acme.test' } });
+    const dom = await t.call('POST', `/team/resources/sso/v1/configurations/${configId}/domains`, {
+      token: vendor,
+      headers: h,
+      body: { domain: 'acme.test' },
+    });
     assert.equal(dom.status, 201);
     assert.match(dom.body.txtRecord, /^gatehouse-site-verification=/);
-    assert.equal((await t.call('PUT', '/team/resources/sso/v1/configurations/domains/acme.test/force-validate', { token: vendor, body: {} })).status, 200);
-    assert.equal((await t.call('POST', `/team/resources/sso/v1/configurations/${configId}/groups`, { token: vendor, headers: h, body: { group: 'admins', roleIds: [adminRoleId] } })).status, 201);
+    assert.equal(
+      (
+        await t.call('PUT', '/team/resources/sso/v1/configurations/domains/acme.test/force-validate', {
+          token: vendor,
+          body: {},
+        })
+      ).status,
+      200,
+    );
+    assert.equal(
+      (
+        await t.call('POST', `/team/resources/sso/v1/configurations/${configId}/groups`, {
+          token: vendor,
+          headers: h,
+          body: { group: 'admins', roleIds: [adminRoleId] },
+        })
+      ).status,
+      201,
+    );
 
     const md = await t.call('GET', '/team/resources/sso/v1/saml/configurations/sp-metadata', { headers: h });
     assert.equal(md.status, 200);
@@ -69,42 +105,89 @@ describe('SAML SSO', () => {
 
   /** Starts a sign-in and has the IdP parse our AuthnRequest; answers the request id and relay state. */
   async function start(email = 'alice@acme.test', idpUsed = idp) {
-    const r = await t.call('POST', '/identity/resources/auth/v1/user/saml/prelogin', { body: { email, redirectUri: APP } });
+    const r = await t.call('POST', '/identity/resources/auth/v1/user/saml/prelogin', {
+      body: { email, redirectUri: APP },
+    });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.type, 'saml');
     const url = new URL(r.body.address);
     assert.equal(url.origin + url.pathname, 'https://idp.test/sso');
     const query = Object.fromEntries(url.searchParams);
-    const parsed = await idpUsed.parseLoginRequest(sp, 'redirect', { query, octetString: url.search.slice(1).split('&').filter((p) => !p.startsWith('Signature=')).join('&') } as never);
+    const parsed = await idpUsed.parseLoginRequest(sp, 'redirect', {
+      query,
+      octetString: url.search
+        .slice(1)
+        .split('&')
+        .filter((p) => !p.startsWith('Signature='))
+        .join('&'),
+    } as never);
     return { requestId: parsed.extract.request!.id as string, relayState: query.RelayState };
   }
 
   /** The IdP's signed response; `o` overrides template values (times, audience), `groups` become an attribute. */
-  async function respond(requestId: string, relayState: string, o: Record<string, string> = {}, groups: string[] = [], idpUsed = idp, email = 'alice@acme.test') {
+  async function respond(
+    requestId: string,
+    relayState: string,
+    o: Record<string, string> = {},
+    groups: string[] = [],
+    idpUsed = idp,
+    email = 'alice@acme.test',
+  ) {
     const now = Date.now();
     const acs = sp.entityMeta.getAssertionConsumerService('urn:oasis:names:tc:SAML:2.0:bindings:HTTP-POST') as string;
-    const attrs = groups.length ? `<saml:AttributeStatement><saml:Attribute Name="groups">${groups.map((g) => `<saml:AttributeValue>${g}</saml:AttributeValue>`).join('')}</saml:Attribute><saml:Attribute Name="email"><saml:AttributeValue>${email}</saml:AttributeValue></saml:Attribute></saml:AttributeStatement>` : '';
-    const res = await idpUsed.createLoginResponse(sp, { extract: { request: { id: requestId } } } as never, 'post', { email }, {
-      relayState,
-      customTagReplacement: (template: string) => {
-        const tv: Record<string, string> = {
-          ID: `_${randomUUID()}`, AssertionID: `_${randomUUID()}`, Destination: acs, Audience: sp.entityMeta.getEntityID(), EntityID: sp.entityMeta.getEntityID(),
-          SubjectRecipient: acs, Issuer: 'https://idp.test/metadata', IssueInstant: new Date(now).toISOString(), AssertionConsumerServiceURL: acs,
-          StatusCode: 'urn:oasis:names:tc:SAML:2.0:status:Success', ConditionsNotBefore: new Date(now).toISOString(),
-          ConditionsNotOnOrAfter: new Date(now + 300_000).toISOString(), SubjectConfirmationDataNotOnOrAfter: new Date(now + 300_000).toISOString(),
-          NameIDFormat: EMAIL_FMT, NameID: email, InResponseTo: requestId, AuthnStatement: '', AttributeStatement: 'ATTRS_HERE', ...o,
-        };
-        return { id: tv.ID, context: (samlify.SamlLib ?? (samlify as any).default.SamlLib).replaceTagsByValue(template, tv).replace('ATTRS_HERE', attrs) };
+    const attrs = groups.length
+      ? `<saml:AttributeStatement><saml:Attribute Name="groups">${groups.map((g) => `<saml:AttributeValue>${g}</saml:AttributeValue>`).join('')}</saml:Attribute><saml:Attribute Name="email"><saml:AttributeValue>${email}</saml:AttributeValue></saml:Attribute></saml:AttributeStatement>`
+      : '';
+    const res = await idpUsed.createLoginResponse(
+      sp,
+      { extract: { request: { id: requestId } } } as never,
+      'post',
+      { email },
+      {
+        relayState,
+        customTagReplacement: (template: string) => {
+          const tv: Record<string, string> = {
+            ID: `_${randomUUID()}`,
+            AssertionID: `_${randomUUID()}`,
+            Destination: acs,
+            Audience: sp.entityMeta.getEntityID(),
+            EntityID: sp.entityMeta.getEntityID(),
+            SubjectRecipient: acs,
+            Issuer: 'https://idp.test/metadata',
+            IssueInstant: new Date(now).toISOString(),
+            AssertionConsumerServiceURL: acs,
+            StatusCode: 'urn:oasis:names:tc:SAML:2.0:status:Success',
+            ConditionsNotBefore: new Date(now).toISOString(),
+            ConditionsNotOnOrAfter: new Date(now + 300_000).toISOString(),
+            SubjectConfirmationDataNotOnOrAfter: new Date(now + 300_000).toISOString(),
+            NameIDFormat: EMAIL_FMT,
+            NameID: email,
+            InResponseTo: requestId,
+            AuthnStatement: '',
+            AttributeStatement: 'ATTRS_HERE',
+            ...o,
+          };
+          return {
+            id: tv.ID,
+            context: (samlify.SamlLib ?? (samlify as any).default.SamlLib)
+              .replaceTagsByValue(template, tv)
+              .replace('ATTRS_HERE', attrs),
+          };
+        },
       },
-    });
+    );
     return res.context as string;
   }
 
   const post = (SAMLResponse: string, RelayState: string) =>
-    t.call('POST', '/identity/resources/auth/v1/user/saml/postlogin', { raw: new URLSearchParams({ SAMLResponse, RelayState }).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+    t.call('POST', '/identity/resources/auth/v1/user/saml/postlogin', {
+      raw: new URLSearchParams({ SAMLResponse, RelayState }).toString(),
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
 
   test('SP metadata names the ACS and the account entity id; the IdP metadata filled the configuration', async () => {
-    const xml = (await t.call('GET', `/identity/resources/sso/v1/saml/configurations/sp-metadata?tenantId=${TENANT}`)).body as string;
+    const xml = (await t.call('GET', `/identity/resources/sso/v1/saml/configurations/sp-metadata?tenantId=${TENANT}`))
+      .body as string;
     assert.match(xml, /AssertionConsumerService[^>]+HTTP-POST[^>]+saml\/postlogin|saml\/postlogin[^>]+HTTP-POST/);
     assert.match(xml, /entityID="http:\/\/localhost:\d+\/sso\/saml\/acme-saml"/);
     const list = await t.call('GET', '/team/resources/sso/v1/configurations', { token: vendor, headers: h });
@@ -119,7 +202,9 @@ describe('SAML SSO', () => {
     assert.equal(res.headers.location, APP);
     const cookie = String(res.headers['set-cookie']);
     assert.match(cookie, /gh_refresh=/);
-    const refreshed = await t.call('POST', '/identity/resources/auth/v1/user/token/refresh', { headers: { cookie: cookie.split(';')[0] } });
+    const refreshed = await t.call('POST', '/identity/resources/auth/v1/user/token/refresh', {
+      headers: { cookie: cookie.split(';')[0] },
+    });
     assert.equal(refreshed.status, 201);
     const claims = JSON.parse(Buffer.from(refreshed.body.accessToken.split('.')[1], 'base64url').toString());
     assert.equal(claims.tenantId, TENANT);
@@ -160,24 +245,47 @@ describe('SAML SSO', () => {
   test('expired assertion, wrong audience and a foreign signature are refused; small clock skew is accepted', async () => {
     const past = (ms: number) => new Date(Date.now() - ms).toISOString();
     const a = await start();
-    const expired = await post(await respond(a.requestId, a.relayState, { ConditionsNotBefore: past(1_200_000), IssueInstant: past(1_200_000), ConditionsNotOnOrAfter: past(600_000), SubjectConfirmationDataNotOnOrAfter: past(600_000) }), a.relayState);
+    const expired = await post(
+      await respond(a.requestId, a.relayState, {
+        ConditionsNotBefore: past(1_200_000),
+        IssueInstant: past(1_200_000),
+        ConditionsNotOnOrAfter: past(600_000),
+        SubjectConfirmationDataNotOnOrAfter: past(600_000),
+      }),
+      a.relayState,
+    );
     assert.equal(expired.status, 401);
     assert.equal(expired.body.errorCode, 'GH-66011');
 
     const b = await start();
-    const aud = await post(await respond(b.requestId, b.relayState, { Audience: 'https://some-other-sp.example' }), b.relayState);
+    const aud = await post(
+      await respond(b.requestId, b.relayState, { Audience: 'https://some-other-sp.example' }),
+      b.relayState,
+    );
     assert.equal(aud.status, 401);
     assert.match(aud.body.errors[0], /audience/i);
 
     const { generateKeyPairSync } = await import('node:crypto');
-    const k = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
-    const forger = samlify.IdentityProvider({ entityID: 'https://idp.test/metadata', privateKey: k, signingCert: IDP_CERT, nameIDFormat: [EMAIL_FMT], singleSignOnService: [{ Binding: REDIRECT, Location: 'https://idp.test/sso' }], requestSignatureAlgorithm: 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256' });
+    const k = generateKeyPairSync('rsa', { modulusLength: 2048 })
+      .privateKey.export({ type: 'pkcs8', format: 'pem' })
+      .toString();
+    const forger = samlify.IdentityProvider({
+      entityID: 'https://idp.test/metadata',
+      privateKey: k,
+      signingCert: IDP_CERT,
+      nameIDFormat: [EMAIL_FMT],
+      singleSignOnService: [{ Binding: REDIRECT, Location: 'https://idp.test/sso' }],
+      requestSignatureAlgorithm: 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256',
+    });
     const c = await start();
     const forged = await post(await respond(c.requestId, c.relayState, {}, [], forger), c.relayState);
     assert.equal(forged.status, 401);
 
     const d = await start();
-    const skewed = await post(await respond(d.requestId, d.relayState, { ConditionsNotBefore: new Date(Date.now() + 60_000).toISOString() }), d.relayState);
+    const skewed = await post(
+      await respond(d.requestId, d.relayState, { ConditionsNotBefore: new Date(Date.now() + 60_000).toISOString() }),
+      d.relayState,
+    );
     assert.equal(skewed.status, 302, JSON.stringify(skewed.body));
   });
 
@@ -195,13 +303,30 @@ describe('SAML SSO', () => {
   });
 
   test('pre-login: redirect not in the allow-list, unknown domain, excluded email', async () => {
-    const bad = await t.call('POST', '/identity/resources/auth/v1/user/saml/prelogin', { body: { email: 'alice@acme.test', redirectUri: 'https://evil.example/steal' } });
+    const bad = await t.call('POST', '/identity/resources/auth/v1/user/saml/prelogin', {
+      body: { email: 'alice@acme.test', redirectUri: 'https://evil.example/steal' },
+    });
     assert.equal(bad.status, 400);
     assert.equal(bad.body.errorCode, 'GH-66010');
-    const none = await t.call('POST', '/identity/resources/auth/v2/user/sso/prelogin', { body: { email: 'bob@nowhere.test' } });
+    const none = await t.call('POST', '/identity/resources/auth/v2/user/sso/prelogin', {
+      body: { email: 'bob@nowhere.test' },
+    });
     assert.equal(none.status, 404);
-    assert.equal((await t.call('POST', '/team/resources/sso/v1/configurations/excluded-emails', { token: vendor, headers: h, body: { email: 'carol@acme.test' } })).status, 201);
-    assert.equal((await t.call('POST', '/identity/resources/auth/v2/user/sso/prelogin', { body: { email: 'carol@acme.test' } })).status, 404);
+    assert.equal(
+      (
+        await t.call('POST', '/team/resources/sso/v1/configurations/excluded-emails', {
+          token: vendor,
+          headers: h,
+          body: { email: 'carol@acme.test' },
+        })
+      ).status,
+      201,
+    );
+    assert.equal(
+      (await t.call('POST', '/identity/resources/auth/v2/user/sso/prelogin', { body: { email: 'carol@acme.test' } }))
+        .status,
+      404,
+    );
   });
 
   test('an assertion for an email outside the verified domains is refused', async () => {
@@ -212,7 +337,16 @@ describe('SAML SSO', () => {
   });
 
   test('signed AuthnRequests: the IdP verifies our request signature with the SP metadata certificate', async () => {
-    assert.equal((await t.call('PATCH', `/team/resources/sso/v1/configurations/${configId}`, { token: vendor, headers: h, body: { signRequest: true } })).status, 200);
+    assert.equal(
+      (
+        await t.call('PATCH', `/team/resources/sso/v1/configurations/${configId}`, {
+          token: vendor,
+          headers: h,
+          body: { signRequest: true },
+        })
+      ).status,
+      200,
+    );
     const md = await t.call('GET', '/team/resources/sso/v1/saml/configurations/sp-metadata', { headers: h });
     sp = samlify.ServiceProvider({ metadata: md.body as string });
     const strict = makeIdp({ wantSigned: true });
@@ -220,7 +354,12 @@ describe('SAML SSO', () => {
     assert.ok(requestId);
     const ok = await post(await respond(requestId, relayState, {}, [], strict, 'dave@acme.test'), relayState);
     assert.equal(ok.status, 302);
-    await assert.rejects(strict.parseLoginRequest(sp, 'redirect', { query: { SAMLRequest: 'x', SigAlg: 'y', Signature: 'z' }, octetString: 'SAMLRequest=x' } as never));
+    await assert.rejects(
+      strict.parseLoginRequest(sp, 'redirect', {
+        query: { SAMLRequest: 'x', SigAlg: 'y', Signature: 'z' },
+        octetString: 'SAMLRequest=x',
+      } as never),
+    );
   });
 
   test('configuration management: account admin permission, default roles, DNS validation with a local resolver', async () => {
@@ -228,13 +367,34 @@ describe('SAML SSO', () => {
     assert.equal((await t.call('GET', '/team/resources/sso/v1/configurations', { token: noPerm })).status, 403);
     // The account's admin: default roles it sets must be within its own roles (the admin role, every fe.* permission).
     const admin = await t.userToken({ tenantId: TENANT, roles: ['admin'], permissions: ['fe.*'] });
-    const made = await t.call('POST', '/identity/resources/sso/v1/configurations', { token: admin, body: { type: 'saml', ssoEndpoint: 'https://idp2.test/sso', publicCertificate: IDP_CERT, signRequest: false } });
+    const made = await t.call('POST', '/identity/resources/sso/v1/configurations', {
+      token: admin,
+      body: { type: 'saml', ssoEndpoint: 'https://idp2.test/sso', publicCertificate: IDP_CERT, signRequest: false },
+    });
     assert.equal(made.status, 201, JSON.stringify(made.body));
-    assert.equal((await t.call('POST', '/identity/resources/sso/v1/configurations', { token: admin, body: { type: 'saml', publicCertificate: 'not a cert' } })).status, 400);
-    const roles = await t.call('PUT', `/team/resources/sso/v1/configurations/${made.body.id}/roles`, { token: admin, body: { roleIds: [adminRoleId] } });
+    assert.equal(
+      (
+        await t.call('POST', '/identity/resources/sso/v1/configurations', {
+          token: admin,
+          body: { type: 'saml', publicCertificate: 'not a cert' },
+        })
+      ).status,
+      400,
+    );
+    const roles = await t.call('PUT', `/team/resources/sso/v1/configurations/${made.body.id}/roles`, {
+      token: admin,
+      body: { roleIds: [adminRoleId] },
+    });
     assert.equal(roles.status, 201);
-    assert.deepEqual((await t.call('GET', `/team/resources/sso/v1/configurations/${made.body.id}/roles`, { token: admin })).body.roleIds, [adminRoleId]);
-    const dom = await t.call('POST', `/team/resources/sso/v1/configurations/${made.body.id}/domains`, { token: admin, body: { domain: 'dns.acme.test' } });
+    assert.deepEqual(
+      (await t.call('GET', `/team/resources/sso/v1/configurations/${made.body.id}/roles`, { token: admin })).body
+        .roleIds,
+      [adminRoleId],
+    );
+    const dom = await t.call('POST', `/team/resources/sso/v1/configurations/${made.body.id}/domains`, {
+      token: admin,
+      body: { domain: 'dns.acme.test' },
+    });
     const records: Record<string, string[][]> = {};
     t.ctx.sso.configs.useTxtResolver(async (name) => records[name] ?? []);
     const path = `/team/resources/sso/v2/configurations/${made.body.id}/domains/${dom.body.id}/validate`;
@@ -245,6 +405,14 @@ describe('SAML SSO', () => {
     const ok = await t.call('PUT', path, { token: admin });
     assert.equal(ok.status, 200);
     assert.equal(ok.body.validated, true);
-    assert.equal((await t.call('PUT', '/team/resources/sso/v1/configurations/domains/acme.test/force-validate', { token: admin, body: {} })).status, 403);
+    assert.equal(
+      (
+        await t.call('PUT', '/team/resources/sso/v1/configurations/domains/acme.test/force-validate', {
+          token: admin,
+          body: {},
+        })
+      ).status,
+      403,
+    );
   });
 });

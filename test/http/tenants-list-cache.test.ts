@@ -23,7 +23,10 @@ before(async () => {
   // 24 accounts whose names hold "zqx" (so the short filter "zq" and the indexed "zqx" match the same ones), names
   // repeating so that the name sort needs its tie-breaker, and 10 that match neither.
   for (let i = 0; i < 24; i++) {
-    await account(t, { id: `lc-${String((i * 7) % 24).padStart(2, '0')}`, name: `${i % 3 ? 'Zqx' : 'zQx'} ${WORDS[i % 8]}` });
+    await account(t, {
+      id: `lc-${String((i * 7) % 24).padStart(2, '0')}`,
+      name: `${i % 3 ? 'Zqx' : 'zQx'} ${WORDS[i % 8]}`,
+    });
   }
   for (let i = 0; i < 10; i++) await account(t, { id: `other-${i}`, name: `Other ${i}` });
 });
@@ -36,7 +39,11 @@ type Page = { ids: string[]; total: number; pages: number };
 async function page(app: TestApp, query: string): Promise<Page> {
   const r = await app.call('GET', `${V2}?${query}`, { token: vendor });
   assert.equal(r.status, 200, JSON.stringify(r.body));
-  return { ids: r.body.items.map((a: any) => a.tenantId), total: r.body._metadata.totalItems, pages: r.body._metadata.totalPages };
+  return {
+    ids: r.body.items.map((a: any) => a.tenantId),
+    total: r.body._metadata.totalItems,
+    pages: r.body._metadata.totalPages,
+  };
 }
 /** Every page of a list, 5 at a time, joined. */
 async function walk(app: TestApp, query: string): Promise<{ ids: string[]; total: number }> {
@@ -46,7 +53,8 @@ async function walk(app: TestApp, query: string): Promise<{ ids: string[]; total
   for (let p = 1; p < first.pages; p++) ids.push(...(await page(app, `${query}&_limit=5&_offset=${p}`)).ids);
   return { ids, total: first.total };
 }
-const rename = (app: TestApp, id: string, name: string) => app.call('PUT', `${V2}/${id}`, { token: vendor, body: { name } });
+const rename = (app: TestApp, id: string, name: string) =>
+  app.call('PUT', `${V2}/${id}`, { token: vendor, body: { name } });
 
 describe('account list: short filters from the cached id list', () => {
   test('every page and the total equal those of the same matches read by the query, for each sort and order', async () => {
@@ -109,7 +117,10 @@ describe('account list: short filters from the cached id list', () => {
     assert.equal((await t.call('DELETE', `${V1}/lc-05`, { token: vendor })).status, 200);
     now = await page(t, q);
     assert.equal(now.total, 23);
-    assert.deepEqual(now.ids, before.ids.filter((id) => id !== 'lc-05'));
+    assert.deepEqual(
+      now.ids,
+      before.ids.filter((id) => id !== 'lc-05'),
+    );
   });
 
   test('a change made by another server on the same database, or by SQL, shows in the next page', async () => {
@@ -150,11 +161,15 @@ describe('account list: short filters from the cached id list', () => {
   });
 
   test('an update of what no list reads keeps the cached lists; an update of a name moves them (migration 0028)', async () => {
-    const version = async () => (await t.db.query<{ v: string }>('SELECT coalesce(sum(changes), 0)::text AS v FROM tenant_live_count')).rows[0].v;
+    const version = async () =>
+      (await t.db.query<{ v: string }>('SELECT coalesce(sum(changes), 0)::text AS v FROM tenant_live_count')).rows[0].v;
     const q = '_filter=zq&_sortBy=name&_order=ASC&_limit=200';
     const before = await page(t, q);
     const v0 = await version();
-    const edit = await t.call('PUT', `${V2}/lc-02`, { token: vendor, body: { website: 'https://lc-02.example', status: 'suspended', metadata: JSON.stringify({ tier: 'gold' }) } });
+    const edit = await t.call('PUT', `${V2}/lc-02`, {
+      token: vendor,
+      body: { website: 'https://lc-02.example', status: 'suspended', metadata: JSON.stringify({ tier: 'gold' }) },
+    });
     assert.equal(edit.status, 200, JSON.stringify(edit.body));
     assert.equal(await version(), v0, 'website, status and metadata decide no list: same data version');
     const same = await page(t, q);

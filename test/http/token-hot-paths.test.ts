@@ -25,22 +25,34 @@ before(async () => {
   await account(t, { id: 'hot-a', name: 'Hot A' });
   const roles = await t.call('GET', '/identity/resources/roles/v1', { token: vendor });
   const readOnly = roles.body.find((r: any) => r.key === 'read-only').id;
-  const created = await t.call('POST', '/identity/resources/tenants/api-tokens/v1', { token: vendor, headers: H, body: { description: 'hot', roleIds: [readOnly] } });
+  const created = await t.call('POST', '/identity/resources/tenants/api-tokens/v1', {
+    token: vendor,
+    headers: H,
+    body: { description: 'hot', roleIds: [readOnly] },
+  });
   assert.equal(created.status, 201);
   creds = { clientId: created.body.clientId, secret: created.body.secret };
 });
 after(async () => t?.close());
 
 async function entries(since: string, action: string) {
-  const r = await t.call('GET', `/audits?from=${encodeURIComponent(since)}&sortDirection=asc&count=1000&action=${encodeURIComponent(action)}`, { token: vendor });
+  const r = await t.call(
+    'GET',
+    `/audits?from=${encodeURIComponent(since)}&sortDirection=asc&count=1000&action=${encodeURIComponent(action)}`,
+    { token: vendor },
+  );
   assert.equal(r.status, 200, JSON.stringify(r.body));
   return r.body.data as any[];
 }
 
-const parts = (jwt: string) => jwt.split('.').slice(0, 2).map((p) => Buffer.from(p, 'base64url').toString('utf8'));
+const parts = (jwt: string) =>
+  jwt
+    .split('.')
+    .slice(0, 2)
+    .map((p) => Buffer.from(p, 'base64url').toString('utf8'));
 
 describe('token hot paths: audit entries stored with the change', () => {
-  test('exchange: one success entry per request with the hook\'s fields; a bad secret is still a failure entry', async () => {
+  test("exchange: one success entry per request with the hook's fields; a bad secret is still a failure entry", async () => {
     const since = new Date().toISOString();
     const ok = await t.call('POST', EXCHANGE, { body: creds, headers: UA });
     assert.equal(ok.status, 200);
@@ -49,7 +61,14 @@ describe('token hot paths: audit entries stored with the change', () => {
     const bad = await t.call('POST', EXCHANGE, { body: { ...creds, secret: 'wrong' }, headers: UA });
     assert.equal(bad.status, 401);
     const got = await entries(since, 'api_token.sign_in');
-    assert.deepEqual(got.map((e) => [e.outcome, e.data.statusCode, e.data.errorCode ?? null]), [['success', 200, null], ['success', 200, null], ['failure', 401, bad.body.errorCode]]);
+    assert.deepEqual(
+      got.map((e) => [e.outcome, e.data.statusCode, e.data.errorCode ?? null]),
+      [
+        ['success', 200, null],
+        ['success', 200, null],
+        ['failure', 401, bad.body.errorCode],
+      ],
+    );
     for (const e of got) {
       assert.deepEqual(e.actor, { type: 'anonymous', id: null });
       assert.equal(e.userAgent, 'hot-paths-test/1.0');
@@ -68,7 +87,13 @@ describe('token hot paths: audit entries stored with the change', () => {
     const replay = await t.call('POST', API_REFRESH, { body: { refreshToken: x.body.refresh_token } });
     assert.equal(replay.status, 401);
     const got = await entries(since, 'api_token.token_refresh');
-    assert.deepEqual(got.map((e) => [e.outcome, e.data.statusCode]), [['success', 200], ['failure', 401]]);
+    assert.deepEqual(
+      got.map((e) => [e.outcome, e.data.statusCode]),
+      [
+        ['success', 200],
+        ['failure', 401],
+      ],
+    );
   });
 
   test('user refresh: one user.token_refresh entry with the user as actor and target; a replay is only a failure', async () => {
@@ -80,13 +105,25 @@ describe('token hot paths: audit entries stored with the change', () => {
     const replay = await t.call('POST', USER_REFRESH, { body: { refreshToken: login.refreshToken }, headers: UA });
     assert.equal(replay.status, 401);
     const got = await entries(since, 'user.token_refresh');
-    assert.deepEqual(got.map((e) => [e.outcome, e.data.statusCode, `${e.actor.type}:${e.actor.id}`, `${e.target.type}:${e.target.id}`]), [
-      ['success', 201, `user:${u.id}`, `user:${u.id}`],
-      ['failure', 401, 'anonymous:null', 'null:null'],
-    ]);
+    assert.deepEqual(
+      got.map((e) => [
+        e.outcome,
+        e.data.statusCode,
+        `${e.actor.type}:${e.actor.id}`,
+        `${e.target.type}:${e.target.id}`,
+      ]),
+      [
+        ['success', 201, `user:${u.id}`, `user:${u.id}`],
+        ['failure', 401, 'anonymous:null', 'null:null'],
+      ],
+    );
     assert.equal(got[0].userAgent, 'hot-paths-test/1.0');
     // The rotated token of the success still works (the statement that stored the entry also rotated).
-    assert.equal((await t.call('POST', USER_REFRESH, { body: { refreshToken: r1.body.refreshToken } })).status, 401, 'the replay revoked the session');
+    assert.equal(
+      (await t.call('POST', USER_REFRESH, { body: { refreshToken: r1.body.refreshToken } })).status,
+      401,
+      'the replay revoked the session',
+    );
   });
 
   test('user refresh: concurrent uses of one token give one success entry; the uses that lost are failures only', async () => {
@@ -97,21 +134,30 @@ describe('token hot paths: audit entries stored with the change', () => {
     for (let round = 0; round < 3; round++) {
       const login = await signedIn(t, u);
       const since = new Date().toISOString();
-      const answers = await Promise.all([1, 2, 3].map(() => t.call('POST', USER_REFRESH, { body: { refreshToken: login.refreshToken }, headers: UA })));
+      const answers = await Promise.all(
+        [1, 2, 3].map(() => t.call('POST', USER_REFRESH, { body: { refreshToken: login.refreshToken }, headers: UA })),
+      );
       const winners = answers.filter((a) => a.status === 201);
       assert.equal(winners.length, 1, `round ${round}: ${answers.map((a) => a.status).join(',')}`);
       const got = await entries(since, 'user.token_refresh');
       assert.deepEqual(got.map((e) => e.outcome).sort(), ['failure', 'failure', 'success'], `round ${round}`);
-      assert.equal((await t.call('POST', USER_REFRESH, { body: { refreshToken: winners[0].body.refreshToken } })).status, 401, 'the losing uses revoked the session');
+      assert.equal(
+        (await t.call('POST', USER_REFRESH, { body: { refreshToken: winners[0].body.refreshToken } })).status,
+        401,
+        'the losing uses revoked the session',
+      );
     }
   });
 });
 
 describe('token hot paths: token format', () => {
-  test('access tokens keep jose\'s layout (header alg, kid, typ; claims then iss, iat, exp) and verify against the JWKS, for every algorithm', async () => {
+  test("access tokens keep jose's layout (header alg, kid, typ; claims then iss, iat, exp) and verify against the JWKS, for every algorithm", async () => {
     for (const algorithm of ['RS256', 'ES256', 'EdDSA']) {
       if (algorithm !== 'RS256') {
-        const rot = await t.call('POST', '/identity/resources/configurations/v1/signing-keys/rotate', { token: await t.vendorToken(), body: { algorithm } });
+        const rot = await t.call('POST', '/identity/resources/configurations/v1/signing-keys/rotate', {
+          token: await t.vendorToken(),
+          body: { algorithm },
+        });
         assert.equal(rot.status, 201);
       }
       const jwks = createLocalJWKSet((await t.call('GET', '/.well-known/jwks.json')).body);
@@ -129,26 +175,51 @@ describe('token hot paths: token format', () => {
       assert.equal(claims.exp! - claims.iat!, x.body.expires_in);
       assert.equal(claims.type, 'tenantApiToken');
       // The server accepts its own token on a guarded route.
-      assert.notEqual((await t.call('GET', '/identity/resources/tenants/api-tokens/v1', { token })).status, 401, 'the token verifies');
+      assert.notEqual(
+        (await t.call('GET', '/identity/resources/tenants/api-tokens/v1', { token })).status,
+        401,
+        'the token verifies',
+      );
     }
   });
 });
 
 describe('token hot paths: the IP gate cache', () => {
-  test('a change of the account\'s IP restrictions applies to the next exchange and API-token refresh at once', async () => {
+  test("a change of the account's IP restrictions applies to the next exchange and API-token refresh at once", async () => {
     const IP = '/identity/resources/configurations/v1/restrictions/ip';
     const from = (remoteAddress: string) => t.call('POST', EXCHANGE, { body: creds, remoteAddress });
     const first = await from('203.0.113.5');
     assert.equal(first.status, 200, 'no restrictions: admitted (and the empty state is cached)');
-    assert.equal((await t.call('POST', IP, { token: vendor, headers: H, body: { ip: '10.9.9.0/24', strategy: 'ALLOW' } })).status, 201);
+    assert.equal(
+      (await t.call('POST', IP, { token: vendor, headers: H, body: { ip: '10.9.9.0/24', strategy: 'ALLOW' } })).status,
+      201,
+    );
     // The account's administrator signed in from the test's default address: it stays admitted (no lockout).
-    assert.equal((await t.call('POST', IP, { token: vendor, headers: H, body: { ip: '127.0.0.1/32', strategy: 'ALLOW' } })).status, 201);
-    assert.equal((await t.call('POST', `${IP}/config`, { token: vendor, headers: H, body: { strategy: 'ALLOW', isActive: true } })).status, 201);
+    assert.equal(
+      (await t.call('POST', IP, { token: vendor, headers: H, body: { ip: '127.0.0.1/32', strategy: 'ALLOW' } })).status,
+      201,
+    );
+    assert.equal(
+      (await t.call('POST', `${IP}/config`, { token: vendor, headers: H, body: { strategy: 'ALLOW', isActive: true } }))
+        .status,
+      201,
+    );
     const refused = await from('203.0.113.5');
     assert.equal(refused.status, 403);
-    assert.equal(refused.body.errorCode, (await t.call('POST', API_REFRESH, { body: { refreshToken: first.body.refresh_token }, remoteAddress: '203.0.113.5' })).body.errorCode);
+    assert.equal(
+      refused.body.errorCode,
+      (
+        await t.call('POST', API_REFRESH, {
+          body: { refreshToken: first.body.refresh_token },
+          remoteAddress: '203.0.113.5',
+        })
+      ).body.errorCode,
+    );
     assert.equal((await from('10.9.9.7')).status, 200, 'on the allow list');
-    assert.equal((await t.call('POST', `${IP}/config`, { token: vendor, headers: H, body: { isActive: false } })).status, 201);
+    assert.equal(
+      (await t.call('POST', `${IP}/config`, { token: vendor, headers: H, body: { isActive: false } })).status,
+      201,
+    );
     assert.equal((await from('203.0.113.5')).status, 200, 'deactivated: admitted again at once');
   });
 });

@@ -18,14 +18,25 @@ async function restrictedApp(env: Record<string, string>): Promise<TestApp> {
   const h = { 'gatehouse-tenant-id': 'tp-acme' };
   await account(t, { id: 'tp-acme' });
   await user(t, 'tp-acme', { email: 'ada@tp.test', password: PASSWORD });
-  assert.equal((await t.call('POST', IP, { token: vendor, body: { ip: '203.0.113.0/24', strategy: 'ALLOW' }, headers: h })).status, 201);
-  const on = await t.call('POST', `${IP}/config`, { token: vendor, body: { isActive: true, strategy: 'ALLOW' }, headers: h });
+  assert.equal(
+    (await t.call('POST', IP, { token: vendor, body: { ip: '203.0.113.0/24', strategy: 'ALLOW' }, headers: h })).status,
+    201,
+  );
+  const on = await t.call('POST', `${IP}/config`, {
+    token: vendor,
+    body: { isActive: true, strategy: 'ALLOW' },
+    headers: h,
+  });
   assert.equal(on.status, 201, JSON.stringify(on.body));
   return t;
 }
 
 const login = (t: TestApp, remoteAddress: string, forwardedFor?: string) =>
-  t.call('POST', '/identity/resources/auth/v1/user', { body: { email: 'ada@tp.test', password: PASSWORD }, remoteAddress, headers: forwardedFor ? { 'x-forwarded-for': forwardedFor } : {} });
+  t.call('POST', '/identity/resources/auth/v1/user', {
+    body: { email: 'ada@tp.test', password: PASSWORD },
+    remoteAddress,
+    headers: forwardedFor ? { 'x-forwarded-for': forwardedFor } : {},
+  });
 
 describe('trusted proxies', () => {
   let trusting: TestApp;
@@ -63,9 +74,17 @@ describe('trusted proxies', () => {
     assert.equal(loadConfig({ TRUST_PROXY: 'false' }).trustProxy, false);
     assert.equal(loadConfig({ TRUST_PROXY: 'true' }).trustProxy, true);
     assert.equal(loadConfig({ TRUST_PROXY: '2' }).trustProxy, 2);
-    assert.deepEqual(loadConfig({ TRUST_PROXY: '10.0.0.0/8, ::1 ,uniquelocal' }).trustProxy, ['10.0.0.0/8', '::1', 'uniquelocal']);
+    assert.deepEqual(loadConfig({ TRUST_PROXY: '10.0.0.0/8, ::1 ,uniquelocal' }).trustProxy, [
+      '10.0.0.0/8',
+      '::1',
+      'uniquelocal',
+    ]);
     for (const bad of ['10.0.0.0/33', 'proxy.example', '0', '2001:db8::/129', '1.2.3.4/8/9']) {
-      assert.throws(() => loadConfig({ TRUST_PROXY: bad }), (e: unknown) => e instanceof ConfigError && /TRUST_PROXY/.test(e.message), bad);
+      assert.throws(
+        () => loadConfig({ TRUST_PROXY: bad }),
+        (e: unknown) => e instanceof ConfigError && /TRUST_PROXY/.test(e.message),
+        bad,
+      );
     }
   });
 });

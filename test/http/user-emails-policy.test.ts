@@ -28,7 +28,8 @@ async function createUser(email: string): Promise<{ id: string; token: string }>
   return { id: s.userId, token: s.accessToken };
 }
 const setPolicy = (body: unknown, token = vendor) => t.call('POST', POLICY, { token, body });
-const emailOf = async (id: string) => (await t.call('GET', `/identity/resources/vendor-only/users/v1/${id}`, { token: vendor })).body.email as string;
+const emailOf = async (id: string) =>
+  (await t.call('GET', `/identity/resources/vendor-only/users/v1/${id}`, { token: vendor })).body.email as string;
 const mails = (email: string) => mailbox.to(email).filter((m) => m.subject === SUBJECT);
 
 describe('user emails policy', () => {
@@ -59,37 +60,59 @@ describe('user emails policy', () => {
     assert.equal((await setPolicy({ allowEmailChange: true })).status, 200);
     const ann = await createUser('ann@uep.test');
     // A change asked for while allowed...
-    assert.equal((await t.call('POST', `${U}/v1/email/me`, { token: ann.token, body: { email: 'ann.new@uep.test' } })).status, 200);
+    assert.equal(
+      (await t.call('POST', `${U}/v1/email/me`, { token: ann.token, body: { email: 'ann.new@uep.test' } })).status,
+      200,
+    );
     await mailbox.waitFor(() => mails('ann.new@uep.test').length > 0);
     const code = codeIn(mails('ann.new@uep.test')[0]);
 
     assert.equal((await setPolicy({ allowEmailChange: false })).status, 200);
     // ...cannot be completed once forbidden.
-    const pending = await t.call('POST', `${U}/v1/email/me/verify`, { token: ann.token, body: { email: 'ann.new@uep.test', code } });
+    const pending = await t.call('POST', `${U}/v1/email/me/verify`, {
+      token: ann.token,
+      body: { email: 'ann.new@uep.test', code },
+    });
     assert.equal(pending.status, 403, JSON.stringify(pending.body));
     assert.equal(pending.body.errorCode, 'GH-41004');
     assert.equal(await emailOf(ann.id), 'ann@uep.test');
 
-    const refused = await t.call('POST', `${U}/v1/email/me`, { token: ann.token, body: { email: 'ann.other@uep.test' } });
+    const refused = await t.call('POST', `${U}/v1/email/me`, {
+      token: ann.token,
+      body: { email: 'ann.other@uep.test' },
+    });
     assert.equal(refused.status, 403);
     assert.equal(refused.body.errorCode, 'GH-41004');
     assert.match(refused.body.errors[0], /allowEmailChange/);
     assert.equal(mails('ann.other@uep.test').length, 0, 'nothing sent');
 
     // Verifying the current address is not a change.
-    assert.equal((await t.call('POST', `${U}/v1/email/me`, { token: ann.token, body: { email: 'ann@uep.test' } })).status, 200);
+    assert.equal(
+      (await t.call('POST', `${U}/v1/email/me`, { token: ann.token, body: { email: 'ann@uep.test' } })).status,
+      200,
+    );
 
     // The vendor's change of a user's email is not subject to the policy.
-    const vendorChange = await t.call('PUT', `${U}/v1/${ann.id}/email`, { token: vendor, body: { email: 'ann.vendor@uep.test' } });
+    const vendorChange = await t.call('PUT', `${U}/v1/${ann.id}/email`, {
+      token: vendor,
+      body: { email: 'ann.vendor@uep.test' },
+    });
     assert.equal(vendorChange.status, 200, JSON.stringify(vendorChange.body));
     assert.equal(await emailOf(ann.id), 'ann.vendor@uep.test');
 
     // Allowed again: the self-service change works end to end.
     assert.equal((await setPolicy({ allowEmailChange: true })).status, 200);
-    const token = (await t.call('POST', LOGIN, { body: { email: 'ann.vendor@uep.test', password: PASSWORD } })).body.accessToken;
-    assert.equal((await t.call('POST', `${U}/v1/email/me`, { token, body: { email: 'ann.final@uep.test' } })).status, 200);
+    const token = (await t.call('POST', LOGIN, { body: { email: 'ann.vendor@uep.test', password: PASSWORD } })).body
+      .accessToken;
+    assert.equal(
+      (await t.call('POST', `${U}/v1/email/me`, { token, body: { email: 'ann.final@uep.test' } })).status,
+      200,
+    );
     await mailbox.waitFor(() => mails('ann.final@uep.test').length > 0);
-    const ok = await t.call('POST', `${U}/v1/email/me/verify`, { token, body: { email: 'ann.final@uep.test', code: codeIn(mails('ann.final@uep.test')[0]) } });
+    const ok = await t.call('POST', `${U}/v1/email/me/verify`, {
+      token,
+      body: { email: 'ann.final@uep.test', code: codeIn(mails('ann.final@uep.test')[0]) },
+    });
     assert.equal(ok.status, 200, JSON.stringify(ok.body));
     assert.equal(await emailOf(ann.id), 'ann.final@uep.test');
   });

@@ -17,12 +17,21 @@ const sessionOf = async (who: string) => (await signedIn(t, people[who])).access
 before(async () => {
   t = await startTestApp();
   vendor = await t.vendorToken();
-  for (const [id, parent] of [['un-a', undefined], ['un-b', undefined], ['un-a-sub', 'un-a']] as const) {
+  for (const [id, parent] of [
+    ['un-a', undefined],
+    ['un-b', undefined],
+    ['un-a-sub', 'un-a'],
+  ] as const) {
     await account(t, { id, parentTenantId: parent });
   }
   people.jon = await user(t, 'un-a', { email: 'jonathan@un.test', name: 'Jonathan Smith', password: PASSWORD });
   people.maria = await user(t, 'un-a', { email: 'maria@un.test', name: 'Maria Garcia', password: PASSWORD });
-  people.snow = await user(t, 'un-a', { email: 'jsnow@un.test', name: 'Jon Snow', password: PASSWORD, username: 'kingnorth' });
+  people.snow = await user(t, 'un-a', {
+    email: 'jsnow@un.test',
+    name: 'Jon Snow',
+    password: PASSWORD,
+    username: 'kingnorth',
+  });
   people.other = await user(t, 'un-b', { email: 'jonas@un-b.test', name: 'Jonas Other', password: PASSWORD });
   people.sub = await user(t, 'un-a-sub', { email: 'subby@un.test', name: 'Sub Quixotic', password: PASSWORD });
 });
@@ -38,9 +47,15 @@ describe('usernames', () => {
     assert.equal(again.status, 200);
     const me = await t.call('GET', `${N}/me`, { token });
     assert.deepEqual(me.body, { username: 'J.Smith', userId: people.jon.id });
-    const signIn = await t.call('POST', '/identity/resources/auth/v1/user', { body: { username: 'j.smith', password: PASSWORD } });
+    const signIn = await t.call('POST', '/identity/resources/auth/v1/user', {
+      body: { username: 'j.smith', password: PASSWORD },
+    });
     assert.equal(signIn.status, 200, JSON.stringify(signIn.body));
-    assert.equal((await t.call('GET', `/identity/resources/vendor-only/users/v1/${people.jon.id}`, { token: vendor })).body.username, 'J.Smith');
+    assert.equal(
+      (await t.call('GET', `/identity/resources/vendor-only/users/v1/${people.jon.id}`, { token: vendor })).body
+        .username,
+      'J.Smith',
+    );
   });
 
   test('a taken username (any case) is a 409 and changes nothing; bad input is a 400', async () => {
@@ -48,7 +63,13 @@ describe('usernames', () => {
     assert.equal(r.status, 409);
     assert.equal(r.body.errorCode, 'GH-42003');
     assert.equal((await t.call('GET', `${N}/me`, { token: await tokenOf('maria') })).status, 404);
-    for (const body of [{}, { username: '' }, { username: 'has space' }, { username: 'x'.repeat(129) }, { username: 7 }]) {
+    for (const body of [
+      {},
+      { username: '' },
+      { username: 'has space' },
+      { username: 'x'.repeat(129) },
+      { username: 7 },
+    ]) {
       const bad = await t.call('POST', N, { token: await sessionOf('maria'), body });
       assert.equal(bad.status, 400, JSON.stringify(body));
       assert.equal(bad.body.errorCode, 'GH-10001');
@@ -59,22 +80,40 @@ describe('usernames', () => {
     const missing = await t.call('POST', N, { token: vendor, body: { username: 'maria.g' } });
     assert.equal(missing.status, 400);
     assert.equal(missing.body.errorCode, 'GH-64009');
-    const r = await t.call('POST', N, { token: vendor, headers: { 'gatehouse-user-id': people.maria.id }, body: { username: 'maria.g' } });
+    const r = await t.call('POST', N, {
+      token: vendor,
+      headers: { 'gatehouse-user-id': people.maria.id },
+      body: { username: 'maria.g' },
+    });
     assert.equal(r.status, 201, JSON.stringify(r.body));
     const me = await t.call('GET', `${N}/me`, { token: vendor, headers: { 'gatehouse-user-id': people.maria.id } });
     assert.deepEqual(me.body, { username: 'maria.g', userId: people.maria.id });
-    const unknown = await t.call('POST', N, { token: vendor, headers: { 'gatehouse-user-id': '00000000-0000-4000-8000-000000000000' }, body: { username: 'ghost' } });
+    const unknown = await t.call('POST', N, {
+      token: vendor,
+      headers: { 'gatehouse-user-id': '00000000-0000-4000-8000-000000000000' },
+      body: { username: 'ghost' },
+    });
     assert.equal(unknown.status, 404);
   });
 
   test('the list: a page of {username, userId}, prefix, userIds, sort, account scope', async () => {
-    await t.call('POST', N, { token: vendor, headers: { 'gatehouse-user-id': people.other.id }, body: { username: 'jonas' } });
+    await t.call('POST', N, {
+      token: vendor,
+      headers: { 'gatehouse-user-id': people.other.id },
+      body: { username: 'jonas' },
+    });
     const all = await t.call('GET', N, { token: vendor });
     assert.equal(all.status, 200, JSON.stringify(all.body));
-    assert.deepEqual(all.body.items.map((i: any) => i.username), ['J.Smith', 'jonas', 'kingnorth', 'maria.g']);
+    assert.deepEqual(
+      all.body.items.map((i: any) => i.username),
+      ['J.Smith', 'jonas', 'kingnorth', 'maria.g'],
+    );
     assert.equal(all.body._metadata.totalItems, 4);
     const prefixed = await t.call('GET', `${N}?_usernamePrefix=J&_sortBy=username&_order=DESC`, { token: vendor });
-    assert.deepEqual(prefixed.body.items.map((i: any) => i.username), ['jonas', 'J.Smith']);
+    assert.deepEqual(
+      prefixed.body.items.map((i: any) => i.username),
+      ['jonas', 'J.Smith'],
+    );
     const byIds = await t.call('GET', `${N}?userIds=${people.snow.id},${people.maria.id}`, { token: vendor });
     const env = t.ctx.environment.id;
     assert.deepEqual(byIds.body.items, [
@@ -84,7 +123,10 @@ describe('usernames', () => {
     const scoped = await t.call('GET', N, { token: await tokenOf('jon') });
     assert.ok(!scoped.body.items.some((i: any) => i.username === 'jonas'), 'a user token sees its account only');
     const paged = await t.call('GET', `${N}?_limit=1&_offset=1`, { token: vendor });
-    assert.deepEqual(paged.body.items.map((i: any) => i.username), ['jonas']);
+    assert.deepEqual(
+      paged.body.items.map((i: any) => i.username),
+      ['jonas'],
+    );
     assert.equal((await t.call('GET', `${N}?_sortBy=email`, { token: vendor })).status, 400);
   });
 
@@ -104,7 +146,11 @@ describe('usernames', () => {
 });
 
 describe('fuzzy user search', () => {
-  const search = async (query: string, token?: string, headers: Record<string, string> = { 'gatehouse-tenant-id': 'un-a' }) => {
+  const search = async (
+    query: string,
+    token?: string,
+    headers: Record<string, string> = { 'gatehouse-tenant-id': 'un-a' },
+  ) => {
     const r = await t.call('GET', `${U}/v1/query/phrase?${query}`, { token: token ?? vendor, headers });
     assert.equal(r.status, 200, JSON.stringify(r.body));
     return r.body.items.map((u: any) => u.email);
@@ -116,7 +162,11 @@ describe('fuzzy user search', () => {
     const jon = await search('_phrase=jon');
     assert.deepEqual([...jon].sort(), ['jonathan@un.test', 'jsnow@un.test']);
     assert.ok(!jon.includes('jonas@un-b.test'));
-    assert.deepEqual([...await search('_phrase=jonh')].sort(), ['jonathan@un.test', 'jsnow@un.test'], 'jonh is like jonathan and jon');
+    assert.deepEqual(
+      [...(await search('_phrase=jonh'))].sort(),
+      ['jonathan@un.test', 'jsnow@un.test'],
+      'jonh is like jonathan and jon',
+    );
     assert.deepEqual(await search('_phrase=zzzq'), []);
   });
 
@@ -130,11 +180,21 @@ describe('fuzzy user search', () => {
     assert.equal((await search('_limit=1')).length, 1);
     assert.deepEqual(await search('_phrase=quixotic'), []);
     assert.deepEqual(await search('_phrase=quixotic&_includeSubTenants=true'), ['subby@un.test']);
-    assert.equal((await search('_phrase=jonas', vendor, {}))[0], 'jonas@un-b.test', 'a vendor without header searches the environment, exact match first');
+    assert.equal(
+      (await search('_phrase=jonas', vendor, {}))[0],
+      'jonas@un-b.test',
+      'a vendor without header searches the environment, exact match first',
+    );
   });
 
   test('bad input is a 400', async () => {
-    for (const q of ['_limit=0', '_limit=201', '_identifierType=phone', '_includeSubTenants=maybe', `_phrase=${'x'.repeat(321)}`]) {
+    for (const q of [
+      '_limit=0',
+      '_limit=201',
+      '_identifierType=phone',
+      '_includeSubTenants=maybe',
+      `_phrase=${'x'.repeat(321)}`,
+    ]) {
       const r = await t.call('GET', `${U}/v1/query/phrase?${q}`, { token: vendor });
       assert.equal(r.status, 400, q);
     }

@@ -11,7 +11,8 @@ const PASSWORD = 'a long enough password 42!';
 let ada: any;
 let bob: any;
 
-const signIn = (email: string, password: string) => t.call('POST', '/identity/resources/auth/v1/user', { body: { email, password } });
+const signIn = (email: string, password: string) =>
+  t.call('POST', '/identity/resources/auth/v1/user', { body: { email, password } });
 const unlock = (token: unknown) => t.call('POST', `${U}/v3/me/unlock`, { body: { token } });
 const generate = (userId: string) => t.call('POST', `${U}/v1/${userId}/links/generate-unlock-token`, { token: vendor });
 
@@ -44,7 +45,10 @@ describe('self-service unlock', () => {
     const second = await generate(ada.id);
     assert.equal(second.body.userId, ada.id);
     assert.ok(second.body.token.length >= 40 && Date.parse(second.body.expiresAt) > Date.now());
-    const { rows } = await t.db.query<{ token_hash: string }>('SELECT token_hash FROM user_unlock_tokens WHERE user_id = $1', [ada.id]);
+    const { rows } = await t.db.query<{ token_hash: string }>(
+      'SELECT token_hash FROM user_unlock_tokens WHERE user_id = $1',
+      [ada.id],
+    );
     assert.ok(rows.length >= 1 && rows.every((r) => r.token_hash !== second.body.token));
 
     // A newer token voids the earlier one.
@@ -62,8 +66,14 @@ describe('self-service unlock', () => {
     const again = await unlock(second.body.token);
     assert.equal(again.status, 410);
     assert.equal(again.body.errorCode, 'GH-62002');
-    const { rows: ev } = await t.db.query<{ data: any }>("SELECT data FROM events WHERE event_key = 'user.unlocked' AND entity_id = $1", [ada.id]);
-    assert.deepEqual(ev.map((e) => e.data.reason), ['self_service']);
+    const { rows: ev } = await t.db.query<{ data: any }>(
+      "SELECT data FROM events WHERE event_key = 'user.unlocked' AND entity_id = $1",
+      [ada.id],
+    );
+    assert.deepEqual(
+      ev.map((e) => e.data.reason),
+      ['self_service'],
+    );
   });
 
   test('bad input: unknown token 400, missing or empty token 400, expired token 410', async () => {
@@ -77,7 +87,9 @@ describe('self-service unlock', () => {
     for (let i = 0; i < 5; i++) await signIn('bob@ul.test', 'wrong password');
     const issued = await generate(bob.id);
     assert.equal(issued.status, 201);
-    await t.db.query("UPDATE user_unlock_tokens SET expires_at = now() - interval '1 second' WHERE user_id = $1", [bob.id]);
+    await t.db.query("UPDATE user_unlock_tokens SET expires_at = now() - interval '1 second' WHERE user_id = $1", [
+      bob.id,
+    ]);
     const expired = await unlock(issued.body.token);
     assert.equal(expired.status, 410);
     assert.equal((await signIn('bob@ul.test', PASSWORD)).status, 403, 'an expired token unlocks nothing');

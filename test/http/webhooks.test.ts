@@ -7,7 +7,11 @@ import { startTestApp, type TestApp } from '../helpers/harness.ts';
 import { account, signedIn, user } from '../fixtures/builders.ts';
 import { openTestDb } from '../helpers/db.ts';
 
-interface Received { headers: IncomingHttpHeaders; raw: string; body: any }
+interface Received {
+  headers: IncomingHttpHeaders;
+  raw: string;
+  body: any;
+}
 
 /** A local webhook receiver: records every POST; `failNext(n)` answers 500 to the next n requests; `hang` never answers. */
 async function receiver(opts: { hang?: boolean } = {}) {
@@ -45,7 +49,8 @@ async function receiver(opts: { hang?: boolean } = {}) {
     async until(pred: (got: Received[]) => boolean, what: string, limitMs = 15000) {
       const start = Date.now();
       while (!pred(got)) {
-        if (Date.now() - start > limitMs) assert.fail(`receiver never got ${what}; got ${JSON.stringify(got.map((g) => g.body.eventKey))}`);
+        if (Date.now() - start > limitMs)
+          assert.fail(`receiver never got ${what}; got ${JSON.stringify(got.map((g) => g.body.eventKey))}`);
         await new Promise((r) => setTimeout(r, 20));
       }
     },
@@ -66,7 +71,12 @@ function verifySignature(r: Received, secret: string): void {
   assert.equal(r.headers['content-type'], 'application/json');
 }
 
-const ENV = { WEBHOOK_POLL_MS: '20', WEBHOOK_BACKOFF_BASE_MS: '20', WEBHOOK_BACKOFF_MAX_MS: '60', WEBHOOK_TIMEOUT_MS: '5000' };
+const ENV = {
+  WEBHOOK_POLL_MS: '20',
+  WEBHOOK_BACKOFF_BASE_MS: '20',
+  WEBHOOK_BACKOFF_MAX_MS: '60',
+  WEBHOOK_TIMEOUT_MS: '5000',
+};
 const SECRET = 'whsec-test-0123456789';
 const ACCOUNTS = '/tenants/resources/tenants/v1';
 
@@ -82,9 +92,24 @@ const hook = (body: Record<string, unknown>) => t.call('POST', '/webhook/custom'
 
 describe('webhooks: configuration', () => {
   test('create, list, get, patch, delete; the secret is never echoed; bad input is a 400 naming the field', async () => {
-    const r = await hook({ displayName: 'CRM', url: 'https://crm.example/hook', secret: SECRET, eventKeys: ['user.created'], isActive: true });
+    const r = await hook({
+      displayName: 'CRM',
+      url: 'https://crm.example/hook',
+      secret: SECRET,
+      eventKeys: ['user.created'],
+      isActive: true,
+    });
     assert.equal(r.status, 201, JSON.stringify(r.body));
-    assert.deepEqual(Object.keys(r.body).sort(), ['createdAt', 'displayName', 'eventKeys', 'id', 'isActive', 'tenantId', 'updatedAt', 'url']);
+    assert.deepEqual(Object.keys(r.body).sort(), [
+      'createdAt',
+      'displayName',
+      'eventKeys',
+      'id',
+      'isActive',
+      'tenantId',
+      'updatedAt',
+      'url',
+    ]);
     assert.equal(r.body.tenantId, null);
     const generated = await hook({ displayName: 'gen', url: 'https://gen.example/hook', eventKeys: ['*'] });
     assert.equal(generated.status, 201);
@@ -92,11 +117,17 @@ describe('webhooks: configuration', () => {
     assert.equal((await t.call('GET', `/webhook/${generated.body.id}`, { token: vendor })).body.secret, undefined);
     const list = await t.call('GET', '/webhook', { token: vendor });
     assert.ok(list.body.some((w: any) => w.id === r.body.id));
-    const p = await t.call('PATCH', `/webhook/${r.body.id}`, { token: vendor, body: { isActive: false, eventKeys: ['user.created', 'user.deleted'] } });
+    const p = await t.call('PATCH', `/webhook/${r.body.id}`, {
+      token: vendor,
+      body: { isActive: false, eventKeys: ['user.created', 'user.deleted'] },
+    });
     assert.equal(p.status, 200);
     assert.equal(p.body.isActive, false);
     assert.deepEqual(p.body.eventKeys, ['user.created', 'user.deleted']);
-    assert.ok(!JSON.stringify(await t.db.query('SELECT secret_sealed FROM webhooks')).includes(SECRET), 'the secret is sealed at rest');
+    assert.ok(
+      !JSON.stringify(await t.db.query('SELECT secret_sealed FROM webhooks')).includes(SECRET),
+      'the secret is sealed at rest',
+    );
 
     const bad = await hook({ displayName: 'x', url: 'ftp://x', eventKeys: ['user.created'] });
     assert.equal(bad.status, 400);
@@ -104,10 +135,21 @@ describe('webhooks: configuration', () => {
     const badKey = await hook({ displayName: 'x', url: 'https://x.example', eventKeys: ['user.exploded'] });
     assert.equal(badKey.status, 400);
     assert.match(badKey.body.errors[0], /eventKeys/);
-    assert.equal((await hook({ displayName: 'x', url: 'https://x.example', eventKeys: ['user.created'], tenantId: 'no-such-account' })).status, 404);
+    assert.equal(
+      (
+        await hook({
+          displayName: 'x',
+          url: 'https://x.example',
+          eventKeys: ['user.created'],
+          tenantId: 'no-such-account',
+        })
+      ).status,
+      404,
+    );
     assert.equal((await t.call('PATCH', `/webhook/${r.body.id}`, { token: vendor, body: {} })).status, 400);
 
-    for (const id of [r.body.id, generated.body.id]) assert.equal((await t.call('DELETE', `/webhook/${id}`, { token: vendor })).status, 204);
+    for (const id of [r.body.id, generated.body.id])
+      assert.equal((await t.call('DELETE', `/webhook/${id}`, { token: vendor })).status, 204);
     const gone = await t.call('GET', `/webhook/${r.body.id}`, { token: vendor });
     assert.equal(gone.status, 404);
     assert.equal(gone.body.errorCode, 'GH-67001');
@@ -127,8 +169,19 @@ describe('webhooks: delivery', () => {
     const own = await receiver();
     try {
       await account(t, { id: 'wh-own', name: 'Own' });
-      const all = await hook({ displayName: 'all', url: rx.url, secret: SECRET, eventKeys: ['account.created', 'account.updated'] });
-      const mine = await hook({ displayName: 'own', url: own.url, secret: SECRET, eventKeys: ['account.updated'], tenantId: 'wh-own' });
+      const all = await hook({
+        displayName: 'all',
+        url: rx.url,
+        secret: SECRET,
+        eventKeys: ['account.created', 'account.updated'],
+      });
+      const mine = await hook({
+        displayName: 'own',
+        url: own.url,
+        secret: SECRET,
+        eventKeys: ['account.updated'],
+        tenantId: 'wh-own',
+      });
       assert.equal(mine.status, 201);
       await account(t, { id: 'wh-one', name: 'One' });
       assert.equal((await t.call('PUT', `${ACCOUNTS}/wh-one`, { token: vendor, body: { name: 'One!' } })).status, 200);
@@ -144,14 +197,29 @@ describe('webhooks: delivery', () => {
       assert.equal(created.body.data.name, 'One');
       assert.match(created.body.createdAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
       // Order is kept per entity (deliveries for different entities run in parallel).
-      assert.deepEqual(rx.got.filter((g) => g.body.tenantId === 'wh-one').map((g) => g.body.eventKey), ['account.created', 'account.updated']);
-      assert.deepEqual(rx.got.map((g) => `${g.body.eventKey} ${g.body.tenantId}`).sort(), ['account.created wh-one', 'account.updated wh-one', 'account.updated wh-own']);
-      assert.deepEqual(own.got.map((g) => `${g.body.eventKey} ${g.body.tenantId}`), ['account.updated wh-own']);
+      assert.deepEqual(
+        rx.got.filter((g) => g.body.tenantId === 'wh-one').map((g) => g.body.eventKey),
+        ['account.created', 'account.updated'],
+      );
+      assert.deepEqual(rx.got.map((g) => `${g.body.eventKey} ${g.body.tenantId}`).sort(), [
+        'account.created wh-one',
+        'account.updated wh-one',
+        'account.updated wh-own',
+      ]);
+      assert.deepEqual(
+        own.got.map((g) => `${g.body.eventKey} ${g.body.tenantId}`),
+        ['account.updated wh-own'],
+      );
       verifySignature(own.got[0], SECRET);
       const logs = await t.call('GET', `/webhook/${all.body.id}/logs`, { token: vendor });
       assert.equal(logs.status, 200);
       assert.equal(logs.body.total, 3);
-      assert.ok(logs.body.data.every((d: any) => d.status === 'succeeded' && d.attempts === 1 && d.responseStatus === 200 && d.responseBody === 'ok'));
+      assert.ok(
+        logs.body.data.every(
+          (d: any) =>
+            d.status === 'succeeded' && d.attempts === 1 && d.responseStatus === 200 && d.responseBody === 'ok',
+        ),
+      );
       for (const h of [all, mine]) await t.call('DELETE', `/webhook/${h.body.id}`, { token: vendor });
     } finally {
       await rx.close();
@@ -162,12 +230,25 @@ describe('webhooks: delivery', () => {
   test('a receiver that fails three times then recovers gets every event, once each, in order per entity', async () => {
     const rx = await receiver();
     try {
-      const h = await hook({ displayName: 'flaky', url: rx.url, secret: SECRET, eventKeys: ['account.created', 'account.updated'] });
+      const h = await hook({
+        displayName: 'flaky',
+        url: rx.url,
+        secret: SECRET,
+        eventKeys: ['account.created', 'account.updated'],
+      });
       rx.failNext(3);
       await account(t, { id: 'wh-flaky', name: 'v0' });
-      for (let i = 1; i <= 4; i++) assert.equal((await t.call('PUT', `${ACCOUNTS}/wh-flaky`, { token: vendor, body: { name: `v${i}` } })).status, 200);
+      for (let i = 1; i <= 4; i++)
+        assert.equal(
+          (await t.call('PUT', `${ACCOUNTS}/wh-flaky`, { token: vendor, body: { name: `v${i}` } })).status,
+          200,
+        );
       await rx.until((g) => g.length >= 5, 'five events');
-      assert.deepEqual(rx.got.map((g) => g.body.data.name), ['v0', 'v1', 'v2', 'v3', 'v4'], 'in order, none twice');
+      assert.deepEqual(
+        rx.got.map((g) => g.body.data.name),
+        ['v0', 'v1', 'v2', 'v3', 'v4'],
+        'in order, none twice',
+      );
       assert.equal(new Set(rx.got.map((g) => g.body.id)).size, 5);
       const logs = await t.call('GET', `/webhook/${h.body.id}/logs`, { token: vendor });
       const first = logs.body.data.find((d: any) => d.eventKey === 'account.created');
@@ -187,7 +268,7 @@ describe('webhooks: delivery', () => {
       const d = await hook({ displayName: 'dead', url: dead.url, secret: SECRET, eventKeys: ['account.created'] });
       const l = await hook({ displayName: 'live', url: live.url, secret: SECRET, eventKeys: ['account.created'] });
       for (const id of ['wh-d1', 'wh-d2', 'wh-d3']) await account(t, { id });
-      await live.until((g) => g.length >= 3, 'the live endpoint\'s three events');
+      await live.until((g) => g.length >= 3, "the live endpoint's three events");
       assert.ok(dead.open.length >= 1, 'the dead endpoint still holds a request open');
       await t.call('DELETE', `/webhook/${d.body.id}`, { token: vendor });
       await t.call('DELETE', `/webhook/${l.body.id}`, { token: vendor });
@@ -216,7 +297,14 @@ describe('webhooks: delivery', () => {
       assert.equal(rx.got[1].body.id, rx.got[0].body.id, 'same event id');
       assert.equal(rx.got[1].raw, rx.got[0].raw, 'same body');
       verifySignature(rx.got[1], SECRET);
-      assert.equal((await t.call('POST', `/webhook/${h.body.id}/logs/00000000-0000-0000-0000-000000000000/replay`, { token: vendor })).body.errorCode, 'GH-67002');
+      assert.equal(
+        (
+          await t.call('POST', `/webhook/${h.body.id}/logs/00000000-0000-0000-0000-000000000000/replay`, {
+            token: vendor,
+          })
+        ).body.errorCode,
+        'GH-67002',
+      );
 
       await rx.close();
       const down = await t.call('POST', `/webhook/${h.body.id}/test`, { token: vendor });
@@ -237,7 +325,15 @@ describe('webhooks: durability', () => {
     try {
       const first = await startTestApp(ENV, { db, jobs: false });
       const v = await first.vendorToken();
-      assert.equal((await first.call('POST', '/webhook/custom', { token: v, body: { displayName: 'd', url: rx.url, secret: SECRET, eventKeys: ['account.created'] } })).status, 201);
+      assert.equal(
+        (
+          await first.call('POST', '/webhook/custom', {
+            token: v,
+            body: { displayName: 'd', url: rx.url, secret: SECRET, eventKeys: ['account.created'] },
+          })
+        ).status,
+        201,
+      );
       await account(first, { id: 'crash-1', name: 'c' });
       await first.close(); // the process ends before any delivery was attempted
       assert.equal(rx.got.length, 0);
@@ -264,9 +360,17 @@ describe('webhooks: events nobody subscribes to', () => {
       const v = await app.vendorToken();
       const create = (tenantId: string) => account(app, { id: tenantId });
       const written = async (key: string, tenantId: string) =>
-        (await app.db.query<{ dispatched: boolean }>('SELECT dispatched_at IS NOT NULL AS dispatched FROM events WHERE event_key = $1 AND tenant_id = $2', [key, tenantId])).rows.map((r) => r.dispatched);
+        (
+          await app.db.query<{ dispatched: boolean }>(
+            'SELECT dispatched_at IS NOT NULL AS dispatched FROM events WHERE event_key = $1 AND tenant_id = $2',
+            [key, tenantId],
+          )
+        ).rows.map((r) => r.dispatched);
       const add = async (body: Record<string, unknown>) => {
-        const r = await app.call('POST', '/webhook/custom', { token: v, body: { displayName: 'n', url: rx.url, secret: SECRET, ...body } });
+        const r = await app.call('POST', '/webhook/custom', {
+          token: v,
+          body: { displayName: 'n', url: rx.url, secret: SECRET, ...body },
+        });
         assert.equal(r.status, 201, JSON.stringify(r.body));
         return r.body.id as string;
       };
@@ -279,31 +383,64 @@ describe('webhooks: events nobody subscribes to', () => {
       await add({ eventKeys: ['account.created', 'account.updated'], isActive: false });
       await add({ eventKeys: ['*'], tenantId: 'other-account' });
       await create('nobody-2');
-      assert.deepEqual(await written('account.created', 'nobody-2'), [true], 'another key, an inactive webhook, another account');
+      assert.deepEqual(
+        await written('account.created', 'nobody-2'),
+        [true],
+        'another key, an inactive webhook, another account',
+      );
 
       const wanted = await add({ eventKeys: ['account.updated'], tenantId: 'wanted-1' });
-      const rename = async (tenantId: string) => assert.equal((await app.call('PUT', `${ACCOUNTS}/${tenantId}`, { token: v, body: { name: `${tenantId}!` } })).status, 200);
+      const rename = async (tenantId: string) =>
+        assert.equal(
+          (await app.call('PUT', `${ACCOUNTS}/${tenantId}`, { token: v, body: { name: `${tenantId}!` } })).status,
+          200,
+        );
       await rename('wanted-1');
       await rename('nobody-2');
-      assert.deepEqual(await written('account.updated', 'wanted-1'), [false], 'an active webhook of that account and key');
+      assert.deepEqual(
+        await written('account.updated', 'wanted-1'),
+        [false],
+        'an active webhook of that account and key',
+      );
       assert.deepEqual(await written('account.updated', 'nobody-2'), [true]);
       assert.equal(await app.ctx.dispatcher.fanOut(), 1);
       assert.deepEqual(await written('account.updated', 'wanted-1'), [true]);
       assert.equal(await app.ctx.dispatcher.fanOut(), 0, 'nothing left to fan out');
-      const { rows } = await app.db.query<{ n: number }>('SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1', [wanted]);
+      const { rows } = await app.db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1',
+        [wanted],
+      );
       assert.equal(rows[0].n, 1, 'the fan-out wrote its delivery');
 
       // session.revoked is written by the sessions' own statement: the same rule, through a '*' webhook.
       const rev = await user(app, 'nobody-1', { email: 'rev@example.com', password: 'Quiet-Harbor-51!' });
       const login = await signedIn(app, rev);
-      assert.equal((await app.call('POST', '/identity/resources/auth/v1/logout', { token: login.accessToken, body: { refreshToken: login.refreshToken } })).status < 300, true);
-      const revoked = await app.db.query<{ dispatched: boolean }>(`SELECT dispatched_at IS NOT NULL AS dispatched FROM events WHERE event_key = 'session.revoked'`);
-      assert.ok(revoked.rows.length >= 1 && revoked.rows.every((r) => r.dispatched), 'no webhook wants session.revoked yet');
+      assert.equal(
+        (
+          await app.call('POST', '/identity/resources/auth/v1/logout', {
+            token: login.accessToken,
+            body: { refreshToken: login.refreshToken },
+          })
+        ).status < 300,
+        true,
+      );
+      const revoked = await app.db.query<{ dispatched: boolean }>(
+        `SELECT dispatched_at IS NOT NULL AS dispatched FROM events WHERE event_key = 'session.revoked'`,
+      );
+      assert.ok(
+        revoked.rows.length >= 1 && revoked.rows.every((r) => r.dispatched),
+        'no webhook wants session.revoked yet',
+      );
       await add({ eventKeys: ['*'] });
       const again = await signedIn(app, rev);
-      await app.call('POST', '/identity/resources/auth/v1/logout', { token: again.accessToken, body: { refreshToken: again.refreshToken } });
-      const after = await app.db.query<{ dispatched: boolean }>(`SELECT dispatched_at IS NOT NULL AS dispatched FROM events WHERE event_key = 'session.revoked' ORDER BY seq`);
-      assert.equal(after.rows.at(-1)?.dispatched, false, 'with a \'*\' webhook it waits for the fan-out');
+      await app.call('POST', '/identity/resources/auth/v1/logout', {
+        token: again.accessToken,
+        body: { refreshToken: again.refreshToken },
+      });
+      const after = await app.db.query<{ dispatched: boolean }>(
+        `SELECT dispatched_at IS NOT NULL AS dispatched FROM events WHERE event_key = 'session.revoked' ORDER BY seq`,
+      );
+      assert.equal(after.rows.at(-1)?.dispatched, false, "with a '*' webhook it waits for the fan-out");
     } finally {
       await rx.close();
       await app.close();
@@ -327,13 +464,17 @@ describe('webhooks: retention of the outbox and the delivery log', () => {
       // The receiver having the event does not mean the dispatcher has recorded the outcome yet: wait for both the
       // good delivery's success and the bad one's first failed attempt to be written.
       for (let i = 0; i < 500; i++) {
-        const { rows } = await t.db.query<{ webhook_id: string; attempts: number; status: string }>('SELECT webhook_id, attempts, status FROM webhook_deliveries WHERE webhook_id = ANY($1::uuid[])', [[g.body.id, b.body.id]]);
+        const { rows } = await t.db.query<{ webhook_id: string; attempts: number; status: string }>(
+          'SELECT webhook_id, attempts, status FROM webhook_deliveries WHERE webhook_id = ANY($1::uuid[])',
+          [[g.body.id, b.body.id]],
+        );
         const sent = rows.find((r) => r.webhook_id === g.body.id);
         const failing = rows.find((r) => r.webhook_id === b.body.id);
         if (sent?.status === 'succeeded' && failing && failing.attempts >= 1) break;
         await new Promise((r) => setTimeout(r, 20));
       }
-      const count = async (sql: string, params: unknown[] = []) => (await t.db.query<{ n: number }>(sql, params)).rows[0].n;
+      const count = async (sql: string, params: unknown[] = []) =>
+        (await t.db.query<{ n: number }>(sql, params)).rows[0].n;
       const eventsBefore = await count('SELECT count(*)::int AS n FROM events');
       assert.ok(eventsBefore >= 3);
       assert.equal(await t.ctx.webhooks.applyRetention(new Date(), 2), 0, 'nothing is 30 days old yet');
@@ -341,13 +482,30 @@ describe('webhooks: retention of the outbox and the delivery log', () => {
       const later = new Date(Date.now() + 31 * 86_400_000);
       const removed = await t.ctx.webhooks.applyRetention(later, 2);
       assert.ok(removed > 2, 'several batches of 2');
-      assert.equal(await count('SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1', [g.body.id]), 0, 'the succeeded delivery is gone');
-      assert.equal(await count(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1 AND status IN ('pending', 'delivering')`, [b.body.id]), 1, 'the delivery still being retried stays');
-      assert.deepEqual((await t.db.query('SELECT id FROM events')).rows.map((r: any) => r.id), [eventId], 'only the event with a delivery still to send stays');
+      assert.equal(
+        await count('SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1', [g.body.id]),
+        0,
+        'the succeeded delivery is gone',
+      );
+      assert.equal(
+        await count(
+          `SELECT count(*)::int AS n FROM webhook_deliveries WHERE webhook_id = $1 AND status IN ('pending', 'delivering')`,
+          [b.body.id],
+        ),
+        1,
+        'the delivery still being retried stays',
+      );
+      assert.deepEqual(
+        (await t.db.query('SELECT id FROM events')).rows.map((r: any) => r.id),
+        [eventId],
+        'only the event with a delivery still to send stays',
+      );
 
       // Past its retry window, the stuck delivery and its event go too.
       await t.call('PATCH', `/webhook/${b.body.id}`, { token: vendor, body: { isActive: false } });
-      await t.db.query(`UPDATE webhook_deliveries SET give_up_at = now() - interval '1 second' WHERE webhook_id = $1`, [b.body.id]);
+      await t.db.query(`UPDATE webhook_deliveries SET give_up_at = now() - interval '1 second' WHERE webhook_id = $1`, [
+        b.body.id,
+      ]);
       assert.equal(await t.ctx.webhooks.applyRetention(later, 2), 2);
       assert.equal(await count('SELECT count(*)::int AS n FROM events'), 0);
       for (const h of [g, b]) await t.call('DELETE', `/webhook/${h.body.id}`, { token: vendor });
@@ -364,9 +522,22 @@ describe('webhooks: SSRF guard (WEBHOOK_ALLOW_PRIVATE_NETWORKS=false)', () => {
     const rx = await receiver();
     try {
       const gv = await guarded.vendorToken();
-      const create = (url: string) => guarded.call('POST', '/webhook/custom', { token: gv, body: { displayName: 'x', url, secret: SECRET, eventKeys: ['account.created'] } });
-      for (const url of ['http://127.0.0.1:9/hook', 'http://169.254.169.254/latest/meta-data', 'http://10.1.2.3/h', 'http://192.168.0.10/h', 'http://[::1]/h',
-        'http://[::ffff:127.0.0.1]/h', 'http://[fd00:ec2::254]/h', 'http://localhost:9/hook', 'http://0.0.0.0/h']) {
+      const create = (url: string) =>
+        guarded.call('POST', '/webhook/custom', {
+          token: gv,
+          body: { displayName: 'x', url, secret: SECRET, eventKeys: ['account.created'] },
+        });
+      for (const url of [
+        'http://127.0.0.1:9/hook',
+        'http://169.254.169.254/latest/meta-data',
+        'http://10.1.2.3/h',
+        'http://192.168.0.10/h',
+        'http://[::1]/h',
+        'http://[::ffff:127.0.0.1]/h',
+        'http://[fd00:ec2::254]/h',
+        'http://localhost:9/hook',
+        'http://0.0.0.0/h',
+      ]) {
         const r = await create(url);
         assert.equal(r.status, 400, `${url}: ${JSON.stringify(r.body)}`);
         assert.equal(r.body.errorCode, 'GH-67003', url);
@@ -376,13 +547,23 @@ describe('webhooks: SSRF guard (WEBHOOK_ALLOW_PRIVATE_NETWORKS=false)', () => {
       assert.equal((await create('gopher://93.184.215.14/')).status, 400);
       const pub = await create('https://93.184.215.14/hook');
       assert.equal(pub.status, 201, 'a public address is allowed');
-      const patched = await guarded.call('PATCH', `/webhook/${pub.body.id}`, { token: gv, body: { url: 'http://169.254.169.254/' } });
+      const patched = await guarded.call('PATCH', `/webhook/${pub.body.id}`, {
+        token: gv,
+        body: { url: 'http://169.254.169.254/' },
+      });
       assert.equal(patched.status, 400);
       assert.equal(patched.body.errorCode, 'GH-67003');
-      assert.equal((await guarded.db.query('SELECT count(*)::int AS n FROM webhooks')).rows[0].n, 1, 'a refused URL changes nothing');
+      assert.equal(
+        (await guarded.db.query('SELECT count(*)::int AS n FROM webhooks')).rows[0].n,
+        1,
+        'a refused URL changes nothing',
+      );
 
       // The name now resolves to loopback (as if its DNS changed after the URL was saved): delivery is refused.
-      await guarded.db.query('UPDATE webhooks SET url = $2 WHERE id = $1', [pub.body.id, rx.url.replace('127.0.0.1', 'localhost')]);
+      await guarded.db.query('UPDATE webhooks SET url = $2 WHERE id = $1', [
+        pub.body.id,
+        rx.url.replace('127.0.0.1', 'localhost'),
+      ]);
       await account(guarded, { id: 'ssrf-1', name: 's' });
       let log: any;
       for (let i = 0; i < 500 && !log?.lastError; i++) {
@@ -393,7 +574,10 @@ describe('webhooks: SSRF guard (WEBHOOK_ALLOW_PRIVATE_NETWORKS=false)', () => {
       const test = await guarded.call('POST', `/webhook/${pub.body.id}/test`, { token: gv });
       assert.equal(test.body.status, 'failed');
       assert.match(test.body.error, /refused/);
-      await guarded.db.query('UPDATE webhooks SET url = $2 WHERE id = $1', [pub.body.id, 'http://169.254.169.254/latest']);
+      await guarded.db.query('UPDATE webhooks SET url = $2 WHERE id = $1', [
+        pub.body.id,
+        'http://169.254.169.254/latest',
+      ]);
       const literal = await guarded.call('POST', `/webhook/${pub.body.id}/test`, { token: gv });
       assert.match(literal.body.error, /refused: 169\.254\.169\.254 is a private address/);
       assert.equal(rx.got.length, 0, 'nothing reached the loopback receiver');

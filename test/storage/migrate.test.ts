@@ -14,13 +14,15 @@ describe('storage: applied migrations and comment-only edits', () => {
   let dir: string;
   const FILE = '9001_comment_edit.sql';
   const ORIGINAL = "-- Old header naming history.\nCREATE TABLE mig_edit_t (id int, note text DEFAULT 'a -- b');\n";
-  const COMMENTED = "-- What the table is for.\n-- A second line.\nCREATE TABLE mig_edit_t (id int, note text DEFAULT 'a -- b'); -- why\n";
+  const COMMENTED =
+    "-- What the table is for.\n-- A second line.\nCREATE TABLE mig_edit_t (id int, note text DEFAULT 'a -- b'); -- why\n";
   const write = (sql: string, edits?: object) => {
     writeFileSync(join(dir, FILE), sql);
     if (edits) writeFileSync(join(dir, 'comment-edits.json'), JSON.stringify(edits));
   };
   const stored = async () =>
-    (await db.query<{ checksum: string }>('SELECT checksum FROM schema_migrations WHERE version = 9001')).rows[0]?.checksum;
+    (await db.query<{ checksum: string }>('SELECT checksum FROM schema_migrations WHERE version = 9001')).rows[0]
+      ?.checksum;
 
   before(async () => {
     db = await openTestDb();

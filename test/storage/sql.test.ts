@@ -33,8 +33,9 @@ describe('storage: the SQL builder', () => {
     const second = sql`y AS (INSERT INTO s (user_id, n) VALUES (${user}, ${1}))`;
     const whole = sql`WITH ${sql.join([first, second], ', ')} SELECT ${user}`;
     assert.deepEqual(whole.build(), {
-      text: 'WITH x AS (UPDATE t SET n = $1 WHERE id = $2), '
-        + 'y AS (INSERT INTO s (user_id, n) VALUES ($2, $3)) SELECT $2',
+      text:
+        'WITH x AS (UPDATE t SET n = $1 WHERE id = $2), ' +
+        'y AS (INSERT INTO s (user_id, n) VALUES ($2, $3)) SELECT $2',
       values: [1, 'u-1', 1],
     });
   });
@@ -45,10 +46,10 @@ describe('storage: the SQL builder', () => {
     const rows = sql`VALUES (${sql.list(['a', 2, null])}), (${sql.list([])})`;
     assert.deepEqual(rows.build(), { text: 'VALUES ($1, $2, $3), ()', values: ['a', 2, null] });
     const tenant = sql.param('t-1');
-    const text = 'SELECT id FROM r WHERE tenant = {tenant} AND other = {tenant} AND keep = \'{unknown}\'';
+    const text = "SELECT id FROM r WHERE tenant = {tenant} AND other = {tenant} AND keep = '{unknown}'";
     const filled = sql.fill(text, { tenant: sql`${tenant}::text` });
     assert.deepEqual(filled.build(), {
-      text: 'SELECT id FROM r WHERE tenant = $1::text AND other = $1::text AND keep = \'{unknown}\'',
+      text: "SELECT id FROM r WHERE tenant = $1::text AND other = $1::text AND keep = '{unknown}'",
       values: ['t-1'],
     });
   });

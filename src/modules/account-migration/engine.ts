@@ -40,7 +40,10 @@ export type ChunkProcessor = (tx: Db, items: ChunkItem[]) => Promise<{ succeeded
 export type ErrorKey = 'id' | 'email';
 
 /** An error entry of the status record: `{index, id|email, code, message}`. */
-export type StatusItemError<K extends ErrorKey> = { index: number; code: string; message: string } & Record<K, string | null>;
+export type StatusItemError<K extends ErrorKey> = { index: number; code: string; message: string } & Record<
+  K,
+  string | null
+>;
 
 export interface MigrationSpec<K extends ErrorKey> {
   kind: store.MigrationKind;
@@ -99,11 +102,15 @@ const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff
 function unstorable(v: unknown): boolean {
   if (typeof v === 'string') return UNSTORABLE.test(v);
   if (Array.isArray(v)) return v.some(unstorable);
-  if (v !== null && typeof v === 'object') return Object.entries(v).some(([k, x]) => UNSTORABLE.test(k) || unstorable(x));
+  if (v !== null && typeof v === 'object')
+    return Object.entries(v).some(([k, x]) => UNSTORABLE.test(k) || unstorable(x));
   return false;
 }
 
-export function createMigrationEngine<K extends ErrorKey>(deps: { db: Db; jobs: Pick<JobRunner, 'enqueue' | 'notify'>; chunkSize: number; events?: EventsService }, spec: MigrationSpec<K>) {
+export function createMigrationEngine<K extends ErrorKey>(
+  deps: { db: Db; jobs: Pick<JobRunner, 'enqueue' | 'notify'>; chunkSize: number; events?: EventsService },
+  spec: MigrationSpec<K>,
+) {
   const { db, jobs } = deps;
   const chunkSize = Math.max(1, Math.floor(deps.chunkSize));
 
@@ -113,7 +120,11 @@ export function createMigrationEngine<K extends ErrorKey>(deps: { db: Db; jobs: 
     if (!m || m.kind !== spec.kind || m.state === 'completed' || m.state === 'failed') return true;
     await ctx.keepLease(tx);
     const items = await store.itemSlice(tx, migrationId, m.cursor, chunkSize);
-    const chunk: ChunkItem[] = items.map((item, i) => ({ index: m.cursor + i, key: itemKey(item, spec.keyField), item }));
+    const chunk: ChunkItem[] = items.map((item, i) => ({
+      index: m.cursor + i,
+      key: itemKey(item, spec.keyField),
+      item,
+    }));
 
     // The first item with a key claims it; any later one with the same key is rejected, in this chunk or a later one.
     const keys = [...new Set(chunk.map((c) => c.key).filter((k): k is string => k !== null))];
@@ -122,7 +133,12 @@ export function createMigrationEngine<K extends ErrorKey>(deps: { db: Db; jobs: 
     const unique: ChunkItem[] = [];
     for (const c of chunk) {
       if (c.key !== null && earlier.has(c.key)) {
-        errors.push({ index: c.index, key: c.key, code: 'MIGRATION_DUPLICATE_ITEM', message: `${spec.keyField} ${c.key} is given by an earlier item of this migration` });
+        errors.push({
+          index: c.index,
+          key: c.key,
+          code: 'MIGRATION_DUPLICATE_ITEM',
+          message: `${spec.keyField} ${c.key} is given by an earlier item of this migration`,
+        });
       } else {
         if (c.key !== null) earlier.add(c.key);
         unique.push(c);
@@ -131,7 +147,9 @@ export function createMigrationEngine<K extends ErrorKey>(deps: { db: Db; jobs: 
     const outcome = unique.length ? await spec.process(tx, unique) : { succeeded: 0, errors: [] };
     errors.push(...outcome.errors);
     if (outcome.succeeded + errors.length !== chunk.length) {
-      throw new Error(`migration ${migrationId}: ${chunk.length} items at ${m.cursor} but ${outcome.succeeded} imported and ${errors.length} rejected`);
+      throw new Error(
+        `migration ${migrationId}: ${chunk.length} items at ${m.cursor} but ${outcome.succeeded} imported and ${errors.length} rejected`,
+      );
     }
     errors.sort((a, b) => a.index - b.index);
     const cursor = m.cursor + chunk.length;
@@ -140,13 +158,30 @@ export function createMigrationEngine<K extends ErrorKey>(deps: { db: Db; jobs: 
       cursor,
       succeeded: outcome.succeeded,
       failed: errors.length,
-      errors: errors.map((e) => ({ index: e.index, [spec.errorKey]: e.key, code: catalogue[e.code].errorCode, message: e.message })),
+      errors: errors.map((e) => ({
+        index: e.index,
+        [spec.errorKey]: e.key,
+        code: catalogue[e.code].errorCode,
+        message: e.message,
+      })),
       done,
     });
     if (done) {
       // The outbox: migration.completed in the transaction of the last step.
-      const data = { migrationId, kind: spec.kind, state: 'completed', total: m.total, succeeded: m.succeeded + outcome.succeeded, failed: m.failed + errors.length };
-      await deps.events?.emit(tx, { eventKey: 'migration.completed', tenantId: null, entity: { type: 'migration', id: migrationId }, data });
+      const data = {
+        migrationId,
+        kind: spec.kind,
+        state: 'completed',
+        total: m.total,
+        succeeded: m.succeeded + outcome.succeeded,
+        failed: m.failed + errors.length,
+      };
+      await deps.events?.emit(tx, {
+        eventKey: 'migration.completed',
+        tenantId: null,
+        entity: { type: 'migration', id: migrationId },
+        data,
+      });
     }
     return done;
   }
@@ -154,7 +189,8 @@ export function createMigrationEngine<K extends ErrorKey>(deps: { db: Db; jobs: 
   const handler: JobHandler = {
     async run(ctx) {
       const migrationId = ctx.job.payload.migrationId;
-      if (typeof migrationId !== 'string' || !isUuid(migrationId)) throw new Error(`${spec.jobKind} job without a valid migrationId`);
+      if (typeof migrationId !== 'string' || !isUuid(migrationId))
+        throw new Error(`${spec.jobKind} job without a valid migrationId`);
       for (;;) {
         // Between chunks only: a stopping server hands the job back; the next worker resumes at the cursor.
         if (ctx.signal.aborted) throw new JobInterrupted('stopping');
@@ -171,7 +207,12 @@ export function createMigrationEngine<K extends ErrorKey>(deps: { db: Db; jobs: 
       if (typeof migrationId === 'string' && isUuid(migrationId)) {
         await q.transaction(async (tx) => {
           await store.markFailed(tx, migrationId, error);
-          await deps.events?.emit(tx, { eventKey: 'migration.completed', tenantId: null, entity: { type: 'migration', id: migrationId }, data: { migrationId, kind: spec.kind, state: 'failed' } });
+          await deps.events?.emit(tx, {
+            eventKey: 'migration.completed',
+            tenantId: null,
+            entity: { type: 'migration', id: migrationId },
+            data: { migrationId, kind: spec.kind, state: 'failed' },
+          });
         });
       }
     },
@@ -187,7 +228,11 @@ export function createMigrationEngine<K extends ErrorKey>(deps: { db: Db; jobs: 
       }
       // Refused up front (the whole request: it cannot be stored to be looked at item by item).
       const bad = items.findIndex(unstorable);
-      if (bad >= 0) throw new AppError('VALIDATION', `${spec.field}[${bad}] contains U+0000 or an unpaired surrogate (\\u0000, \\ud800-\\udfff), which cannot be stored`);
+      if (bad >= 0)
+        throw new AppError(
+          'VALIDATION',
+          `${spec.field}[${bad}] contains U+0000 or an unpaired surrogate (\\u0000, \\ud800-\\udfff), which cannot be stored`,
+        );
       const migrationId = newId();
       await db.transaction(async (tx) => {
         await store.insertMigration(tx, { id: migrationId, kind: spec.kind, items });
@@ -199,7 +244,8 @@ export function createMigrationEngine<K extends ErrorKey>(deps: { db: Db; jobs: 
 
     async status(migrationId: string): Promise<MigrationStatus<K>> {
       const row = isUuid(migrationId) ? await store.findMigration(db, migrationId, spec.kind) : undefined;
-      if (!row) throw new AppError('MIGRATION_NOT_FOUND', `No ${spec.label} with migrationId ${migrationId.slice(0, 100)}`);
+      if (!row)
+        throw new AppError('MIGRATION_NOT_FOUND', `No ${spec.label} with migrationId ${migrationId.slice(0, 100)}`);
       return toMigrationStatus<K>(row);
     },
   };

@@ -35,9 +35,12 @@ export function describeItemErrors(errors: TLocalizedValidationError[]): string 
   for (const e of errors) {
     const where = field(e.instancePath) || 'item';
     if (e.keyword === 'required') {
-      for (const p of e.params.requiredProperties) messages.push(`${[field(e.instancePath), p].filter(Boolean).join('.')} is required`);
+      for (const p of e.params.requiredProperties)
+        messages.push(`${[field(e.instancePath), p].filter(Boolean).join('.')} is required`);
     } else if (e.keyword === 'anyOf') {
-      const types = errors.filter((x) => x.keyword === 'type' && x.instancePath === e.instancePath).map((x) => String((x.params as { type: unknown }).type));
+      const types = errors
+        .filter((x) => x.keyword === 'type' && x.instancePath === e.instancePath)
+        .map((x) => String((x.params as { type: unknown }).type));
       messages.push(`${where} must be ${types.length ? types.join(' or ') : 'of an allowed type'}`);
     } else if (anyOfPaths.has(e.instancePath)) {
       continue; // the branches of a union: summarised by its anyOf entry
@@ -69,8 +72,14 @@ export function parseAccountItem(item: unknown): { row: NewTenant; parent: strin
   return {
     parent,
     row: {
-      tenant_id: body.tenantId, id: newId(), parent_tenant_id: parent, is_reseller: false, metadata: {}, name: body.tenantId,
-      ...columns, alias: body.alias ?? null,
+      tenant_id: body.tenantId,
+      id: newId(),
+      parent_tenant_id: parent,
+      is_reseller: false,
+      metadata: {},
+      name: body.tenantId,
+      ...columns,
+      alias: body.alias ?? null,
     },
   };
 }
@@ -79,9 +88,16 @@ export function parseAccountItem(item: unknown): { row: NewTenant; parent: strin
  * Aliases are unique among live accounts (any case): an item naming one another account holds, or one an earlier
  * item of the chunk names, is refused (409) before the insert, so one item cannot fail the whole chunk.
  */
-async function checkAliases<R extends { index: number; row: NewTenant }>(tx: Db, rows: R[], tenants: AccountWrites): Promise<{ kept: R[]; errors: ItemError[] }> {
+async function checkAliases<R extends { index: number; row: NewTenant }>(
+  tx: Db,
+  rows: R[],
+  tenants: AccountWrites,
+): Promise<{ kept: R[]; errors: ItemError[] }> {
   const named = rows.filter((r) => typeof r.row.alias === 'string');
-  const holders = await tenants.aliasHolders(tx, named.map((r) => r.row.alias as string));
+  const holders = await tenants.aliasHolders(
+    tx,
+    named.map((r) => r.row.alias as string),
+  );
   const seen = new Set<string>();
   const kept: R[] = [];
   const errors: ItemError[] = [];
@@ -105,7 +121,11 @@ async function checkAliases<R extends { index: number; row: NewTenant }>(tx: Db,
  * account, or an earlier item of this batch that is being imported in this chunk or was in an earlier one), then
  * inserts the rest in one statement. An id that is live already comes back missing from `insertAccounts`.
  */
-export async function importAccounts(tx: Db, items: ChunkItem[], tenants: AccountWrites): Promise<{ succeeded: number; errors: ItemError[] }> {
+export async function importAccounts(
+  tx: Db,
+  items: ChunkItem[],
+  tenants: AccountWrites,
+): Promise<{ succeeded: number; errors: ItemError[] }> {
   const errors: ItemError[] = [];
   const valid: { index: number; row: NewTenant; parent: string | null }[] = [];
   for (const c of items) {
@@ -114,7 +134,9 @@ export async function importAccounts(tx: Db, items: ChunkItem[], tenants: Accoun
     else valid.push({ index: c.index, ...parsed });
   }
 
-  const live = await tenants.liveIds(tx, [...new Set(valid.map((v) => v.parent).filter((p): p is string => p !== null))]);
+  const live = await tenants.liveIds(tx, [
+    ...new Set(valid.map((v) => v.parent).filter((p): p is string => p !== null)),
+  ]);
   const accepted = new Set<string>();
   const rows: { index: number; row: NewTenant }[] = [];
   for (const v of valid) {
@@ -135,10 +157,18 @@ export async function importAccounts(tx: Db, items: ChunkItem[], tenants: Accoun
   rows.splice(0, rows.length, ...aliasErrors.kept);
 
   // Parent and child may go in the same statement: the foreign key is checked at the end of the statement.
-  const written = await tenants.insertAccounts(tx, rows.map((r) => r.row));
+  const written = await tenants.insertAccounts(
+    tx,
+    rows.map((r) => r.row),
+  );
   for (const r of rows) {
     if (!written.has(r.row.tenant_id)) {
-      errors.push({ index: r.index, key: r.row.tenant_id, code: 'ACCOUNT_EXISTS', message: `An account with tenantId ${r.row.tenant_id} already exists` });
+      errors.push({
+        index: r.index,
+        key: r.row.tenant_id,
+        code: 'ACCOUNT_EXISTS',
+        message: `An account with tenantId ${r.row.tenant_id} already exists`,
+      });
     }
   }
   return { succeeded: written.size, errors };

@@ -26,14 +26,26 @@ export interface MigrationRow {
 }
 
 /** Every column but `items` (which can be large). */
-const COLUMNS = 'id, kind, state, total, cursor, succeeded, failed, errors, failure, created_at, started_at, completed_at';
+const COLUMNS =
+  'id, kind, state, total, cursor, succeeded, failed, errors, failure, created_at, started_at, completed_at';
 
-export async function insertMigration(q: Queryable, m: { id: string; kind: MigrationKind; items: unknown[] }): Promise<void> {
-  await q.query('INSERT INTO migrations (id, kind, items, total) VALUES ($1, $2, $3::jsonb, $4)', [m.id, m.kind, JSON.stringify(m.items), m.items.length]);
+export async function insertMigration(
+  q: Queryable,
+  m: { id: string; kind: MigrationKind; items: unknown[] },
+): Promise<void> {
+  await q.query('INSERT INTO migrations (id, kind, items, total) VALUES ($1, $2, $3::jsonb, $4)', [
+    m.id,
+    m.kind,
+    JSON.stringify(m.items),
+    m.items.length,
+  ]);
 }
 
 export async function findMigration(q: Queryable, id: string, kind: MigrationKind): Promise<MigrationRow | undefined> {
-  const { rows } = await q.query<MigrationRow>(`SELECT ${COLUMNS} FROM migrations WHERE id = $1 AND kind = $2`, [id, kind]);
+  const { rows } = await q.query<MigrationRow>(`SELECT ${COLUMNS} FROM migrations WHERE id = $1 AND kind = $2`, [
+    id,
+    kind,
+  ]);
   return rows[0];
 }
 
@@ -60,7 +72,13 @@ export async function itemSlice(q: Queryable, id: string, from: number, count: n
  * Which of `keys` some item before position `before` already carries. An item's key is the item itself when it is a
  * string, else its `keyField` property when that is a string.
  */
-export async function keysBefore(q: Queryable, id: string, before: number, keyField: string, keys: string[]): Promise<Set<string>> {
+export async function keysBefore(
+  q: Queryable,
+  id: string,
+  before: number,
+  keyField: string,
+  keys: string[],
+): Promise<Set<string>> {
   if (before <= 0 || keys.length === 0) return new Set();
   const { rows } = await q.query<{ k: string }>(
     `SELECT DISTINCT k FROM (

@@ -11,7 +11,8 @@ export const LIMITS = {
 } as const;
 
 const Nullable = Type.Union([Type.String(), Type.Null()]);
-const Settable = (maxLength: number, description: string) => Type.Union([Type.String({ maxLength }), Type.Null()], { description });
+const Settable = (maxLength: number, description: string) =>
+  Type.Union([Type.String({ maxLength }), Type.Null()], { description });
 
 /** GET and PUT answer: the account's settings, null where unset. */
 export const AccountSettings = Type.Object({
@@ -42,7 +43,11 @@ export type PublicSettings = Static<typeof PublicSettings>;
  */
 export const UpdateSettings = Type.Object(
   {
-    name: Type.Optional(Type.Union([Type.String({ maxLength: LIMITS.name }), Type.Null()], { description: 'account name, 1-255 characters; cannot be cleared' })),
+    name: Type.Optional(
+      Type.Union([Type.String({ maxLength: LIMITS.name }), Type.Null()], {
+        description: 'account name, 1-255 characters; cannot be cleared',
+      }),
+    ),
     applicationUrl: Type.Optional(Settable(LIMITS.url, 'absolute http(s) URL')),
     loginUrl: Type.Optional(Settable(LIMITS.url, 'absolute http(s) URL')),
     address: Type.Optional(Settable(LIMITS.address, 'free text')),
@@ -57,5 +62,10 @@ export const UpdateSettings = Type.Object(
 export type UpdateSettings = Static<typeof UpdateSettings>;
 
 export const TenantHeaders = Type.Object({
-  'gatehouse-tenant-id': Type.Optional(Type.String({ description: 'the account (alias: frontegg-tenant-id); GET and PUT read it with an environment token only, a user token acts on its own account' })),
+  'gatehouse-tenant-id': Type.Optional(
+    Type.String({
+      description:
+        'the account (alias: frontegg-tenant-id); GET and PUT read it with an environment token only, a user token acts on its own account',
+    }),
+  ),
 });

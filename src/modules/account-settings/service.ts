@@ -33,7 +33,8 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 const CONTROL_BUT_LINES = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 const CURRENCY = /^[A-Z]{3}$/;
 const ZONE_SYNTAX = /^[A-Za-z][A-Za-z0-9_+-]*(\/[A-Za-z0-9_+-]+)*$/;
-const DATA_IMAGE = /^data:image\/(png|jpeg|gif|webp|svg\+xml|x-icon|vnd\.microsoft\.icon);base64,([A-Za-z0-9+/]+={0,2})$/;
+const DATA_IMAGE =
+  /^data:image\/(png|jpeg|gif|webp|svg\+xml|x-icon|vnd\.microsoft\.icon);base64,([A-Za-z0-9+/]+={0,2})$/;
 
 let zoneNames: Map<string, string> | undefined;
 /** Lower-case name → spelling, for the zones Intl lists (V8 leaves out UTC and some links, which Intl still accepts). */
@@ -67,7 +68,8 @@ function urlProblem(value: string): string | undefined {
   } catch {
     return 'must be an absolute http(s) URL, e.g. https://app.example.com';
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return `must use http or https, not ${u.protocol.slice(0, -1)}`;
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    return `must use http or https, not ${u.protocol.slice(0, -1)}`;
   if (!u.hostname) return 'must name a host';
   if (u.username || u.password) return 'must not carry credentials (user:password@)';
   return undefined;
@@ -124,7 +126,9 @@ function check(field: store.SettingsField, v: string): string | { value: string 
     case 'logo': {
       if (v.length > LIMITS.logo) return `must be at most ${LIMITS.logo} characters`;
       if (/^data:/i.test(v)) {
-        return DATA_IMAGE.test(v) ? { value: v } : 'must be a data URL of the form data:image/<png|jpeg|gif|webp|svg+xml|x-icon>;base64,<base64>';
+        return DATA_IMAGE.test(v)
+          ? { value: v }
+          : 'must be a data URL of the form data:image/<png|jpeg|gif|webp|svg+xml|x-icon>;base64,<base64>';
       }
       if (v.length > LIMITS.url) return `must be at most ${LIMITS.url} characters when it is a URL`;
       const problem = urlProblem(v);
@@ -133,7 +137,9 @@ function check(field: store.SettingsField, v: string): string | { value: string 
     case 'timezone': {
       if (v.length > LIMITS.timezone) return `must be at most ${LIMITS.timezone} characters`;
       const zone = normalizeTimeZone(v);
-      return zone ? { value: zone } : `must be an IANA time zone such as Europe/Berlin or UTC; ${JSON.stringify(v)} is not one`;
+      return zone
+        ? { value: zone }
+        : `must be an IANA time zone such as Europe/Berlin or UTC; ${JSON.stringify(v)} is not one`;
     }
     case 'currency':
       return CURRENCY.test(v) ? { value: v } : 'must be an ISO 4217 code of 3 upper-case letters, e.g. USD';
@@ -174,7 +180,10 @@ export function createAccountSettingsService(deps: AccountSettingsDeps) {
     async update(tenantId: string, body: UpdateSettings): Promise<AccountSettings> {
       const values = settingsValues(body ?? {});
       if (Object.keys(values).length === 0) {
-        throw new AppError('EMPTY_UPDATE', `The body must set at least one of: ${Object.keys(store.COLUMNS).join(', ')}`);
+        throw new AppError(
+          'EMPTY_UPDATE',
+          `The body must set at least one of: ${Object.keys(store.COLUMNS).join(', ')}`,
+        );
       }
       const row = await store.updateSettings(db, tenantId, values);
       if (!row) throw notFound(tenantId);

@@ -32,16 +32,23 @@ export type SettingsField = keyof typeof COLUMNS;
 export type SettingsColumn = (typeof COLUMNS)[SettingsField];
 
 const WRITABLE = new Set<string>(Object.values(COLUMNS));
-const SETTINGS_SQL = 'tenant_id, application_url, login_url, address, timezone, date_format, time_format, currency, logo';
+const SETTINGS_SQL =
+  'tenant_id, application_url, login_url, address, timezone, date_format, time_format, currency, logo';
 const PUBLIC_SQL = 'tenant_id, application_url, login_url';
 
 export async function findSettings(db: Queryable, tenantId: string): Promise<SettingsRow | undefined> {
-  const { rows } = await db.query<SettingsRow>(`SELECT ${SETTINGS_SQL} FROM tenants WHERE tenant_id = $1 AND deleted_at IS NULL`, [tenantId]);
+  const { rows } = await db.query<SettingsRow>(
+    `SELECT ${SETTINGS_SQL} FROM tenants WHERE tenant_id = $1 AND deleted_at IS NULL`,
+    [tenantId],
+  );
   return rows[0];
 }
 
 export async function findPublicSettings(db: Queryable, tenantId: string): Promise<PublicSettingsRow | undefined> {
-  const { rows } = await db.query<PublicSettingsRow>(`SELECT ${PUBLIC_SQL} FROM tenants WHERE tenant_id = $1 AND deleted_at IS NULL`, [tenantId]);
+  const { rows } = await db.query<PublicSettingsRow>(
+    `SELECT ${PUBLIC_SQL} FROM tenants WHERE tenant_id = $1 AND deleted_at IS NULL`,
+    [tenantId],
+  );
   return rows[0];
 }
 

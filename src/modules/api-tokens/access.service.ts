@@ -4,7 +4,14 @@ import { newId } from '../../lib/crypto.ts';
 import { isUuid } from '../../lib/pg-errors.ts';
 import { iso } from '../../lib/time.ts';
 import type { Queryable } from '../../storage/db.ts';
-import { assertUsable, checkPermissionIds, effectiveClaims, settingsOf, userPermissions, type Caller } from './claims.ts';
+import {
+  assertUsable,
+  checkPermissionIds,
+  effectiveClaims,
+  settingsOf,
+  userPermissions,
+  type Caller,
+} from './claims.ts';
 import type { CreateTenantAccessToken, CreateUserAccessToken } from './schema.ts';
 import { expiryOf, type MachineDeps } from './service.ts';
 import * as store from './store.ts';
@@ -41,7 +48,9 @@ export function createAccessTokensService(deps: MachineDeps) {
   const { db } = deps;
 
   async function sign(row: store.TokenRow): Promise<string> {
-    const ttl = row.expires_at ? Math.max(1, Math.floor((row.expires_at.getTime() - Date.now()) / 1000)) : NO_EXPIRY_SECONDS;
+    const ttl = row.expires_at
+      ? Math.max(1, Math.floor((row.expires_at.getTime() - Date.now()) / 1000))
+      : NO_EXPIRY_SECONDS;
     const claims: Record<string, unknown> = {
       type: row.user_id ? 'userAccessToken' : 'tenantAccessToken',
       sub: row.id,
@@ -56,12 +65,16 @@ export function createAccessTokensService(deps: MachineDeps) {
   /** A live access token of the account with its claims; 404 when unknown, of another kind, expired or its user gone. */
   async function active(q: Queryable, tenantId: string, id: string, forUser: boolean) {
     const row = isUuid(id) ? await store.liveToken(q, id, 'access') : undefined;
-    if (!row || row.tenant_id !== tenantId || Boolean(row.user_id) !== forUser) throw new AppError('ACCESS_TOKEN_NOT_FOUND', `No active access token ${id} in account ${tenantId}`);
+    if (!row || row.tenant_id !== tenantId || Boolean(row.user_id) !== forUser)
+      throw new AppError('ACCESS_TOKEN_NOT_FOUND', `No active access token ${id} in account ${tenantId}`);
     try {
       assertUsable(row, settingsOf(row));
     } catch (err) {
       if (err instanceof AppError && err.code === 'API_TOKENS_DISABLED') throw err;
-      throw new AppError('ACCESS_TOKEN_NOT_FOUND', `Access token ${id} is no longer active (${(err as Error).message})`);
+      throw new AppError(
+        'ACCESS_TOKEN_NOT_FOUND',
+        `Access token ${id} is no longer active (${(err as Error).message})`,
+      );
     }
     return { row, ...(await effectiveClaims(q, row, deps.issue)) };
   }
@@ -93,17 +106,21 @@ export function createAccessTokensService(deps: MachineDeps) {
       return tenantView(row, await sign(row));
     },
 
-    listTenantTokens: async (tenantId: string) => ({ accessTokens: (await store.listTokens(db, tenantId, null, 'access')).map((r) => tenantView(r)) }),
+    listTenantTokens: async (tenantId: string) => ({
+      accessTokens: (await store.listTokens(db, tenantId, null, 'access')).map((r) => tenantView(r)),
+    }),
 
     async deleteTenantToken(tenantId: string, id: string): Promise<void> {
-      if (!isUuid(id) || !(await store.deleteToken(db, tenantId, id, null, 'access'))) throw new AppError('ACCESS_TOKEN_NOT_FOUND', `No access token with id ${id} in account ${tenantId}`);
+      if (!isUuid(id) || !(await store.deleteToken(db, tenantId, id, null, 'access')))
+        throw new AppError('ACCESS_TOKEN_NOT_FOUND', `No access token with id ${id} in account ${tenantId}`);
     },
 
     async createUserToken(tenantId: string, userId: string, body: CreateUserAccessToken) {
       await requireEnabled();
       const row = await db.transaction(async (tx) => {
         await deps.users.requireMembership(tx, tenantId, userId);
-        if (body.permissionIds?.length) await checkPermissionIds(tx, body.permissionIds, await userPermissions(tx, tenantId, userId, deps.issue));
+        if (body.permissionIds?.length)
+          await checkPermissionIds(tx, body.permissionIds, await userPermissions(tx, tenantId, userId, deps.issue));
         return store.insertToken(tx, {
           tenant_id: tenantId,
           id: newId(),
@@ -121,10 +138,16 @@ export function createAccessTokensService(deps: MachineDeps) {
       return userView(row, await sign(row));
     },
 
-    listUserTokens: async (tenantId: string, userId: string) => ({ accessTokens: (await store.listTokens(db, tenantId, userId, 'access')).map((r) => userView(r)) }),
+    listUserTokens: async (tenantId: string, userId: string) => ({
+      accessTokens: (await store.listTokens(db, tenantId, userId, 'access')).map((r) => userView(r)),
+    }),
 
     async deleteUserToken(tenantId: string, userId: string, id: string): Promise<void> {
-      if (!isUuid(id) || !(await store.deleteToken(db, tenantId, id, userId, 'access'))) throw new AppError('ACCESS_TOKEN_NOT_FOUND', `No access token with id ${id} of this user in account ${tenantId}`);
+      if (!isUuid(id) || !(await store.deleteToken(db, tenantId, id, userId, 'access')))
+        throw new AppError(
+          'ACCESS_TOKEN_NOT_FOUND',
+          `No access token with id ${id} of this user in account ${tenantId}`,
+        );
     },
 
     // -- vendor-only lookups for verifiers --
@@ -133,7 +156,14 @@ export function createAccessTokensService(deps: MachineDeps) {
 
     async userTokenData(tenantId: string, id: string) {
       const { row, roles, permissions } = await active(db, tenantId, id, true);
-      return { userId: row.user_id!, id: row.id, tenantId: row.tenant_id, permissions, roles, expires: iso(row.expires_at) };
+      return {
+        userId: row.user_id!,
+        id: row.id,
+        tenantId: row.tenant_id,
+        permissions,
+        roles,
+        expires: iso(row.expires_at),
+      };
     },
 
     async tenantTokenData(tenantId: string, id: string) {
@@ -149,7 +179,16 @@ export function createAccessTokensService(deps: MachineDeps) {
       if (!row || row.tenant_id !== tenantId) throw new AppError('MACHINE_TOKEN_REVOKED');
       assertUsable(row, settingsOf(row));
       const { roles, permissions } = await effectiveClaims(db, row, deps.issue);
-      return { kind: 'user', userId: row.user_id ?? row.id, tenantId, tenantIds: [tenantId], roles, permissions, claims, actor: { type: String(claims.type), id } };
+      return {
+        kind: 'user',
+        userId: row.user_id ?? row.id,
+        tenantId,
+        tenantIds: [tenantId],
+        roles,
+        permissions,
+        claims,
+        actor: { type: String(claims.type), id },
+      };
     },
   };
 }

@@ -10,7 +10,10 @@ import * as store from './store.ts';
 /** Who calls a management route: the environment, or a user (possibly a machine token acting as a user). */
 export type Caller = { kind: 'vendor' } | (UserGrantor & { machine: boolean });
 
-export const settingsOf = (row: { settings: Record<string, unknown> | null }): VendorSettings => ({ ...DEFAULT_SETTINGS, ...((row.settings ?? {}) as Partial<VendorSettings>) });
+export const settingsOf = (row: { settings: Record<string, unknown> | null }): VendorSettings => ({
+  ...DEFAULT_SETTINGS,
+  ...((row.settings ?? {}) as Partial<VendorSettings>),
+});
 
 /**
  * Whether a token may still be used: 403 when machine tokens are disabled, 401 when it expired or its user left the
@@ -18,10 +21,15 @@ export const settingsOf = (row: { settings: Record<string, unknown> | null }): V
  */
 export function assertUsable(row: store.TokenState, settings: VendorSettings, now = Date.now()): void {
   if (!settings.apiTokensEnabled) throw new AppError('API_TOKENS_DISABLED');
-  if (row.expires_at && row.expires_at.getTime() <= now) throw new AppError('API_TOKEN_EXPIRED', `The token ${row.id} expired at ${row.expires_at.toISOString()}`);
+  if (row.expires_at && row.expires_at.getTime() <= now)
+    throw new AppError('API_TOKEN_EXPIRED', `The token ${row.id} expired at ${row.expires_at.toISOString()}`);
   if (row.user_id) {
     const expired = row.temporary_expiration_date && row.temporary_expiration_date.getTime() <= now;
-    if (!row.member || row.is_disabled || expired) throw new AppError('MACHINE_TOKEN_REVOKED', `The user of token ${row.id} no longer has access to account ${row.tenant_id}`);
+    if (!row.member || row.is_disabled || expired)
+      throw new AppError(
+        'MACHINE_TOKEN_REVOKED',
+        `The user of token ${row.id} no longer has access to account ${row.tenant_id}`,
+      );
   }
 }
 
@@ -30,22 +38,38 @@ export function assertUsable(row: store.TokenState, settings: VendorSettings, no
  * user's roles in the account (and those role sources such as groups add); its permissions are the user's, narrowed
  * to the token's own list when it has one — never more than the user holds now.
  */
-export async function effectiveClaims(q: Queryable, row: store.LiveTokenRow, issue: TokenIssuer): Promise<{ roles: string[]; permissions: string[] }> {
-  if (!row.user_id) return { roles: row.role_keys, permissions: [...new Set([...row.role_permission_keys, ...row.token_permission_keys])].sort() };
+export async function effectiveClaims(
+  q: Queryable,
+  row: store.LiveTokenRow,
+  issue: TokenIssuer,
+): Promise<{ roles: string[]; permissions: string[] }> {
+  if (!row.user_id)
+    return {
+      roles: row.role_keys,
+      permissions: [...new Set([...row.role_permission_keys, ...row.token_permission_keys])].sort(),
+    };
   let roles = row.role_keys;
   let held = row.role_permission_keys;
-  const extra = (await issue.extraRoleIds(q, { userId: row.user_id, tenantId: row.tenant_id })).filter((id) => !row.user_role_ids.includes(id));
+  const extra = (await issue.extraRoleIds(q, { userId: row.user_id, tenantId: row.tenant_id })).filter(
+    (id) => !row.user_role_ids.includes(id),
+  );
   if (extra.length) {
     const more = await store.claimsOfRoles(q, extra);
     roles = [...new Set([...roles, ...more.roles])];
     held = [...new Set([...held, ...more.permissions])].sort();
   }
-  const permissions = row.permission_ids.length > 0 ? row.token_permission_keys.filter((k) => holdsPermission(held, k)) : held;
+  const permissions =
+    row.permission_ids.length > 0 ? row.token_permission_keys.filter((k) => holdsPermission(held, k)) : held;
   return { roles, permissions };
 }
 
 /** The permission keys a user holds in an account now (their roles and role sources). */
-export async function userPermissions(q: Queryable, tenantId: string, userId: string, issue: TokenIssuer): Promise<string[]> {
+export async function userPermissions(
+  q: Queryable,
+  tenantId: string,
+  userId: string,
+  issue: TokenIssuer,
+): Promise<string[]> {
   const own = await roleIdsIn(q, tenantId, userId);
   const ids = [...new Set([...own, ...(await issue.extraRoleIds(q, { userId, tenantId }))])];
   return ids.length ? (await store.claimsOfRoles(q, ids)).permissions : [];
@@ -55,15 +79,30 @@ export async function userPermissions(q: Queryable, tenantId: string, userId: st
 export async function checkPermissionIds(q: Queryable, ids: string[], held: string[] | undefined): Promise<string[]> {
   const rows = await store.permissionsByIds(q, ids);
   const unknown = ids.filter((id) => !rows.some((r) => r.id === id));
-  if (unknown.length) throw new AppError('UNKNOWN_IDS', `permissionIds names permissions that do not exist: ${unknown.join(', ')}`, { field: 'permissionIds', ids: unknown });
-  if (held) assertHeld(rows.map((r) => r.key), held, 'permissionIds');
+  if (unknown.length)
+    throw new AppError('UNKNOWN_IDS', `permissionIds names permissions that do not exist: ${unknown.join(', ')}`, {
+      field: 'permissionIds',
+      ids: unknown,
+    });
+  if (held)
+    assertHeld(
+      rows.map((r) => r.key),
+      held,
+      'permissionIds',
+    );
   return rows.map((r) => r.key);
 }
 
 export function assertHeld(keys: string[], held: string[], field: string): void {
   const missing = keys.filter((k) => !holdsPermission(held, k));
-  if (missing.length) throw new AppError('TOKEN_PERMISSION_NOT_HELD', `${field} grants permissions the caller does not hold: ${missing.join(', ')}`, { field, permissions: missing });
+  if (missing.length)
+    throw new AppError(
+      'TOKEN_PERMISSION_NOT_HELD',
+      `${field} grants permissions the caller does not hold: ${missing.join(', ')}`,
+      { field, permissions: missing },
+    );
 }
 
 /** Seconds from now until `at`, at least 1; `fallback` when there is no end. */
-export const secondsUntil = (at: Date | null, fallback: number): number => (at ? Math.max(1, Math.min(fallback, Math.floor((at.getTime() - Date.now()) / 1000))) : fallback);
+export const secondsUntil = (at: Date | null, fallback: number): number =>
+  at ? Math.max(1, Math.min(fallback, Math.floor((at.getTime() - Date.now()) / 1000))) : fallback;

@@ -72,9 +72,17 @@ export function createDelegationService(deps: MachineDeps & { events: EventsServ
     /** An account API token acts on behalf of a user of its account (RFC 8693 `act`). */
     async delegate(caller: UserAuth, userId: string) {
       const settings = await deps.environment.settings();
-      if (!settings.delegationEnabled) throw new AppError('DELEGATION_DISABLED', 'Delegation is disabled in this environment (POST /identity/resources/configurations/v1/delegation)');
+      if (!settings.delegationEnabled)
+        throw new AppError(
+          'DELEGATION_DISABLED',
+          'Delegation is disabled in this environment (POST /identity/resources/configurations/v1/delegation)',
+        );
       const actor = caller.actor;
-      if (actor?.type !== 'tenantApiToken') throw new AppError('WRONG_TOKEN_KIND', 'Only an account API token (client credentials) may act on behalf of a user');
+      if (actor?.type !== 'tenantApiToken')
+        throw new AppError(
+          'WRONG_TOKEN_KIND',
+          'Only an account API token (client credentials) may act on behalf of a user',
+        );
       const tenantId = caller.tenantId;
       return db.transaction(async (tx) => {
         const user = await requireUser(tx, userId);
@@ -121,26 +129,46 @@ export function createDelegationService(deps: MachineDeps & { events: EventsServ
     },
 
     /** A vendor or a permitted admin of the same account signs in as a user; no session or refresh token is made. */
-    async impersonate(caller: AuthContext, body: ImpersonateBody, headerTenant: string | undefined, client: { ip?: string }) {
-      if (caller.kind === 'user' && caller.actor) throw new AppError('MACHINE_TOKEN_NOT_ALLOWED', 'A machine token cannot impersonate users');
-      if (caller.kind === 'user' && caller.claims.act) throw new AppError('IMPERSONATION_NOT_ALLOWED', 'An impersonation or delegated token cannot impersonate again');
-      if (caller.kind === 'user' && caller.userId === body.userId) throw new AppError('IMPERSONATION_NOT_ALLOWED', 'You cannot impersonate yourself');
-      if (caller.kind === 'user' && body.tenantId && body.tenantId !== caller.tenantId) throw new AppError('IMPERSONATION_NOT_ALLOWED', 'An admin may impersonate users of their own account only');
+    async impersonate(
+      caller: AuthContext,
+      body: ImpersonateBody,
+      headerTenant: string | undefined,
+      client: { ip?: string },
+    ) {
+      if (caller.kind === 'user' && caller.actor)
+        throw new AppError('MACHINE_TOKEN_NOT_ALLOWED', 'A machine token cannot impersonate users');
+      if (caller.kind === 'user' && caller.claims.act)
+        throw new AppError('IMPERSONATION_NOT_ALLOWED', 'An impersonation or delegated token cannot impersonate again');
+      if (caller.kind === 'user' && caller.userId === body.userId)
+        throw new AppError('IMPERSONATION_NOT_ALLOWED', 'You cannot impersonate yourself');
+      if (caller.kind === 'user' && body.tenantId && body.tenantId !== caller.tenantId)
+        throw new AppError('IMPERSONATION_NOT_ALLOWED', 'An admin may impersonate users of their own account only');
       const settings = await deps.environment.settings();
       return db.transaction(async (tx) => {
         const user = await requireUser(tx, body.userId);
         let tenantId = caller.kind === 'user' ? caller.tenantId : (body.tenantId ?? headerTenant);
         if (!tenantId) {
           const view = await deps.users.accessView(tx, user.id);
-          tenantId = user.active_tenant_id && (await view.accessTo(user.active_tenant_id)) ? user.active_tenant_id : view.tenantIds[0];
+          tenantId =
+            user.active_tenant_id && (await view.accessTo(user.active_tenant_id))
+              ? user.active_tenant_id
+              : view.tenantIds[0];
           if (!tenantId) throw new AppError('NOT_A_MEMBER', `User ${user.id} has no account to act in`);
         }
         const { membership } = await membershipIn(tx, user, tenantId);
         if (caller.kind === 'user') {
-          const beyond = (await userPermissions(tx, tenantId, user.id, deps.issue)).filter((k) => !holdsPermission(caller.permissions, k));
-          if (beyond.length) throw new AppError('IMPERSONATION_NOT_ALLOWED', `The user holds permissions you do not: ${beyond.join(', ')}`, { permissions: beyond });
+          const beyond = (await userPermissions(tx, tenantId, user.id, deps.issue)).filter(
+            (k) => !holdsPermission(caller.permissions, k),
+          );
+          if (beyond.length)
+            throw new AppError(
+              'IMPERSONATION_NOT_ALLOWED',
+              `The user holds permissions you do not: ${beyond.join(', ')}`,
+              { permissions: beyond },
+            );
         }
-        const actor = caller.kind === 'vendor' ? { type: 'vendor', id: caller.clientId } : { type: 'user', id: caller.userId };
+        const actor =
+          caller.kind === 'vendor' ? { type: 'vendor', id: caller.clientId } : { type: 'user', id: caller.userId };
         const ttl = settings.defaultTokenExpiration;
         const act = await store.insertAct(tx, {
           tenant_id: tenantId,
@@ -155,22 +183,45 @@ export function createDelegationService(deps: MachineDeps & { events: EventsServ
         const { accessToken, expiresIn } = await deps.issue(
           tx,
           // Only the impersonated account: the token cannot be used to reach the user's other accounts.
-          { user, tenantId, membership, tenantIds: [tenantId], sessionId: act.id, amr: [IMPERSONATION_AMR], authTime: new Date() },
+          {
+            user,
+            tenantId,
+            membership,
+            tenantIds: [tenantId],
+            sessionId: act.id,
+            amr: [IMPERSONATION_AMR],
+            authTime: new Date(),
+          },
           { settings },
         );
         await deps.events.emit(tx, {
           eventKey: 'user.impersonated',
           tenantId,
           entity: { type: 'user', id: user.id },
-          data: { impersonationId: act.id, userId: user.id, tenantId, actor, reason: act.reason, ip: client.ip ?? null },
+          data: {
+            impersonationId: act.id,
+            userId: user.id,
+            tenantId,
+            actor,
+            reason: act.reason,
+            ip: client.ip ?? null,
+          },
         });
         deps.log.info({ impersonationId: act.id, tenantId, userId: user.id, actor }, 'user impersonated');
-        return { accessToken, expiresIn, expires: new Date(Date.now() + expiresIn * 1000).toISOString(), userId: user.id, tenantId, impersonationId: act.id };
+        return {
+          accessToken,
+          expiresIn,
+          expires: new Date(Date.now() + expiresIn * 1000).toISOString(),
+          userId: user.id,
+          tenantId,
+          impersonationId: act.id,
+        };
       });
     },
 
     /** Whether an impersonation or delegation token's act (its `sid`) is still live (the guard's liveness check). */
-    actLive: (q: Queryable, actId: string, userId: string, tenantId: string) => store.actLive(q, actId, userId, tenantId),
+    actLive: (q: Queryable, actId: string, userId: string, tenantId: string) =>
+      store.actLive(q, actId, userId, tenantId),
 
     async listActs(tenantId: string | undefined, limit = 100) {
       return (await store.listActs(db, tenantId, limit)).map(actView);

@@ -4,7 +4,9 @@ const Uuid = Type.String({ format: 'uuid' });
 const DateTime = Type.String({ format: 'date-time' });
 const Ids = Type.Array(Uuid, { maxItems: 100, uniqueItems: true });
 const Description = Type.String({ maxLength: 1000 });
-const Metadata = Type.Record(Type.String(), Type.Unknown(), { description: 'free-form JSON object kept with the token' });
+const Metadata = Type.Record(Type.String(), Type.Unknown(), {
+  description: 'free-form JSON object kept with the token',
+});
 /** Minutes until the token expires; absent or 0: it never expires. At most ten years. */
 const ExpiresInMinutes = Type.Integer({ minimum: 0, maximum: 5_256_000 });
 

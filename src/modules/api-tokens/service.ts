@@ -11,7 +11,15 @@ import type { KeysService } from '../keys/index.ts';
 import type { RolesService } from '../roles/index.ts';
 import type { TenantsService } from '../tenants/index.ts';
 import type { UsersService } from '../users/index.ts';
-import { assertUsable, checkPermissionIds, effectiveClaims, secondsUntil, settingsOf, userPermissions, type Caller } from './claims.ts';
+import {
+  assertUsable,
+  checkPermissionIds,
+  effectiveClaims,
+  secondsUntil,
+  settingsOf,
+  userPermissions,
+  type Caller,
+} from './claims.ts';
 import type { ApiTokenAuthResponse, CreateTenantApiToken, CreateUserApiToken, UpdateTenantApiToken } from './schema.ts';
 import * as store from './store.ts';
 
@@ -53,7 +61,8 @@ const userView = (r: store.TokenRow) => ({
   permissionIds: r.permission_ids,
 });
 
-export const expiryOf = (minutes: number | undefined): Date | null => (minutes ? new Date(Date.now() + minutes * 60_000) : null);
+export const expiryOf = (minutes: number | undefined): Date | null =>
+  minutes ? new Date(Date.now() + minutes * 60_000) : null;
 
 export type ApiTokensService = ReturnType<typeof createApiTokensService>;
 
@@ -66,7 +75,13 @@ export function createApiTokensService(deps: MachineDeps) {
    * The roles and permissions an account token may get from this caller; 400 unknown ids, 403 beyond the caller's own
    * (roles: the roles module's grant rule, permissions and level).
    */
-  async function checkGrants(q: Queryable, tenantId: string, caller: Caller, roleIds: string[] | undefined, permissionIds: string[] | undefined): Promise<void> {
+  async function checkGrants(
+    q: Queryable,
+    tenantId: string,
+    caller: Caller,
+    roleIds: string[] | undefined,
+    permissionIds: string[] | undefined,
+  ): Promise<void> {
     await deps.roles.assertGrantable(q, tenantId, caller, roleIds ?? []);
     const held = caller.kind === 'user' ? [...caller.permissions] : undefined;
     if (permissionIds?.length) await checkPermissionIds(q, permissionIds, held);
@@ -74,7 +89,11 @@ export function createApiTokensService(deps: MachineDeps) {
 
   /** The account's IP restrictions apply to client-credentials sign-ins and refreshes as to user sign-ins. */
   async function checkIp(q: Queryable, tenantId: string, ip: string | undefined): Promise<void> {
-    if (!(await deps.ipAllowed(q, tenantId, ip))) throw new AppError('IP_RESTRICTED', `An API token of account ${tenantId} may not sign in from ${ip ?? 'an unknown address'} (the account's IP restrictions)`);
+    if (!(await deps.ipAllowed(q, tenantId, ip)))
+      throw new AppError(
+        'IP_RESTRICTED',
+        `An API token of account ${tenantId} may not sign in from ${ip ?? 'an unknown address'} (the account's IP restrictions)`,
+      );
   }
 
   function requireEnabledNow(settings: { apiTokensEnabled: boolean }) {
@@ -90,7 +109,9 @@ export function createApiTokensService(deps: MachineDeps) {
     const { roles, permissions } = await effectiveClaims(q, row, deps.issue);
     const ttl = secondsUntil(row.expires_at, settings.defaultTokenExpiration);
     const refreshToken = randomSecret(32);
-    const refreshExpires = new Date(Math.min(Date.now() + settings.defaultRefreshTokenExpiration * 1000, row.expires_at?.getTime() ?? Infinity));
+    const refreshExpires = new Date(
+      Math.min(Date.now() + settings.defaultRefreshTokenExpiration * 1000, row.expires_at?.getTime() ?? Infinity),
+    );
     const claims: Record<string, unknown> = {
       type: row.user_id ? 'userApiToken' : 'tenantApiToken',
       sub: row.id,
@@ -103,7 +124,13 @@ export function createApiTokensService(deps: MachineDeps) {
       aud: deps.environment.id,
     };
     if (row.user_id) claims.userId = row.user_id;
-    const add = () => store.addRefreshToken(q, { tenantId: row.tenant_id, apiTokenId: row.id, tokenHash: sha256Hex(refreshToken), expiresAt: refreshExpires }, MAX_REFRESH_TOKENS, audit);
+    const add = () =>
+      store.addRefreshToken(
+        q,
+        { tenantId: row.tenant_id, apiTokenId: row.id, tokenHash: sha256Hex(refreshToken), expiresAt: refreshExpires },
+        MAX_REFRESH_TOKENS,
+        audit,
+      );
     let accessToken: string;
     if (audit) {
       // The statement stores the success entry: sign first, so a signing failure cannot leave a success entry behind
@@ -114,7 +141,12 @@ export function createApiTokensService(deps: MachineDeps) {
       // Signing (CPU) and the insert (database) do not depend on each other.
       [accessToken] = await Promise.all([deps.keys.sign(claims, ttl), add()]);
     }
-    return { access_token: accessToken, refresh_token: refreshToken, expires_in: ttl, expires: new Date(Date.now() + ttl * 1000).toISOString() };
+    return {
+      access_token: accessToken,
+      refresh_token: refreshToken,
+      expires_in: ttl,
+      expires: new Date(Date.now() + ttl * 1000).toISOString(),
+    };
   }
 
   return {
@@ -150,14 +182,23 @@ export function createApiTokensService(deps: MachineDeps) {
     async updateTenantToken(tenantId: string, id: string, caller: Caller, body: UpdateTenantApiToken) {
       return db.transaction(async (tx) => {
         const row = isUuid(id) ? await store.findToken(tx, tenantId, id, true) : undefined;
-        if (!row || row.kind !== 'client' || row.user_id) throw new AppError('API_TOKEN_NOT_FOUND', `No API token with id ${id} in account ${tenantId}`);
+        if (!row || row.kind !== 'client' || row.user_id)
+          throw new AppError('API_TOKEN_NOT_FOUND', `No API token with id ${id} in account ${tenantId}`);
         await checkGrants(tx, tenantId, caller, body.roleIds, body.permissionIds);
-        return tenantView(await store.updateToken(tx, tenantId, id, { description: body.description, metadata: body.metadata, role_ids: body.roleIds, permission_ids: body.permissionIds }));
+        return tenantView(
+          await store.updateToken(tx, tenantId, id, {
+            description: body.description,
+            metadata: body.metadata,
+            role_ids: body.roleIds,
+            permission_ids: body.permissionIds,
+          }),
+        );
       });
     },
 
     async deleteTenantToken(tenantId: string, id: string): Promise<void> {
-      if (!isUuid(id) || !(await store.deleteToken(db, tenantId, id, null, 'client'))) throw new AppError('API_TOKEN_NOT_FOUND', `No API token with id ${id} in account ${tenantId}`);
+      if (!isUuid(id) || !(await store.deleteToken(db, tenantId, id, null, 'client')))
+        throw new AppError('API_TOKEN_NOT_FOUND', `No API token with id ${id} in account ${tenantId}`);
     },
 
     // -- personal (user) tokens --
@@ -166,7 +207,8 @@ export function createApiTokensService(deps: MachineDeps) {
       requireEnabledNow(await deps.environment.settings());
       return db.transaction(async (tx) => {
         await deps.users.requireMembership(tx, tenantId, userId);
-        if (body.permissionIds?.length) await checkPermissionIds(tx, body.permissionIds, await userPermissions(tx, tenantId, userId, deps.issue));
+        if (body.permissionIds?.length)
+          await checkPermissionIds(tx, body.permissionIds, await userPermissions(tx, tenantId, userId, deps.issue));
         const secret = randomSecret(32);
         const row = await store.insertToken(tx, {
           tenant_id: tenantId,
@@ -190,7 +232,8 @@ export function createApiTokensService(deps: MachineDeps) {
     },
 
     async deleteUserToken(tenantId: string, userId: string, id: string): Promise<void> {
-      if (!isUuid(id) || !(await store.deleteToken(db, tenantId, id, userId, 'client'))) throw new AppError('API_TOKEN_NOT_FOUND', `No API token with id ${id} of this user in account ${tenantId}`);
+      if (!isUuid(id) || !(await store.deleteToken(db, tenantId, id, userId, 'client')))
+        throw new AppError('API_TOKEN_NOT_FOUND', `No API token with id ${id} of this user in account ${tenantId}`);
     },
 
     // -- exchange and refresh --
@@ -199,7 +242,12 @@ export function createApiTokensService(deps: MachineDeps) {
      * Client credentials → access and refresh token. One indexed lookup reads the token, its claims and the
      * settings; the secret is compared as SHA-256 in constant time (an unknown id is compared against a decoy).
      */
-    async exchange(clientId: string, secret: string, client: { ip?: string } = {}, audit?: AuditInlineOf): Promise<ApiTokenAuthResponse> {
+    async exchange(
+      clientId: string,
+      secret: string,
+      client: { ip?: string } = {},
+      audit?: AuditInlineOf,
+    ): Promise<ApiTokenAuthResponse> {
       const row = isUuid(clientId) ? await store.liveToken(db, clientId, 'client') : undefined;
       const matches = safeEqual(sha256Hex(secret), row?.secret_hash ?? DECOY_HASH);
       if (!row || !matches) throw new AppError('BAD_CREDENTIALS', 'Invalid clientId or secret');
@@ -213,7 +261,11 @@ export function createApiTokensService(deps: MachineDeps) {
     },
 
     /** Rotation: the refresh token is consumed and a new pair issued; a used, unknown or expired one is a 401. */
-    async refresh(refreshToken: string, client: { ip?: string } = {}, audit?: AuditInlineOf): Promise<ApiTokenAuthResponse> {
+    async refresh(
+      refreshToken: string,
+      client: { ip?: string } = {},
+      audit?: AuditInlineOf,
+    ): Promise<ApiTokenAuthResponse> {
       let entry: InlineAudit | undefined;
       const answer = await db.transaction(async (tx) => {
         const taken = await store.takeRefreshToken(tx, sha256Hex(refreshToken));

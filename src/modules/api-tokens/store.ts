@@ -76,7 +76,10 @@ export async function liveToken(q: Queryable, id: string, kind: TokenKind): Prom
   return rows[0];
 }
 
-export type TokenState = Pick<LiveTokenRow, 'tenant_id' | 'id' | 'user_id' | 'expires_at' | 'member' | 'is_disabled' | 'temporary_expiration_date' | 'settings'>;
+export type TokenState = Pick<
+  LiveTokenRow,
+  'tenant_id' | 'id' | 'user_id' | 'expires_at' | 'member' | 'is_disabled' | 'temporary_expiration_date' | 'settings'
+>;
 
 /** What the guard needs per request: is the token still there, unexpired, its user still a member. One indexed read. */
 export async function tokenState(q: Queryable, id: string, kind: TokenKind): Promise<TokenState | undefined> {
@@ -85,7 +88,10 @@ export async function tokenState(q: Queryable, id: string, kind: TokenKind): Pro
 }
 
 /** Role keys and permission keys of extra role ids (role sources such as groups), one statement. */
-export async function claimsOfRoles(q: Queryable, roleIds: string[]): Promise<{ roles: string[]; permissions: string[] }> {
+export async function claimsOfRoles(
+  q: Queryable,
+  roleIds: string[],
+): Promise<{ roles: string[]; permissions: string[] }> {
   const { rows } = await q.query<{ roles: string[]; permissions: string[] }>(
     `SELECT ARRAY(SELECT r.key FROM roles r WHERE r.id = ANY($1::uuid[]) ORDER BY r.level, r.key, r.id) AS roles,
             ARRAY(SELECT DISTINCT p.key FROM role_permissions rp JOIN permissions p ON p.id = rp.permission_id
@@ -98,7 +104,10 @@ export async function claimsOfRoles(q: Queryable, roleIds: string[]): Promise<{ 
 /** Permission rows by id (unknown ids are absent). */
 export async function permissionsByIds(q: Queryable, ids: string[]): Promise<{ id: string; key: string }[]> {
   if (ids.length === 0) return [];
-  const { rows } = await q.query<{ id: string; key: string }>('SELECT id, key FROM permissions WHERE id = ANY($1::uuid[])', [ids]);
+  const { rows } = await q.query<{ id: string; key: string }>(
+    'SELECT id, key FROM permissions WHERE id = ANY($1::uuid[])',
+    [ids],
+  );
   return rows;
 }
 
@@ -106,13 +115,30 @@ export async function insertToken(q: Queryable, t: Omit<TokenRow, 'created_at'>)
   const { rows } = await q.query<TokenRow>(
     `INSERT INTO api_tokens (tenant_id, id, kind, user_id, secret_hash, description, metadata, role_ids, permission_ids, created_by_user_id, expires_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING *`,
-    [t.tenant_id, t.id, t.kind, t.user_id, t.secret_hash, t.description, JSON.stringify(t.metadata), t.role_ids, t.permission_ids, t.created_by_user_id, t.expires_at],
+    [
+      t.tenant_id,
+      t.id,
+      t.kind,
+      t.user_id,
+      t.secret_hash,
+      t.description,
+      JSON.stringify(t.metadata),
+      t.role_ids,
+      t.permission_ids,
+      t.created_by_user_id,
+      t.expires_at,
+    ],
   );
   return rows[0];
 }
 
 /** Tokens of an account (userId null: the account's own) of one kind, oldest first. */
-export async function listTokens(q: Queryable, tenantId: string, userId: string | null, kind: TokenKind): Promise<TokenRow[]> {
+export async function listTokens(
+  q: Queryable,
+  tenantId: string,
+  userId: string | null,
+  kind: TokenKind,
+): Promise<TokenRow[]> {
   const { rows } = await q.query<TokenRow>(
     `SELECT * FROM api_tokens WHERE tenant_id = $1 AND user_id IS NOT DISTINCT FROM $2 AND kind = $3 ORDER BY created_at, id`,
     [tenantId, userId, kind],
@@ -120,23 +146,52 @@ export async function listTokens(q: Queryable, tenantId: string, userId: string 
   return rows;
 }
 
-export async function findToken(q: Queryable, tenantId: string, id: string, lock = false): Promise<TokenRow | undefined> {
-  const { rows } = await q.query<TokenRow>(`SELECT * FROM api_tokens WHERE tenant_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [tenantId, id]);
-  return rows[0];
-}
-
-export async function updateToken(q: Queryable, tenantId: string, id: string, v: { description?: string; metadata?: Record<string, unknown>; role_ids?: string[]; permission_ids?: string[] }): Promise<TokenRow> {
+export async function findToken(
+  q: Queryable,
+  tenantId: string,
+  id: string,
+  lock = false,
+): Promise<TokenRow | undefined> {
   const { rows } = await q.query<TokenRow>(
-    `UPDATE api_tokens SET description = coalesce($3, description), metadata = coalesce($4::jsonb, metadata),
-            role_ids = coalesce($5::uuid[], role_ids), permission_ids = coalesce($6::uuid[], permission_ids)
-     WHERE tenant_id = $1 AND id = $2 RETURNING *`,
-    [tenantId, id, v.description ?? null, v.metadata ? JSON.stringify(v.metadata) : null, v.role_ids ?? null, v.permission_ids ?? null],
+    `SELECT * FROM api_tokens WHERE tenant_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`,
+    [tenantId, id],
   );
   return rows[0];
 }
 
-export async function deleteToken(q: Queryable, tenantId: string, id: string, userId: string | null, kind: TokenKind): Promise<boolean> {
-  const r = await q.query('DELETE FROM api_tokens WHERE tenant_id = $1 AND id = $2 AND user_id IS NOT DISTINCT FROM $3 AND kind = $4', [tenantId, id, userId, kind]);
+export async function updateToken(
+  q: Queryable,
+  tenantId: string,
+  id: string,
+  v: { description?: string; metadata?: Record<string, unknown>; role_ids?: string[]; permission_ids?: string[] },
+): Promise<TokenRow> {
+  const { rows } = await q.query<TokenRow>(
+    `UPDATE api_tokens SET description = coalesce($3, description), metadata = coalesce($4::jsonb, metadata),
+            role_ids = coalesce($5::uuid[], role_ids), permission_ids = coalesce($6::uuid[], permission_ids)
+     WHERE tenant_id = $1 AND id = $2 RETURNING *`,
+    [
+      tenantId,
+      id,
+      v.description ?? null,
+      v.metadata ? JSON.stringify(v.metadata) : null,
+      v.role_ids ?? null,
+      v.permission_ids ?? null,
+    ],
+  );
+  return rows[0];
+}
+
+export async function deleteToken(
+  q: Queryable,
+  tenantId: string,
+  id: string,
+  userId: string | null,
+  kind: TokenKind,
+): Promise<boolean> {
+  const r = await q.query(
+    'DELETE FROM api_tokens WHERE tenant_id = $1 AND id = $2 AND user_id IS NOT DISTINCT FROM $3 AND kind = $4',
+    [tenantId, id, userId, kind],
+  );
   return r.rowCount > 0;
 }
 
@@ -166,7 +221,14 @@ export async function addRefreshToken(
   keep: number,
   audit?: { cte: (first: number) => string; values: unknown[] },
 ): Promise<void> {
-  await q.query(audit ? addRefreshSql(audit.cte) : ADD_REFRESH, [r.tokenHash, r.tenantId, r.apiTokenId, r.expiresAt, keep - 1, ...(audit?.values ?? [])]);
+  await q.query(audit ? addRefreshSql(audit.cte) : ADD_REFRESH, [
+    r.tokenHash,
+    r.tenantId,
+    r.apiTokenId,
+    r.expiresAt,
+    keep - 1,
+    ...(audit?.values ?? []),
+  ]);
 }
 
 const addRefreshText = (extra: string) =>
@@ -178,21 +240,37 @@ const ADD_REFRESH = prepared(addRefreshText(''));
 let withAudit: { cte: (first: number) => string; sql: string } | undefined;
 /** The statement with the request's audit entry staged by a WITH item (parameters from $6); constant per process. */
 function addRefreshSql(cte: (first: number) => string): string {
-  if (withAudit?.cte !== cte) withAudit = { cte, sql: prepared(addRefreshText(`,
-   ${cte(6)}`)) };
+  if (withAudit?.cte !== cte)
+    withAudit = {
+      cte,
+      sql: prepared(
+        addRefreshText(`,
+   ${cte(6)}`),
+      ),
+    };
   return withAudit.sql;
 }
 
-const TAKE_REFRESH = prepared('DELETE FROM api_token_refresh_tokens WHERE token_hash = $1 RETURNING tenant_id, api_token_id, expires_at');
+const TAKE_REFRESH = prepared(
+  'DELETE FROM api_token_refresh_tokens WHERE token_hash = $1 RETURNING tenant_id, api_token_id, expires_at',
+);
 
 /** Consumes a refresh token (rotation): deleted and answered, or undefined when unknown or already used. */
-export async function takeRefreshToken(q: Queryable, tokenHash: string): Promise<{ tenant_id: string; api_token_id: string; expires_at: Date } | undefined> {
-  const { rows } = await q.query<{ tenant_id: string; api_token_id: string; expires_at: Date }>(TAKE_REFRESH, [tokenHash]);
+export async function takeRefreshToken(
+  q: Queryable,
+  tokenHash: string,
+): Promise<{ tenant_id: string; api_token_id: string; expires_at: Date } | undefined> {
+  const { rows } = await q.query<{ tenant_id: string; api_token_id: string; expires_at: Date }>(TAKE_REFRESH, [
+    tokenHash,
+  ]);
   return rows[0];
 }
 
 export async function countRefreshTokens(q: Queryable, tenantId: string, apiTokenId: string): Promise<number> {
-  const { rows } = await q.query<{ n: number }>('SELECT count(*)::int AS n FROM api_token_refresh_tokens WHERE tenant_id = $1 AND api_token_id = $2', [tenantId, apiTokenId]);
+  const { rows } = await q.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM api_token_refresh_tokens WHERE tenant_id = $1 AND api_token_id = $2',
+    [tenantId, apiTokenId],
+  );
   return rows[0].n;
 }
 
@@ -225,7 +303,10 @@ export async function findAct(q: Queryable, id: string): Promise<ActRow | undefi
 
 export async function listActs(q: Queryable, tenantId: string | undefined, limit: number): Promise<ActRow[]> {
   const { rows } = tenantId
-    ? await q.query<ActRow>('SELECT * FROM token_acts WHERE tenant_id = $1 ORDER BY created_at DESC, id LIMIT $2', [tenantId, limit])
+    ? await q.query<ActRow>('SELECT * FROM token_acts WHERE tenant_id = $1 ORDER BY created_at DESC, id LIMIT $2', [
+        tenantId,
+        limit,
+      ])
     : await q.query<ActRow>('SELECT * FROM token_acts ORDER BY created_at DESC, id LIMIT $1', [limit]);
   return rows;
 }

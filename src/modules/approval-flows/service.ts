@@ -3,7 +3,18 @@ import { AppError } from '../../http/errors.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
 import type { EventKey, EventsService } from '../events/index.ts';
 import type { UsersService } from '../users/index.ts';
-import type { ApproverAction, Configuration, CreateFlow, ExecuteBody, Execution, ExecutionStatus, Flow, Step, StepInput, UpdateFlow } from './schema.ts';
+import type {
+  ApproverAction,
+  Configuration,
+  CreateFlow,
+  ExecuteBody,
+  Execution,
+  ExecutionStatus,
+  Flow,
+  Step,
+  StepInput,
+  UpdateFlow,
+} from './schema.ts';
 import * as store from './store.ts';
 
 export interface ApprovalFlowsDeps {
@@ -43,8 +54,10 @@ function buildSteps(inputs: StepInput[]): Step[] {
     if (!list?.length) throw bad(`${at}.${name}`, `must list at least one entry when type is ${sel.type}`);
     if (new Set(list).size !== list.length) throw bad(`${at}.${name}`, 'must not repeat an entry');
     const requiredApprovals = s.requiredApprovals ?? 1;
-    if (sel.type === 'users' && requiredApprovals > list.length) throw bad(`steps[${i}].requiredApprovals`, 'must not exceed the number of userIds');
-    const approverSelector = sel.type === 'users' ? { type: sel.type, userIds: list } : { type: sel.type, roleKeys: list };
+    if (sel.type === 'users' && requiredApprovals > list.length)
+      throw bad(`steps[${i}].requiredApprovals`, 'must not exceed the number of userIds');
+    const approverSelector =
+      sel.type === 'users' ? { type: sel.type, userIds: list } : { type: sel.type, roleKeys: list };
     return { id: newId(), order: s.order ?? i + 1, approverSelector, requiredApprovals };
   });
   const orders = new Set(steps.map((s) => s.order));
@@ -60,7 +73,10 @@ function checkConfiguration(c: Configuration): void {
  * The outcome a deadline gives a pending execution at `now` (timeout → expired, auto-approve → approved), counted from
  * the execution's start; when both have passed, the earlier deadline wins. Undefined while no deadline has passed.
  */
-export function deadlineOutcome(row: Pick<store.ExecutionRow, 'status' | 'created_at' | 'flow'>, now: Date): { status: ExecutionStatus; at: Date } | undefined {
+export function deadlineOutcome(
+  row: Pick<store.ExecutionRow, 'status' | 'created_at' | 'flow'>,
+  now: Date,
+): { status: ExecutionStatus; at: Date } | undefined {
   if (row.status !== 'pending') return undefined;
   const start = new Date(row.created_at).getTime();
   const { timeoutMinutes, autoApproveInMinutes } = row.flow.configuration;
@@ -89,16 +105,31 @@ export function createApprovalFlowsService(deps: ApprovalFlowsDeps) {
     updatedAt: iso(r.updated_at),
   });
 
-  async function emit(q: Queryable, key: EventKey, row: store.ExecutionRow, data: Record<string, unknown>): Promise<void> {
-    await events.emit(q, { eventKey: key, tenantId: row.tenant_id, entity: { type: 'approval_flow_execution', id: row.id }, data });
+  async function emit(
+    q: Queryable,
+    key: EventKey,
+    row: store.ExecutionRow,
+    data: Record<string, unknown>,
+  ): Promise<void> {
+    await events.emit(q, {
+      eventKey: key,
+      tenantId: row.tenant_id,
+      entity: { type: 'approval_flow_execution', id: row.id },
+      data,
+    });
   }
 
   /** The approvers of the execution's current step are asked (docs/events.md `approval.requested`). */
   async function notifyStep(q: Queryable, row: store.ExecutionRow): Promise<void> {
     const step = row.flow.steps[row.current_step];
     await emit(q, REQUESTED, row, {
-      approvalFlowExecutionId: row.id, approvalFlowId: row.flow_id, approvalFlowName: row.flow.name, approvalFlowStepId: step.id,
-      approverSelector: step.approverSelector, requesterId: row.requester_id, requester: row.requester,
+      approvalFlowExecutionId: row.id,
+      approvalFlowId: row.flow_id,
+      approvalFlowName: row.flow.name,
+      approvalFlowStepId: step.id,
+      approverSelector: step.approverSelector,
+      requesterId: row.requester_id,
+      requester: row.requester,
     });
   }
 
@@ -108,8 +139,12 @@ export function createApprovalFlowsService(deps: ApprovalFlowsDeps) {
     row.status = status;
     row.completed_at = at;
     await emit(q, COMPLETED, row, {
-      approvalFlowExecutionId: row.id, approvalFlowId: row.flow_id, status, requesterId: row.requester_id,
-      webhookUrl: row.webhook_url ?? row.flow.configuration.webhookUrl ?? null, executionData: row.execution_data ?? {},
+      approvalFlowExecutionId: row.id,
+      approvalFlowId: row.flow_id,
+      status,
+      requesterId: row.requester_id,
+      webhookUrl: row.webhook_url ?? row.flow.configuration.webhookUrl ?? null,
+      executionData: row.execution_data ?? {},
     });
   }
 
@@ -122,10 +157,20 @@ export function createApprovalFlowsService(deps: ApprovalFlowsDeps) {
     return row;
   }
 
-  async function requireFlow(q: Queryable, id: string, tenantId: string | undefined, exact: boolean, lock = false): Promise<store.FlowRow> {
+  async function requireFlow(
+    q: Queryable,
+    id: string,
+    tenantId: string | undefined,
+    exact: boolean,
+    lock = false,
+  ): Promise<store.FlowRow> {
     const row = await store.findFlow(q, id, lock);
     const visible = row && (!tenantId || row.tenant_id === tenantId || (!exact && row.tenant_id === null));
-    if (!row || !visible) throw new AppError('APPROVAL_FLOW_NOT_FOUND', `No approval flow with id ${id}${tenantId ? ` in account ${tenantId}` : ''}`);
+    if (!row || !visible)
+      throw new AppError(
+        'APPROVAL_FLOW_NOT_FOUND',
+        `No approval flow with id ${id}${tenantId ? ` in account ${tenantId}` : ''}`,
+      );
     return row;
   }
 
@@ -143,13 +188,23 @@ export function createApprovalFlowsService(deps: ApprovalFlowsDeps) {
   }
 
   /** The step of an execution that `approverId` may see or act on; 404 (`hide`) or 403 otherwise. */
-  async function approverStep(row: store.ExecutionRow, stepId: string, approverId: string, hide: boolean): Promise<Step> {
+  async function approverStep(
+    row: store.ExecutionRow,
+    stepId: string,
+    approverId: string,
+    hide: boolean,
+  ): Promise<Step> {
     const step = row.flow.steps.find((s) => s.id === stepId);
     const allowed = step && approverId !== row.requester_id && (await approves(step, approverId, row.tenant_id));
     if (step && allowed) return step;
     if (hide) throw new AppError('APPROVAL_EXECUTION_NOT_FOUND', 'No such execution step for this approver');
     if (!step) throw new AppError('APPROVAL_EXECUTION_NOT_FOUND', `The execution has no step ${stepId}`);
-    throw new AppError('NOT_AN_APPROVER', approverId === row.requester_id ? 'The requester may not approve their own request' : `User ${approverId} is not an approver of step ${stepId}`);
+    throw new AppError(
+      'NOT_AN_APPROVER',
+      approverId === row.requester_id
+        ? 'The requester may not approve their own request'
+        : `User ${approverId} is not an approver of step ${stepId}`,
+    );
   }
 
   async function start(flow: store.FlowRow, requesterId: string, tenantId: string | undefined, body: ExecuteBody) {
@@ -158,10 +213,18 @@ export function createApprovalFlowsService(deps: ApprovalFlowsDeps) {
     const account = tenantId ?? flow.tenant_id ?? undefined;
     const requester = await users.get(requesterId, account);
     const row: store.ExecutionRow = {
-      id: newId(), flow_id: flow.id, tenant_id: account ?? null, requester_id: requesterId, requester: requester.email,
+      id: newId(),
+      flow_id: flow.id,
+      tenant_id: account ?? null,
+      requester_id: requesterId,
+      requester: requester.email,
       flow: { name: flow.name, description: flow.description, configuration: flow.configuration, steps: flow.steps },
-      execution_data: body.executionData ?? null, webhook_url: body.webhookUrl ?? null, current_step: 0, status: 'pending',
-      created_at: now(), completed_at: null,
+      execution_data: body.executionData ?? null,
+      webhook_url: body.webhookUrl ?? null,
+      current_step: 0,
+      status: 'pending',
+      created_at: now(),
+      completed_at: null,
     };
     await db.transaction(async (tx) => {
       await store.insertExecution(tx, row);
@@ -176,8 +239,15 @@ export function createApprovalFlowsService(deps: ApprovalFlowsDeps) {
       const id = newId();
       await db.transaction(async (tx) => {
         await store.insertFlow(tx, {
-          id, tenant_id: tenantId ?? null, name: body.name, description: body.description ?? '', is_active: body.isActive ?? true,
-          is_step_up: body.isStepUp ?? false, channels: body.channels, configuration: body.configuration, steps: buildSteps(body.steps),
+          id,
+          tenant_id: tenantId ?? null,
+          name: body.name,
+          description: body.description ?? '',
+          is_active: body.isActive ?? true,
+          is_step_up: body.isStepUp ?? false,
+          channels: body.channels,
+          configuration: body.configuration,
+          steps: buildSteps(body.steps),
         });
       });
       return out((await store.findFlow(db, id))!);
@@ -194,8 +264,13 @@ export function createApprovalFlowsService(deps: ApprovalFlowsDeps) {
       await db.transaction(async (tx) => {
         const cur = await requireFlow(tx, id, tenantId, true, true);
         await store.updateFlow(tx, {
-          id, name: body.name ?? cur.name, description: body.description ?? cur.description, is_active: body.isActive ?? cur.is_active,
-          is_step_up: body.isStepUp ?? cur.is_step_up, channels: body.channels ?? cur.channels, configuration: body.configuration ?? cur.configuration,
+          id,
+          name: body.name ?? cur.name,
+          description: body.description ?? cur.description,
+          is_active: body.isActive ?? cur.is_active,
+          is_step_up: body.isStepUp ?? cur.is_step_up,
+          channels: body.channels ?? cur.channels,
+          configuration: body.configuration ?? cur.configuration,
           steps: steps ?? cur.steps,
         });
       });
@@ -221,31 +296,49 @@ export function createApprovalFlowsService(deps: ApprovalFlowsDeps) {
       const pool = marked.length ? marked : active;
       const own = tenantId ? pool.filter((f) => f.tenant_id === tenantId) : [];
       const candidates = own.length ? own : pool;
-      if (!candidates.length) throw new AppError('APPROVAL_FLOW_NOT_FOUND', 'No active approval flow for step-up in this scope');
-      if (candidates.length > 1) throw new AppError('CONFLICT', 'Several active approval flows could run step-up: mark one with isStepUp');
+      if (!candidates.length)
+        throw new AppError('APPROVAL_FLOW_NOT_FOUND', 'No active approval flow for step-up in this scope');
+      if (candidates.length > 1)
+        throw new AppError('CONFLICT', 'Several active approval flows could run step-up: mark one with isStepUp');
       return start(candidates[0], requesterId, tenantId, body);
     },
 
     /** `actor`: with a user token, the approver must be the caller. */
     async act(a: ApproverAction, actor?: string) {
-      if (actor !== undefined && actor !== a.approverId) throw new AppError('NOT_AN_APPROVER', 'A user token may act only as its own user (approverId)');
+      if (actor !== undefined && actor !== a.approverId)
+        throw new AppError('NOT_AN_APPROVER', 'A user token may act only as its own user (approverId)');
       const pre = await store.findExecution(db, a.approvalFlowExecutionId);
-      if (!pre) throw new AppError('APPROVAL_EXECUTION_NOT_FOUND', `No approval flow execution with id ${a.approvalFlowExecutionId}`);
+      if (!pre)
+        throw new AppError(
+          'APPROVAL_EXECUTION_NOT_FOUND',
+          `No approval flow execution with id ${a.approvalFlowExecutionId}`,
+        );
       await approverStep(pre, a.approvalFlowStepId, a.approverId, false);
       return db.transaction(async (tx) => {
         const row = await settled(tx, a.approvalFlowExecutionId);
         const index = row.flow.steps.findIndex((s) => s.id === a.approvalFlowStepId);
-        if (row.status !== 'pending') throw new AppError('APPROVAL_ALREADY_DECIDED', `The execution is already ${row.status}`);
-        if (index < row.current_step) throw new AppError('APPROVAL_ALREADY_DECIDED', `Step ${a.approvalFlowStepId} is already approved`);
-        if (index > row.current_step) throw new AppError('CONFLICT', `Step ${a.approvalFlowStepId} is not open yet: an earlier step awaits approval`);
+        if (row.status !== 'pending')
+          throw new AppError('APPROVAL_ALREADY_DECIDED', `The execution is already ${row.status}`);
+        if (index < row.current_step)
+          throw new AppError('APPROVAL_ALREADY_DECIDED', `Step ${a.approvalFlowStepId} is already approved`);
+        if (index > row.current_step)
+          throw new AppError(
+            'CONFLICT',
+            `Step ${a.approvalFlowStepId} is not open yet: an earlier step awaits approval`,
+          );
         if (!(await store.insertAction(tx, row.id, a.approvalFlowStepId, a.approverId, a.approved))) {
-          throw new AppError('APPROVAL_ALREADY_DECIDED', `Approver ${a.approverId} already acted on step ${a.approvalFlowStepId}`);
+          throw new AppError(
+            'APPROVAL_ALREADY_DECIDED',
+            `Approver ${a.approverId} already acted on step ${a.approvalFlowStepId}`,
+          );
         }
         const at = now();
         if (!a.approved) await finish(tx, row, 'rejected', at);
         else {
           const step = row.flow.steps[index];
-          const approvals = (await store.actionsOf(tx, row.id)).filter((x) => x.step_id === step.id && x.approved).length;
+          const approvals = (await store.actionsOf(tx, row.id)).filter(
+            (x) => x.step_id === step.id && x.approved,
+          ).length;
           if (approvals >= step.requiredApprovals) {
             if (index === row.flow.steps.length - 1) await finish(tx, row, 'approved', at);
             else {
@@ -256,19 +349,29 @@ export function createApprovalFlowsService(deps: ApprovalFlowsDeps) {
           }
         }
         const current = row.status === 'pending' ? row.flow.steps[row.current_step].id : undefined;
-        return { approvalFlowExecutionId: row.id, status: row.status as ExecutionStatus, ...(current ? { currentStepId: current } : {}) };
+        return {
+          approvalFlowExecutionId: row.id,
+          status: row.status as ExecutionStatus,
+          ...(current ? { currentStepId: current } : {}),
+        };
       });
     },
 
-    async executionData(q: { approvalFlowExecutionId: string; approverId: string; approvalFlowStepId: string }, actor?: string) {
+    async executionData(
+      q: { approvalFlowExecutionId: string; approverId: string; approvalFlowStepId: string },
+      actor?: string,
+    ) {
       const hidden = () => new AppError('APPROVAL_EXECUTION_NOT_FOUND', 'No such execution step for this approver');
       if (actor !== undefined && actor !== q.approverId) throw hidden();
       const row = await store.findExecution(db, q.approvalFlowExecutionId);
       if (!row) throw hidden();
       await approverStep(row, q.approvalFlowStepId, q.approverId, true);
       return {
-        approvalFlowName: row.flow.name, approvalFlowDescription: row.flow.description, requester: row.requester,
-        approvalFlowRequestDate: iso(row.created_at), executionData: row.execution_data ?? {},
+        approvalFlowName: row.flow.name,
+        approvalFlowDescription: row.flow.description,
+        requester: row.requester,
+        approvalFlowRequestDate: iso(row.created_at),
+        executionData: row.execution_data ?? {},
       };
     },
 
@@ -278,14 +381,25 @@ export function createApprovalFlowsService(deps: ApprovalFlowsDeps) {
         const r = await settled(tx, id);
         return { row: r, actions: await store.actionsOf(tx, id) };
       });
-      if (tenantId && row.tenant_id !== tenantId) throw new AppError('APPROVAL_EXECUTION_NOT_FOUND', `No approval flow execution with id ${id}`);
+      if (tenantId && row.tenant_id !== tenantId)
+        throw new AppError('APPROVAL_EXECUTION_NOT_FOUND', `No approval flow execution with id ${id}`);
       return {
-        id: row.id, approvalFlowId: row.flow_id, tenantId: row.tenant_id, requesterId: row.requester_id, status: row.status as ExecutionStatus,
-        currentStepId: row.status === 'pending' ? row.flow.steps[row.current_step].id : null, webhookUrl: row.webhook_url,
-        createdAt: iso(row.created_at), completedAt: row.completed_at ? iso(row.completed_at) : null,
+        id: row.id,
+        approvalFlowId: row.flow_id,
+        tenantId: row.tenant_id,
+        requesterId: row.requester_id,
+        status: row.status as ExecutionStatus,
+        currentStepId: row.status === 'pending' ? row.flow.steps[row.current_step].id : null,
+        webhookUrl: row.webhook_url,
+        createdAt: iso(row.created_at),
+        completedAt: row.completed_at ? iso(row.completed_at) : null,
         steps: row.flow.steps.map((s) => ({
-          id: s.id, order: s.order, requiredApprovals: s.requiredApprovals,
-          actions: actions.filter((x) => x.step_id === s.id).map((x) => ({ approverId: x.approver_id, approved: x.approved, createdAt: iso(x.created_at) })),
+          id: s.id,
+          order: s.order,
+          requiredApprovals: s.requiredApprovals,
+          actions: actions
+            .filter((x) => x.step_id === s.id)
+            .map((x) => ({ approverId: x.approver_id, approved: x.approved, createdAt: iso(x.created_at) })),
         })),
       };
     },

@@ -55,7 +55,9 @@ export async function listFlows(q: Queryable, tenantId: string | undefined): Pro
 }
 
 export async function findFlow(q: Queryable, id: string, lock = false): Promise<FlowRow | undefined> {
-  const { rows } = await q.query<FlowRow>(`SELECT * FROM approval_flows WHERE id = $1${lock ? ' FOR UPDATE' : ''}`, [id]);
+  const { rows } = await q.query<FlowRow>(`SELECT * FROM approval_flows WHERE id = $1${lock ? ' FOR UPDATE' : ''}`, [
+    id,
+  ]);
   return rows[0];
 }
 
@@ -63,15 +65,37 @@ export async function insertFlow(q: Queryable, r: Omit<FlowRow, 'created_at' | '
   await q.query(
     `INSERT INTO approval_flows (id, tenant_id, name, description, is_active, is_step_up, channels, configuration, steps)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-    [r.id, r.tenant_id, r.name, r.description, r.is_active, r.is_step_up, JSON.stringify(r.channels), JSON.stringify(r.configuration), JSON.stringify(r.steps)],
+    [
+      r.id,
+      r.tenant_id,
+      r.name,
+      r.description,
+      r.is_active,
+      r.is_step_up,
+      JSON.stringify(r.channels),
+      JSON.stringify(r.configuration),
+      JSON.stringify(r.steps),
+    ],
   );
 }
 
-export async function updateFlow(q: Queryable, r: Omit<FlowRow, 'created_at' | 'updated_at' | 'tenant_id'>): Promise<void> {
+export async function updateFlow(
+  q: Queryable,
+  r: Omit<FlowRow, 'created_at' | 'updated_at' | 'tenant_id'>,
+): Promise<void> {
   await q.query(
     `UPDATE approval_flows SET name = $2, description = $3, is_active = $4, is_step_up = $5, channels = $6, configuration = $7,
        steps = $8, updated_at = now() WHERE id = $1`,
-    [r.id, r.name, r.description, r.is_active, r.is_step_up, JSON.stringify(r.channels), JSON.stringify(r.configuration), JSON.stringify(r.steps)],
+    [
+      r.id,
+      r.name,
+      r.description,
+      r.is_active,
+      r.is_step_up,
+      JSON.stringify(r.channels),
+      JSON.stringify(r.configuration),
+      JSON.stringify(r.steps),
+    ],
   );
 }
 
@@ -79,21 +103,50 @@ export async function deleteFlow(q: Queryable, id: string): Promise<void> {
   await q.query(`DELETE FROM approval_flows WHERE id = $1`, [id]);
 }
 
-export async function insertExecution(q: Queryable, r: Pick<ExecutionRow, 'id' | 'flow_id' | 'tenant_id' | 'requester_id' | 'requester' | 'flow' | 'execution_data' | 'webhook_url'>): Promise<void> {
+export async function insertExecution(
+  q: Queryable,
+  r: Pick<
+    ExecutionRow,
+    'id' | 'flow_id' | 'tenant_id' | 'requester_id' | 'requester' | 'flow' | 'execution_data' | 'webhook_url'
+  >,
+): Promise<void> {
   await q.query(
     `INSERT INTO approval_flow_executions (id, flow_id, tenant_id, requester_id, requester, flow, execution_data, webhook_url)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-    [r.id, r.flow_id, r.tenant_id, r.requester_id, r.requester, JSON.stringify(r.flow), r.execution_data === null ? null : JSON.stringify(r.execution_data), r.webhook_url],
+    [
+      r.id,
+      r.flow_id,
+      r.tenant_id,
+      r.requester_id,
+      r.requester,
+      JSON.stringify(r.flow),
+      r.execution_data === null ? null : JSON.stringify(r.execution_data),
+      r.webhook_url,
+    ],
   );
 }
 
 export async function findExecution(q: Queryable, id: string, lock = false): Promise<ExecutionRow | undefined> {
-  const { rows } = await q.query<ExecutionRow>(`SELECT * FROM approval_flow_executions WHERE id = $1${lock ? ' FOR UPDATE' : ''}`, [id]);
+  const { rows } = await q.query<ExecutionRow>(
+    `SELECT * FROM approval_flow_executions WHERE id = $1${lock ? ' FOR UPDATE' : ''}`,
+    [id],
+  );
   return rows[0];
 }
 
-export async function setExecutionState(q: Queryable, id: string, currentStep: number, status: string, completedAt: Date | null): Promise<void> {
-  await q.query(`UPDATE approval_flow_executions SET current_step = $2, status = $3, completed_at = $4 WHERE id = $1`, [id, currentStep, status, completedAt]);
+export async function setExecutionState(
+  q: Queryable,
+  id: string,
+  currentStep: number,
+  status: string,
+  completedAt: Date | null,
+): Promise<void> {
+  await q.query(`UPDATE approval_flow_executions SET current_step = $2, status = $3, completed_at = $4 WHERE id = $1`, [
+    id,
+    currentStep,
+    status,
+    completedAt,
+  ]);
 }
 
 export async function actionsOf(q: Queryable, executionId: string): Promise<ActionRow[]> {
@@ -105,7 +158,13 @@ export async function actionsOf(q: Queryable, executionId: string): Promise<Acti
 }
 
 /** Records an approver's action; false when that approver already acted on that step. */
-export async function insertAction(q: Queryable, executionId: string, stepId: string, approverId: string, approved: boolean): Promise<boolean> {
+export async function insertAction(
+  q: Queryable,
+  executionId: string,
+  stepId: string,
+  approverId: string,
+  approved: boolean,
+): Promise<boolean> {
   const { rows } = await q.query(
     `INSERT INTO approval_flow_actions (execution_id, step_id, approver_id, approved) VALUES ($1, $2, $3, $4)
      ON CONFLICT DO NOTHING RETURNING 1 AS ok`,

@@ -21,46 +21,68 @@ const ENT = '/entitlements/resources/entitlements/v2';
 /** Routes whose write emits a catalogue event: the event key is the action (success or failure alike). */
 const CATALOGUE: Record<string, string[]> = {
   'user.created': [
-    `POST ${U}/v1`, `POST ${U}/v2`, `POST ${U}/v1/signUp`, `POST ${U}/v1/signUp/username`, 'POST /identity/resources/migrations/v1/local',
+    `POST ${U}/v1`,
+    `POST ${U}/v2`,
+    `POST ${U}/v1/signUp`,
+    `POST ${U}/v1/signUp/username`,
+    'POST /identity/resources/migrations/v1/local',
   ],
   'user.updated': [
-    `PUT ${U}/v1`, `PUT ${U}/v2/me`, `PUT ${U}/v1/:userId`, `POST ${U}/v1/:userId/verify`,
-    `PUT ${U}/v1/:userId/invisible`, `PUT ${U}/v1/:userId/superuser`, `PUT ${U}/v1/:userId/email`,
+    `PUT ${U}/v1`,
+    `PUT ${U}/v2/me`,
+    `PUT ${U}/v1/:userId`,
+    `POST ${U}/v1/:userId/verify`,
+    `PUT ${U}/v1/:userId/invisible`,
+    `PUT ${U}/v1/:userId/superuser`,
+    `PUT ${U}/v1/:userId/email`,
     `POST ${U}/v1/email/verify`,
   ],
   'user.deleted': [`DELETE ${U}/v1/:userId`, 'DELETE /team/resources/members/v1/:userId'],
   'user.locked': [`POST ${U}/v1/:userId/lock`],
   'user.unlocked': [`POST ${U}/v1/:userId/unlock`],
   'user.invited': [
-    'POST /identity/resources/tenants/invites/v1/user', 'POST /identity/resources/tenants/invites/v2/user',
+    'POST /identity/resources/tenants/invites/v1/user',
+    'POST /identity/resources/tenants/invites/v2/user',
     `POST ${U}/bulk/v1/invite`,
   ],
   'user.activated': [
-    `POST ${U}/v1/activate`, `POST ${U}/v1/activate/code`, `POST ${U}/v1/invitation/accept`,
+    `POST ${U}/v1/activate`,
+    `POST ${U}/v1/activate/code`,
+    `POST ${U}/v1/invitation/accept`,
     `POST ${U}/v1/invitation/accept/code`,
   ],
   'user.password_changed': [`POST ${U}/v1/passwords/change`],
   'user.password_reset': [`POST ${U}/v1/passwords/reset/verify`, `POST ${U}/v2/passwords/reset/sms/verify`],
   'user.mfa_enrolled': [
-    `POST ${U}/v1/mfa/enroll/verify`, `POST ${U}/v1/mfa/authenticator/enroll/verify`,
-    `POST ${U}/v1/mfa/sms/enroll/verify`, 'POST /identity/resources/auth/v1/user/mfa/authenticator/enroll/verify',
+    `POST ${U}/v1/mfa/enroll/verify`,
+    `POST ${U}/v1/mfa/authenticator/enroll/verify`,
+    `POST ${U}/v1/mfa/sms/enroll/verify`,
+    'POST /identity/resources/auth/v1/user/mfa/authenticator/enroll/verify',
     'POST /identity/resources/auth/v1/user/mfa/sms/enroll/verify',
   ],
   'user.mfa_removed': [
-    `POST ${U}/v1/mfa/disable`, `POST ${U}/v1/mfa/authenticator/:deviceId/disable/verify`,
+    `POST ${U}/v1/mfa/disable`,
+    `POST ${U}/v1/mfa/authenticator/:deviceId/disable/verify`,
     `POST ${U}/v1/mfa/sms/:deviceId/disable/verify`,
   ],
   'user.impersonated': ['POST /identity/resources/impersonation/v1'],
   'session.revoked': [
-    `DELETE ${U}/sessions/v1/me/all`, `DELETE ${U}/sessions/v1/me/:id`, `POST ${U}/sessions/v1/revoke`,
+    `DELETE ${U}/sessions/v1/me/all`,
+    `DELETE ${U}/sessions/v1/me/:id`,
+    `POST ${U}/sessions/v1/revoke`,
   ],
   'account.created': [`POST ${T}/tenants/v1`, `POST ${T}/sub-tenants/v1`],
   'account.updated': [
-    `PUT ${T}/tenants/v1/:tenantId`, `PUT ${T}/tenants/v2/:tenantId`, `POST ${T}/tenants/v1/:tenantId/metadata`,
-    `DELETE ${T}/tenants/v1/:tenantId/metadata/:key`, `PATCH ${T}/sub-tenants/v1/:tenantId`,
+    `PUT ${T}/tenants/v1/:tenantId`,
+    `PUT ${T}/tenants/v2/:tenantId`,
+    `POST ${T}/tenants/v1/:tenantId/metadata`,
+    `DELETE ${T}/tenants/v1/:tenantId/metadata/:key`,
+    `PATCH ${T}/sub-tenants/v1/:tenantId`,
   ],
   'account.deleted': [
-    `DELETE ${T}/tenants/v1/:tenantId`, `DELETE ${T}/tenants/v1`, `DELETE ${T}/sub-tenants/v1/:tenantId`,
+    `DELETE ${T}/tenants/v1/:tenantId`,
+    `DELETE ${T}/tenants/v1`,
+    `DELETE ${T}/sub-tenants/v1/:tenantId`,
   ],
   'account.moved': [`POST ${T}/hierarchy/v1`, `DELETE ${T}/hierarchy/v1`],
   'scim.user_provisioned': [`POST ${SCIM}/Users`, `PUT ${SCIM}/Users/:id`, `PATCH ${SCIM}/Users/:id`],
@@ -76,16 +98,57 @@ const BY_ROUTE = new Map(
 
 /** First words of a route's last segment that make it an action, not a resource ("…/:userId/lock" is `user.lock`). */
 const VERBS = new Set([
-  'accept', 'activate', 'approver', 'assign', 'bulk', 'change', 'check', 'count', 'decline', 'delete', 'disable',
-  'enable', 'enroll', 'execute', 'export', 'force', 'generate', 'import', 'invite', 'link', 'logout', 'migrate',
-  'postlogin', 'prelogin', 'preverify', 'recover', 'refresh', 'regenerate', 'replace', 'replay', 'resend', 'reset',
-  'revoke', 'rotate', 'search', 'test', 'unassign', 'unlink', 'unlock', 'validate', 'verify',
+  'accept',
+  'activate',
+  'approver',
+  'assign',
+  'bulk',
+  'change',
+  'check',
+  'count',
+  'decline',
+  'delete',
+  'disable',
+  'enable',
+  'enroll',
+  'execute',
+  'export',
+  'force',
+  'generate',
+  'import',
+  'invite',
+  'link',
+  'logout',
+  'migrate',
+  'postlogin',
+  'prelogin',
+  'preverify',
+  'recover',
+  'refresh',
+  'regenerate',
+  'replace',
+  'replay',
+  'resend',
+  'reset',
+  'revoke',
+  'rotate',
+  'search',
+  'test',
+  'unassign',
+  'unlink',
+  'unlock',
+  'validate',
+  'verify',
 ]);
 const METHOD_VERB: Record<string, string> = { POST: 'created', PUT: 'updated', PATCH: 'updated', DELETE: 'deleted' };
 
 /** A route segment as a name part: snake_case, singular, accounts named as such (a tenant is an account). */
 function word(segment: string): string {
-  let w = segment.replace(/^\./, '').replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/-/g, '_').toLowerCase();
+  let w = segment
+    .replace(/^\./, '')
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .replace(/-/g, '_')
+    .toLowerCase();
   if (w.endsWith('ies') && w.length > 4) w = `${w.slice(0, -3)}y`;
   else if (w.length > 3 && w.endsWith('s') && !/(ss|us|is)$/.test(w)) w = w.slice(0, -1);
   return w.replace(/(^|_)tenant(?=_|$)/g, '$1account');

@@ -28,7 +28,11 @@ export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value ?? null);
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   const obj = value as Record<string, unknown>;
-  return `{${Object.keys(obj).sort().filter((k) => obj[k] !== undefined).map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`).join(',')}}`;
+  return `{${Object.keys(obj)
+    .sort()
+    .filter((k) => obj[k] !== undefined)
+    .map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`)
+    .join(',')}}`;
 }
 
 /**
@@ -38,8 +42,19 @@ export function canonicalJson(value: unknown): string {
  */
 export function entryHash(e: Omit<AuditEntryRow, 'hash' | 'prev_hash' | 'seq'>, prevHash: string): string {
   const content = canonicalJson([
-    e.id, e.created_at.toISOString(), e.tenant_id, e.actor_type, e.actor_id, e.action, e.target_type, e.target_id,
-    e.outcome, e.ip, e.user_agent, e.severity, e.data,
+    e.id,
+    e.created_at.toISOString(),
+    e.tenant_id,
+    e.actor_type,
+    e.actor_id,
+    e.action,
+    e.target_type,
+    e.target_id,
+    e.outcome,
+    e.ip,
+    e.user_agent,
+    e.severity,
+    e.data,
   ]);
   return sha256Hex(`${content}\n${prevHash}`);
 }

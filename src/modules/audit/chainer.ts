@@ -98,13 +98,16 @@ export function createChainer(db: Db, log: Logger, o: ChainerOptions = {}) {
     const look = !local;
     local = false;
     current = (look ? store.lastStagedSeq(db).then((seq) => (seq ? chainUpTo() : 0)) : chainUpTo())
-      .then(() => {
-        failures = 0;
-      }, (err) => {
-        failures++;
-        // The rows stay staged (the batch rolled back); logged without the entries.
-        log.error({ err: String(err), failures }, 'audit chaining failed; retrying');
-      })
+      .then(
+        () => {
+          failures = 0;
+        },
+        (err) => {
+          failures++;
+          // The rows stay staged (the batch rolled back); logged without the entries.
+          log.error({ err: String(err), failures }, 'audit chaining failed; retrying');
+        },
+      )
       .finally(() => {
         current = undefined;
         if (again && !failures) {
@@ -142,7 +145,10 @@ export function createChainer(db: Db, log: Logger, o: ChainerOptions = {}) {
       try {
         await chainUpTo(Infinity, Date.now() + drainMs);
       } catch (err) {
-        log.warn({ err: String(err) }, 'audit chaining at shutdown failed; staged entries are chained at the next start');
+        log.warn(
+          { err: String(err) },
+          'audit chaining at shutdown failed; staged entries are chained at the next start',
+        );
       }
     },
   };

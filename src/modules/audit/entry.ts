@@ -18,14 +18,36 @@ export interface AuditInput {
 }
 
 /** Keys whose values never enter an entry, at any depth (passwords, tokens, codes, secrets, hashes). */
-const SECRET_KEY = new RegExp([
-  'password', 'passwd', 'passphrase', '^pass$', '^pwd$', 'secret', 'token', 'otp', 'hash', 'api[-_]?key', 'authorization', 'cookie',
-  'credential', 'private[-_]?key', 'seed', '^code$', '(verification|mfa|recovery|reset|auth|one[-_]?time|sms|email|backup)[-_]?codes?$',
-].join('|'), 'i');
+const SECRET_KEY = new RegExp(
+  [
+    'password',
+    'passwd',
+    'passphrase',
+    '^pass$',
+    '^pwd$',
+    'secret',
+    'token',
+    'otp',
+    'hash',
+    'api[-_]?key',
+    'authorization',
+    'cookie',
+    'credential',
+    'private[-_]?key',
+    'seed',
+    '^code$',
+    '(verification|mfa|recovery|reset|auth|one[-_]?time|sms|email|backup)[-_]?codes?$',
+  ].join('|'),
+  'i',
+);
 
 /** Text PostgreSQL can store: no NUL, no unpaired surrogate (request paths and headers may carry either). */
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
-export const storable = (s: string, max = Infinity): string => s.replace(/\u0000/g, '').slice(0, max).replace(LONE_SURROGATE, '\uFFFD');
+export const storable = (s: string, max = Infinity): string =>
+  s
+    .replace(/\u0000/g, '')
+    .slice(0, max)
+    .replace(LONE_SURROGATE, '\uFFFD');
 const text = (s: string | null | undefined, max: number): string | null => (s == null ? null : storable(s, max));
 
 /** Drops secret-looking keys, strips NUL characters (jsonb refuses them) and bounds size; what is left is stored. */

@@ -89,7 +89,9 @@ function targetFromBody(url: string, body: Record<string, unknown>): { type: str
   if (/\/users(\/|$)/.test(url) && str(body.id)) return { type: 'user', id: body.id as string };
   if (url.startsWith('/tenants/') && str(body.tenantId)) return { type: 'account', id: body.tenantId as string };
   if (!str(body.id)) return undefined;
-  const segments = url.split('/').filter((s) => s && !s.startsWith(':') && !/^v\d+(\.\d+)?$/.test(s) && s !== 'resources');
+  const segments = url
+    .split('/')
+    .filter((s) => s && !s.startsWith(':') && !/^v\d+(\.\d+)?$/.test(s) && s !== 'resources');
   return { type: (segments[segments.length - 1] ?? 'resource').replace(/s$/, ''), id: body.id as string };
 }
 
@@ -169,7 +171,9 @@ export function installAudit(app: FastifyInstance, audit: AuditService, lookups?
       (req as unknown as Record<symbol, string | undefined>)[BEFORE] = display;
     });
   }
-  app.decorateRequest('auditInline', function (this: FastifyRequest, status: number, body: Record<string, unknown>): InlineAudit | undefined {
+  app.decorateRequest('auditInline', function (this: FastifyRequest, status: number, body: Record<string, unknown>):
+    | InlineAudit
+    | undefined {
     const url = this.routeOptions.url;
     const config = this.routeOptions.config;
     if (!WRITE.has(this.method) || !url || config?.audit === false) return undefined;
@@ -213,7 +217,8 @@ export function installAudit(app: FastifyInstance, audit: AuditService, lookups?
       await audit.record(entryOf(req, reply.statusCode, url, config?.audit, body, errorCode, resolved));
     } catch (err) {
       // A streamed answer that will not be sent is closed here.
-      if (payload && typeof (payload as { destroy?: unknown }).destroy === 'function') (payload as { destroy(): void }).destroy();
+      if (payload && typeof (payload as { destroy?: unknown }).destroy === 'function')
+        (payload as { destroy(): void }).destroy();
       // The answer becomes the wire error body (an error thrown here would bypass the app's error handler).
       const e = err instanceof AppError ? err : new AppError('AUDIT_UNAVAILABLE');
       reply.code(e.status).header('content-type', 'application/json; charset=utf-8');
@@ -284,9 +289,16 @@ function entryOf(
   let target = targetFor(req, url, action, actor, body);
   // A failed sign-in of a known user is that user's, in the user's account; an unknown identifier stays anonymous.
   if (resolved.signIn) target = { type: 'user', id: resolved.signIn.id };
-  const tenantId = (req.auth?.kind === 'user' ? req.auth.tenantId : undefined) ?? req.auditTenantId
-    ?? str(req.headers['gatehouse-tenant-id']) ?? str(req.headers['frontegg-tenant-id'])
-    ?? str(params.tenantId) ?? str(reqBody.tenantId) ?? str(body?.tenantId) ?? resolved.signIn?.tenantId ?? null;
+  const tenantId =
+    (req.auth?.kind === 'user' ? req.auth.tenantId : undefined) ??
+    req.auditTenantId ??
+    str(req.headers['gatehouse-tenant-id']) ??
+    str(req.headers['frontegg-tenant-id']) ??
+    str(params.tenantId) ??
+    str(reqBody.tenantId) ??
+    str(body?.tenantId) ??
+    resolved.signIn?.tenantId ??
+    null;
   const data: Record<string, unknown> = { method: req.method, path: url, statusCode: status };
   if (errorCode) data.errorCode = errorCode;
   if (action === 'user.sign_in') {
@@ -294,9 +306,13 @@ function entryOf(
     if (body?.mfaRequired === true) data.mfaRequired = true;
   }
   const outcome = status < 400 ? 'success' : 'failure';
-  const targetDisplay = resolved.signIn?.email ?? displayFromBodies(target?.type, reqBody, body)
-    ?? resolved.targetDisplay ?? (action === 'user.sign_in' ? signInIdentifier(reqBody) : undefined)
-    ?? target?.id ?? undefined;
+  const targetDisplay =
+    resolved.signIn?.email ??
+    displayFromBodies(target?.type, reqBody, body) ??
+    resolved.targetDisplay ??
+    (action === 'user.sign_in' ? signInIdentifier(reqBody) : undefined) ??
+    target?.id ??
+    undefined;
   const who = actorDisplay(req, actor, body, reqBody);
   if (targetDisplay) data.targetDisplay = targetDisplay.slice(0, 255);
   data.actorDisplay = who.slice(0, 255);

@@ -4,6 +4,7 @@ import { AppError } from '../../http/errors.ts';
 export function queryTime(v: string | undefined, field: string): Date | undefined {
   if (v === undefined || v === '') return undefined;
   const d = /^\d+$/.test(v) ? new Date(Number(v)) : new Date(v);
-  if (Number.isNaN(d.getTime())) throw new AppError('VALIDATION', `querystring.${field} must be an ISO-8601 time or epoch milliseconds`);
+  if (Number.isNaN(d.getTime()))
+    throw new AppError('VALIDATION', `querystring.${field} must be an ISO-8601 time or epoch milliseconds`);
   return d;
 }

@@ -7,8 +7,16 @@ import type { AuditService } from './service.ts';
  * AUDIT_RETENTION_DAYS (the chain stays verifiable from the recorded anchor), then runs the other retention tasks
  * given (`also`, by name: the event outbox and the webhook delivery log). Started and stopped with the job runner.
  */
-export function auditRetention(audit: AuditService, log: Logger, everyMs = 3_600_000, also: Record<string, () => Promise<number>> = {}) {
-  const tasks: Array<[string, () => Promise<number>]> = [['audit', () => audit.applyRetention()], ...Object.entries(also)];
+export function auditRetention(
+  audit: AuditService,
+  log: Logger,
+  everyMs = 3_600_000,
+  also: Record<string, () => Promise<number>> = {},
+) {
+  const tasks: Array<[string, () => Promise<number>]> = [
+    ['audit', () => audit.applyRetention()],
+    ...Object.entries(also),
+  ];
   return periodicWorker(async () => {
     for (const [name, task] of tasks) {
       try {

@@ -90,7 +90,8 @@ export function createAuditService(deps: AuditDeps & { chainer?: ChainerOptions 
       const rows = await store.page(db, {}, after, 1000);
       for (const r of rows) {
         checked++;
-        if (r.prev_hash !== prev || entryHash(r, r.prev_hash) !== r.hash) return { intact: false, checked, firstBrokenId: r.id };
+        if (r.prev_hash !== prev || entryHash(r, r.prev_hash) !== r.hash)
+          return { intact: false, checked, firstBrokenId: r.id };
         prev = r.hash;
       }
       if (rows.length) after = Number(rows[rows.length - 1].seq);
@@ -98,9 +99,11 @@ export function createAuditService(deps: AuditDeps & { chainer?: ChainerOptions 
       // The head must be the last entry's hash: entries cut off the end of the chain are detected too. The head
       // moves in the same statement as an append, so a head ahead of `prev` with no newer rows is a cut, while a
       // chainer appending meanwhile just gives more rows to check.
-      const head = (await db.query<{ head_hash: string }>('SELECT head_hash FROM audit_chain WHERE id = 1')).rows[0].head_hash;
+      const head = (await db.query<{ head_hash: string }>('SELECT head_hash FROM audit_chain WHERE id = 1')).rows[0]
+        .head_hash;
       if (head === prev) return { intact: true, checked };
-      if (rows.length === 0 || (await store.page(db, {}, after, 1)).length === 0) return { intact: false, checked, firstBrokenId: 'head' };
+      if (rows.length === 0 || (await store.page(db, {}, after, 1)).length === 0)
+        return { intact: false, checked, firstBrokenId: 'head' };
     }
   }
 
@@ -169,7 +172,9 @@ export function createAuditService(deps: AuditDeps & { chainer?: ChainerOptions 
       return {
         topResources: { data: m.topResources.map((r) => ({ name: r.key, count: r.n })) },
         topTenants: { data: m.topTenants.map((r) => ({ tenantId: r.key, count: r.n })) },
-        auditsCounterByTime: Object.fromEntries(m.byTime.map((r) => [new Date(Number(r.bucket) * 1000).toISOString(), r.n])),
+        auditsCounterByTime: Object.fromEntries(
+          m.byTime.map((r) => [new Date(Number(r.bucket) * 1000).toISOString(), r.n]),
+        ),
       };
     },
 
@@ -178,11 +183,12 @@ export function createAuditService(deps: AuditDeps & { chainer?: ChainerOptions 
       async function* lines() {
         await flush();
         if (format === 'csv') yield `${CSV_COLUMNS.join(',')}\n`;
-        for (let after = 0; ;) {
+        for (let after = 0; ; ) {
           const rows = await store.page(db, f, after, 500);
           if (rows.length === 0) return;
           after = Number(rows[rows.length - 1].seq);
-          yield rows.map((r) => (format === 'csv' ? csvLine(toEntry(r)) : JSON.stringify(toEntry(r)))).join('\n') + '\n';
+          yield rows.map((r) => (format === 'csv' ? csvLine(toEntry(r)) : JSON.stringify(toEntry(r)))).join('\n') +
+            '\n';
         }
       }
       return Readable.from(lines(), { objectMode: false });
@@ -196,14 +202,16 @@ export function createAuditService(deps: AuditDeps & { chainer?: ChainerOptions 
       async function* lines() {
         await flush();
         yield `${properties.map((p) => csvCell(p.displayName)).join(',')}\n`;
-        for (let after = 0; ;) {
+        for (let after = 0; ; ) {
           const rows = await store.page(db, f, after, 500);
           if (rows.length === 0) return;
           after = Number(rows[rows.length - 1].seq);
-          yield rows.map((r) => {
-            const e = toEntry(r);
-            return properties.map((p) => csvCell(pick(e, p.name))).join(',');
-          }).join('\n') + '\n';
+          yield rows
+            .map((r) => {
+              const e = toEntry(r);
+              return properties.map((p) => csvCell(pick(e, p.name))).join(',');
+            })
+            .join('\n') + '\n';
         }
       }
       return Readable.from(lines(), { objectMode: false });
@@ -228,7 +236,23 @@ export function createAuditService(deps: AuditDeps & { chainer?: ChainerOptions 
   };
 }
 
-const CSV_COLUMNS = ['id', 'createdAt', 'tenantId', 'actorType', 'actorId', 'action', 'targetType', 'targetId', 'outcome', 'ip', 'userAgent', 'severity', 'data', 'hash', 'prevHash'];
+const CSV_COLUMNS = [
+  'id',
+  'createdAt',
+  'tenantId',
+  'actorType',
+  'actorId',
+  'action',
+  'targetType',
+  'targetId',
+  'outcome',
+  'ip',
+  'userAgent',
+  'severity',
+  'data',
+  'hash',
+  'prevHash',
+];
 const csvCell = (v: unknown): string => {
   const s = v === null || v === undefined ? '' : typeof v === 'string' ? v : JSON.stringify(v);
   // Quoted when needed; a leading = + - @ is prefixed with ' so spreadsheets do not run it as a formula.
@@ -236,18 +260,43 @@ const csvCell = (v: unknown): string => {
   return /[",\n\r]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
 };
 const ALIASES: Record<string, (e: AuditEntry) => unknown> = {
-  actorType: (e) => e.actor.type, actorId: (e) => e.actor.id, user: (e) => e.actor.id, userId: (e) => e.actor.id,
-  targetType: (e) => e.target.type, targetId: (e) => e.target.id,
-  email: (e) => e.data.email ?? e.data.identifier, resource: (e) => e.target.type, description: (e) => e.data.description ?? e.action,
+  actorType: (e) => e.actor.type,
+  actorId: (e) => e.actor.id,
+  user: (e) => e.actor.id,
+  userId: (e) => e.actor.id,
+  targetType: (e) => e.target.type,
+  targetId: (e) => e.target.id,
+  email: (e) => e.data.email ?? e.data.identifier,
+  resource: (e) => e.target.type,
+  description: (e) => e.data.description ?? e.action,
 };
 /** The value of a CSV column `name` for an entry (see exportCsv). */
 function pick(e: AuditEntry, name: string): unknown {
   // Own properties only: a column named `__proto__` or `constructor` must not reach Object.prototype.
   if (Object.hasOwn(ALIASES, name)) return ALIASES[name](e);
   let v: unknown = e;
-  for (const part of name.split('.')) v = v && typeof v === 'object' && Object.hasOwn(v, part) ? (v as Record<string, unknown>)[part] : undefined;
+  for (const part of name.split('.'))
+    v = v && typeof v === 'object' && Object.hasOwn(v, part) ? (v as Record<string, unknown>)[part] : undefined;
   return v !== undefined ? v : Object.hasOwn(e.data, name) ? e.data[name] : undefined;
 }
 function csvLine(e: AuditEntry): string {
-  return [e.id, e.createdAt, e.tenantId, e.actor.type, e.actor.id, e.action, e.target.type, e.target.id, e.outcome, e.ip, e.userAgent, e.severity, e.data, e.hash, e.prevHash].map(csvCell).join(',');
+  return [
+    e.id,
+    e.createdAt,
+    e.tenantId,
+    e.actor.type,
+    e.actor.id,
+    e.action,
+    e.target.type,
+    e.target.id,
+    e.outcome,
+    e.ip,
+    e.userAgent,
+    e.severity,
+    e.data,
+    e.hash,
+    e.prevHash,
+  ]
+    .map(csvCell)
+    .join(',');
 }

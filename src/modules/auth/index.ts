@@ -26,13 +26,25 @@ export { LIVENESS_CACHE_MS, type Liveness, type ActCheck } from './liveness.ts';
 
 /** Sign-in, sessions and token issuing, wired over their dependencies. */
 export function createAuth(deps: {
-  db: Db; config: Config; keys: KeysService; environment: EnvironmentService; roles: RolesService; users: UsersService;
-  passwords: PasswordService; tenants: TenantsService; events?: EventsService;
+  db: Db;
+  config: Config;
+  keys: KeysService;
+  environment: EnvironmentService;
+  roles: RolesService;
+  users: UsersService;
+  passwords: PasswordService;
+  tenants: TenantsService;
+  events?: EventsService;
   /** Further roles of a user in an account (groups), added to the role claims. */
-  roleSources?: RoleSource[] }) {
+  roleSources?: RoleSource[];
+}) {
   const sessions = createSessionsService({ db: deps.db, environment: deps.environment, tenants: deps.tenants });
   const issue = createTokenIssuer({
-    keys: deps.keys, roles: deps.roles, environment: deps.environment, roleSources: deps.roleSources });
+    keys: deps.keys,
+    roles: deps.roles,
+    environment: deps.environment,
+    roleSources: deps.roleSources,
+  });
   const { perIp, perIdentifier, windowSeconds } = deps.config.loginRateLimit;
   const login = createLoginService({
     db: deps.db,
@@ -41,7 +53,10 @@ export function createAuth(deps: {
     environment: deps.environment,
     sessions,
     issue,
-    limits: { perIp: createRateLimiter(perIp, windowSeconds), perIdentifier: createRateLimiter(perIdentifier, windowSeconds) },
+    limits: {
+      perIp: createRateLimiter(perIp, windowSeconds),
+      perIdentifier: createRateLimiter(perIdentifier, windowSeconds),
+    },
     events: deps.events,
     issuer: deps.config.publicUrl,
   });

@@ -12,7 +12,14 @@ export const LIVENESS_CACHE_MS = 5000;
 const MAX_ENTRIES = 100_000;
 
 /** Event keys whose emission ends or may end someone's access: this instance's cache is voided at once. */
-const REVOKING_EVENTS = new Set(['user.deleted', 'user.locked', 'user.updated', 'account.deleted', 'account.moved', 'scim.user_deprovisioned']);
+const REVOKING_EVENTS = new Set([
+  'user.deleted',
+  'user.locked',
+  'user.updated',
+  'account.deleted',
+  'account.moved',
+  'scim.user_deprovisioned',
+]);
 
 /** Whether an act (impersonation or delegation, table token_acts) is live for the user in the account. */
 export type ActCheck = (q: Queryable, actId: string, userId: string, tenantId: string) => Promise<boolean>;
@@ -29,16 +36,26 @@ export function createLiveness(deps: { db: Db; users: UsersService }) {
   const cache = new Map<string, { at: number; epoch: number; error?: AppError }>();
   let acts: ActCheck | undefined;
 
-  async function membershipError(q: Queryable, userId: string, tenantId: string, memberships?: store.RefreshView['memberships']) {
+  async function membershipError(
+    q: Queryable,
+    userId: string,
+    tenantId: string,
+    memberships?: store.RefreshView['memberships'],
+  ) {
     const access = await deps.users.accessView(q, userId, memberships);
-    if (!(await access.accessTo(tenantId))) return new AppError('ACCESS_REVOKED', `The user of this token no longer has access to account ${tenantId}`);
+    if (!(await access.accessTo(tenantId)))
+      return new AppError('ACCESS_REVOKED', `The user of this token no longer has access to account ${tenantId}`);
     return undefined;
   }
 
   /** A locked user is told so (403, as sign-in and refresh do); a user that is gone has no live token (401). */
   function userError(user: UserRow | undefined): AppError | undefined {
     if (!user) return new AppError('ACCESS_REVOKED', 'The user of this token no longer exists');
-    if (isLockedNow(user)) return new AppError('USER_LOCKED', 'The user is locked; ask an administrator to unlock it or wait for the lock to expire');
+    if (isLockedNow(user))
+      return new AppError(
+        'USER_LOCKED',
+        'The user is locked; ask an administrator to unlock it or wait for the lock to expire',
+      );
     return undefined;
   }
 

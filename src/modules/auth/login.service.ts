@@ -42,7 +42,13 @@ export function createLoginService(deps: LoginDeps) {
   let inviteJoin: ((q: Queryable, user: UserRow, token: string) => Promise<string>) | undefined;
   let stepUpFactor: StepUpFactor | undefined;
 
-  async function runGates(q: Queryable, a: GateInput, satisfied: string[] = [], resumes?: string, prefetched?: Record<string, unknown>): Promise<Record<string, unknown> | undefined> {
+  async function runGates(
+    q: Queryable,
+    a: GateInput,
+    satisfied: string[] = [],
+    resumes?: string,
+    prefetched?: Record<string, unknown>,
+  ): Promise<Record<string, unknown> | undefined> {
     const resumed = resumes ? gates.findIndex((g) => g.name === resumes) : -1;
     for (const [i, { name, gate, stable }] of gates.entries()) {
       if (satisfied.includes(name) || name === resumes || (stable && i < resumed)) continue;
@@ -53,7 +59,14 @@ export function createLoginService(deps: LoginDeps) {
   }
 
   /** Picks the account, runs the gates and starts a session for a user whose identity a flow has established. */
-  async function signInUser(tx: Queryable, user: UserRow, client: ClientInfo, amr: string[], opts: SignInOptions = {}, used?: UsedSettings): Promise<LoginResponse | Record<string, unknown>> {
+  async function signInUser(
+    tx: Queryable,
+    user: UserRow,
+    client: ClientInfo,
+    amr: string[],
+    opts: SignInOptions = {},
+    used?: UsedSettings,
+  ): Promise<LoginResponse | Record<string, unknown>> {
     let picked: Awaited<ReturnType<typeof pickAccount>>;
     if (opts.tenantId) {
       const view = await users.accessView(tx, user.id, opts.memberships);
@@ -62,15 +75,34 @@ export function createLoginService(deps: LoginDeps) {
       picked = { tenantId: opts.tenantId, membership, tenantIds: view.tenantIds };
     } else picked = await pickAccount(tx, user, opts.memberships);
     const { tenantId, membership, tenantIds } = picked;
-    const challenge = await runGates(tx, { stage: 'login', user, tenantId, client, amr, memberships: opts.memberships, version: opts.version }, opts.satisfied, opts.resumes, opts.prefetched);
+    const challenge = await runGates(
+      tx,
+      { stage: 'login', user, tenantId, client, amr, memberships: opts.memberships, version: opts.version },
+      opts.satisfied,
+      opts.resumes,
+      opts.prefetched,
+    );
     if (challenge) return challenge;
     // The sign-in is recorded on the user (failed attempts reset, last login, active account) by start's statement.
-    return start(tx, { ...user, active_tenant_id: tenantId }, tenantId, membership, client, amr, tenantIds, used, opts.guard);
+    return start(
+      tx,
+      { ...user, active_tenant_id: tenantId },
+      tenantId,
+      membership,
+      client,
+      amr,
+      tenantIds,
+      used,
+      opts.guard,
+    );
   }
 
   function limit(key: string, limiter: RateLimiter) {
     const r = limiter.hit(key);
-    if (r.limited) throw new AppError('RATE_LIMITED', `Too many sign-in attempts; retry in ${r.retryAfter} s`, undefined, { 'retry-after': String(r.retryAfter) });
+    if (r.limited)
+      throw new AppError('RATE_LIMITED', `Too many sign-in attempts; retry in ${r.retryAfter} s`, undefined, {
+        'retry-after': String(r.retryAfter),
+      });
   }
 
   /**
@@ -84,34 +116,96 @@ export function createLoginService(deps: LoginDeps) {
       const membership = await view.accessTo(tenantId);
       if (membership) return { tenantId, membership, tenantIds: view.tenantIds };
     }
-    throw new AppError('NO_ACCOUNT_ACCESS', 'The user has no active account to sign in to (disabled or expired everywhere)');
+    throw new AppError(
+      'NO_ACCOUNT_ACCESS',
+      'The user has no active account to sign in to (disabled or expired everywhere)',
+    );
   }
 
-  async function start(tx: Queryable, user: UserRow, tenantId: string, membership: NonNullable<Awaited<ReturnType<UsersService['accessTo']>>>, client: ClientInfo, amr: string[], tenantIds?: string[], used?: UsedSettings, guard?: SignInOptions['guard']): Promise<LoginResponse> {
+  async function start(
+    tx: Queryable,
+    user: UserRow,
+    tenantId: string,
+    membership: NonNullable<Awaited<ReturnType<UsersService['accessTo']>>>,
+    client: ClientInfo,
+    amr: string[],
+    tenantIds?: string[],
+    used?: UsedSettings,
+    guard?: SignInOptions['guard'],
+  ): Promise<LoginResponse> {
     const refreshToken = randomSecret(32);
     const sessionId = newId();
     // The settings and the session policy are read once here (both cached in process) and handed to what needs them.
     const settings = await deps.environment.cachedSettings(tx);
     const policy = await deps.sessions.policyFor(tx, tenantId);
-    const expiresAt = await deps.sessions.newSessionExpiry(tx, tenantId, { policy, refreshLifetime: settings.defaultRefreshTokenExpiration });
+    const expiresAt = await deps.sessions.newSessionExpiry(tx, tenantId, {
+      policy,
+      refreshLifetime: settings.defaultRefreshTokenExpiration,
+    });
     await deps.sessions.makeRoomFor(tx, user.id, tenantId, policy);
     // One statement: the user's sign-in recorded, the session and its refresh token inserted, the token's role claims read.
     const claimsSql = await deps.issue.claimsSql(tx, { userId: user.id, tenantId, roleIds: membership.role_ids });
     // The request's audit entry (when the route lets the statement store it) and the user.signed_in event are
     // written by the session-start statement too: one statement in all.
     const entry = client.audit?.({ userId: user.id });
-    const event = deps.events?.inline({ eventKey: 'user.signed_in', tenantId, entity: { type: 'user', id: user.id }, data: { userId: user.id, email: user.email, tenantId, sessionId, amr } });
-    const claims = await store.startSession(tx, { id: sessionId, tenantId, userId: user.id, amr, ip: client.ip, userAgent: client.userAgent, expiresAt, tokenHash: sha256Hex(refreshToken), lastLogin: new Date() }, claimsSql, { guard, audit: entry, event });
+    const event = deps.events?.inline({
+      eventKey: 'user.signed_in',
+      tenantId,
+      entity: { type: 'user', id: user.id },
+      data: { userId: user.id, email: user.email, tenantId, sessionId, amr },
+    });
+    const claims = await store.startSession(
+      tx,
+      {
+        id: sessionId,
+        tenantId,
+        userId: user.id,
+        amr,
+        ip: client.ip,
+        userAgent: client.userAgent,
+        expiresAt,
+        tokenHash: sha256Hex(refreshToken),
+        lastLogin: new Date(),
+      },
+      claimsSql,
+      { guard, audit: entry, event },
+    );
     event?.written();
     if (entry) (client.inlined ??= []).push(entry);
-    return respond(tx, user, tenantId, membership, sessionId, refreshToken, amr, new Date(), { tenantIds, settings, claims }, used);
+    return respond(
+      tx,
+      user,
+      tenantId,
+      membership,
+      sessionId,
+      refreshToken,
+      amr,
+      new Date(),
+      { tenantIds, settings, claims },
+      used,
+    );
   }
 
-  const respond: Respond = async (q, user, tenantId, membership, sessionId, refreshToken, amr, authTime, known = {}, used) => {
+  const respond: Respond = async (
+    q,
+    user,
+    tenantId,
+    membership,
+    sessionId,
+    refreshToken,
+    amr,
+    authTime,
+    known = {},
+    used,
+  ) => {
     const tenantIds = known.tenantIds ?? (await users.accountsOf(user.id, q)).map((a) => a.tenantId);
     const settings = known.settings ?? (await deps.environment.cachedSettings(q));
     if (used) used.settings = settings;
-    const { accessToken, expiresIn } = await deps.issue(q, { user, tenantId, membership, tenantIds, sessionId, amr, authTime }, { settings, claims: known.claims });
+    const { accessToken, expiresIn } = await deps.issue(
+      q,
+      { user, tenantId, membership, tenantIds, sessionId, amr, authTime },
+      { settings, claims: known.claims },
+    );
     return {
       tokenType: 'bearer',
       accessToken,
@@ -131,13 +225,32 @@ export function createLoginService(deps: LoginDeps) {
     const values: Record<string, unknown> = { failed_attempts: attempts };
     if (policy.enabled && attempts >= policy.maxAttempts) {
       values.is_locked = true;
-      values.locked_until = policy.lockDurationSeconds ? new Date(Date.now() + policy.lockDurationSeconds * 1000) : null;
+      values.locked_until = policy.lockDurationSeconds
+        ? new Date(Date.now() + policy.lockDurationSeconds * 1000)
+        : null;
     }
     await db.transaction(async (tx) => {
       await updateUser(tx, user.id, values);
       const tenantId = user.active_tenant_id;
-      await deps.events?.emit(tx, { eventKey: 'user.sign_in_failed', tenantId, entity: { type: 'user', id: user.id }, data: { userId: user.id, email: user.email, tenantId, reason: 'invalid_password', failedAttempts: attempts } });
-      if (values.is_locked) await deps.events?.emit(tx, { eventKey: 'user.locked', tenantId, entity: { type: 'user', id: user.id }, data: { userId: user.id, email: user.email, tenantId, reason: 'lockout', lockedUntil: (values.locked_until as Date | null)?.toISOString() ?? null } });
+      await deps.events?.emit(tx, {
+        eventKey: 'user.sign_in_failed',
+        tenantId,
+        entity: { type: 'user', id: user.id },
+        data: { userId: user.id, email: user.email, tenantId, reason: 'invalid_password', failedAttempts: attempts },
+      });
+      if (values.is_locked)
+        await deps.events?.emit(tx, {
+          eventKey: 'user.locked',
+          tenantId,
+          entity: { type: 'user', id: user.id },
+          data: {
+            userId: user.id,
+            email: user.email,
+            tenantId,
+            reason: 'lockout',
+            lockedUntil: (values.locked_until as Date | null)?.toISOString() ?? null,
+          },
+        });
       if (values.is_locked) await passwords.lockedOut(tx, user);
     });
   }
@@ -161,7 +274,13 @@ export function createLoginService(deps: LoginDeps) {
     limit(`id:${identifier.trim().toLowerCase()}`, deps.limits.perIdentifier);
   };
   const passwordSteps = passwordSignInSteps({
-    db, passwords, events: deps.events, limit: limitAttempt, registerFailure, registerUnknownFailure, signInUser,
+    db,
+    passwords,
+    events: deps.events,
+    limit: limitAttempt,
+    registerFailure,
+    registerUnknownFailure,
+    signInUser,
     prefetches: () => prefetches,
     inviteJoin: () => inviteJoin,
   });
@@ -179,7 +298,11 @@ export function createLoginService(deps: LoginDeps) {
      * The password sign-in: the declared steps read, gates, verify, session and answer (login.steps.ts). `used`, when
      * given, receives the environment settings the sign-in read (for the refresh cookie).
      */
-    async login(body: PasswordSignIn['body'], client: ClientInfo, used?: UsedSettings): Promise<LoginResponse | ResetPasswordResponse> {
+    async login(
+      body: PasswordSignIn['body'],
+      client: ClientInfo,
+      used?: UsedSettings,
+    ): Promise<LoginResponse | ResetPasswordResponse> {
       return runSteps(passwordSteps, { body, client, used });
     },
 
@@ -191,7 +314,11 @@ export function createLoginService(deps: LoginDeps) {
      * `prefetch`: a SQL expression over the user's id that the password sign-in reads with the user (store.signInView);
      * its value reaches the gate as `GateInput.prefetched`.
      */
-    addGate(name: string, gate: SignInGate, opts: { before?: string; stable?: boolean; prefetch?: (userExpr: string) => string } = {}): void {
+    addGate(
+      name: string,
+      gate: SignInGate,
+      opts: { before?: string; stable?: boolean; prefetch?: (userExpr: string) => string } = {},
+    ): void {
       const at = opts.before ? gates.findIndex((g) => g.name === opts.before) : -1;
       const entry = { name, gate, stable: opts.stable };
       if (at >= 0) gates.splice(at, 0, entry);
@@ -209,20 +336,50 @@ export function createLoginService(deps: LoginDeps) {
      * invitation): same account choice, gates and session as a password sign-in. Runs in the caller's transaction
      * when `q` is one, else in a new one. Answers a challenge object when a gate asks for one.
      */
-    async signIn(q: Queryable | undefined, user: UserRow, client: ClientInfo, amr: string[], opts: SignInOptions = {}, used?: UsedSettings): Promise<LoginResponse | Record<string, unknown>> {
+    async signIn(
+      q: Queryable | undefined,
+      user: UserRow,
+      client: ClientInfo,
+      amr: string[],
+      opts: SignInOptions = {},
+      used?: UsedSettings,
+    ): Promise<LoginResponse | Record<string, unknown>> {
       if (q) return signInUser(q, user, client, amr, opts, used);
       return db.transaction((tx) => signInUser(tx, user, client, amr, opts, used));
     },
 
     /** Rotates the refresh token (refresh.service.ts); runs the gates at the 'refresh' stage. */
-    refresh: createRefresh({ db, users, environment: deps.environment, sessions: deps.sessions, issue: deps.issue, runGates, respond }),
+    refresh: createRefresh({
+      db,
+      users,
+      environment: deps.environment,
+      sessions: deps.sessions,
+      issue: deps.issue,
+      runGates,
+      respond,
+    }),
 
     /** A fresh access token for a live session, its refresh token not rotated (reissue.service.ts). */
-    reissue: createReissue({ db, users, environment: deps.environment, sessions: deps.sessions, issue: deps.issue, runGates }),
+    reissue: createReissue({
+      db,
+      users,
+      environment: deps.environment,
+      sessions: deps.sessions,
+      issue: deps.issue,
+      runGates,
+    }),
 
     /** Re-authentication of the caller's session (step-up.service.ts): its auth_time becomes now. */
     stepUp: createStepUp({
-      db, users, environment: deps.environment, sessions: deps.sessions, issue: deps.issue, runGates, respond, passwords, registerFailure,
+      db,
+      users,
+      environment: deps.environment,
+      sessions: deps.sessions,
+      issue: deps.issue,
+      runGates,
+      respond,
+      passwords,
+      registerFailure,
       limit: (identifier) => limit(`id:${identifier.trim().toLowerCase()}`, deps.limits.perIdentifier),
       factor: () => stepUpFactor,
     }),
@@ -247,7 +404,12 @@ export function createLoginService(deps: LoginDeps) {
         const membership = await users.accessTo(tx, userId, tenantId);
         if (!membership) throw new AppError('NO_ACCOUNT_ACCESS', `The user has no access to account ${tenantId}`);
         await updateUser(tx, userId, { active_tenant_id: tenantId });
-        if (sessionId) await tx.query('UPDATE sessions SET tenant_id = $2 WHERE id = $1 AND user_id = $3', [sessionId, tenantId, userId]);
+        if (sessionId)
+          await tx.query('UPDATE sessions SET tenant_id = $2 WHERE id = $1 AND user_id = $3', [
+            sessionId,
+            tenantId,
+            userId,
+          ]);
       });
     },
   };

@@ -53,7 +53,12 @@ export interface StepDeps {
   registerFailure: (user: UserRow) => Promise<void>;
   registerUnknownFailure: (identifier: string) => Promise<void>;
   signInUser: (
-    q: Queryable, user: UserRow, client: ClientInfo, amr: string[], opts: SignInOptions, used?: UsedSettings,
+    q: Queryable,
+    user: UserRow,
+    client: ClientInfo,
+    amr: string[],
+    opts: SignInOptions,
+    used?: UsedSettings,
   ) => Promise<LoginResponse | Record<string, unknown>>;
   inviteJoin: () => ((q: Queryable, user: UserRow, token: string) => Promise<string>) | undefined;
 }
@@ -100,7 +105,9 @@ export function passwordSignInSteps(d: StepDeps): readonly SignInStep[] {
     if (isLockedNow(user)) {
       const tenantId = user.active_tenant_id;
       await d.events?.emit(db, {
-        eventKey: 'user.sign_in_failed', tenantId, entity: { type: 'user', id: user.id },
+        eventKey: 'user.sign_in_failed',
+        tenantId,
+        entity: { type: 'user', id: user.id },
         data: { userId: user.id, email: user.email, tenantId, reason: 'locked' },
       });
       await passwords.decoy(s.body.password);
@@ -141,14 +148,24 @@ export function passwordSignInSteps(d: StepDeps): readonly SignInStep[] {
     // transaction.
     // Otherwise no transaction (docs/decisions.md, "Sign-in without a transaction"): the reads were made with the
     // user, the gates need no statement unless they challenge, and the sign-in starts with one statement.
-    s.out = invitationToken && join
-      ? await db.transaction(async (tx) => {
-        const tenantId = await join(tx, user, invitationToken);
-        return d.signInUser(tx, user, s.client, ['pwd'], { tenantId }, s.used);
-      })
-      : await d.signInUser(db, user, s.client, ['pwd'], {
-        memberships: view.memberships, prefetched: view.gates, version: view.version,
-      }, s.used);
+    s.out =
+      invitationToken && join
+        ? await db.transaction(async (tx) => {
+            const tenantId = await join(tx, user, invitationToken);
+            return d.signInUser(tx, user, s.client, ['pwd'], { tenantId }, s.used);
+          })
+        : await d.signInUser(
+            db,
+            user,
+            s.client,
+            ['pwd'],
+            {
+              memberships: view.memberships,
+              prefetched: view.gates,
+              version: view.version,
+            },
+            s.used,
+          );
     // Audit entries the sign-in's statements stored (client.audit) are committed: the hook must not stage them again.
     for (const e of s.client.inlined ?? []) e.stored();
   }

@@ -13,18 +13,25 @@ const MeToken = Type.Object({
 
 /** POST /identity/resources/users/v3/me/token: re-issue the caller's access token for its (live) session. */
 export const meTokenRoutes: FastifyPluginAsyncTypebox<{ login: LoginService }> = async (app, { login }) => {
-  app.post('/identity/resources/users/v3/me/token', {
-    config: guard.user(),
-    schema: {
-      tags: ['sign-in'],
-      summary: 'A fresh access token for my session: current roles and permissions, same sid, amr and auth_time',
-      response: { 201: MeToken },
+  app.post(
+    '/identity/resources/users/v3/me/token',
+    {
+      config: guard.user(),
+      schema: {
+        tags: ['sign-in'],
+        summary: 'A fresh access token for my session: current roles and permissions, same sid, amr and auth_time',
+        response: { 201: MeToken },
+      },
     },
-  }, async (req, reply) => {
-    const me = req.auth as UserAuth;
-    // Machine tokens acting as a user and tokens without a session have no session to re-issue for.
-    if (me.actor || !me.sessionId) throw new AppError('SESSION_REVOKED', 'The token belongs to no session');
-    const token = await login.reissue(me.sessionId, { userId: me.userId, client: { ip: req.ip, userAgent: req.headers['user-agent'], cookie: req.headers.cookie } });
-    return reply.status(201).send(token);
-  });
+    async (req, reply) => {
+      const me = req.auth as UserAuth;
+      // Machine tokens acting as a user and tokens without a session have no session to re-issue for.
+      if (me.actor || !me.sessionId) throw new AppError('SESSION_REVOKED', 'The token belongs to no session');
+      const token = await login.reissue(me.sessionId, {
+        userId: me.userId,
+        client: { ip: req.ip, userAgent: req.headers['user-agent'], cookie: req.headers.cookie },
+      });
+      return reply.status(201).send(token);
+    },
+  );
 };

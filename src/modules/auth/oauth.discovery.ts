@@ -2,8 +2,26 @@ import { Type } from 'typebox';
 
 /** The claims a user access token carries (tokens.ts; wire.md section 3): `acr` and `act` only when they apply. */
 const CLAIMS = [
-  'iss', 'sub', 'aud', 'exp', 'iat', 'auth_time', 'amr', 'acr', 'sid', 'type', 'email', 'email_verified', 'name',
-  'profilePictureUrl', 'tenantId', 'tenantIds', 'roles', 'permissions', 'metadata', 'act',
+  'iss',
+  'sub',
+  'aud',
+  'exp',
+  'iat',
+  'auth_time',
+  'amr',
+  'acr',
+  'sid',
+  'type',
+  'email',
+  'email_verified',
+  'name',
+  'profilePictureUrl',
+  'tenantId',
+  'tenantIds',
+  'roles',
+  'permissions',
+  'metadata',
+  'act',
 ];
 
 export const DiscoveryDocument = Type.Object({
@@ -37,7 +55,9 @@ export function discoveryDocument(a: { issuer: string; algorithm: string; client
     id_token_signing_alg_values_supported: [a.algorithm],
     // The refresh_token grant needs no client authentication (public browser clients); client_credentials takes
     // the API token's id and secret as HTTP Basic or in the body.
-    token_endpoint_auth_methods_supported: a.clientCredentials ? ['none', 'client_secret_basic', 'client_secret_post'] : ['none'],
+    token_endpoint_auth_methods_supported: a.clientCredentials
+      ? ['none', 'client_secret_basic', 'client_secret_post']
+      : ['none'],
     claims_supported: CLAIMS,
   };
 }

@@ -42,15 +42,35 @@ export function toOAuthError(err: unknown): OAuthError {
     if (err.code === 'BAD_CREDENTIALS') return new OAuthError('invalid_client', err.message);
     if (CLIENT_REFUSED.has(err.code)) return new OAuthError('unauthorized_client', err.message);
     if (err.status === 429) return new OAuthError('temporarily_unavailable', err.message, 429, err.headers);
-    if (err.status >= 500) return new OAuthError(err.status === 503 ? 'temporarily_unavailable' : 'server_error', err.message, err.status, err.headers);
+    if (err.status >= 500)
+      return new OAuthError(
+        err.status === 503 ? 'temporarily_unavailable' : 'server_error',
+        err.message,
+        err.status,
+        err.headers,
+      );
     // Anything else a client sent wrong (validation, bad JSON, media type, a redirect outside the allow-list, ...).
     return new OAuthError('invalid_request', err.message, err.status === 413 || err.status === 415 ? err.status : 400);
   }
   const fe = err as FastifyError;
-  if (fe?.validation) return new OAuthError('invalid_request', describeValidation(fe.validationContext, fe.validation as never).join('; '));
-  if (fe?.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new OAuthError('invalid_request', 'Request body is too large', 413);
-  if (fe?.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new OAuthError('invalid_request', 'Request body must be application/x-www-form-urlencoded or application/json', 415);
-  if (err instanceof SyntaxError || (fe?.statusCode && fe.statusCode >= 400 && fe.statusCode < 500)) return new OAuthError('invalid_request', fe.statusCode === 400 && /JSON/i.test(fe.message) ? 'Request body is not valid JSON' : fe.message);
+  if (fe?.validation)
+    return new OAuthError(
+      'invalid_request',
+      describeValidation(fe.validationContext, fe.validation as never).join('; '),
+    );
+  if (fe?.code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+    return new OAuthError('invalid_request', 'Request body is too large', 413);
+  if (fe?.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
+    return new OAuthError(
+      'invalid_request',
+      'Request body must be application/x-www-form-urlencoded or application/json',
+      415,
+    );
+  if (err instanceof SyntaxError || (fe?.statusCode && fe.statusCode >= 400 && fe.statusCode < 500))
+    return new OAuthError(
+      'invalid_request',
+      fe.statusCode === 400 && /JSON/i.test(fe.message) ? 'Request body is not valid JSON' : fe.message,
+    );
   return new OAuthError('server_error', 'Internal server error', 500);
 }
 
@@ -62,6 +82,9 @@ export function installOAuthErrors(app: FastifyInstance): void {
   app.setErrorHandler((err, req, reply) => {
     const e = toOAuthError(err);
     if (e.error === 'server_error' && e.status === 500) req.log.error({ err }, 'unhandled error');
-    return reply.status(e.status).headers({ ...e.headers, 'cache-control': 'no-store', pragma: 'no-cache' }).send({ error: e.error, error_description: e.message });
+    return reply
+      .status(e.status)
+      .headers({ ...e.headers, 'cache-control': 'no-store', pragma: 'no-cache' })
+      .send({ error: e.error, error_description: e.message });
   });
 }

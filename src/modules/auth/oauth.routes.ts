@@ -13,8 +13,12 @@ import type { ClientInfo, UsedSettings } from './sign-in.types.ts';
 
 /** The client_credentials exchange: the api-tokens module's (built on this one), passed in by src/routes.ts. */
 export interface ClientCredentialsExchange {
-  exchange(clientId: string, secret: string, client: { ip?: string }, audit?: AuditInlineOf):
-    Promise<{ access_token: string; expires_in: number }>;
+  exchange(
+    clientId: string,
+    secret: string,
+    client: { ip?: string },
+    audit?: AuditInlineOf,
+  ): Promise<{ access_token: string; expires_in: number }>;
 }
 
 export interface OAuthRouteDeps {
@@ -50,7 +54,11 @@ function clientCredentials(req: FastifyRequest, body: { client_id?: string; clie
   const h = req.headers.authorization;
   const basic = typeof h === 'string' && /^basic\s+/i.test(h) ? h.replace(/^basic\s+/i, '').trim() : undefined;
   if (basic !== undefined) {
-    if (body.client_id !== undefined || body.client_secret !== undefined) throw new OAuthError('invalid_request', 'Send the client credentials once: HTTP Basic or client_id/client_secret in the body, not both');
+    if (body.client_id !== undefined || body.client_secret !== undefined)
+      throw new OAuthError(
+        'invalid_request',
+        'Send the client credentials once: HTTP Basic or client_id/client_secret in the body, not both',
+      );
     const decoded = Buffer.from(basic, 'base64').toString('utf8');
     const at = decoded.indexOf(':');
     const unescape = (s: string) => {
@@ -60,10 +68,17 @@ function clientCredentials(req: FastifyRequest, body: { client_id?: string; clie
         return s;
       }
     };
-    if (at < 1) throw new OAuthError('invalid_client', 'The Basic credentials must be client_id:client_secret', 401, { 'www-authenticate': 'Basic realm="gatehouse"' });
+    if (at < 1)
+      throw new OAuthError('invalid_client', 'The Basic credentials must be client_id:client_secret', 401, {
+        'www-authenticate': 'Basic realm="gatehouse"',
+      });
     return { clientId: unescape(decoded.slice(0, at)), secret: unescape(decoded.slice(at + 1)), basic: true };
   }
-  if (body.client_id === undefined && body.client_secret === undefined) throw new OAuthError('invalid_client', 'Client authentication is required: HTTP Basic or client_id and client_secret');
+  if (body.client_id === undefined && body.client_secret === undefined)
+    throw new OAuthError(
+      'invalid_client',
+      'Client authentication is required: HTTP Basic or client_id and client_secret',
+    );
   if (!body.client_id) throw new OAuthError('invalid_request', 'client_id is required with client_secret');
   if (!body.client_secret) throw new OAuthError('invalid_request', 'client_secret is required with client_id');
   return { clientId: body.client_id, secret: body.client_secret, basic: false };
@@ -83,86 +98,137 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<OAuthRouteDeps> = async (app
   });
   const cookie = (req: FastifyRequest) => readCookie(req.headers.cookie, deps.refreshCookieName) || undefined;
   // The refresh's audit entry carries this route's success status (the refresh service names the refresh route's).
-  const audit = (req: FastifyRequest, status: number) => (req.auditInline ? (_s: number, body: Record<string, unknown>) => req.auditInline!(status, body) : undefined);
+  const audit = (req: FastifyRequest, status: number) =>
+    req.auditInline ? (_s: number, body: Record<string, unknown>) => req.auditInline!(status, body) : undefined;
 
   for (const url of ['/oauth/.well-known/openid-configuration', '/.well-known/openid-configuration']) {
-    app.get(url, {
-      config: guard.public,
-      schema: { tags, summary: 'OpenID Connect discovery (provider metadata)', response: { 200: DiscoveryDocument } },
-    }, async (_req, reply) => {
-      const { algorithm } = await deps.environment.config();
-      reply.header('cache-control', 'public, max-age=300');
-      return discoveryDocument({ issuer: login.issuer, algorithm, clientCredentials: Boolean(deps.apiTokens) });
-    });
+    app.get(
+      url,
+      {
+        config: guard.public,
+        schema: { tags, summary: 'OpenID Connect discovery (provider metadata)', response: { 200: DiscoveryDocument } },
+      },
+      async (_req, reply) => {
+        const { algorithm } = await deps.environment.config();
+        reply.header('cache-control', 'public, max-age=300');
+        return discoveryDocument({ issuer: login.issuer, algorithm, clientCredentials: Boolean(deps.apiTokens) });
+      },
+    );
   }
 
-  app.post('/oauth/token', {
-    config: guard.public,
-    schema: { tags, summary: 'Token endpoint (RFC 6749): grant_type refresh_token or client_credentials; form or JSON body', body: TokenBody, response: { 200: TokenAnswer, ...errors } },
-  }, async (req, reply) => {
-    const body = req.body ?? {};
-    reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
-    if (!body.grant_type) throw new OAuthError('invalid_request', 'grant_type is required');
-    if (body.grant_type === 'refresh_token') {
-      const fromCookie = body.refresh_token ? undefined : cookie(req);
-      const token = body.refresh_token || fromCookie;
-      if (!token) throw new OAuthError('invalid_request', `refresh_token is required (or the ${deps.refreshCookieName} cookie)`);
-      const used: UsedSettings = {};
-      const r = await login.refresh(token, used, deps.client(req), audit(req, 200));
-      // A browser that sent the cookie gets the rotated token in it, as from the refresh route.
-      if (fromCookie) await deps.setRefreshCookie(reply, r.refreshToken, used);
-      return { access_token: r.accessToken, token_type: 'Bearer' as const, expires_in: r.expiresIn, refresh_token: r.refreshToken };
-    }
-    if (body.grant_type === 'client_credentials' && deps.apiTokens) {
-      const creds = clientCredentials(req, body);
-      try {
-        const r = await deps.apiTokens.exchange(creds.clientId, creds.secret, { ip: req.ip }, audit(req, 200));
-        // No refresh token (RFC 6749 section 4.4.3): the client authenticates again when the token expires.
-        return { access_token: r.access_token, token_type: 'Bearer' as const, expires_in: r.expires_in };
-      } catch (err) {
-        const e = toOAuthError(err);
-        if (e.error === 'invalid_client' && creds.basic) throw new OAuthError(e.error, e.message, 401, { 'www-authenticate': 'Basic realm="gatehouse"' });
-        throw e;
-      }
-    }
-    throw new OAuthError('unsupported_grant_type', `grant_type ${body.grant_type} is not supported: use ${deps.apiTokens ? 'refresh_token or client_credentials' : 'refresh_token'}`);
-  });
-
-  app.post('/oauth/authorize/silent', {
-    config: guard.public,
-    schema: { tags, summary: `Silent sign-in of the hosted login: rotates the ${deps.refreshCookieName} cookie, answers the login response`, response: { 200: LoginResponse, 401: OAuthErrorBody } },
-  }, async (req, reply) => {
-    reply.header('cache-control', 'no-store');
-    const token = cookie(req);
-    if (!token) throw new OAuthError('login_required', `No session: the ${deps.refreshCookieName} cookie is missing`);
-    const used: UsedSettings = {};
-    const r = await login.refresh(token, used, deps.client(req), audit(req, 200)).catch((err) => {
-      const e = toOAuthError(err);
-      throw e.error === 'invalid_grant' ? new OAuthError('login_required', e.message) : e;
-    });
-    await deps.setRefreshCookie(reply, r.refreshToken, used);
-    return r;
-  });
-
-  app.get('/oauth/logout', {
-    config: guard.public,
-    schema: {
-      tags,
-      summary: `End the session of the ${deps.refreshCookieName} cookie; redirect to post_logout_redirect_uri when it is in allowedRedirectUrls`,
-      querystring: Type.Object({ post_logout_redirect_uri: Type.Optional(Type.String({ minLength: 1, maxLength: 2000 })), state: Type.Optional(Type.String({ maxLength: 2000 })) }),
-      response: { 200: Type.Object({}), 302: Type.Null({ description: 'redirect to post_logout_redirect_uri' }), 400: OAuthErrorBody },
+  app.post(
+    '/oauth/token',
+    {
+      config: guard.public,
+      schema: {
+        tags,
+        summary: 'Token endpoint (RFC 6749): grant_type refresh_token or client_credentials; form or JSON body',
+        body: TokenBody,
+        response: { 200: TokenAnswer, ...errors },
+      },
     },
-  }, async (req, reply) => {
-    const { post_logout_redirect_uri: redirect, state } = req.query;
-    // Checked first: a refused redirect changes nothing (the session stays).
-    if (redirect) assertAllowedRedirect((await deps.environment.settings()).allowedRedirectUrls ?? [], redirect, 'post_logout_redirect_uri');
-    const refreshToken = cookie(req);
-    if (refreshToken) await login.logout({ refreshToken });
-    await deps.setRefreshCookie(reply, null);
-    reply.header('cache-control', 'no-store');
-    if (!redirect) return {};
-    const to = new URL(redirect);
-    if (state) to.searchParams.set('state', state);
-    return reply.redirect(to.toString(), 302);
-  });
+    async (req, reply) => {
+      const body = req.body ?? {};
+      reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
+      if (!body.grant_type) throw new OAuthError('invalid_request', 'grant_type is required');
+      if (body.grant_type === 'refresh_token') {
+        const fromCookie = body.refresh_token ? undefined : cookie(req);
+        const token = body.refresh_token || fromCookie;
+        if (!token)
+          throw new OAuthError(
+            'invalid_request',
+            `refresh_token is required (or the ${deps.refreshCookieName} cookie)`,
+          );
+        const used: UsedSettings = {};
+        const r = await login.refresh(token, used, deps.client(req), audit(req, 200));
+        // A browser that sent the cookie gets the rotated token in it, as from the refresh route.
+        if (fromCookie) await deps.setRefreshCookie(reply, r.refreshToken, used);
+        return {
+          access_token: r.accessToken,
+          token_type: 'Bearer' as const,
+          expires_in: r.expiresIn,
+          refresh_token: r.refreshToken,
+        };
+      }
+      if (body.grant_type === 'client_credentials' && deps.apiTokens) {
+        const creds = clientCredentials(req, body);
+        try {
+          const r = await deps.apiTokens.exchange(creds.clientId, creds.secret, { ip: req.ip }, audit(req, 200));
+          // No refresh token (RFC 6749 section 4.4.3): the client authenticates again when the token expires.
+          return { access_token: r.access_token, token_type: 'Bearer' as const, expires_in: r.expires_in };
+        } catch (err) {
+          const e = toOAuthError(err);
+          if (e.error === 'invalid_client' && creds.basic)
+            throw new OAuthError(e.error, e.message, 401, { 'www-authenticate': 'Basic realm="gatehouse"' });
+          throw e;
+        }
+      }
+      throw new OAuthError(
+        'unsupported_grant_type',
+        `grant_type ${body.grant_type} is not supported: use ${deps.apiTokens ? 'refresh_token or client_credentials' : 'refresh_token'}`,
+      );
+    },
+  );
+
+  app.post(
+    '/oauth/authorize/silent',
+    {
+      config: guard.public,
+      schema: {
+        tags,
+        summary: `Silent sign-in of the hosted login: rotates the ${deps.refreshCookieName} cookie, answers the login response`,
+        response: { 200: LoginResponse, 401: OAuthErrorBody },
+      },
+    },
+    async (req, reply) => {
+      reply.header('cache-control', 'no-store');
+      const token = cookie(req);
+      if (!token) throw new OAuthError('login_required', `No session: the ${deps.refreshCookieName} cookie is missing`);
+      const used: UsedSettings = {};
+      const r = await login.refresh(token, used, deps.client(req), audit(req, 200)).catch((err) => {
+        const e = toOAuthError(err);
+        throw e.error === 'invalid_grant' ? new OAuthError('login_required', e.message) : e;
+      });
+      await deps.setRefreshCookie(reply, r.refreshToken, used);
+      return r;
+    },
+  );
+
+  app.get(
+    '/oauth/logout',
+    {
+      config: guard.public,
+      schema: {
+        tags,
+        summary: `End the session of the ${deps.refreshCookieName} cookie; redirect to post_logout_redirect_uri when it is in allowedRedirectUrls`,
+        querystring: Type.Object({
+          post_logout_redirect_uri: Type.Optional(Type.String({ minLength: 1, maxLength: 2000 })),
+          state: Type.Optional(Type.String({ maxLength: 2000 })),
+        }),
+        response: {
+          200: Type.Object({}),
+          302: Type.Null({ description: 'redirect to post_logout_redirect_uri' }),
+          400: OAuthErrorBody,
+        },
+      },
+    },
+    async (req, reply) => {
+      const { post_logout_redirect_uri: redirect, state } = req.query;
+      // Checked first: a refused redirect changes nothing (the session stays).
+      if (redirect)
+        assertAllowedRedirect(
+          (await deps.environment.settings()).allowedRedirectUrls ?? [],
+          redirect,
+          'post_logout_redirect_uri',
+        );
+      const refreshToken = cookie(req);
+      if (refreshToken) await login.logout({ refreshToken });
+      await deps.setRefreshCookie(reply, null);
+      reply.header('cache-control', 'no-store');
+      if (!redirect) return {};
+      const to = new URL(redirect);
+      if (state) to.searchParams.set('state', state);
+      return reply.redirect(to.toString(), 302);
+    },
+  );
 };

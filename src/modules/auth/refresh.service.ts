@@ -36,7 +36,12 @@ export function createRefresh(deps: RefreshDeps) {
    * concurrent uses of one token exactly one rotates; the other is answered as a replay, as a use after the
    * rotation is. The revocations (replay, expiry, access removed) are single statements of their own.
    */
-  async function refresh(refreshToken: string, used?: UsedSettings, client: ClientInfo = {}, audit?: AuditInlineOf): Promise<LoginResponse> {
+  async function refresh(
+    refreshToken: string,
+    used?: UsedSettings,
+    client: ClientInfo = {},
+    audit?: AuditInlineOf,
+  ): Promise<LoginResponse> {
     const hash = sha256Hex(refreshToken);
     // One statement: the session, its idle timeout, its user and the user's memberships.
     const view = await store.refreshView(db, hash);
@@ -53,14 +58,34 @@ export function createRefresh(deps: RefreshDeps) {
     const settings = await deps.environment.cachedSettings(db);
     const next = randomSecret(32);
     // One statement: the token rotated (if still unused), the session touched, the new access token's role claims read.
-    const claimsSql = await deps.issue.claimsSql(db, { userId: user.id, tenantId: session.tenant_id, roleIds: membership.role_ids });
+    const claimsSql = await deps.issue.claimsSql(db, {
+      userId: user.id,
+      tenantId: session.tenant_id,
+      roleIds: membership.role_ids,
+    });
     const entry = audit?.(201, { userId: user.id });
-    const claims = await store.rotateWithClaims(db, { sessionId: session.id, oldHash: hash, newHash: sha256Hex(next) }, claimsSql, entry);
+    const claims = await store.rotateWithClaims(
+      db,
+      { sessionId: session.id, oldHash: hash, newHash: sha256Hex(next) },
+      claimsSql,
+      entry,
+    );
     // Not rotated: a concurrent request used this token first (or the session was revoked meanwhile; revoking again changes nothing).
     if (!claims) return replayed();
     // The entry is committed with the rotation; the audit hook must not stage it again whatever happens next.
     entry?.stored();
-    return respond(db, user, session.tenant_id, membership, session.id, next, session.amr, session.auth_time, { tenantIds, settings, claims }, used);
+    return respond(
+      db,
+      user,
+      session.tenant_id,
+      membership,
+      session.id,
+      next,
+      session.amr,
+      session.auth_time,
+      { tenantIds, settings, claims },
+      used,
+    );
   }
 
   return refresh;

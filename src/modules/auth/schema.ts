@@ -11,7 +11,9 @@ export const LoginBody = Type.Object({
 /** Step-up: exactly one of the password and a current code of the user's authenticator app. */
 export const StepUpBody = Type.Object({
   password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
-  code: Type.Optional(Type.String({ minLength: 1, maxLength: 32, description: 'a current code of the authenticator app' })),
+  code: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 32, description: 'a current code of the authenticator app' }),
+  ),
 });
 
 export const RefreshBody = Type.Optional(Type.Object({ refreshToken: Type.Optional(Type.String({ maxLength: 512 })) }));
@@ -70,13 +72,22 @@ export const Session = Type.Object({
   current: Type.Boolean(),
 });
 
-const Toggle = () => Type.Object({ isActive: Type.Boolean(), timeout: Type.Integer({ minimum: 1, maximum: 31536000, description: 'seconds' }) });
+const Toggle = () =>
+  Type.Object({
+    isActive: Type.Boolean(),
+    timeout: Type.Integer({ minimum: 1, maximum: 31536000, description: 'seconds' }),
+  });
 
-export const SessionPolicyBody = Type.Object({
-  sessionIdleTimeoutConfiguration: Type.Optional(Toggle()),
-  sessionTimeoutConfiguration: Type.Optional(Toggle()),
-  sessionConcurrentConfiguration: Type.Optional(Type.Object({ isActive: Type.Boolean(), maxSessions: Type.Integer({ minimum: 1, maximum: 1000 }) })),
-}, { minProperties: 1 });
+export const SessionPolicyBody = Type.Object(
+  {
+    sessionIdleTimeoutConfiguration: Type.Optional(Toggle()),
+    sessionTimeoutConfiguration: Type.Optional(Toggle()),
+    sessionConcurrentConfiguration: Type.Optional(
+      Type.Object({ isActive: Type.Boolean(), maxSessions: Type.Integer({ minimum: 1, maximum: 1000 }) }),
+    ),
+  },
+  { minProperties: 1 },
+);
 
 export const SessionPolicy = Type.Object({
   sessionIdleTimeoutConfiguration: Type.Object({ isActive: Type.Boolean(), timeout: Type.Integer() }),

@@ -45,12 +45,22 @@ export function createSessionsService(deps: { db: Db; environment: EnvironmentSe
   async function effective(q: Queryable, tenantId?: string): Promise<EffectiveSessionPolicy> {
     const rows = await store.policies(q, tenantId ? [tenantId, ''] : ['']);
     const row = (tenantId ? rows.find((r) => r.scope === tenantId) : undefined) ?? rows.find((r) => r.scope === '');
-    return { idle_timeout_seconds: row?.idle_timeout_seconds ?? null, absolute_timeout_seconds: row?.absolute_timeout_seconds ?? null, max_concurrent: row?.max_concurrent ?? null };
+    return {
+      idle_timeout_seconds: row?.idle_timeout_seconds ?? null,
+      absolute_timeout_seconds: row?.absolute_timeout_seconds ?? null,
+      max_concurrent: row?.max_concurrent ?? null,
+    };
   }
 
   const toWire = (p: EffectiveSessionPolicy) => ({
-    sessionIdleTimeoutConfiguration: { isActive: p.idle_timeout_seconds !== null, timeout: p.idle_timeout_seconds ?? 0 },
-    sessionTimeoutConfiguration: { isActive: p.absolute_timeout_seconds !== null, timeout: p.absolute_timeout_seconds ?? 0 },
+    sessionIdleTimeoutConfiguration: {
+      isActive: p.idle_timeout_seconds !== null,
+      timeout: p.idle_timeout_seconds ?? 0,
+    },
+    sessionTimeoutConfiguration: {
+      isActive: p.absolute_timeout_seconds !== null,
+      timeout: p.absolute_timeout_seconds ?? 0,
+    },
     sessionConcurrentConfiguration: { isActive: p.max_concurrent !== null, maxSessions: p.max_concurrent ?? 0 },
   });
 
@@ -59,15 +69,21 @@ export function createSessionsService(deps: { db: Db; environment: EnvironmentSe
      * The session policy in force for an account, for sign-in (cached, see SESSION_POLICY_CACHE_MS); a caller that
      * needs it twice reads it once and passes it on.
      */
-    policyFor: (q: Queryable, tenantId: string): Promise<EffectiveSessionPolicy> => policyCache.get(tenantId, () => effective(q, tenantId)),
+    policyFor: (q: Queryable, tenantId: string): Promise<EffectiveSessionPolicy> =>
+      policyCache.get(tenantId, () => effective(q, tenantId)),
 
     /**
      * When a new session ends for good: the absolute timeout, capped by the refresh-token lifetime. `known` carries
      * the policy and the refresh-token lifetime when the caller has already read them in this transaction.
      */
-    async newSessionExpiry(q: Queryable, tenantId: string, known: { policy?: EffectiveSessionPolicy; refreshLifetime?: number } = {}): Promise<Date> {
+    async newSessionExpiry(
+      q: Queryable,
+      tenantId: string,
+      known: { policy?: EffectiveSessionPolicy; refreshLifetime?: number } = {},
+    ): Promise<Date> {
       const p = known.policy ?? (await effective(q, tenantId));
-      const refreshLifetime = known.refreshLifetime ?? (await deps.environment.settings(q)).defaultRefreshTokenExpiration;
+      const refreshLifetime =
+        known.refreshLifetime ?? (await deps.environment.settings(q)).defaultRefreshTokenExpiration;
       const seconds = Math.min(p.absolute_timeout_seconds ?? refreshLifetime, refreshLifetime);
       return new Date(Date.now() + seconds * 1000);
     },
@@ -84,7 +100,11 @@ export function createSessionsService(deps: { db: Db; environment: EnvironmentSe
      * Why a session is over ('expired', 'idle timeout'), or undefined while it lives. `idleTimeoutSeconds`, when the
      * caller read it with the session (refresh), saves reading the policy.
      */
-    async isExpired(q: Queryable, s: store.SessionRow, known?: { idleTimeoutSeconds: number | null }): Promise<string | undefined> {
+    async isExpired(
+      q: Queryable,
+      s: store.SessionRow,
+      known?: { idleTimeoutSeconds: number | null },
+    ): Promise<string | undefined> {
       const now = Date.now();
       if (s.expires_at.getTime() <= now) return 'expired';
       const idle = known ? known.idleTimeoutSeconds : (await effective(q, s.tenant_id)).idle_timeout_seconds;
@@ -100,7 +120,8 @@ export function createSessionsService(deps: { db: Db; environment: EnvironmentSe
     /** The session the caller's token belongs to, while it is live. */
     async current(userId: string, sessionId: string | undefined) {
       const s = sessionId && isUuid(sessionId) ? await store.findSession(db, sessionId) : undefined;
-      if (!s || s.user_id !== userId || s.revoked_at || new Date(s.expires_at).getTime() <= Date.now()) throw new AppError('SESSION_NOT_FOUND', 'The token belongs to no live session');
+      if (!s || s.user_id !== userId || s.revoked_at || new Date(s.expires_at).getTime() <= Date.now())
+        throw new AppError('SESSION_NOT_FOUND', 'The token belongs to no live session');
       return sessionView(s, sessionId);
     },
 
@@ -111,13 +132,20 @@ export function createSessionsService(deps: { db: Db; environment: EnvironmentSe
 
     async revokeMine(userId: string, sessionId: string): Promise<void> {
       const s = isUuid(sessionId) ? await store.findSession(db, sessionId) : undefined;
-      if (!s || s.user_id !== userId || s.revoked_at) throw new AppError('SESSION_NOT_FOUND', `No active session ${sessionId} of yours`);
+      if (!s || s.user_id !== userId || s.revoked_at)
+        throw new AppError('SESSION_NOT_FOUND', `No active session ${sessionId} of yours`);
       await store.revoke(db, { sessionId }, 'revoked by user');
     },
 
     /** Revokes every session of the user except `keep` (the caller's own, for self-service). */
     async revokeAll(userId: string, keep?: string): Promise<{ revoked: number }> {
-      return { revoked: await store.revoke(db, { userId, exceptSessionId: keep }, keep ? 'revoked by user' : 'revoked by administrator') };
+      return {
+        revoked: await store.revoke(
+          db,
+          { userId, exceptSessionId: keep },
+          keep ? 'revoked by user' : 'revoked by administrator',
+        ),
+      };
     },
 
     /** Ends a user's sessions but `keep`, inside the caller's transaction (a password change). */
@@ -125,10 +153,12 @@ export function createSessionsService(deps: { db: Db; environment: EnvironmentSe
       store.revoke(q, { userId, exceptSessionId: keep }, 'password changed'),
 
     /** Ends a user's sessions in one account, inside the caller's transaction (SCIM deprovisioning). */
-    endAccountSessions: (q: Queryable, userId: string, tenantId: string, reason: string): Promise<number> => store.revoke(q, { userId, tenantId }, reason),
+    endAccountSessions: (q: Queryable, userId: string, tenantId: string, reason: string): Promise<number> =>
+      store.revoke(q, { userId, tenantId }, reason),
 
     /** Ends every session of a user inside the caller's transaction (a temporary password was dropped: proof of mailbox). */
-    endUserSessions: (q: Queryable, userId: string, reason: string): Promise<number> => store.revoke(q, { userId }, reason),
+    endUserSessions: (q: Queryable, userId: string, reason: string): Promise<number> =>
+      store.revoke(q, { userId }, reason),
 
     /** Drops an account's own session policy (account removal), so a reactivated id starts afresh. */
     async forgetAccount(q: Queryable, tenantId: string): Promise<void> {
@@ -144,8 +174,10 @@ export function createSessionsService(deps: { db: Db; environment: EnvironmentSe
     async setPolicy(tenantId: string | undefined, body: SessionPolicyInput) {
       if (tenantId) await deps.tenants.requireLive(db, tenantId);
       const current = await effective(db, tenantId);
-      const pick = (c: { isActive: boolean; timeout?: number; maxSessions?: number } | undefined, prev: number | null) =>
-        c === undefined ? prev : c.isActive ? (c.timeout ?? c.maxSessions ?? null) : null;
+      const pick = (
+        c: { isActive: boolean; timeout?: number; maxSessions?: number } | undefined,
+        prev: number | null,
+      ) => (c === undefined ? prev : c.isActive ? (c.timeout ?? c.maxSessions ?? null) : null);
       try {
         await store.savePolicy(db, {
           scope: tenantId ?? '',

@@ -31,39 +31,74 @@ export interface StepUpDeps extends RefreshDeps {
 export function createStepUp(deps: StepUpDeps) {
   const { db } = deps;
 
-  return async function stepUp(auth: UserAuth, body: { password?: string; code?: string }, client: ClientInfo = {}, used?: UsedSettings): Promise<LoginResponse> {
+  return async function stepUp(
+    auth: UserAuth,
+    body: { password?: string; code?: string },
+    client: ClientInfo = {},
+    used?: UsedSettings,
+  ): Promise<LoginResponse> {
     // Only the user's own session: machine, impersonation and delegated tokens cannot re-authenticate.
     checkIdentity(auth, false, 0);
     if ((body.password === undefined) === (body.code === undefined)) {
-      throw new AppError('VALIDATION', 'Give exactly one of body.password (your password) and body.code (a code of your authenticator app)');
+      throw new AppError(
+        'VALIDATION',
+        'Give exactly one of body.password (your password) and body.code (a code of your authenticator app)',
+      );
     }
     const sessionId = auth.sessionId!;
     const view = isUuid(sessionId) ? await store.sessionView(db, sessionId) : undefined;
-    if (!view || view.session.user_id !== auth.userId || view.session.revoked_at) throw new AppError('SESSION_REVOKED', 'The token belongs to no live session');
+    if (!view || view.session.user_id !== auth.userId || view.session.revoked_at)
+      throw new AppError('SESSION_REVOKED', 'The token belongs to no live session');
     const { session } = view;
     const { user, membership, tenantIds } = await checkSessionAccess(deps, view, client, 'SESSION_REVOKED');
     deps.limit(user.email ?? user.username ?? user.id);
     if (body.password !== undefined) {
       if (!user.password_hash || !hasherFor(user.password_hash)) {
-        throw new AppError('STEP_UP_UNAVAILABLE', 'The user has no password: re-authenticate by signing in again (SSO, social or passwordless)');
+        throw new AppError(
+          'STEP_UP_UNAVAILABLE',
+          'The user has no password: re-authenticate by signing in again (SSO, social or passwordless)',
+        );
       }
       const { ok } = await deps.passwords.verify(body.password, user.password_hash);
       if (!ok) {
         await deps.registerFailure(user);
-        throw new AppError('CURRENT_PASSWORD_INVALID', 'body.password is not the user\'s password');
+        throw new AppError('CURRENT_PASSWORD_INVALID', "body.password is not the user's password");
       }
     } else {
       const factor = deps.factor();
-      if (!factor) throw new AppError('STEP_UP_UNAVAILABLE', 'Second-factor codes are not available: re-authenticate with body.password');
+      if (!factor)
+        throw new AppError(
+          'STEP_UP_UNAVAILABLE',
+          'Second-factor codes are not available: re-authenticate with body.password',
+        );
       await factor(user.id, body.code!);
     }
     const settings = await deps.environment.cachedSettings(db);
     const next = randomSecret(32);
-    const claimsSql = await deps.issue.claimsSql(db, { userId: user.id, tenantId: session.tenant_id, roleIds: membership.role_ids });
-    const stepped = await store.stepUpWithClaims(db, { sessionId: session.id, userId: user.id, newHash: sha256Hex(next) }, claimsSql);
+    const claimsSql = await deps.issue.claimsSql(db, {
+      userId: user.id,
+      tenantId: session.tenant_id,
+      roleIds: membership.role_ids,
+    });
+    const stepped = await store.stepUpWithClaims(
+      db,
+      { sessionId: session.id, userId: user.id, newHash: sha256Hex(next) },
+      claimsSql,
+    );
     if (!stepped) throw new AppError('SESSION_REVOKED');
     const { authTime, ...claims } = stepped;
     const known = { tenantIds, settings, claims };
-    return deps.respond(db, { ...user, failed_attempts: 0 }, session.tenant_id, membership, session.id, next, session.amr, authTime, known, used);
+    return deps.respond(
+      db,
+      { ...user, failed_attempts: 0 },
+      session.tenant_id,
+      membership,
+      session.id,
+      next,
+      session.amr,
+      authTime,
+      known,
+      used,
+    );
   };
 }

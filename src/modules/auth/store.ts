@@ -31,7 +31,19 @@ export interface SessionPolicyRow {
 }
 
 /** A new session with its first refresh token, in one statement. */
-export async function insertSession(q: Queryable, s: { id: string; tenantId: string; userId: string; amr: string[]; ip?: string; userAgent?: string; expiresAt: Date; tokenHash: string }) {
+export async function insertSession(
+  q: Queryable,
+  s: {
+    id: string;
+    tenantId: string;
+    userId: string;
+    amr: string[];
+    ip?: string;
+    userAgent?: string;
+    expiresAt: Date;
+    tokenHash: string;
+  },
+) {
   await q.query(
     `WITH session AS (
        INSERT INTO sessions (id, tenant_id, user_id, amr, ip, user_agent, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id)
@@ -41,7 +53,10 @@ export async function insertSession(q: Queryable, s: { id: string; tenantId: str
 }
 
 /** The session behind a refresh token, locked, with whether that token was already rotated. */
-export async function sessionByRefresh(q: Queryable, tokenHash: string): Promise<(SessionRow & { rotated_at: Date | null }) | undefined> {
+export async function sessionByRefresh(
+  q: Queryable,
+  tokenHash: string,
+): Promise<(SessionRow & { rotated_at: Date | null }) | undefined> {
   const { rows } = await q.query<SessionRow & { rotated_at: Date | null }>(
     `SELECT s.*, rt.rotated_at FROM refresh_tokens rt JOIN sessions s ON s.id = rt.session_id WHERE rt.token_hash = $1 FOR UPDATE OF s`,
     [tokenHash],
@@ -50,7 +65,13 @@ export async function sessionByRefresh(q: Queryable, tokenHash: string): Promise
 }
 
 /** Marks the old refresh token rotated, adds the new one and touches the session, in one statement. */
-export async function rotate(q: Queryable, sessionId: string, oldHash: string, newHash: string, tenantId: string): Promise<void> {
+export async function rotate(
+  q: Queryable,
+  sessionId: string,
+  oldHash: string,
+  newHash: string,
+  tenantId: string,
+): Promise<void> {
   await q.query(
     `WITH rotated AS (UPDATE refresh_tokens SET rotated_at = now() WHERE token_hash = $2),
           issued AS (INSERT INTO refresh_tokens (token_hash, session_id) VALUES ($3, $1))
@@ -89,16 +110,23 @@ export async function rotateWithClaims(
   audit?: { item: (onlyIf?: string) => Sql },
 ): Promise<RoleClaims | undefined> {
   const id = sql.param(r.sessionId);
-  const { rotated, ...roleClaims } = await run<RoleClaims & { rotated: boolean }>(q, sql`WITH rotated AS (
+  const { rotated, ...roleClaims } = await run<RoleClaims & { rotated: boolean }>(
+    q,
+    sql`WITH rotated AS (
             UPDATE refresh_tokens SET rotated_at = now()
              WHERE token_hash = ${r.oldHash} AND rotated_at IS NULL AND session_id = ${id}
                AND EXISTS (SELECT 1 FROM sessions WHERE id = ${id} AND revoked_at IS NULL)
             RETURNING session_id),
           issued AS (INSERT INTO refresh_tokens (token_hash, session_id) SELECT ${r.newHash}, session_id FROM rotated),
-          touched AS (UPDATE sessions SET last_used_at = now() WHERE id IN (SELECT session_id FROM rotated)),${audit ? sql`
-          ${audit.item('rotated')},` : EMPTY}
+          touched AS (UPDATE sessions SET last_used_at = now() WHERE id IN (SELECT session_id FROM rotated)),${
+            audit
+              ? sql`
+          ${audit.item('rotated')},`
+              : EMPTY
+          }
           ${claims.item}
-     SELECT EXISTS (SELECT 1 FROM rotated) AS rotated, ${claims.select}`);
+     SELECT EXISTS (SELECT 1 FROM rotated) AS rotated, ${claims.select}`,
+  );
   return rotated ? roleClaims : undefined;
 }
 
@@ -107,11 +135,18 @@ export async function rotateWithClaims(
  * it is not revoked, and the token's role claims read (`claims`), in one statement. Answers undefined when the
  * session was revoked meanwhile (nothing written then).
  */
-export async function touchWithClaims(q: Queryable, sessionId: string, claims: ClaimsSql): Promise<RoleClaims | undefined> {
-  const { touched, ...roleClaims } = await run<RoleClaims & { touched: boolean }>(q, sql`WITH touched AS (
+export async function touchWithClaims(
+  q: Queryable,
+  sessionId: string,
+  claims: ClaimsSql,
+): Promise<RoleClaims | undefined> {
+  const { touched, ...roleClaims } = await run<RoleClaims & { touched: boolean }>(
+    q,
+    sql`WITH touched AS (
             UPDATE sessions SET last_used_at = now() WHERE id = ${sessionId} AND revoked_at IS NULL RETURNING id),
           ${claims.item}
-     SELECT EXISTS (SELECT 1 FROM touched) AS touched, ${claims.select}`);
+     SELECT EXISTS (SELECT 1 FROM touched) AS touched, ${claims.select}`,
+  );
   return touched ? roleClaims : undefined;
 }
 
@@ -126,7 +161,9 @@ export async function stepUpWithClaims(
   r: { sessionId: string; userId: string; newHash: string },
   claims: ClaimsSql,
 ): Promise<(RoleClaims & { authTime: Date }) | undefined> {
-  const { auth_time, ...roleClaims } = await run<RoleClaims & { auth_time: Date | null }>(q, sql`WITH stepped AS (
+  const { auth_time, ...roleClaims } = await run<RoleClaims & { auth_time: Date | null }>(
+    q,
+    sql`WITH stepped AS (
             UPDATE sessions SET auth_time = now(), last_used_at = now() WHERE id = ${r.sessionId} AND revoked_at IS NULL
             RETURNING id, auth_time),
           rotated AS (UPDATE refresh_tokens SET rotated_at = now() WHERE session_id IN (SELECT id FROM stepped) AND rotated_at IS NULL),
@@ -134,7 +171,8 @@ export async function stepUpWithClaims(
           reset AS (UPDATE users SET failed_attempts = 0
                      WHERE id = ${r.userId} AND failed_attempts <> 0 AND EXISTS (SELECT 1 FROM stepped)),
           ${claims.item}
-     SELECT (SELECT auth_time FROM stepped) AS auth_time, ${claims.select}`);
+     SELECT (SELECT auth_time FROM stepped) AS auth_time, ${claims.select}`,
+  );
   return auth_time ? { ...roleClaims, authTime: new Date(auth_time) } : undefined;
 }
 
@@ -151,7 +189,14 @@ export interface SessionGuard {
 
 /** The session and its first refresh token, as WITH items `session` and `token` (auth's part of the start). */
 const sessionItems = (s: {
-  id: string; tenantId: Param; userId: Param; amr: string[]; ip?: string; userAgent?: string; expiresAt: Date; tokenHash: string;
+  id: string;
+  tenantId: Param;
+  userId: Param;
+  amr: string[];
+  ip?: string;
+  userAgent?: string;
+  expiresAt: Date;
+  tokenHash: string;
 }) =>
   sql`session AS (INSERT INTO sessions (id, tenant_id, user_id, amr, ip, user_agent, expires_at)
                   VALUES (${s.id}, ${s.tenantId}, ${s.userId}, ${s.amr}, ${s.ip ?? null}, ${s.userAgent?.slice(0, 512) ?? null},
@@ -167,7 +212,17 @@ const sessionItems = (s: {
  */
 export async function startSession(
   q: Queryable,
-  s: { id: string; tenantId: string; userId: string; amr: string[]; ip?: string; userAgent?: string; expiresAt: Date; tokenHash: string; lastLogin: Date },
+  s: {
+    id: string;
+    tenantId: string;
+    userId: string;
+    amr: string[];
+    ip?: string;
+    userAgent?: string;
+    expiresAt: Date;
+    tokenHash: string;
+    lastLogin: Date;
+  },
   claims: ClaimsSql,
   extra: { guard?: SessionGuard; audit?: { item: (onlyIf?: string) => Sql }; event?: { item: Sql } } = {},
 ): Promise<RoleClaims> {
@@ -182,8 +237,11 @@ export async function startSession(
     ...(event ? [event.item] : []),
     claims.item,
   ];
-  return run<RoleClaims>(q, sql`WITH ${sql.join(items, ',\n          ')}
-     SELECT ${claims.select}${guard ? sql`, ${sql.raw(guard.check)} AS guard` : EMPTY}`);
+  return run<RoleClaims>(
+    q,
+    sql`WITH ${sql.join(items, ',\n          ')}
+     SELECT ${claims.select}${guard ? sql`, ${sql.raw(guard.check)} AS guard` : EMPTY}`,
+  );
 }
 
 /** Role claims alone, for tokens issued outside sign-in and refresh. */
@@ -211,7 +269,11 @@ export async function revokeBeyond(q: Queryable, userId: string, keep: number, r
   return n;
 }
 
-export async function revoke(q: Queryable, where: { sessionId?: string; sessionIds?: string[]; userId?: string; exceptSessionId?: string; tenantId?: string }, reason: string): Promise<number> {
+export async function revoke(
+  q: Queryable,
+  where: { sessionId?: string; sessionIds?: string[]; userId?: string; exceptSessionId?: string; tenantId?: string },
+  reason: string,
+): Promise<number> {
   const conds = ['revoked_at IS NULL'];
   const params: unknown[] = [reason];
   if (where.sessionId) conds.push(`id = $${params.push(where.sessionId)}`);
@@ -255,7 +317,9 @@ export async function policy(q: Queryable, scope: string): Promise<SessionPolicy
 
 /** The policy rows of several scopes (an account's and the environment's '') in one statement. */
 export async function policies(q: Queryable, scopes: string[]): Promise<SessionPolicyRow[]> {
-  const { rows } = await q.query<SessionPolicyRow>('SELECT * FROM session_policies WHERE scope = ANY($1::text[])', [scopes]);
+  const { rows } = await q.query<SessionPolicyRow>('SELECT * FROM session_policies WHERE scope = ANY($1::text[])', [
+    scopes,
+  ]);
   return rows;
 }
 
@@ -272,7 +336,10 @@ export async function deletePolicy(q: Queryable, scope: string): Promise<void> {
 }
 
 /** A one-time password-reset token (its SHA-256); redeemed by the password-reset route. */
-export async function insertResetToken(q: Queryable, t: { userId: string; tokenHash: string; reason: string; ttlSeconds: number }): Promise<void> {
+export async function insertResetToken(
+  q: Queryable,
+  t: { userId: string; tokenHash: string; reason: string; ttlSeconds: number },
+): Promise<void> {
   await q.query(
     `INSERT INTO password_reset_tokens (token_hash, user_id, reason, expires_at) VALUES ($1, $2, $3, now() + make_interval(secs => $4))`,
     [t.tokenHash, t.userId, t.reason, t.ttlSeconds],

@@ -29,7 +29,10 @@ export interface ResetPasswordResponse {
 }
 
 /** The login answer's `userEmail`/`emailVerified` (wire.md 4): `userEmail` is left out for a user without an email. */
-export const emailOf = (u: Pick<UserRow, 'email' | 'verified'>) => ({ ...(u.email ? { userEmail: u.email } : {}), emailVerified: u.verified });
+export const emailOf = (u: Pick<UserRow, 'email' | 'verified'>) => ({
+  ...(u.email ? { userEmail: u.email } : {}),
+  emailVerified: u.verified,
+});
 
 /**
  * Signs user access tokens with the claims of wire.md section 3, roles and permissions of the acting account. The
@@ -41,7 +44,9 @@ export const emailOf = (u: Pick<UserRow, 'email' | 'verified'>) => ({ ...(u.emai
  * (text) and the user id (uuid) go. Sign-in and refresh then fold it into the statement that computes the claims
  * (no statement of its own); the function still serves other callers (`extraRoleIds`).
  */
-export type RoleSource = ((q: Queryable, a: { userId: string; tenantId: string }) => Promise<string[]>) & { sql?: string };
+export type RoleSource = ((q: Queryable, a: { userId: string; tenantId: string }) => Promise<string[]>) & {
+  sql?: string;
+};
 
 /** The roles and permission keys of an access token. */
 export interface RoleClaims {
@@ -64,10 +69,16 @@ const CLAIMS_SELECT = sql.raw(
                      WHERE rp.role_id IN (SELECT id FROM claim_roles) ORDER BY p.key) AS permissions`,
 );
 /** Adds claims to a user's access token (e.g. `act` for delegation, `acr`); cannot replace the core claims. */
-export type ClaimSource = (q: Queryable, a: { userId: string; tenantId: string; sessionId: string; amr: string[] }) => Promise<Record<string, unknown>>;
+export type ClaimSource = (
+  q: Queryable,
+  a: { userId: string; tenantId: string; sessionId: string; amr: string[] },
+) => Promise<Record<string, unknown>>;
 
 export function createTokenIssuer(deps: {
-  keys: KeysService; roles: RolesService; environment: EnvironmentService; roleSources?: readonly RoleSource[];
+  keys: KeysService;
+  roles: RolesService;
+  environment: EnvironmentService;
+  roleSources?: readonly RoleSource[];
 }) {
   const roleSources: readonly RoleSource[] = deps.roleSources ?? [];
   const claimSources: ClaimSource[] = [];
@@ -75,10 +86,14 @@ export function createTokenIssuer(deps: {
    * The role claims of a user in an account as part of a statement (see ClaimsSql): the membership's role ids, the
    * role sources without SQL (run here) and those with SQL (in the statement).
    */
-  async function claimsSql(q: Queryable, a: { userId: string; tenantId: string; roleIds: readonly string[] }): Promise<ClaimsSql> {
+  async function claimsSql(
+    q: Queryable,
+    a: { userId: string; tenantId: string; roleIds: readonly string[] },
+  ): Promise<ClaimsSql> {
     let roleIds = [...a.roleIds];
     for (const source of roleSources) {
-      if (!source.sql) roleIds = [...new Set([...roleIds, ...(await source(q, { userId: a.userId, tenantId: a.tenantId }))])];
+      if (!source.sql)
+        roleIds = [...new Set([...roleIds, ...(await source(q, { userId: a.userId, tenantId: a.tenantId }))])];
     }
     const named = { tenant: sql`${sql.param(a.tenantId)}::text`, user: sql`${sql.param(a.userId)}::uuid` };
     const parts = [sql`SELECT unnest(${roleIds.filter((id) => isUuid(id))}::uuid[]) AS id`];
@@ -88,15 +103,32 @@ export function createTokenIssuer(deps: {
 
   const issue = async function issue(
     q: Queryable,
-    a: { user: UserRow; tenantId: string; membership: MembershipRow; tenantIds: string[]; sessionId: string; amr: string[]; authTime: Date },
+    a: {
+      user: UserRow;
+      tenantId: string;
+      membership: MembershipRow;
+      tenantIds: string[];
+      sessionId: string;
+      amr: string[];
+      authTime: Date;
+    },
     known?: { settings?: VendorSettings; claims?: RoleClaims },
   ): Promise<{ accessToken: string; expiresIn: number }> {
     const settings = known?.settings ?? (await deps.environment.settings(q));
     // Role keys and permission keys in one statement, role sources included (the role records are not needed here);
     // sign-in and refresh compute them in the statement that writes the session and pass them in `known.claims`.
-    const { roles, permissions } = known?.claims ?? (await roleClaims(q, await claimsSql(q, { userId: a.user.id, tenantId: a.tenantId, roleIds: a.membership.role_ids })));
+    const { roles, permissions } =
+      known?.claims ??
+      (await roleClaims(
+        q,
+        await claimsSql(q, { userId: a.user.id, tenantId: a.tenantId, roleIds: a.membership.role_ids }),
+      ));
     let extra: Record<string, unknown> = {};
-    for (const source of claimSources) extra = { ...extra, ...(await source(q, { userId: a.user.id, tenantId: a.tenantId, sessionId: a.sessionId, amr: a.amr })) };
+    for (const source of claimSources)
+      extra = {
+        ...extra,
+        ...(await source(q, { userId: a.user.id, tenantId: a.tenantId, sessionId: a.sessionId, amr: a.amr })),
+      };
     const ttl = settings.defaultTokenExpiration;
     const accessToken = await deps.keys.sign(
       {

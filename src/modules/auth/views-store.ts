@@ -1,7 +1,13 @@
 import { dateFromJson } from '../../lib/time.ts';
 import type { Queryable } from '../../storage/db.ts';
 import { prepared } from '../../storage/prepared.ts';
-import { membershipsFromJson, membershipsWithStateSql, userFromJson, type MembershipRow, type UserRow } from '../users/index.ts';
+import {
+  membershipsFromJson,
+  membershipsWithStateSql,
+  userFromJson,
+  type MembershipRow,
+  type UserRow,
+} from '../users/index.ts';
 import type { SessionRow } from './store.ts';
 
 /**
@@ -11,7 +17,8 @@ import type { SessionRow } from './store.ts';
  */
 
 type Membership = MembershipRow & { live: boolean };
-const MEMBERSHIPS_JSON = (userExpr: string) => `(SELECT coalesce(json_agg(m ORDER BY m.created_at, m.tenant_id), '[]') FROM (${membershipsWithStateSql(userExpr)}) m)`;
+const MEMBERSHIPS_JSON = (userExpr: string) =>
+  `(SELECT coalesce(json_agg(m ORDER BY m.created_at, m.tenant_id), '[]') FROM (${membershipsWithStateSql(userExpr)}) m)`;
 
 /**
  * What a refresh needs, in one statement: the session behind a refresh token, with whether that token was already
@@ -41,7 +48,13 @@ export interface RefreshView {
   memberships: Membership[];
 }
 
-type RawView = { session: Record<string, unknown>; rotated_at: string | null; idle_timeout_seconds: number | null; user: Record<string, unknown> | null; memberships: Record<string, unknown>[] };
+type RawView = {
+  session: Record<string, unknown>;
+  rotated_at: string | null;
+  idle_timeout_seconds: number | null;
+  user: Record<string, unknown> | null;
+  memberships: Record<string, unknown>[];
+};
 
 export async function refreshView(q: Queryable, tokenHash: string): Promise<RefreshView | undefined> {
   const { rows } = await q.query<{ view: RawView }>(REFRESH_VIEW, [tokenHash]);
@@ -78,7 +91,12 @@ function fromRawView(v: RawView): RefreshView {
     revoked_at: dateFromJson(s.revoked_at),
     rotated_at: dateFromJson(v.rotated_at),
   } as unknown as SessionRow & { rotated_at: Date | null };
-  return { session, idleTimeoutSeconds: v.idle_timeout_seconds, user: v.user ? userFromJson(v.user) : undefined, memberships: membershipsFromJson(v.memberships) };
+  return {
+    session,
+    idleTimeoutSeconds: v.idle_timeout_seconds,
+    user: v.user ? userFromJson(v.user) : undefined,
+    memberships: membershipsFromJson(v.memberships),
+  };
 }
 
 /**
@@ -105,7 +123,12 @@ const signInViews = new Map<string, string>();
  * the caller) or username, the user's memberships as `membershipsWithState` reads them, in its order, and the gates'
  * prefetched values, and the user row's version. Answers undefined for an unknown identifier.
  */
-export async function signInView(q: Queryable, by: 'email' | 'username', identifier: string, prefetch: readonly GatePrefetch[]): Promise<SignInView | undefined> {
+export async function signInView(
+  q: Queryable,
+  by: 'email' | 'username',
+  identifier: string,
+  prefetch: readonly GatePrefetch[],
+): Promise<SignInView | undefined> {
   const key = `${by}:${prefetch.map((p) => p.name).join(',')}`;
   let sql = signInViews.get(key);
   if (sql === undefined) {
@@ -120,8 +143,20 @@ export async function signInView(q: Queryable, by: 'email' | 'username', identif
     );
     signInViews.set(key, sql);
   }
-  const { rows } = await q.query<{ view: { user: Record<string, unknown>; version: string; memberships: Record<string, unknown>[]; gates: Record<string, unknown> } }>(sql, [identifier]);
+  const { rows } = await q.query<{
+    view: {
+      user: Record<string, unknown>;
+      version: string;
+      memberships: Record<string, unknown>[];
+      gates: Record<string, unknown>;
+    };
+  }>(sql, [identifier]);
   if (rows.length === 0) return undefined;
   const v = rows[0].view;
-  return { user: userFromJson(v.user), version: v.version, memberships: membershipsFromJson(v.memberships), gates: v.gates };
+  return {
+    user: userFromJson(v.user),
+    version: v.version,
+    memberships: membershipsFromJson(v.memberships),
+    gates: v.gates,
+  };
 }

@@ -5,7 +5,10 @@ type Body = Record<string, unknown>;
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined);
 const email = (b: Body) => ({ email: str(b.email) });
 /** Password reset requests name the user by `email`, or by `identifier` when `identifierType` is email (the default). */
-const resetEmail = (b: Body) => ({ email: str(b.email) ?? (b.identifierType === undefined || b.identifierType === 'email' ? str(b.identifier) : undefined) });
+const resetEmail = (b: Body) => ({
+  email:
+    str(b.email) ?? (b.identifierType === undefined || b.identifierType === 'email' ? str(b.identifier) : undefined),
+});
 /** Activation names the user by id: the check looks the email up only when the policy has exemptions. */
 const activationUser = (b: Body) => ({ userId: str(b.userId) });
 
@@ -43,7 +46,11 @@ export function installCaptcha(app: FastifyInstance, captcha: CaptchaService): v
     seen.add(route.url);
     const capture = async (req: FastifyRequest) => {
       const body = (req.body && typeof req.body === 'object' ? req.body : {}) as Body;
-      offers.set(req, { token: typeof body.recaptchaToken === 'string' ? body.recaptchaToken : undefined, ip: req.ip, ...pick(body) });
+      offers.set(req, {
+        token: typeof body.recaptchaToken === 'string' ? body.recaptchaToken : undefined,
+        ip: req.ip,
+        ...pick(body),
+      });
     };
     const check = async (req: FastifyRequest) => {
       const offer = offers.get(req);

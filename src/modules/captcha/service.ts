@@ -18,7 +18,12 @@ export const CAPTCHA_POLICY_CACHE_MS = 2000;
 /** Longest token sent to the provider; a longer one is refused without a call (real tokens are about 2 KB at most). */
 const MAX_TOKEN = 8192;
 /** Provider error codes that mean the stored secret (our side) is wrong, not the visitor's token. */
-const SECRET_ERRORS = new Set(['missing-input-secret', 'invalid-input-secret', 'invalid-keys', 'sitekey-secret-mismatch']);
+const SECRET_ERRORS = new Set([
+  'missing-input-secret',
+  'invalid-input-secret',
+  'invalid-keys',
+  'sitekey-secret-mismatch',
+]);
 
 /** What the checks need of an enabled policy: the secret in clear (memory only) and the exemptions, ready to match. */
 export interface EnforcedPolicy {
@@ -47,7 +52,10 @@ function normalizeIgnored(list: string[]): string[] {
     const okDomain = /^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)+$/.test(domain);
     const okLocal = local === '*' || (local.length > 0 && !/[\s*]/.test(local) && !local.includes('@'));
     if (at <= 0 || !okDomain || !okLocal) {
-      throw new AppError('VALIDATION', `body.ignoredEmails.${i} must be an email address or *@domain (got "${raw.slice(0, 80)}")`);
+      throw new AppError(
+        'VALIDATION',
+        `body.ignoredEmails.${i} must be an email address or *@domain (got "${raw.slice(0, 80)}")`,
+      );
     }
     if (!out.includes(v)) out.push(v);
   });
@@ -77,7 +85,13 @@ export type CaptchaService = ReturnType<typeof createCaptchaService>;
  * The environment's captcha policy and the check of the public routes it protects (hook.ts). The secret key is sealed
  * with the key-encryption key at rest and held in clear only in the short-lived in-process cache.
  */
-export function createCaptchaService(deps: { db: Db; kek: Buffer; verifyUrl: string; log: Logger; timeoutMs?: number }) {
+export function createCaptchaService(deps: {
+  db: Db;
+  kek: Buffer;
+  verifyUrl: string;
+  log: Logger;
+  timeoutMs?: number;
+}) {
   const { db, kek } = deps;
   // Read by every protected request (password sign-in among them): a statement only on a miss, also while disabled.
   const cache = createReadCache<EnforcedPolicy | null>({ ttlMs: CAPTCHA_POLICY_CACHE_MS, max: 1 });
@@ -118,7 +132,9 @@ export function createCaptchaService(deps: { db: Db; kek: Buffer; verifyUrl: str
       try {
         return enforcedOf(row, kek);
       } catch {
-        deps.log.error('captcha policy: the stored secret key cannot be decrypted (was GATEHOUSE_ENCRYPTION_KEY changed?); protected routes answer 503 until the policy is saved again');
+        deps.log.error(
+          'captcha policy: the stored secret key cannot be decrypted (was GATEHOUSE_ENCRYPTION_KEY changed?); protected routes answer 503 until the policy is saved again',
+        );
         throw new AppError('CAPTCHA_UNAVAILABLE');
       }
     });
@@ -159,12 +175,18 @@ export function createCaptchaService(deps: { db: Db; kek: Buffer; verifyUrl: str
       if (!policy) return;
       if (policy.exactEmails.size + policy.domains.size > 0) {
         let email = attempt.email;
-        if (!email && attempt.userId && isUuid(attempt.userId)) email = (await findById(db, attempt.userId))?.email ?? undefined;
+        if (!email && attempt.userId && isUuid(attempt.userId))
+          email = (await findById(db, attempt.userId))?.email ?? undefined;
         if (exempts(policy, email)) return;
       }
       const token = attempt.token?.trim();
-      if (!token) throw new AppError('CAPTCHA_REQUIRED', 'body.recaptchaToken is required: the captcha policy is enabled (login pages find the site key at GET /identity/resources/configurations/v1/captcha-policy/public)');
-      if (token.length > MAX_TOKEN) throw new AppError('CAPTCHA_INVALID', `body.recaptchaToken must be at most ${MAX_TOKEN} characters`);
+      if (!token)
+        throw new AppError(
+          'CAPTCHA_REQUIRED',
+          'body.recaptchaToken is required: the captcha policy is enabled (login pages find the site key at GET /identity/resources/configurations/v1/captcha-policy/public)',
+        );
+      if (token.length > MAX_TOKEN)
+        throw new AppError('CAPTCHA_INVALID', `body.recaptchaToken must be at most ${MAX_TOKEN} characters`);
       const r = await siteverify(deps.verifyUrl, policy.secret, token, attempt.ip, deps.timeoutMs);
       if (r.kind === 'unavailable') {
         deps.log.warn({ reason: r.reason }, 'captcha provider unavailable; request refused (fail closed)');
@@ -172,15 +194,24 @@ export function createCaptchaService(deps: { db: Db; kek: Buffer; verifyUrl: str
       }
       if (!r.success) {
         if (r.errorCodes.some((c) => SECRET_ERRORS.has(c))) {
-          deps.log.error({ errorCodes: r.errorCodes }, 'captcha provider refused the policy\'s secret key; fix it with PUT /identity/resources/configurations/v1/captcha-policy');
+          deps.log.error(
+            { errorCodes: r.errorCodes },
+            "captcha provider refused the policy's secret key; fix it with PUT /identity/resources/configurations/v1/captcha-policy",
+          );
           throw new AppError('CAPTCHA_UNAVAILABLE', undefined, undefined, { 'retry-after': '5' });
         }
         const codes = r.errorCodes.length ? ` (${r.errorCodes.join(', ')})` : '';
-        throw new AppError('CAPTCHA_INVALID', `body.recaptchaToken was refused by the captcha provider${codes}; solve the captcha again`);
+        throw new AppError(
+          'CAPTCHA_INVALID',
+          `body.recaptchaToken was refused by the captcha provider${codes}; solve the captcha again`,
+        );
       }
       // reCAPTCHA v2, hCaptcha and Turnstile answer no score: their success is the verdict.
       if (r.score !== undefined && r.score < policy.minScore) {
-        throw new AppError('CAPTCHA_INVALID', 'body.recaptchaToken scored below the captcha policy\'s minScore; solve the captcha again');
+        throw new AppError(
+          'CAPTCHA_INVALID',
+          "body.recaptchaToken scored below the captcha policy's minScore; solve the captcha again",
+        );
       }
     },
   };

@@ -15,7 +15,13 @@ export type SiteverifyResult =
 export const SITEVERIFY_TIMEOUT_MS = 5000;
 const MAX_ANSWER = 64 * 1024;
 
-export async function siteverify(url: string, secret: string, token: string, remoteip: string | undefined, timeoutMs = SITEVERIFY_TIMEOUT_MS): Promise<SiteverifyResult> {
+export async function siteverify(
+  url: string,
+  secret: string,
+  token: string,
+  remoteip: string | undefined,
+  timeoutMs = SITEVERIFY_TIMEOUT_MS,
+): Promise<SiteverifyResult> {
   const form = new URLSearchParams({ secret, response: token });
   if (remoteip) form.set('remoteip', remoteip);
   let text: string;
@@ -32,7 +38,13 @@ export async function siteverify(url: string, secret: string, token: string, rem
     text = await res.text();
   } catch (err) {
     const name = (err as Error)?.name;
-    return { kind: 'unavailable', reason: name === 'TimeoutError' || name === 'AbortError' ? `no answer within ${timeoutMs} ms` : `request failed (${(err as Error)?.message ?? 'network error'})` };
+    return {
+      kind: 'unavailable',
+      reason:
+        name === 'TimeoutError' || name === 'AbortError'
+          ? `no answer within ${timeoutMs} ms`
+          : `request failed (${(err as Error)?.message ?? 'network error'})`,
+    };
   }
   if (status < 200 || status > 299) return { kind: 'unavailable', reason: `HTTP ${status}` };
   if (text.length > MAX_ANSWER) return { kind: 'unavailable', reason: 'answer too large' };
@@ -42,8 +54,11 @@ export async function siteverify(url: string, secret: string, token: string, rem
   } catch {
     return { kind: 'unavailable', reason: 'answer is not JSON' };
   }
-  if (!body || typeof body !== 'object' || typeof body.success !== 'boolean') return { kind: 'unavailable', reason: 'answer lacks a boolean "success"' };
-  const codes = Array.isArray(body['error-codes']) ? body['error-codes'].filter((c): c is string => typeof c === 'string').slice(0, 10) : [];
+  if (!body || typeof body !== 'object' || typeof body.success !== 'boolean')
+    return { kind: 'unavailable', reason: 'answer lacks a boolean "success"' };
+  const codes = Array.isArray(body['error-codes'])
+    ? body['error-codes'].filter((c): c is string => typeof c === 'string').slice(0, 10)
+    : [];
   return {
     kind: 'answered',
     success: body.success,

@@ -18,7 +18,8 @@ export function commonPasswords(): Promise<ReadonlySet<string>> {
   loading ??= import('@zxcvbn-ts/language-common')
     .then((m) => {
       const list = m.dictionary['passwords-common'];
-      if (!Array.isArray(list) || list.length < COMMON_PASSWORD_COUNT) throw new Error('common-password list is missing or short');
+      if (!Array.isArray(list) || list.length < COMMON_PASSWORD_COUNT)
+        throw new Error('common-password list is missing or short');
       return new Set(list.slice(0, COMMON_PASSWORD_COUNT).map((p) => p.toLowerCase())) as ReadonlySet<string>;
     })
     .catch((err: unknown) => {

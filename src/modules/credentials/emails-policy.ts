@@ -23,6 +23,9 @@ export async function setUserEmailsPolicy(q: Queryable, body: UserEmailsPolicyBo
 /** Throws EMAIL_CHANGE_NOT_ALLOWED (403) when the policy forbids users to change their own email. */
 export async function assertEmailChangeAllowed(q: Queryable): Promise<void> {
   if (!(await getUserEmailsPolicy(q)).allowEmailChange) {
-    throw new AppError('EMAIL_CHANGE_NOT_ALLOWED', 'Users may not change their own email address in this environment (user emails policy allowEmailChange is false); ask an administrator');
+    throw new AppError(
+      'EMAIL_CHANGE_NOT_ALLOWED',
+      'Users may not change their own email address in this environment (user emails policy allowEmailChange is false); ask an administrator',
+    );
   }
 }

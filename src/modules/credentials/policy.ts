@@ -45,7 +45,12 @@ export const DEFAULT_PASSWORD_POLICY: Readonly<PasswordPolicy> = Object.freeze({
   blockPwnedPasswords: true,
 });
 
-export const OPTIONAL_TESTS = ['requireLowercase', 'requireUppercase', 'requireNumbers', 'requireSpecialChars'] as const;
+export const OPTIONAL_TESTS = [
+  'requireLowercase',
+  'requireUppercase',
+  'requireNumbers',
+  'requireSpecialChars',
+] as const;
 export type OptionalTest = (typeof OPTIONAL_TESTS)[number];
 
 /** The configuration body: every field optional; the character-class flags nested under `optionalTests` or top-level. */
@@ -68,13 +73,23 @@ export interface Problems {
   fields: string[];
 }
 
-const SCALARS = ['allowPassphrases', 'maxLength', 'minLength', 'minPhraseLength', 'minOptionalTestsToPass', 'blockPwnedPasswords'] as const;
+const SCALARS = [
+  'allowPassphrases',
+  'maxLength',
+  'minLength',
+  'minPhraseLength',
+  'minOptionalTestsToPass',
+  'blockPwnedPasswords',
+] as const;
 
 /**
  * Applies a configuration body to a base policy. Returns the merged policy, whether the body set anything, and the
  * problems of the merged result (cross-field rules: the single-field ranges are the schema's).
  */
-export function mergePolicy(base: Readonly<PasswordPolicy>, body: PasswordConfigInput): { policy: PasswordPolicy; changed: boolean; problems: Problems } {
+export function mergePolicy(
+  base: Readonly<PasswordPolicy>,
+  body: PasswordConfigInput,
+): { policy: PasswordPolicy; changed: boolean; problems: Problems } {
   const policy: PasswordPolicy = { ...base };
   const problems: Problems = { messages: [], fields: [] };
   let changed = false;
@@ -117,10 +132,14 @@ export function policyProblems(p: PasswordPolicy): Problems {
   }
   if (p.allowPassphrases) {
     if (p.minPhraseLength > p.maxLength) {
-      messages.push(`minPhraseLength (${p.minPhraseLength}) must not be greater than maxLength (${p.maxLength}) while allowPassphrases is true`);
+      messages.push(
+        `minPhraseLength (${p.minPhraseLength}) must not be greater than maxLength (${p.maxLength}) while allowPassphrases is true`,
+      );
       fields.push('minPhraseLength');
     } else if (p.minPhraseLength < p.minLength) {
-      messages.push(`minPhraseLength (${p.minPhraseLength}) must be at least minLength (${p.minLength}) while allowPassphrases is true`);
+      messages.push(
+        `minPhraseLength (${p.minPhraseLength}) must be at least minLength (${p.minLength}) while allowPassphrases is true`,
+      );
       fields.push('minPhraseLength');
     }
   }
@@ -154,8 +173,10 @@ export const codePoints = (s: string): number => {
 export function checkPassword(p: Readonly<PasswordPolicy>, password: string, email?: string): Failure[] {
   const failures: Failure[] = [];
   const length = codePoints(password);
-  if (length < p.minLength) failures.push({ rule: 'minLength', message: `must be at least ${p.minLength} characters long` });
-  if (length > p.maxLength) failures.push({ rule: 'maxLength', message: `must be at most ${p.maxLength} characters long` });
+  if (length < p.minLength)
+    failures.push({ rule: 'minLength', message: `must be at least ${p.minLength} characters long` });
+  if (length > p.maxLength)
+    failures.push({ rule: 'maxLength', message: `must be at most ${p.maxLength} characters long` });
 
   const passphrase = p.allowPassphrases && length >= p.minPhraseLength;
   if (!passphrase) {

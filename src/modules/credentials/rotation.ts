@@ -12,13 +12,20 @@ import * as store from './store.ts';
 export const ROTATION_POLICY_CACHE_MS = 2000;
 
 /** What a scope's first write starts from for the fields its body leaves out (when nothing is inherited). */
-export const DEFAULT_ROTATION = Object.freeze({ isActive: false, rotationPeriod: 7_776_000, notificationPeriod: 604_800 });
+export const DEFAULT_ROTATION = Object.freeze({
+  isActive: false,
+  rotationPeriod: 7_776_000,
+  notificationPeriod: 604_800,
+});
 
 /** The rotation rule in force for a sign-in: null when passwords do not expire. Periods in seconds. */
 export type EffectiveRotation = { rotationPeriod: number; notificationPeriod: number } | null;
 
 /** A password's state under the rule: expired, close to expiry (seconds left), or neither (undefined). */
-export type RotationStatus = { expired: true } | { expired: false; passwordExpiresIn: number; notificationPeriod: number } | undefined;
+export type RotationStatus =
+  | { expired: true }
+  | { expired: false; passwordExpiresIn: number; notificationPeriod: number }
+  | undefined;
 
 function toWire(r: store.RotationPolicyRow): RotationPolicy {
   return {
@@ -46,7 +53,8 @@ export function createRotationPolicies(deps: { db: Db; passwordHashOf: PasswordH
   const cache = createReadCache<EffectiveRotation>({ ttlMs: ROTATION_POLICY_CACHE_MS });
 
   async function requireScope(q: Queryable, scope: store.Scope, lock = false): Promise<void> {
-    if (scope !== null && !(await store.accountIsLive(q, scope, lock))) throw new AppError('ACCOUNT_NOT_FOUND', `No account with tenantId ${scope}`);
+    if (scope !== null && !(await store.accountIsLive(q, scope, lock)))
+      throw new AppError('ACCOUNT_NOT_FOUND', `No account with tenantId ${scope}`);
   }
 
   async function effective(q: Queryable, scope: store.Scope): Promise<EffectiveRotation> {
@@ -64,7 +72,8 @@ export function createRotationPolicies(deps: { db: Db; passwordHashOf: PasswordH
       if (!rule || !changedAt) return undefined;
       const left = Math.floor((new Date(changedAt).getTime() + rule.rotationPeriod * 1000 - now) / 1000);
       if (left <= 0) return { expired: true };
-      if (rule.notificationPeriod > 0 && left <= rule.notificationPeriod) return { expired: false, passwordExpiresIn: left, notificationPeriod: rule.notificationPeriod };
+      if (rule.notificationPeriod > 0 && left <= rule.notificationPeriod)
+        return { expired: false, passwordExpiresIn: left, notificationPeriod: rule.notificationPeriod };
       return undefined;
     },
 
@@ -72,7 +81,13 @@ export function createRotationPolicies(deps: { db: Db; passwordHashOf: PasswordH
     async get(scope: store.Scope): Promise<RotationPolicy> {
       await requireScope(db, scope);
       const row = await store.findEffective<store.RotationPolicyRow>(db, 'password_rotation_policies', scope);
-      if (!row) throw new AppError('POLICY_NOT_FOUND', scope === null ? 'No password rotation policy is configured' : `No password rotation policy applies to account ${scope}`);
+      if (!row)
+        throw new AppError(
+          'POLICY_NOT_FOUND',
+          scope === null
+            ? 'No password rotation policy is configured'
+            : `No password rotation policy applies to account ${scope}`,
+        );
       return toWire(row);
     },
 
@@ -89,7 +104,10 @@ export function createRotationPolicies(deps: { db: Db; passwordHashOf: PasswordH
      */
     async set(scope: store.Scope, body: RotationPolicyBody): Promise<RotationPolicy> {
       if (body.isActive === undefined && body.rotationPeriod === undefined && body.notificationPeriod === undefined) {
-        throw new AppError('EMPTY_UPDATE', 'The body must set at least one of: isActive, rotationPeriod, notificationPeriod');
+        throw new AppError(
+          'EMPTY_UPDATE',
+          'The body must set at least one of: isActive, rotationPeriod, notificationPeriod',
+        );
       }
       const row = await db.transaction(async (tx) => {
         await requireScope(tx, scope, true);
@@ -98,14 +116,23 @@ export function createRotationPolicies(deps: { db: Db; passwordHashOf: PasswordH
         const v = {
           isActive: body.isActive ?? base?.is_active ?? DEFAULT_ROTATION.isActive,
           rotationPeriod: body.rotationPeriod ?? base?.rotation_period ?? DEFAULT_ROTATION.rotationPeriod,
-          notificationPeriod: body.notificationPeriod ?? base?.notification_period ?? DEFAULT_ROTATION.notificationPeriod,
+          notificationPeriod:
+            body.notificationPeriod ?? base?.notification_period ?? DEFAULT_ROTATION.notificationPeriod,
         };
-        if (body.rotationPeriod !== undefined && body.notificationPeriod === undefined && v.notificationPeriod > v.rotationPeriod) {
+        if (
+          body.rotationPeriod !== undefined &&
+          body.notificationPeriod === undefined &&
+          v.notificationPeriod > v.rotationPeriod
+        ) {
           // A shorter period given alone: the notice kept from before cannot outlast it.
           v.notificationPeriod = v.rotationPeriod;
         }
         if (v.notificationPeriod > v.rotationPeriod) {
-          throw new AppError('VALIDATION', `body.notificationPeriod (${v.notificationPeriod}) must not exceed rotationPeriod (${v.rotationPeriod})`, { fields: ['notificationPeriod'] });
+          throw new AppError(
+            'VALIDATION',
+            `body.notificationPeriod (${v.notificationPeriod}) must not exceed rotationPeriod (${v.rotationPeriod})`,
+            { fields: ['notificationPeriod'] },
+          );
         }
         return store.upsertRotationPolicy(tx, scope, v);
       });
@@ -117,7 +144,13 @@ export function createRotationPolicies(deps: { db: Db; passwordHashOf: PasswordH
      * With rotation in force for the account (else the environment), whether `password` is the user's current one: a
      * password that expires may not be replaced by itself. `verify` checks a password against a stored hash.
      */
-    async reusesCurrent(q: Queryable, tenantId: string | null, userId: string, password: string, verify: (password: string, hash: string) => Promise<boolean>): Promise<boolean> {
+    async reusesCurrent(
+      q: Queryable,
+      tenantId: string | null,
+      userId: string,
+      password: string,
+      verify: (password: string, hash: string) => Promise<boolean>,
+    ): Promise<boolean> {
       if (!(await this.forAccount(q, tenantId))) return false;
       const hash = await passwordHashOf(q, userId);
       return hash ? verify(password, hash) : false;

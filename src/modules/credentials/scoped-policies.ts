@@ -1,12 +1,26 @@
 import { AppError } from '../../http/errors.ts';
 import { iso } from '../../lib/time.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
-import type { CreateHistoryPolicy, CreateLockoutPolicy, HistoryPolicy, LockoutPolicy, UpdateHistoryPolicy, UpdateLockoutPolicy } from './schema.ts';
+import type {
+  CreateHistoryPolicy,
+  CreateLockoutPolicy,
+  HistoryPolicy,
+  LockoutPolicy,
+  UpdateHistoryPolicy,
+  UpdateLockoutPolicy,
+} from './schema.ts';
 import { DEFAULT_LOCKOUT, type Scope } from './service.ts';
 import * as store from './store.ts';
 
 function toHistoryPolicy(r: store.HistoryPolicyRow): HistoryPolicy {
-  return { id: r.id, tenantId: r.tenant_id, enabled: r.enabled, historySize: r.history_size, createdAt: iso(r.created_at)!, updatedAt: iso(r.updated_at)! };
+  return {
+    id: r.id,
+    tenantId: r.tenant_id,
+    enabled: r.enabled,
+    historySize: r.history_size,
+    createdAt: iso(r.created_at)!,
+    updatedAt: iso(r.updated_at)!,
+  };
 }
 
 function toLockoutPolicy(r: store.LockoutPolicyRow): LockoutPolicy {
@@ -37,24 +51,44 @@ export function createScopedPolicies(deps: {
     async getHistoryPolicy(scope: Scope): Promise<HistoryPolicy> {
       await requireScope(db, scope);
       const row = await store.findEffective<store.HistoryPolicyRow>(db, 'password_history_policies', scope);
-      if (!row) throw new AppError('POLICY_NOT_FOUND', scope === null ? 'No password history policy is configured' : `No password history policy applies to account ${scope}`);
+      if (!row)
+        throw new AppError(
+          'POLICY_NOT_FOUND',
+          scope === null
+            ? 'No password history policy is configured'
+            : `No password history policy applies to account ${scope}`,
+        );
       return toHistoryPolicy(row);
     },
 
     async createHistoryPolicy(scope: Scope, body: CreateHistoryPolicy): Promise<HistoryPolicy> {
       return writeScope(scope, async (tx) => {
         const row = await store.insertHistoryPolicy(tx, scope, body);
-        if (!row) throw new AppError('POLICY_EXISTS', `${scope === null ? 'The environment' : `Account ${scope}`} already has a password history policy; change it with PATCH`);
+        if (!row)
+          throw new AppError(
+            'POLICY_EXISTS',
+            `${scope === null ? 'The environment' : `Account ${scope}`} already has a password history policy; change it with PATCH`,
+          );
         return toHistoryPolicy(row);
       });
     },
 
     async updateHistoryPolicy(scope: Scope, body: UpdateHistoryPolicy): Promise<HistoryPolicy> {
-      if (body.enabled === undefined && body.historySize === undefined) throw new AppError('EMPTY_UPDATE', 'The body must set enabled or historySize');
+      if (body.enabled === undefined && body.historySize === undefined)
+        throw new AppError('EMPTY_UPDATE', 'The body must set enabled or historySize');
       return writeScope(scope, async (tx) => {
         const own = await store.findOwn<store.HistoryPolicyRow>(tx, 'password_history_policies', scope, true);
-        if (!own) throw new AppError('POLICY_NOT_FOUND', `${scope === null ? 'The environment' : `Account ${scope}`} has no password history policy of its own; create it with POST`);
-        return toHistoryPolicy(await store.updateHistoryPolicy(tx, own.id, { enabled: body.enabled ?? own.enabled, historySize: body.historySize ?? own.history_size }));
+        if (!own)
+          throw new AppError(
+            'POLICY_NOT_FOUND',
+            `${scope === null ? 'The environment' : `Account ${scope}`} has no password history policy of its own; create it with POST`,
+          );
+        return toHistoryPolicy(
+          await store.updateHistoryPolicy(tx, own.id, {
+            enabled: body.enabled ?? own.enabled,
+            historySize: body.historySize ?? own.history_size,
+          }),
+        );
       });
     },
 
@@ -78,9 +112,14 @@ export function createScopedPolicies(deps: {
         const row = await store.insertLockoutPolicy(tx, scope, {
           enabled: body.enabled,
           maxAttempts: body.maxAttempts,
-          lockDurationMinutes: body.lockDurationMinutes === undefined ? DEFAULT_LOCKOUT.lockDurationMinutes : body.lockDurationMinutes,
+          lockDurationMinutes:
+            body.lockDurationMinutes === undefined ? DEFAULT_LOCKOUT.lockDurationMinutes : body.lockDurationMinutes,
         });
-        if (!row) throw new AppError('POLICY_EXISTS', `${scope === null ? 'The environment' : `Account ${scope}`} already has a lockout policy; change it with PATCH`);
+        if (!row)
+          throw new AppError(
+            'POLICY_EXISTS',
+            `${scope === null ? 'The environment' : `Account ${scope}`} already has a lockout policy; change it with PATCH`,
+          );
         return toLockoutPolicy(row);
       });
     },
@@ -91,12 +130,17 @@ export function createScopedPolicies(deps: {
       }
       return writeScope(scope, async (tx) => {
         const own = await store.findOwn<store.LockoutPolicyRow>(tx, 'lockout_policies', scope, true);
-        if (!own) throw new AppError('POLICY_NOT_FOUND', `${scope === null ? 'The environment' : `Account ${scope}`} has no lockout policy of its own; create it with POST`);
+        if (!own)
+          throw new AppError(
+            'POLICY_NOT_FOUND',
+            `${scope === null ? 'The environment' : `Account ${scope}`} has no lockout policy of its own; create it with POST`,
+          );
         return toLockoutPolicy(
           await store.updateLockoutPolicy(tx, own.id, {
             enabled: body.enabled ?? own.enabled,
             maxAttempts: body.maxAttempts ?? own.max_attempts,
-            lockDurationMinutes: body.lockDurationMinutes === undefined ? own.lock_duration_minutes : body.lockDurationMinutes,
+            lockDurationMinutes:
+              body.lockDurationMinutes === undefined ? own.lock_duration_minutes : body.lockDurationMinutes,
           }),
         );
       });

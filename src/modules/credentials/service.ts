@@ -5,7 +5,15 @@ import { createLimiter } from '../../lib/limiter.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
 import { isCommonPassword } from './common-passwords.ts';
 import { argon2, argon2NeedsRehash, hashArgon2id, hasherFor, HASHERS } from './hashers/index.ts';
-import { checkPassword, codePoints, DEFAULT_PASSWORD_POLICY, mergePolicy, toPasswordConfig, type Failure, type PasswordPolicy } from './policy.ts';
+import {
+  checkPassword,
+  codePoints,
+  DEFAULT_PASSWORD_POLICY,
+  mergePolicy,
+  toPasswordConfig,
+  type Failure,
+  type PasswordPolicy,
+} from './policy.ts';
 import type { UserEmailsPolicyBody, PasswordConfig, PasswordConfigBody } from './schema.ts';
 import * as store from './store.ts';
 import { createRotationPolicies, type PasswordHashOf } from './rotation.ts';
@@ -53,7 +61,9 @@ const accountNotFound = (tenantId: string) => new AppError('ACCOUNT_NOT_FOUND', 
 
 function weak(failures: Failure[]): AppError {
   const detail = failures.map((f) => `${f.message} (${f.rule})`).join('; ');
-  return new AppError('WEAK_PASSWORD', `Password does not meet the password policy: it ${detail}`, { rules: failures.map((f) => f.rule) });
+  return new AppError('WEAK_PASSWORD', `Password does not meet the password policy: it ${detail}`, {
+    rules: failures.map((f) => f.rule),
+  });
 }
 
 export type PasswordService = ReturnType<typeof createPasswordService>;
@@ -116,7 +126,10 @@ export function createPasswordService(deps: PasswordServiceDeps) {
     /** Password rotation (expiry): its configuration and the rule sign-in applies (rotation.ts). */
     rotation,
     /** The user emails policy (emails-policy.ts). */
-    userEmails: { get: () => getUserEmailsPolicy(db), set: (body: UserEmailsPolicyBody) => setUserEmailsPolicy(db, body) },
+    userEmails: {
+      get: () => getUserEmailsPolicy(db),
+      set: (body: UserEmailsPolicyBody) => setUserEmailsPolicy(db, body),
+    },
 
     /** An argon2id PHC string with the current parameters. */
     hash: (password: string): Promise<string> => limited(() => hashArgon2id(password)),
@@ -147,7 +160,11 @@ export function createPasswordService(deps: PasswordServiceDeps) {
       const scope = ctx.tenantId ?? null;
       const policy = await effectivePasswordPolicy(q, scope);
       const failures = checkPassword(policy, password, ctx.email);
-      if (policy.blockPwnedPasswords && codePoints(password) <= policy.maxLength && (await isCommonPassword(password))) {
+      if (
+        policy.blockPwnedPasswords &&
+        codePoints(password) <= policy.maxLength &&
+        (await isCommonPassword(password))
+      ) {
         failures.push({ rule: 'blockPwnedPasswords', message: 'is one of the 10,000 most common passwords' });
       }
       if (failures.length === 0 && ctx.userId && isUuid(ctx.userId)) {
@@ -156,12 +173,23 @@ export function createPasswordService(deps: PasswordServiceDeps) {
           const hashes = await store.lastHashes(q, ctx.userId, history.history_size);
           const matches = await Promise.all(hashes.map((h) => verifyAny(password, h)));
           if (matches.some(Boolean)) {
-            failures.push({ rule: 'history', message: `must not be one of the last ${history.history_size} passwords` });
+            failures.push({
+              rule: 'history',
+              message: `must not be one of the last ${history.history_size} passwords`,
+            });
           }
         }
       }
-      if (failures.length === 0 && ctx.userId && isUuid(ctx.userId) && (await rotation.reusesCurrent(q, scope, ctx.userId, password, verifyAny))) {
-        failures.push({ rule: 'rotation', message: 'must differ from the current password (passwords expire under the password rotation policy)' });
+      if (
+        failures.length === 0 &&
+        ctx.userId &&
+        isUuid(ctx.userId) &&
+        (await rotation.reusesCurrent(q, scope, ctx.userId, password, verifyAny))
+      ) {
+        failures.push({
+          rule: 'rotation',
+          message: 'must differ from the current password (passwords expire under the password rotation policy)',
+        });
       }
       if (failures.length > 0) throw weak(failures);
     },
@@ -189,8 +217,14 @@ export function createPasswordService(deps: PasswordServiceDeps) {
     /** The lockout policy that applies to the account (else the environment's). */
     async lockoutPolicy(q: Queryable, tenantId?: string): Promise<EffectiveLockout> {
       const row = await store.findEffective<store.LockoutPolicyRow>(q, 'lockout_policies', tenantId ?? null);
-      const v = row ? { enabled: row.enabled, maxAttempts: row.max_attempts, lockDurationMinutes: row.lock_duration_minutes } : DEFAULT_LOCKOUT;
-      return { enabled: v.enabled, maxAttempts: v.maxAttempts, lockDurationSeconds: v.lockDurationMinutes === null ? null : v.lockDurationMinutes * 60 };
+      const v = row
+        ? { enabled: row.enabled, maxAttempts: row.max_attempts, lockDurationMinutes: row.lock_duration_minutes }
+        : DEFAULT_LOCKOUT;
+      return {
+        enabled: v.enabled,
+        maxAttempts: v.maxAttempts,
+        lockDurationSeconds: v.lockDurationMinutes === null ? null : v.lockDurationMinutes * 60,
+      };
     },
 
     /** The password policy that applies to the account (else the environment's, else the built-in default). */
@@ -214,9 +248,13 @@ export function createPasswordService(deps: PasswordServiceDeps) {
       return writeScope(scope, async (tx) => {
         const base = await effectivePasswordPolicy(tx, scope);
         const { policy, changed, problems } = mergePolicy(base, body);
-        if (problems.messages.length > 0) throw new AppError('VALIDATION', problems.messages.join('; '), { fields: problems.fields });
+        if (problems.messages.length > 0)
+          throw new AppError('VALIDATION', problems.messages.join('; '), { fields: problems.fields });
         if (!changed) {
-          throw new AppError('EMPTY_UPDATE', 'The body must set at least one of: allowPassphrases, maxLength, minLength, minPhraseLength, minOptionalTestsToPass, blockPwnedPasswords, optionalTests');
+          throw new AppError(
+            'EMPTY_UPDATE',
+            'The body must set at least one of: allowPassphrases, maxLength, minLength, minPhraseLength, minOptionalTestsToPass, blockPwnedPasswords, optionalTests',
+          );
         }
         return toPasswordConfig(store.toPolicy(await store.upsertPasswordPolicy(tx, scope, policy)));
       });

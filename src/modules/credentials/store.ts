@@ -57,7 +57,11 @@ export interface RotationPolicyRow {
   updated_at: Date;
 }
 
-export type PolicyTable = 'password_policies' | 'password_history_policies' | 'lockout_policies' | 'password_rotation_policies';
+export type PolicyTable =
+  | 'password_policies'
+  | 'password_history_policies'
+  | 'lockout_policies'
+  | 'password_rotation_policies';
 
 /** The scope's own row. */
 export async function findOwn<T>(q: Queryable, table: PolicyTable, scope: Scope, lock = false): Promise<T | undefined> {
@@ -79,7 +83,10 @@ export async function findEffective<T>(q: Queryable, table: PolicyTable, scope: 
 
 /** Whether the account is live; with `lock`, holds a share lock on it until the transaction ends. */
 export async function accountIsLive(q: Queryable, tenantId: string, lock = false): Promise<boolean> {
-  const { rows } = await q.query(`SELECT 1 FROM tenants WHERE tenant_id = $1 AND deleted_at IS NULL${lock ? ' FOR SHARE' : ''}`, [tenantId]);
+  const { rows } = await q.query(
+    `SELECT 1 FROM tenants WHERE tenant_id = $1 AND deleted_at IS NULL${lock ? ' FOR SHARE' : ''}`,
+    [tenantId],
+  );
   return rows.length > 0;
 }
 
@@ -120,7 +127,11 @@ export async function upsertPasswordPolicy(q: Queryable, scope: Scope, p: Passwo
 }
 
 /** Inserts the scope's history policy; undefined when the scope has one already. */
-export async function insertHistoryPolicy(q: Queryable, scope: Scope, v: { enabled: boolean; historySize: number }): Promise<HistoryPolicyRow | undefined> {
+export async function insertHistoryPolicy(
+  q: Queryable,
+  scope: Scope,
+  v: { enabled: boolean; historySize: number },
+): Promise<HistoryPolicyRow | undefined> {
   const { rows } = await q.query<HistoryPolicyRow>(
     `INSERT INTO password_history_policies (tenant_id, id, enabled, history_size) VALUES ($1, $2, $3, $4)
      ON CONFLICT ((coalesce(tenant_id, ''))) DO NOTHING RETURNING *`,
@@ -129,7 +140,11 @@ export async function insertHistoryPolicy(q: Queryable, scope: Scope, v: { enabl
   return rows[0];
 }
 
-export async function updateHistoryPolicy(q: Queryable, id: string, v: { enabled: boolean; historySize: number }): Promise<HistoryPolicyRow> {
+export async function updateHistoryPolicy(
+  q: Queryable,
+  id: string,
+  v: { enabled: boolean; historySize: number },
+): Promise<HistoryPolicyRow> {
   const { rows } = await q.query<HistoryPolicyRow>(
     'UPDATE password_history_policies SET enabled = $2, history_size = $3, updated_at = now() WHERE id = $1 RETURNING *',
     [id, v.enabled, v.historySize],
@@ -144,7 +159,11 @@ export interface LockoutValues {
 }
 
 /** Inserts the scope's lockout policy; undefined when the scope has one already. */
-export async function insertLockoutPolicy(q: Queryable, scope: Scope, v: LockoutValues): Promise<LockoutPolicyRow | undefined> {
+export async function insertLockoutPolicy(
+  q: Queryable,
+  scope: Scope,
+  v: LockoutValues,
+): Promise<LockoutPolicyRow | undefined> {
   const { rows } = await q.query<LockoutPolicyRow>(
     `INSERT INTO lockout_policies (tenant_id, id, enabled, max_attempts, lock_duration_minutes) VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT ((coalesce(tenant_id, ''))) DO NOTHING RETURNING *`,
@@ -163,13 +182,18 @@ export async function updateLockoutPolicy(q: Queryable, id: string, v: LockoutVa
 
 /** The user's last `n` password hashes, newest first. */
 export async function lastHashes(q: Queryable, userId: string, n: number): Promise<string[]> {
-  const { rows } = await q.query<{ hash: string }>('SELECT hash FROM password_history WHERE user_id = $1 ORDER BY seq DESC LIMIT $2', [userId, n]);
+  const { rows } = await q.query<{ hash: string }>(
+    'SELECT hash FROM password_history WHERE user_id = $1 ORDER BY seq DESC LIMIT $2',
+    [userId, n],
+  );
   return rows.map((r) => r.hash);
 }
 
 /** The largest history size of any enabled history policy (environment or account); 0 when none is enabled. */
 export async function largestEnabledHistory(q: Queryable): Promise<number> {
-  const { rows } = await q.query<{ n: number | null }>('SELECT max(history_size)::int AS n FROM password_history_policies WHERE enabled');
+  const { rows } = await q.query<{ n: number | null }>(
+    'SELECT max(history_size)::int AS n FROM password_history_policies WHERE enabled',
+  );
   return rows[0]?.n ?? 0;
 }
 
@@ -188,7 +212,12 @@ export async function deleteHistory(q: Queryable, userId: string): Promise<void>
 }
 
 export async function deleteAccountPolicies(q: Queryable, tenantId: string): Promise<void> {
-  for (const table of ['password_policies', 'password_history_policies', 'lockout_policies', 'password_rotation_policies'] as const) {
+  for (const table of [
+    'password_policies',
+    'password_history_policies',
+    'lockout_policies',
+    'password_rotation_policies',
+  ] as const) {
     await q.query(`DELETE FROM ${table} WHERE tenant_id = $1`, [tenantId]);
   }
 }
@@ -217,7 +246,9 @@ export interface UserEmailsPolicyRow {
 }
 
 export async function userEmailsPolicy(q: Queryable): Promise<UserEmailsPolicyRow | undefined> {
-  const { rows } = await q.query<UserEmailsPolicyRow>('SELECT allow_email_change, created_at, updated_at FROM user_emails_policy');
+  const { rows } = await q.query<UserEmailsPolicyRow>(
+    'SELECT allow_email_change, created_at, updated_at FROM user_emails_policy',
+  );
   return rows[0];
 }
 

@@ -19,17 +19,39 @@ export interface ConnectionRow {
   updated_at: Date;
 }
 
-export async function insert(q: Queryable, r: Pick<ConnectionRow, 'tenant_id' | 'id' | 'connection_name' | 'source' | 'sync_to_user_management' | 'metadata' | 'token_hash'>): Promise<ConnectionRow> {
+export async function insert(
+  q: Queryable,
+  r: Pick<
+    ConnectionRow,
+    'tenant_id' | 'id' | 'connection_name' | 'source' | 'sync_to_user_management' | 'metadata' | 'token_hash'
+  >,
+): Promise<ConnectionRow> {
   const { rows } = await q.query<ConnectionRow>(
     `INSERT INTO scim_connections (tenant_id, id, connection_name, source, sync_to_user_management, metadata, token_hash)
      VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
-    [r.tenant_id, r.id, r.connection_name, r.source, r.sync_to_user_management, JSON.stringify(r.metadata), r.token_hash],
+    [
+      r.tenant_id,
+      r.id,
+      r.connection_name,
+      r.source,
+      r.sync_to_user_management,
+      JSON.stringify(r.metadata),
+      r.token_hash,
+    ],
   );
   return rows[0];
 }
 
-export async function get(q: Queryable, tenantId: string, id: string, lock = false): Promise<ConnectionRow | undefined> {
-  const { rows } = await q.query<ConnectionRow>(`SELECT * FROM scim_connections WHERE tenant_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [tenantId, id]);
+export async function get(
+  q: Queryable,
+  tenantId: string,
+  id: string,
+  lock = false,
+): Promise<ConnectionRow | undefined> {
+  const { rows } = await q.query<ConnectionRow>(
+    `SELECT * FROM scim_connections WHERE tenant_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`,
+    [tenantId, id],
+  );
   return rows[0];
 }
 
@@ -45,7 +67,10 @@ export async function getById(q: Queryable, id: string): Promise<ConnectionRow |
  * UPDATE and then sees that PATCH's settings, so no write commits under settings older than a committed switch.
  */
 export async function getForWrite(q: Queryable, tenantId: string, id: string): Promise<ConnectionRow | undefined> {
-  const { rows } = await q.query<ConnectionRow>('SELECT * FROM scim_connections WHERE tenant_id = $1 AND id = $2 FOR KEY SHARE', [tenantId, id]);
+  const { rows } = await q.query<ConnectionRow>(
+    'SELECT * FROM scim_connections WHERE tenant_id = $1 AND id = $2 FOR KEY SHARE',
+    [tenantId, id],
+  );
   return rows[0];
 }
 
@@ -82,14 +107,22 @@ export async function syncJobs(q: Queryable, ids: string[]): Promise<Map<string,
 }
 
 /** A sync job's progress (count and cursor), in its own row, in the transaction of the chunk it describes. */
-export async function recordSyncProgress(q: Queryable, jobId: string, processed: number, cursor: unknown): Promise<void> {
+export async function recordSyncProgress(
+  q: Queryable,
+  jobId: string,
+  processed: number,
+  cursor: unknown,
+): Promise<void> {
   await q.query(
     `UPDATE jobs SET payload = payload || jsonb_build_object('processed', coalesce((payload->>'processed')::int, 0) + $2::int, 'cursor', $3::jsonb) WHERE id = $1`,
     [jobId, processed, JSON.stringify(cursor ?? null)],
   );
 }
 
-export async function list(q: Queryable, f: { tenantId?: string; source?: string; connectionName?: string; id?: string }): Promise<ConnectionRow[]> {
+export async function list(
+  q: Queryable,
+  f: { tenantId?: string; source?: string; connectionName?: string; id?: string },
+): Promise<ConnectionRow[]> {
   const conds: string[] = [];
   const params: unknown[] = [];
   if (f.tenantId !== undefined) conds.push(`tenant_id = $${params.push(f.tenantId)}`);
@@ -103,12 +136,23 @@ export async function list(q: Queryable, f: { tenantId?: string; source?: string
   return rows;
 }
 
-export async function update(q: Queryable, tenantId: string, id: string, values: Partial<Pick<ConnectionRow, 'sync_to_user_management' | 'metadata' | 'token_hash' | 'connection_name' | 'group_roles'>>): Promise<void> {
+export async function update(
+  q: Queryable,
+  tenantId: string,
+  id: string,
+  values: Partial<
+    Pick<ConnectionRow, 'sync_to_user_management' | 'metadata' | 'token_hash' | 'connection_name' | 'group_roles'>
+  >,
+): Promise<void> {
   const cols = Object.keys(values) as (keyof typeof values)[];
   if (cols.length === 0) return;
   await q.query(
     `UPDATE scim_connections SET ${cols.map((c, i) => `${c} = $${i + 3}`).join(', ')}, updated_at = now() WHERE tenant_id = $1 AND id = $2`,
-    [tenantId, id, ...cols.map((c) => (c === 'metadata' || c === 'group_roles' ? JSON.stringify(values[c]) : values[c]))],
+    [
+      tenantId,
+      id,
+      ...cols.map((c) => (c === 'metadata' || c === 'group_roles' ? JSON.stringify(values[c]) : values[c])),
+    ],
   );
 }
 

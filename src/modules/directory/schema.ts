@@ -19,7 +19,9 @@ export const UpdateConnection = Type.Object({
 export type UpdateConnection = Static<typeof UpdateConnection>;
 
 export const DeleteConnection = Type.Object({
-  deleteAll: Type.Optional(Type.Boolean({ description: 'also remove the users the connection provisioned from the account' })),
+  deleteAll: Type.Optional(
+    Type.Boolean({ description: 'also remove the users the connection provisioned from the account' }),
+  ),
 });
 
 export const ConnectionParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
@@ -31,7 +33,11 @@ export const ListConnectionsQuery = Type.Object({
   id: Type.Optional(Type.String({ maxLength: 64 })),
 });
 
-export const CreatedConnection = Type.Object({ id: Type.String(), connectionName: Type.String(), token: Type.String() });
+export const CreatedConnection = Type.Object({
+  id: Type.String(),
+  connectionName: Type.String(),
+  token: Type.String(),
+});
 
 export const Connection = Type.Object({
   id: Type.String(),
@@ -40,9 +46,19 @@ export const Connection = Type.Object({
   source: Type.String(),
   syncToUserManagement: Type.Boolean(),
   syncStatus: Type.Object({
-    state: Type.Union([Type.Literal('idle'), Type.Literal('pending'), Type.Literal('running'), Type.Literal('completed'), Type.Literal('failed')], {
-      description: 'the latest sync into user management (started by switching syncToUserManagement on): idle when none is on record',
-    }),
+    state: Type.Union(
+      [
+        Type.Literal('idle'),
+        Type.Literal('pending'),
+        Type.Literal('running'),
+        Type.Literal('completed'),
+        Type.Literal('failed'),
+      ],
+      {
+        description:
+          'the latest sync into user management (started by switching syncToUserManagement on): idle when none is on record',
+      },
+    ),
     processed: Type.Integer({ description: 'directory users put into user management by that sync so far' }),
     requestedAt: Type.Optional(Type.String({ format: 'date-time' })),
     completedAt: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()])),

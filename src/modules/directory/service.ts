@@ -52,7 +52,11 @@ const newToken = () => `ghscim_${randomSecret(32)}`;
 export function createDirectoryService(deps: DirectoryDeps) {
   const { db } = deps;
   const sync = createSync({
-    roles: deps.roles, tenants: deps.tenants, events: deps.events, sessions: deps.sessions, passwords: deps.passwords,
+    roles: deps.roles,
+    tenants: deps.tenants,
+    events: deps.events,
+    sessions: deps.sessions,
+    passwords: deps.passwords,
   });
 
   // Auth cache: connection id → the row read to authenticate, until `expires`. Touched: when this process last wrote
@@ -85,7 +89,12 @@ export function createDirectoryService(deps: DirectoryDeps) {
     metadata: r.metadata ?? {},
   });
 
-  async function requireConnection(q: Queryable, tenantId: string, id: string, lock = false): Promise<store.ConnectionRow> {
+  async function requireConnection(
+    q: Queryable,
+    tenantId: string,
+    id: string,
+    lock = false,
+  ): Promise<store.ConnectionRow> {
     const row = isUuid(id) ? await store.get(q, tenantId, id, lock) : undefined;
     if (!row) throw new AppError('SCIM_CONNECTION_NOT_FOUND', `No SCIM connection ${id} in account ${tenantId}`);
     return row;
@@ -122,7 +131,10 @@ export function createDirectoryService(deps: DirectoryDeps) {
 
     async list(filter: { tenantId?: string; source?: string; connectionName?: string; id?: string }) {
       const rows = await store.list(db, filter);
-      const jobs = await store.syncJobs(db, rows.map((r) => r.id));
+      const jobs = await store.syncJobs(
+        db,
+        rows.map((r) => r.id),
+      );
       return rows.map((r) => record(r, jobs.get(r.id)));
     },
 
@@ -141,7 +153,11 @@ export function createDirectoryService(deps: DirectoryDeps) {
         if (body.connectionName !== undefined) values.connection_name = body.connectionName;
         await store.update(tx, tenantId, id, values);
         if (!body.syncToUserManagement || before.sync_to_user_management) return false;
-        await deps.jobs.enqueue(tx, { kind: store.SYNC_JOB, tenantId, payload: { tenantId, connectionId: id, processed: 0 } });
+        await deps.jobs.enqueue(tx, {
+          kind: store.SYNC_JOB,
+          tenantId,
+          payload: { tenantId, connectionId: id, processed: 0 },
+        });
         return true;
       });
       forget(id);
@@ -184,20 +200,29 @@ export function createDirectoryService(deps: DirectoryDeps) {
      */
     async setGroupMappings(tenantId: string, id: string, body: GroupMappings, by: Grantor): Promise<GroupMappings> {
       const mappings = body.mappings.map((m) => ({ group: m.group.trim(), roleIds: [...new Set(m.roleIds)] }));
-      return db.transaction(async (tx) => {
-        const c = await requireConnection(tx, tenantId, id, true);
-        const wanted = [...new Set(mappings.flatMap((m) => m.roleIds))];
-        await deps.roles.assertAssignable(tx, tenantId, wanted);
-        const before = new Set(c.group_roles.flatMap((m) => m.roleIds.map((r) => r.toLowerCase())));
-        const after = new Set(wanted.map((r) => r.toLowerCase()));
-        const added = wanted.filter((r) => !before.has(r.toLowerCase()));
-        await deps.roles.assertGrantable(tx, tenantId, by, added, 'mappings');
-        await deps.roles.assertRevocable(tx, tenantId, by, [...before].filter((r) => !after.has(r)), 'mappings');
-        await store.update(tx, tenantId, id, { group_roles: mappings });
-        const next = { ...c, group_roles: mappings };
-        if (next.sync_to_user_management) await sync.recomputeRoles(tx, next, await scimStore.usersOfConnection(tx, scope(next)));
-        return { mappings };
-      }).finally(() => forget(id));
+      return db
+        .transaction(async (tx) => {
+          const c = await requireConnection(tx, tenantId, id, true);
+          const wanted = [...new Set(mappings.flatMap((m) => m.roleIds))];
+          await deps.roles.assertAssignable(tx, tenantId, wanted);
+          const before = new Set(c.group_roles.flatMap((m) => m.roleIds.map((r) => r.toLowerCase())));
+          const after = new Set(wanted.map((r) => r.toLowerCase()));
+          const added = wanted.filter((r) => !before.has(r.toLowerCase()));
+          await deps.roles.assertGrantable(tx, tenantId, by, added, 'mappings');
+          await deps.roles.assertRevocable(
+            tx,
+            tenantId,
+            by,
+            [...before].filter((r) => !after.has(r)),
+            'mappings',
+          );
+          await store.update(tx, tenantId, id, { group_roles: mappings });
+          const next = { ...c, group_roles: mappings };
+          if (next.sync_to_user_management)
+            await sync.recomputeRoles(tx, next, await scimStore.usersOfConnection(tx, scope(next)));
+          return { mappings };
+        })
+        .finally(() => forget(id));
     },
 
     /**
@@ -211,7 +236,8 @@ export function createDirectoryService(deps: DirectoryDeps) {
       const tokenHash = sha256Hex(token);
       const now = Date.now();
       const hit = authCache.get(configId);
-      if (hit && hit.expires > now && safeEqual(tokenHash, hit.row.token_hash)) return { connection: hit.row, base: base(configId), tokenHash };
+      if (hit && hit.expires > now && safeEqual(tokenHash, hit.row.token_hash))
+        return { connection: hit.row, base: base(configId), tokenHash };
       const c = await store.getById(db, configId);
       if (!c || !safeEqual(tokenHash, c.token_hash)) {
         authCache.delete(configId);

@@ -17,7 +17,8 @@ export function syncJobHandler(deps: { sync: Sync; chunkSize: number }): JobHand
   return {
     async run(ctx) {
       const { tenantId, connectionId } = ctx.job.payload as { tenantId?: unknown; connectionId?: unknown };
-      if (typeof tenantId !== 'string' || typeof connectionId !== 'string' || !isUuid(connectionId)) throw new Error(`${connections.SYNC_JOB} job without tenantId/connectionId`);
+      if (typeof tenantId !== 'string' || typeof connectionId !== 'string' || !isUuid(connectionId))
+        throw new Error(`${connections.SYNC_JOB} job without tenantId/connectionId`);
       let cursor = (ctx.job.payload.cursor ?? undefined) as store.SyncCursor | undefined;
       for (;;) {
         if (ctx.signal.aborted) throw new JobInterrupted('stopping');

@@ -1,7 +1,16 @@
 import { AppError } from '../../http/errors.ts';
 import { newId } from '../../lib/crypto.ts';
 import type { FeatureInput, FlagInput, ListQuery, PlanInput } from './schema.ts';
-import { featureDto, flagDto, metadataObject, normaliseRules, page, planDto, write, type EntitlementsDeps } from './records.ts';
+import {
+  featureDto,
+  flagDto,
+  metadataObject,
+  normaliseRules,
+  page,
+  planDto,
+  write,
+  type EntitlementsDeps,
+} from './records.ts';
 import * as store from './store.ts';
 
 /** Features, plans and feature flags. */
@@ -27,7 +36,8 @@ export function createCatalogService({ db, vendorId }: EntitlementsDeps) {
     const found = keys ? await store.features(q, { keys }) : await store.features(q, { ids: ids ?? [] });
     const have = new Set(found.flatMap((f) => [f.key, f.id]));
     const missing = (keys ?? ids ?? []).filter((k) => !have.has(k));
-    if (missing.length) throw new AppError('FEATURE_NOT_FOUND', `Unknown feature ${keys ? 'keys' : 'ids'}: ${missing.join(', ')}`);
+    if (missing.length)
+      throw new AppError('FEATURE_NOT_FOUND', `Unknown feature ${keys ? 'keys' : 'ids'}: ${missing.join(', ')}`);
     return found.map((f) => f.id);
   }
   async function planOut(q = db, row: store.PlanRow) {
@@ -53,20 +63,30 @@ export function createCatalogService({ db, vendorId }: EntitlementsDeps) {
   const flagCols = (b: FlagInput) => ({
     ...(b.name !== undefined ? { name: b.name } : {}),
     ...(b.description !== undefined ? { description: b.description } : {}),
-    ...(b.metadata !== undefined ? { metadata: typeof b.metadata === 'string' ? b.metadata : JSON.stringify(b.metadata) } : {}),
+    ...(b.metadata !== undefined
+      ? { metadata: typeof b.metadata === 'string' ? b.metadata : JSON.stringify(b.metadata) }
+      : {}),
     ...(b.on !== undefined ? { on: b.on } : {}),
     ...(b.defaultTreatment !== undefined ? { default_treatment: b.defaultTreatment } : {}),
     ...(b.offTreatment !== undefined ? { off_treatment: b.offTreatment } : {}),
     ...(b.rules !== undefined ? { rules: normaliseRules(b.rules) } : {}),
   });
-  const empty = (o: object) => { if (Object.keys(o).length === 0) throw new AppError('VALIDATION', 'The body must set at least one field'); };
+  const empty = (o: object) => {
+    if (Object.keys(o).length === 0) throw new AppError('VALIDATION', 'The body must set at least one field');
+  };
 
   return {
-    requireFeature, requirePlan,
+    requireFeature,
+    requirePlan,
     // -- features --
     async listFeatures(q: ListQuery) {
       const limit = q.limit ?? 50;
-      const rows = await store.features(db, { filter: q.filter, limit: limit + 1, offset: q.offset ?? 0, desc: q.sortType === 'DESC' });
+      const rows = await store.features(db, {
+        filter: q.filter,
+        limit: limit + 1,
+        offset: q.offset ?? 0,
+        desc: q.sortType === 'DESC',
+      });
       const flags = new Map((await store.flags(db)).map((f) => [f.feature_id, f]));
       const p = page(rows, limit);
       return { items: p.items.map((r) => featureDto(r, vendorId(), flags.get(r.id))), hasNext: p.hasNext };
@@ -78,22 +98,40 @@ export function createCatalogService({ db, vendorId }: EntitlementsDeps) {
     },
     async createFeature(body: FeatureInput) {
       const id = newId();
-      await write(db, (tx) => store.insertRow(tx, 'entitlement_features', { id, ...featureCols(body) }), () => featureExists(body.key!));
+      await write(
+        db,
+        (tx) => store.insertRow(tx, 'entitlement_features', { id, ...featureCols(body) }),
+        () => featureExists(body.key!),
+      );
       return featureDto(await requireFeature(db, id), vendorId());
     },
     async updateFeature(id: string, body: FeatureInput) {
       const cols = featureCols(body);
       empty(cols);
-      await write(db, async (tx) => { if (!(store.isId(id) && (await store.updateRow(tx, 'entitlement_features', id, cols)))) await requireFeature(tx, id); }, () => featureExists(body.key!));
+      await write(
+        db,
+        async (tx) => {
+          if (!(store.isId(id) && (await store.updateRow(tx, 'entitlement_features', id, cols))))
+            await requireFeature(tx, id);
+        },
+        () => featureExists(body.key!),
+      );
       return featureDto(await requireFeature(db, id), vendorId());
     },
     async removeFeature(id: string) {
-      await write(db, async (tx) => { if (!(store.isId(id) && (await store.deleteRow(tx, 'entitlement_features', id)))) await requireFeature(tx, id); });
+      await write(db, async (tx) => {
+        if (!(store.isId(id) && (await store.deleteRow(tx, 'entitlement_features', id)))) await requireFeature(tx, id);
+      });
     },
     // -- plans --
     async listPlans(q: ListQuery) {
       const limit = q.limit ?? 50;
-      const rows = await store.plans(db, { filter: q.filter, limit: limit + 1, offset: q.offset ?? 0, desc: q.sortType === 'DESC' });
+      const rows = await store.plans(db, {
+        filter: q.filter,
+        limit: limit + 1,
+        offset: q.offset ?? 0,
+        desc: q.sortType === 'DESC',
+      });
       const feats = new Map((await store.features(db)).map((f) => [f.id, f]));
       const p = page(rows, limit);
       return { items: p.items.map((r) => planDto(r, vendorId(), feats)), hasNext: p.hasNext };
@@ -104,35 +142,54 @@ export function createCatalogService({ db, vendorId }: EntitlementsDeps) {
     async createPlan(body: PlanInput) {
       const id = newId();
       const cols = planCols(body);
-      await write(db, async (tx) => {
-        await store.insertRow(tx, 'entitlement_plans', { id, ...cols });
-        if (body.featureKeys) await store.linkFeatures(tx, id, await featureIdsOf(tx, body.featureKeys));
-      }, () => new AppError('PLAN_NAME_EXISTS', `A plan named ${body.name} already exists`));
+      await write(
+        db,
+        async (tx) => {
+          await store.insertRow(tx, 'entitlement_plans', { id, ...cols });
+          if (body.featureKeys) await store.linkFeatures(tx, id, await featureIdsOf(tx, body.featureKeys));
+        },
+        () => new AppError('PLAN_NAME_EXISTS', `A plan named ${body.name} already exists`),
+      );
       return planOut(db, await requirePlan(db, id));
     },
     async updatePlan(id: string, body: PlanInput) {
       const cols = planCols(body);
       if (body.featureKeys === undefined) empty(cols);
-      await write(db, async (tx) => {
-        await requirePlan(tx, id);
-        if (Object.keys(cols).length) await store.updateRow(tx, 'entitlement_plans', id, cols);
-        if (body.featureKeys) {
-          const ids = await featureIdsOf(tx, body.featureKeys);
-          await store.unlinkFeatures(tx, id, 'all');
-          await store.linkFeatures(tx, id, ids);
-        }
-      }, () => new AppError('PLAN_NAME_EXISTS', `A plan named ${body.name} already exists`));
+      await write(
+        db,
+        async (tx) => {
+          await requirePlan(tx, id);
+          if (Object.keys(cols).length) await store.updateRow(tx, 'entitlement_plans', id, cols);
+          if (body.featureKeys) {
+            const ids = await featureIdsOf(tx, body.featureKeys);
+            await store.unlinkFeatures(tx, id, 'all');
+            await store.linkFeatures(tx, id, ids);
+          }
+        },
+        () => new AppError('PLAN_NAME_EXISTS', `A plan named ${body.name} already exists`),
+      );
       return planOut(db, await requirePlan(db, id));
     },
     async removePlan(id: string) {
-      await write(db, async (tx) => { if (!(store.isId(id) && (await store.deleteRow(tx, 'entitlement_plans', id)))) await requirePlan(tx, id); });
+      await write(db, async (tx) => {
+        if (!(store.isId(id) && (await store.deleteRow(tx, 'entitlement_plans', id)))) await requirePlan(tx, id);
+      });
     },
     async planFeatures(id: string, q: ListQuery) {
       const plan = await requirePlan(db, id);
       const limit = q.limit ?? 50;
-      const rows = await store.features(db, { ids: plan.feature_ids, filter: q.filter, limit: limit + 1, offset: q.offset ?? 0, desc: q.sortType === 'DESC' });
+      const rows = await store.features(db, {
+        ids: plan.feature_ids,
+        filter: q.filter,
+        limit: limit + 1,
+        offset: q.offset ?? 0,
+        desc: q.sortType === 'DESC',
+      });
       const p = page(rows, limit);
-      return { items: p.items.map((f) => ({ id: f.id, name: f.name, key: f.key, permissions: f.permissions })), hasNext: p.hasNext };
+      return {
+        items: p.items.map((f) => ({ id: f.id, name: f.name, key: f.key, permissions: f.permissions })),
+        hasNext: p.hasNext,
+      };
     },
     async linkPlanFeatures(id: string, featureIds: string[], link: boolean) {
       await write(db, async (tx) => {
@@ -146,7 +203,12 @@ export function createCatalogService({ db, vendorId }: EntitlementsDeps) {
     // -- feature flags --
     async listFlags(q: ListQuery) {
       const limit = q.limit ?? 50;
-      const rows = await store.flags(db, { filter: q.filter, limit: limit + 1, offset: q.offset ?? 0, desc: q.sortType === 'DESC' });
+      const rows = await store.flags(db, {
+        filter: q.filter,
+        limit: limit + 1,
+        offset: q.offset ?? 0,
+        desc: q.sortType === 'DESC',
+      });
       const p = page(rows, limit);
       return { items: p.items.map(flagDto), hasNext: p.hasNext };
     },
@@ -156,24 +218,35 @@ export function createCatalogService({ db, vendorId }: EntitlementsDeps) {
     async createFlag(body: FlagInput) {
       const id = newId();
       const cols = flagCols(body);
-      await write(db, async (tx) => {
-        await requireFeature(tx, body.featureId!);
-        await store.insertRow(tx, 'entitlement_feature_flags', { id, feature_id: body.featureId, ...cols });
-      }, () => new AppError('FEATURE_FLAG_EXISTS', `Feature ${body.featureId} already has a feature flag`));
+      await write(
+        db,
+        async (tx) => {
+          await requireFeature(tx, body.featureId!);
+          await store.insertRow(tx, 'entitlement_feature_flags', { id, feature_id: body.featureId, ...cols });
+        },
+        () => new AppError('FEATURE_FLAG_EXISTS', `Feature ${body.featureId} already has a feature flag`),
+      );
       return flagDto(await requireFlag(db, id));
     },
     async updateFlag(id: string, body: FlagInput) {
       const cols = { ...flagCols(body), ...(body.featureId !== undefined ? { feature_id: body.featureId } : {}) };
       empty(cols);
-      await write(db, async (tx) => {
-        await requireFlag(tx, id);
-        if (body.featureId !== undefined) await requireFeature(tx, body.featureId);
-        await store.updateRow(tx, 'entitlement_feature_flags', id, cols);
-      }, () => new AppError('FEATURE_FLAG_EXISTS', `Feature ${body.featureId} already has a feature flag`));
+      await write(
+        db,
+        async (tx) => {
+          await requireFlag(tx, id);
+          if (body.featureId !== undefined) await requireFeature(tx, body.featureId);
+          await store.updateRow(tx, 'entitlement_feature_flags', id, cols);
+        },
+        () => new AppError('FEATURE_FLAG_EXISTS', `Feature ${body.featureId} already has a feature flag`),
+      );
       return flagDto(await requireFlag(db, id));
     },
     async removeFlag(id: string) {
-      await write(db, async (tx) => { if (!(store.isId(id) && (await store.deleteRow(tx, 'entitlement_feature_flags', id)))) await requireFlag(tx, id); });
+      await write(db, async (tx) => {
+        if (!(store.isId(id) && (await store.deleteRow(tx, 'entitlement_feature_flags', id))))
+          await requireFlag(tx, id);
+      });
     },
   };
 }

@@ -39,7 +39,12 @@ export function normaliseRules(rules: unknown, field = 'rules'): Rule[] {
   return (rules as Record<string, any>[]).map((r) => ({
     description: typeof r.description === 'string' ? r.description : '',
     conditionLogic: 'and' as const,
-    conditions: (r.conditions as Record<string, any>[]).map((c) => ({ attribute: c.attribute, negate: c.negate === true, op: c.op, value: c.value })),
+    conditions: (r.conditions as Record<string, any>[]).map((c) => ({
+      attribute: c.attribute,
+      negate: c.negate === true,
+      op: c.op,
+      value: c.value,
+    })),
     treatment: r.treatment,
   }));
 }
@@ -47,9 +52,14 @@ export function normaliseRules(rules: unknown, field = 'rules'): Rule[] {
 export function metadataObject(v: unknown, field = 'metadata'): Record<string, unknown> {
   let m = v;
   if (typeof m === 'string') {
-    try { m = JSON.parse(m); } catch { throw new AppError('VALIDATION', `${field} must be a JSON object or a string holding one`); }
+    try {
+      m = JSON.parse(m);
+    } catch {
+      throw new AppError('VALIDATION', `${field} must be a JSON object or a string holding one`);
+    }
   }
-  if (m === null || typeof m !== 'object' || Array.isArray(m)) throw new AppError('VALIDATION', `${field} must be a JSON object`);
+  if (m === null || typeof m !== 'object' || Array.isArray(m))
+    throw new AppError('VALIDATION', `${field} must be a JSON object`);
   return m as Record<string, unknown>;
 }
 
@@ -57,40 +67,94 @@ export const page = <T>(rows: T[], limit: number) => ({ items: rows.slice(0, lim
 
 export function featureDto(r: store.FeatureRow, vendorId: string, flag?: store.FlagRow) {
   return {
-    id: r.id, vendorId, name: r.name, key: r.key, metadata: r.metadata, description: r.description,
-    createdAt: iso(r.created_at)!, updatedAt: iso(r.updated_at)!, permissions: r.permissions,
-    ...(flag ? { featureFlag: { id: flag.id, name: flag.name, on: flag.on, offTreatment: flag.off_treatment, defaultTreatment: flag.default_treatment } } : {}),
+    id: r.id,
+    vendorId,
+    name: r.name,
+    key: r.key,
+    metadata: r.metadata,
+    description: r.description,
+    createdAt: iso(r.created_at)!,
+    updatedAt: iso(r.updated_at)!,
+    permissions: r.permissions,
+    ...(flag
+      ? {
+          featureFlag: {
+            id: flag.id,
+            name: flag.name,
+            on: flag.on,
+            offTreatment: flag.off_treatment,
+            defaultTreatment: flag.default_treatment,
+          },
+        }
+      : {}),
   };
 }
 
 export function planDto(r: store.PlanRow, vendorId: string, features: Map<string, store.FeatureRow>) {
   return {
-    id: r.id, vendorId, name: r.name, defaultTreatment: r.default_treatment, rules: r.rules as RuleDto[], description: r.description,
-    metadata: r.metadata, defaultTimeLimitation: r.default_time_limitation, assignOnSignup: r.assign_on_signup,
-    createdAt: iso(r.created_at)!, updatedAt: iso(r.updated_at)!,
-    features: r.feature_ids.map((id) => features.get(id)).filter((f): f is store.FeatureRow => !!f).map((f) => ({ id: f.id, name: f.name, key: f.key, permissions: f.permissions })),
+    id: r.id,
+    vendorId,
+    name: r.name,
+    defaultTreatment: r.default_treatment,
+    rules: r.rules as RuleDto[],
+    description: r.description,
+    metadata: r.metadata,
+    defaultTimeLimitation: r.default_time_limitation,
+    assignOnSignup: r.assign_on_signup,
+    createdAt: iso(r.created_at)!,
+    updatedAt: iso(r.updated_at)!,
+    features: r.feature_ids
+      .map((id) => features.get(id))
+      .filter((f): f is store.FeatureRow => !!f)
+      .map((f) => ({ id: f.id, name: f.name, key: f.key, permissions: f.permissions })),
   };
 }
 
 export function grantDto(r: store.GrantRow, vendorId: string, plan?: store.PlanRow) {
   return {
-    id: r.id, planId: r.plan_id, tenantId: r.tenant_id, userId: r.user_id, expirationDate: iso(r.expiration_date),
-    createdAt: iso(r.created_at)!, updatedAt: iso(r.updated_at)!,
-    plan: plan ? { id: plan.id, vendorId, name: plan.name, defaultTimeLimitation: plan.default_time_limitation, description: plan.description } : null,
+    id: r.id,
+    planId: r.plan_id,
+    tenantId: r.tenant_id,
+    userId: r.user_id,
+    expirationDate: iso(r.expiration_date),
+    createdAt: iso(r.created_at)!,
+    updatedAt: iso(r.updated_at)!,
+    plan: plan
+      ? {
+          id: plan.id,
+          vendorId,
+          name: plan.name,
+          defaultTimeLimitation: plan.default_time_limitation,
+          description: plan.description,
+        }
+      : null,
   };
 }
 
 export function flagDto(r: store.FlagRow) {
   return {
-    id: r.id, name: r.name, on: r.on, offTreatment: r.off_treatment, defaultTreatment: r.default_treatment,
-    feature: { id: r.feature_id, key: r.feature_key, name: r.feature_name }, description: r.description, metadata: r.metadata,
-    rules: r.rules as RuleDto[], createdAt: iso(r.created_at)!, updatedAt: iso(r.updated_at)!,
+    id: r.id,
+    name: r.name,
+    on: r.on,
+    offTreatment: r.off_treatment,
+    defaultTreatment: r.default_treatment,
+    feature: { id: r.feature_id, key: r.feature_key, name: r.feature_name },
+    description: r.description,
+    metadata: r.metadata,
+    rules: r.rules as RuleDto[],
+    createdAt: iso(r.created_at)!,
+    updatedAt: iso(r.updated_at)!,
   };
 }
 
 export function routeDto(r: store.RouteRow) {
   return {
-    id: r.id, method: r.method as RouteMethod, path: r.path, priority: r.priority, description: r.description, policyType: r.policy_type as PolicyType,
+    id: r.id,
+    method: r.method as RouteMethod,
+    path: r.path,
+    priority: r.priority,
+    description: r.description,
+    policyType: r.policy_type as PolicyType,
     rules: r.rules.map((x) => ({ id: x.id, routeId: r.id, type: x.type as RouteRuleType, value: x.value })),
   };
 }

@@ -7,13 +7,15 @@ import * as store from './store.ts';
 
 /** Route rules (API access control) and the routes mode. */
 export function createRouteRulesService({ db, vendorId }: EntitlementsDeps) {
-  const exists = (b: RouteInput) => () => new AppError('ROUTE_EXISTS', `A route for ${b.method ?? 'this method'} ${b.path ?? 'and path'} already exists`);
+  const exists = (b: RouteInput) => () =>
+    new AppError('ROUTE_EXISTS', `A route for ${b.method ?? 'this method'} ${b.path ?? 'and path'} already exists`);
   async function requireRoute(q: Db, id: string) {
     const [row] = store.isId(id) ? await store.routes(q, [id]) : [];
     if (!row) throw new AppError('ROUTE_RULE_NOT_FOUND', `No route with id ${id}`);
     return row;
   }
-  const rulesOf = (rules: { type: string; value: string }[]) => rules.map((r) => ({ id: newId(), type: r.type, value: r.value }));
+  const rulesOf = (rules: { type: string; value: string }[]) =>
+    rules.map((r) => ({ id: newId(), type: r.type, value: r.value }));
   const cols = (b: RouteInput) => ({
     ...(b.method !== undefined ? { method: b.method } : {}),
     ...(b.path !== undefined ? { path: b.path } : {}),
@@ -32,25 +34,35 @@ export function createRouteRulesService({ db, vendorId }: EntitlementsDeps) {
     },
     async create(b: RouteInput) {
       const id = newId();
-      await write(db, async (tx) => {
-        // Without a priority the route goes last: the next free number (priorities are serialised by the offset row lock).
-        await store.bumpOffset(tx);
-        const priority = b.priority ?? (await store.nextPriority(tx));
-        await store.insertRow(tx, 'entitlement_routes', { id, description: '', rules: [], ...cols(b), priority });
-      }, exists(b));
+      await write(
+        db,
+        async (tx) => {
+          // Without a priority the route goes last: the next free number (priorities are serialised by the offset row lock).
+          await store.bumpOffset(tx);
+          const priority = b.priority ?? (await store.nextPriority(tx));
+          await store.insertRow(tx, 'entitlement_routes', { id, description: '', rules: [], ...cols(b), priority });
+        },
+        exists(b),
+      );
       return this.get(id);
     },
     async update(id: string, b: RouteInput) {
       const c = cols(b);
       if (Object.keys(c).length === 0) throw new AppError('VALIDATION', 'The body must set at least one field');
-      await write(db, async (tx) => {
-        await requireRoute(tx, id);
-        await store.updateRow(tx, 'entitlement_routes', id, c);
-      }, exists(b));
+      await write(
+        db,
+        async (tx) => {
+          await requireRoute(tx, id);
+          await store.updateRow(tx, 'entitlement_routes', id, c);
+        },
+        exists(b),
+      );
       return this.get(id);
     },
     async remove(id: string) {
-      await write(db, async (tx) => { if (!(store.isId(id) && (await store.deleteRow(tx, 'entitlement_routes', id)))) await requireRoute(tx, id); });
+      await write(db, async (tx) => {
+        if (!(store.isId(id) && (await store.deleteRow(tx, 'entitlement_routes', id)))) await requireRoute(tx, id);
+      });
     },
     async replaceRules(id: string, rules: { type: string; value: string }[]) {
       await write(db, async (tx) => {

@@ -1,5 +1,14 @@
 import type { Db } from '../../storage/db.ts';
-import { compile, parseDecisionRequest, type DecisionKind, type Engine, type Parsed, type Rule, type Snapshot, type RouteTuple } from './engine/index.ts';
+import {
+  compile,
+  parseDecisionRequest,
+  type DecisionKind,
+  type Engine,
+  type Parsed,
+  type Rule,
+  type Snapshot,
+  type RouteTuple,
+} from './engine/index.ts';
 import * as store from './store.ts';
 
 /**
@@ -8,7 +17,9 @@ import * as store from './store.ts';
  */
 export async function buildSnapshot(db: Db): Promise<Snapshot> {
   return db.transaction(async (tx) => {
-    const { rows } = await tx.query<store.SettingsRow>('SELECT routes_mode, snapshot_offset FROM entitlement_settings WHERE id = 1 FOR SHARE');
+    const { rows } = await tx.query<store.SettingsRow>(
+      'SELECT routes_mode, snapshot_offset FROM entitlement_settings WHERE id = 1 FOR SHARE',
+    );
     const features = await store.features(tx);
     const plans = await store.plans(tx);
     const grants = await store.grants(tx);
@@ -19,9 +30,30 @@ export async function buildSnapshot(db: Db): Promise<Snapshot> {
       data: {
         features: features.map((f) => [f.id, f.key, f.permissions]),
         featureBundles: plans.map((p) => [p.id, p.feature_ids, p.default_treatment, p.rules as Rule[]]),
-        entitlements: grants.map((g) => [g.plan_id, g.tenant_id, g.user_id, g.expiration_date ? g.expiration_date.toISOString() : null]),
-        featureFlags: flags.map((f) => [f.feature_key, f.on, 'boolean', f.default_treatment, f.off_treatment, f.rules as Rule[]]),
-        routes: routes.map((r): RouteTuple => [r.id, r.method as RouteTuple[1], r.path, r.priority, r.policy_type as RouteTuple[4], r.rules.map((x) => [x.type, x.value] as RouteTuple[5][number])]),
+        entitlements: grants.map((g) => [
+          g.plan_id,
+          g.tenant_id,
+          g.user_id,
+          g.expiration_date ? g.expiration_date.toISOString() : null,
+        ]),
+        featureFlags: flags.map((f) => [
+          f.feature_key,
+          f.on,
+          'boolean',
+          f.default_treatment,
+          f.off_treatment,
+          f.rules as Rule[],
+        ]),
+        routes: routes.map(
+          (r): RouteTuple => [
+            r.id,
+            r.method as RouteTuple[1],
+            r.path,
+            r.priority,
+            r.policy_type as RouteTuple[4],
+            r.rules.map((x) => [x.type, x.value] as RouteTuple[5][number]),
+          ],
+        ),
         routesMode: rows[0].routes_mode,
       },
     };
@@ -42,7 +74,11 @@ export function createServerDecisions(db: Db) {
   async function engine(): Promise<Engine> {
     const offset = await snapshotOffset(db);
     if (cached && cached.offset === offset) return cached.engine;
-    building ??= buildSnapshot(db).then((s) => ({ offset: s.snapshotOffset, engine: compile(s.data) })).finally(() => { building = undefined; });
+    building ??= buildSnapshot(db)
+      .then((s) => ({ offset: s.snapshotOffset, engine: compile(s.data) }))
+      .finally(() => {
+        building = undefined;
+      });
     cached = await building;
     return cached.engine;
   }

@@ -54,7 +54,9 @@ export function createUserEntitlements(e: Pick<EntitlementsService, 'snapshot'>)
 
 const Feature = Type.Object({
   planIds: Type.Array(Type.String()),
-  expireTime: Type.Union([Type.Number(), Type.Null()], { description: '-1: entitled, no expiry; 0: expired; null: missing' }),
+  expireTime: Type.Union([Type.Number(), Type.Null()], {
+    description: '-1: entitled, no expiry; 0: expired; null: missing',
+  }),
   linkedPermissions: Type.Array(Type.String()),
 });
 const UserEntitlementsContext = Type.Object({
@@ -64,20 +66,28 @@ const UserEntitlementsContext = Type.Object({
 });
 
 /** GET /entitlements/api/v2/user-entitlements (user token) → the vendor evaluator's UserEntitlementsContext. */
-export const userEntitlementsRoutes: FastifyPluginAsyncTypebox<{ entitlements: EntitlementsService }> = async (app, { entitlements }) => {
+export const userEntitlementsRoutes: FastifyPluginAsyncTypebox<{ entitlements: EntitlementsService }> = async (
+  app,
+  { entitlements },
+) => {
   const svc = createUserEntitlements(entitlements);
-  app.get('/entitlements/api/v2/user-entitlements', {
-    config: guard.user(),
-    schema: {
-      tags: ['entitlements'],
-      summary: "The signed-in user's entitlements in the token's account, as the vendor's evaluator reads them: every feature "
-        + 'decided as the agent decides (with its linked permissions) and the permissions the token holds',
-      response: { 200: UserEntitlementsContext },
+  app.get(
+    '/entitlements/api/v2/user-entitlements',
+    {
+      config: guard.user(),
+      schema: {
+        tags: ['entitlements'],
+        summary:
+          "The signed-in user's entitlements in the token's account, as the vendor's evaluator reads them: every feature " +
+          'decided as the agent decides (with its linked permissions) and the permissions the token holds',
+        response: { 200: UserEntitlementsContext },
+      },
     },
-  }, async (req) => {
-    const auth = req.auth;
-    if (auth?.kind !== 'user') throw new AppError('WRONG_TOKEN_KIND', 'This route accepts user tokens only');
-    const userId = auth.actor && ACCOUNT_TOKENS.has(auth.actor.type) ? null : auth.userId;
-    return svc.of({ tenantId: auth.tenantId, userId, permissions: auth.permissions, attributes: {} });
-  });
+    async (req) => {
+      const auth = req.auth;
+      if (auth?.kind !== 'user') throw new AppError('WRONG_TOKEN_KIND', 'This route accepts user tokens only');
+      const userId = auth.actor && ACCOUNT_TOKENS.has(auth.actor.type) ? null : auth.userId;
+      return svc.of({ tenantId: auth.tenantId, userId, permissions: auth.permissions, attributes: {} });
+    },
+  );
 };

@@ -62,7 +62,12 @@ export function createLoginBox(deps: LoginBoxDeps) {
     },
 
     async publicConfig(): Promise<PublicConfig> {
-      const [s, { row, channels }, flows, siteKey] = await Promise.all([deps.settings(), facts(), deps.signInFlows(db), readCaptchaSiteKey(db)]);
+      const [s, { row, channels }, flows, siteKey] = await Promise.all([
+        deps.settings(),
+        facts(),
+        deps.signInFlows(db),
+        readCaptchaSiteKey(db),
+      ]);
       const signIn = {
         password: flows.EmailAndPassword.active,
         magicLink: flows.MagicLink.active && channels.emailFor('MagicLink'),
@@ -71,10 +76,14 @@ export function createLoginBox(deps: LoginBoxDeps) {
         sso: row.sso,
         socialProviders: row.social,
       };
-      const authStrategy: AuthStrategy = signIn.password ? 'EmailAndPassword'
-        : signIn.magicLink ? 'MagicLink'
-          : signIn.emailCode ? 'Code'
-            : signIn.smsCode ? 'SmsCode'
+      const authStrategy: AuthStrategy = signIn.password
+        ? 'EmailAndPassword'
+        : signIn.magicLink
+          ? 'MagicLink'
+          : signIn.emailCode
+            ? 'Code'
+            : signIn.smsCode
+              ? 'SmsCode'
               : 'NoLocalAuthentication';
       return {
         allowSignups: s.allowSignups,
@@ -86,7 +95,11 @@ export function createLoginBox(deps: LoginBoxDeps) {
         embeddedMode: true,
         loginBoxVisible: true,
         signIn,
-        mfa: { authenticationApp: row.mfa_authenticator, sms: row.mfa_sms && channels.smsFor('MFAOTC'), email: row.mfa_email && channels.emailFor('MFAOTC') },
+        mfa: {
+          authenticationApp: row.mfa_authenticator,
+          sms: row.mfa_sms && channels.smsFor('MFAOTC'),
+          email: row.mfa_email && channels.emailFor('MFAOTC'),
+        },
         delivery: { email: channels.email, sms: channels.sms },
         captcha: siteKey ? { enabled: true, siteKey } : { enabled: false },
       };

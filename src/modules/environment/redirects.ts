@@ -12,9 +12,15 @@ export function assertAllowedRedirect(allowList: readonly string[], url: string,
   } catch {
     throw new AppError('SSO_REDIRECT_NOT_ALLOWED', `${field} must be an absolute URL`);
   }
-  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') throw new AppError('SSO_REDIRECT_NOT_ALLOWED', `${field} must be an http(s) URL`);
+  if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')
+    throw new AppError('SSO_REDIRECT_NOT_ALLOWED', `${field} must be an http(s) URL`);
   const bare = `${parsed.origin}${parsed.pathname}`;
-  const ok = allowList.some((entry) => (entry.endsWith('*') ? url.startsWith(entry.slice(0, -1)) && !url.slice(entry.length - 1).includes('..') : entry.split(/[?#]/)[0] === bare));
-  if (!ok) throw new AppError('SSO_REDIRECT_NOT_ALLOWED', `${field} ${bare} is not in the environment's allowedRedirectUrls`);
+  const ok = allowList.some((entry) =>
+    entry.endsWith('*')
+      ? url.startsWith(entry.slice(0, -1)) && !url.slice(entry.length - 1).includes('..')
+      : entry.split(/[?#]/)[0] === bare,
+  );
+  if (!ok)
+    throw new AppError('SSO_REDIRECT_NOT_ALLOWED', `${field} ${bare} is not in the environment's allowedRedirectUrls`);
   return url;
 }

@@ -6,8 +6,21 @@ export const VendorAuthBody = Type.Object({
 });
 export const VendorAuthResponse = Type.Object({ token: Type.String(), expiresIn: Type.Number() });
 
-export const SERVICES = ['auth', 'identity', 'tenants', 'directory', 'entitlements', 'audits', 'webhook', 'applications', 'team'] as const;
-const Scope = Type.String({ pattern: `^(${SERVICES.join('|')})(:read)?$`, description: 'a service name, or service:read for GET only' });
+export const SERVICES = [
+  'auth',
+  'identity',
+  'tenants',
+  'directory',
+  'entitlements',
+  'audits',
+  'webhook',
+  'applications',
+  'team',
+] as const;
+const Scope = Type.String({
+  pattern: `^(${SERVICES.join('|')})(:read)?$`,
+  description: 'a service name, or service:read for GET only',
+});
 
 export const CreateCredentialBody = Type.Object({
   description: Type.Optional(Type.String({ maxLength: 500 })),
@@ -63,4 +76,9 @@ export const DEFAULT_SETTINGS: VendorSettings = {
 
 export const UpdateVendorSettings = Type.Partial(VendorSettings, { minProperties: 1 });
 export type UpdateVendorSettings = Static<typeof UpdateVendorSettings>;
-export const VendorConfig = Type.Object({ id: Type.String(), publicKey: Type.String(), algorithm: Type.String(), ...VendorSettings.properties });
+export const VendorConfig = Type.Object({
+  id: Type.String(),
+  publicKey: Type.String(),
+  algorithm: Type.String(),
+  ...VendorSettings.properties,
+});

@@ -5,7 +5,12 @@ import { AppError } from '../../http/errors.ts';
 import type { VendorAuth } from '../../http/auth.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
 import type { KeysService } from '../keys/index.ts';
-import { DEFAULT_SETTINGS, type CreateCredentialBody, type UpdateVendorSettings, type VendorSettings } from './schema.ts';
+import {
+  DEFAULT_SETTINGS,
+  type CreateCredentialBody,
+  type UpdateVendorSettings,
+  type VendorSettings,
+} from './schema.ts';
 import * as store from './store.ts';
 import { createReadCache } from '../../storage/read-cache.ts';
 import { createLoginBox, type LoginBoxFlows } from './login-box.ts';
@@ -48,7 +53,10 @@ export function createEnvironmentService(deps: EnvironmentDeps) {
   const activeCache = new Map<string, { active: boolean; at: number }>();
   const DECOY_HASH = sha256Hex(randomSecret());
   const settingsCache = createReadCache<VendorSettings>({ ttlMs: SETTINGS_CACHE_MS });
-  const readMerged = async (q: Queryable = db): Promise<VendorSettings> => ({ ...DEFAULT_SETTINGS, ...((await store.readSettings(q)) as Partial<VendorSettings>) });
+  const readMerged = async (q: Queryable = db): Promise<VendorSettings> => ({
+    ...DEFAULT_SETTINGS,
+    ...((await store.readSettings(q)) as Partial<VendorSettings>),
+  });
 
   return {
     get id() {
@@ -60,14 +68,24 @@ export function createEnvironmentService(deps: EnvironmentDeps) {
     },
 
     /** The public view of the sign-in configuration for login boxes, and the vendor's basic configuration. */
-    loginBox: createLoginBox({ ...deps.loginBox, db, devOutbox: deps.devOutbox ?? false, settings: () => readMerged() }),
+    loginBox: createLoginBox({
+      ...deps.loginBox,
+      db,
+      devOutbox: deps.devOutbox ?? false,
+      settings: () => readMerged(),
+    }),
 
     /**
      * The settings for the sign-in and refresh hot path (token and refresh lifetimes, cookie): cached in process,
      * dropped when this process changes them, re-read at most every SETTINGS_CACHE_MS otherwise (other instances).
      */
     async cachedSettings(q: Queryable = db): Promise<VendorSettings> {
-      return { ...(await settingsCache.get('', async () => ({ ...DEFAULT_SETTINGS, ...((await store.readSettings(q)) as Partial<VendorSettings>) }))) };
+      return {
+        ...(await settingsCache.get('', async () => ({
+          ...DEFAULT_SETTINGS,
+          ...((await store.readSettings(q)) as Partial<VendorSettings>),
+        }))),
+      };
     },
 
     /**
@@ -75,14 +93,24 @@ export function createEnvironmentService(deps: EnvironmentDeps) {
      * (GATEHOUSE_CLIENT_ID/GATEHOUSE_API_KEY) or, when unset and none was ever made, a generated pair returned so
      * the caller prints it once. The secret is only ever stored hashed.
      */
-    async bootstrap(operator?: { clientId: string; apiKey: string }): Promise<{ generated?: { clientId: string; secret: string } }> {
+    async bootstrap(operator?: {
+      clientId: string;
+      apiKey: string;
+    }): Promise<{ generated?: { clientId: string; secret: string } }> {
       const env = await store.ensureEnvironment(db, newId());
       environmentId = env.id;
       if (operator) {
         const hash = sha256Hex(operator.apiKey);
         const existing = await store.findCredentialByClientId(db, operator.clientId);
         if (!existing) {
-          await store.insertCredential(db, { id: newId(), clientId: operator.clientId, secretHash: hash, description: 'operator (GATEHOUSE_CLIENT_ID)', scopes: [], bootstrap: true });
+          await store.insertCredential(db, {
+            id: newId(),
+            clientId: operator.clientId,
+            secretHash: hash,
+            description: 'operator (GATEHOUSE_CLIENT_ID)',
+            scopes: [],
+            bootstrap: true,
+          });
         } else if (existing.secret_hash !== hash) {
           await store.replaceSecret(db, existing.id, hash);
         }
@@ -91,7 +119,14 @@ export function createEnvironmentService(deps: EnvironmentDeps) {
       if (await store.hasBootstrapCredential(db)) return {};
       const clientId = newId();
       const secret = randomSecret(32);
-      await store.insertCredential(db, { id: newId(), clientId, secretHash: sha256Hex(secret), description: 'generated on first start', scopes: [], bootstrap: true });
+      await store.insertCredential(db, {
+        id: newId(),
+        clientId,
+        secretHash: sha256Hex(secret),
+        description: 'generated on first start',
+        scopes: [],
+        bootstrap: true,
+      });
       return { generated: { clientId, secret } };
     },
 
@@ -107,7 +142,10 @@ export function createEnvironmentService(deps: EnvironmentDeps) {
       } catch {
         /* absent or unreadable: make one */
       }
-      const created = await this.createCredential({ description: 'entitlements agent (local)', scopes: ['entitlements:read'] });
+      const created = await this.createCredential({
+        description: 'entitlements agent (local)',
+        scopes: ['entitlements:read'],
+      });
       mkdirSync(dirname(file), { recursive: true });
       const tmp = `${file}.${process.pid}.tmp`;
       writeFileSync(tmp, JSON.stringify({ clientId: created.clientId, secret: created.secret }), { mode: 0o600 });
@@ -138,7 +176,12 @@ export function createEnvironmentService(deps: EnvironmentDeps) {
         activeCache.set(cid, { active, at: Date.now() });
       }
       if (!active) throw new AppError('INVALID_TOKEN', 'The credential behind this token was revoked');
-      return { kind: 'vendor', credentialId: cid, clientId: String(claims.sub), scopes: Array.isArray(claims.scopes) ? (claims.scopes as string[]) : [] };
+      return {
+        kind: 'vendor',
+        credentialId: cid,
+        clientId: String(claims.sub),
+        scopes: Array.isArray(claims.scopes) ? (claims.scopes as string[]) : [],
+      };
     },
 
     async createCredential(body: CreateCredentialBody) {
@@ -164,7 +207,12 @@ export function createEnvironmentService(deps: EnvironmentDeps) {
     },
 
     async config() {
-      return { id: environmentId, publicKey: await deps.keys.publicPem(), algorithm: await deps.keys.algorithm(), ...(await this.settings()) };
+      return {
+        id: environmentId,
+        publicKey: await deps.keys.publicPem(),
+        algorithm: await deps.keys.algorithm(),
+        ...(await this.settings()),
+      };
     },
 
     async updateSettings(patch: UpdateVendorSettings) {

@@ -12,9 +12,14 @@ export interface CredentialRow {
   revoked_at: Date | null;
 }
 
-export async function ensureEnvironment(db: Queryable, id: string): Promise<{ id: string; settings: Record<string, unknown> }> {
+export async function ensureEnvironment(
+  db: Queryable,
+  id: string,
+): Promise<{ id: string; settings: Record<string, unknown> }> {
   await db.query('INSERT INTO environment (id) VALUES ($1) ON CONFLICT (singleton) DO NOTHING', [id]);
-  const { rows } = await db.query<{ id: string; settings: Record<string, unknown> }>('SELECT id, settings FROM environment');
+  const { rows } = await db.query<{ id: string; settings: Record<string, unknown> }>(
+    'SELECT id, settings FROM environment',
+  );
   return rows[0];
 }
 
@@ -25,7 +30,9 @@ export async function readSettings(q: Queryable): Promise<Record<string, unknown
 
 /** Merges the given settings into the stored ones in one statement (concurrent updates of other keys survive). */
 export async function mergeSettings(db: Queryable, patch: Record<string, unknown>): Promise<void> {
-  await db.query('UPDATE environment SET settings = settings || $1::jsonb, updated_at = now()', [JSON.stringify(patch)]);
+  await db.query('UPDATE environment SET settings = settings || $1::jsonb, updated_at = now()', [
+    JSON.stringify(patch),
+  ]);
 }
 
 export async function findCredentialByClientId(db: Queryable, clientId: string): Promise<CredentialRow | undefined> {

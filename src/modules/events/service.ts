@@ -29,8 +29,16 @@ const insertEvents = (rows: Sql) =>
 
 /** An event's row values, in insertEvents's column order (its key checked against the catalogue). */
 function rowOf(e: NewEvent): unknown[] {
-  if (!KNOWN.has(e.eventKey)) throw new Error(`unknown event key ${e.eventKey}: add it to src/modules/events/catalog.ts and docs/events.md`);
-  return [newId(), e.eventKey, e.tenantId ?? null, e.entity?.type ?? null, e.entity?.id ?? null, JSON.stringify(e.data)];
+  if (!KNOWN.has(e.eventKey))
+    throw new Error(`unknown event key ${e.eventKey}: add it to src/modules/events/catalog.ts and docs/events.md`);
+  return [
+    newId(),
+    e.eventKey,
+    e.tenantId ?? null,
+    e.entity?.type ?? null,
+    e.entity?.id ?? null,
+    JSON.stringify(e.data),
+  ];
 }
 
 /** Events as a WITH item of a caller's statement: `cte(first)` with `values` numbered from `first`; then `written()`. */
@@ -75,7 +83,12 @@ export function createEventsService(opts: EventsOptions = {}) {
     inlineMany(list: NewEvent[]): InlineEvents | undefined {
       observe(list);
       if (opts.enabled === false || list.length === 0) return undefined;
-      const item = sql`emitted AS (${insertEvents(sql.join(list.map((e) => sql`(${sql.list(rowOf(e))})`), ', '))})`;
+      const item = sql`emitted AS (${insertEvents(
+        sql.join(
+          list.map((e) => sql`(${sql.list(rowOf(e))})`),
+          ', ',
+        ),
+      )})`;
       return { cte: (first) => item.build(first).text, values: item.build().values, written: nudge };
     },
     /** Called (debounced) after events were written; the dispatcher uses it to look sooner than its poll. */
@@ -96,7 +109,10 @@ export function createEventsService(opts: EventsOptions = {}) {
     observe(list);
     if (opts.enabled === false || list.length === 0) return;
     for (let i = 0; i < list.length; i += 1000) {
-      const rows = sql.join(list.slice(i, i + 1000).map((e) => sql`(${sql.list(rowOf(e))})`), ', ');
+      const rows = sql.join(
+        list.slice(i, i + 1000).map((e) => sql`(${sql.list(rowOf(e))})`),
+        ', ',
+      );
       const { text, values } = insertEvents(rows).build();
       await q.query(text, values);
     }

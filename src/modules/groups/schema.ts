@@ -23,8 +23,12 @@ export const Group = Type.Object({
   color: Type.String(),
   description: Type.String(),
   metadata: Type.String({ description: 'stringified JSON object' }),
-  roles: Type.Array(Role, { description: 'filled when _groupsRelations asks for roles (single-group answers: always)' }),
-  users: Type.Array(GroupUser, { description: 'filled when _groupsRelations asks for users (single-group answers: always)' }),
+  roles: Type.Array(Role, {
+    description: 'filled when _groupsRelations asks for roles (single-group answers: always)',
+  }),
+  users: Type.Array(GroupUser, {
+    description: 'filled when _groupsRelations asks for users (single-group answers: always)',
+  }),
   managedBy: Type.String({ description: 'gatehouse, scim2 or external' }),
   createdAt: DateTime,
   updatedAt: DateTime,
@@ -44,7 +48,11 @@ export const UserGroupSummary = Type.Object({
 });
 export type UserGroupSummary = Static<typeof UserGroupSummary>;
 
-const Name = Type.String({ minLength: 1, maxLength: 255, description: '1-255 characters; unique in the account, case-insensitively' });
+const Name = Type.String({
+  minLength: 1,
+  maxLength: 255,
+  description: '1-255 characters; unique in the account, case-insensitively',
+});
 const Color = Type.String({ maxLength: 64 });
 const Description = Type.String({ maxLength: 4096 });
 const Metadata = Type.String({ maxLength: 65536, description: 'stringified JSON object' });
@@ -71,7 +79,11 @@ export const GroupsPageQuery = Type.Object({
   _groupsRelations: Type.Optional(Relations),
   _limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
   _offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000, default: 0, description: 'page index' })),
-  _sortBy: Type.Optional(Type.Union([Type.Literal('id'), Type.Literal('name'), Type.Literal('createdAt'), Type.Literal('updatedAt')], { default: 'name' })),
+  _sortBy: Type.Optional(
+    Type.Union([Type.Literal('id'), Type.Literal('name'), Type.Literal('createdAt'), Type.Literal('updatedAt')], {
+      default: 'name',
+    }),
+  ),
   _order: Type.Optional(Type.Union([Type.Literal('ASC'), Type.Literal('DESC')], { default: 'ASC' })),
   _filter: Type.Optional(Type.String({ maxLength: 255, description: 'substring of the name, case-insensitive' })),
 });
@@ -81,11 +93,16 @@ export const GroupParams = Type.Object({ id: Id });
 export const GroupIdParams = Type.Object({ groupId: Id });
 export const BulkGetBody = Type.Object({ groupsIds: Type.Array(Id, { minItems: 1, maxItems: 200 }) });
 export const RoleIdsBody = Type.Object({ roleIds: Type.Array(Id, { minItems: 1, maxItems: 100, uniqueItems: true }) });
-export const UserIdsBody = Type.Object({ userIds: Type.Array(Id, { minItems: 1, maxItems: MAX_IDS, uniqueItems: true }) });
+export const UserIdsBody = Type.Object({
+  userIds: Type.Array(Id, { minItems: 1, maxItems: MAX_IDS, uniqueItems: true }),
+});
 
 export const GroupsResponse = Type.Object({ groups: Type.Array(Group) });
 export const GroupsConfig = Type.Object({ enabled: Type.Boolean(), rolesEnabled: Type.Boolean() });
-export const GroupsConfigBody = Type.Object({ enabled: Type.Optional(Type.Boolean()), rolesEnabled: Type.Optional(Type.Boolean()) });
+export const GroupsConfigBody = Type.Object({
+  enabled: Type.Optional(Type.Boolean()),
+  rolesEnabled: Type.Optional(Type.Boolean()),
+});
 
 export const GroupsPage = PageEnvelopeOf(Group);
 export const Empty = Type.Object({}, { description: 'empty object' });
@@ -99,5 +116,6 @@ export const UserGroupsEntry = Type.Object({
 });
 export type UserGroupsEntry = Static<typeof UserGroupsEntry>;
 export const UserGroupsResponse = Type.Array(UserGroupsEntry, {
-  description: 'one entry per membership: users in the order of ids, then their accounts in the order they joined; only one account with a user token or the tenant header',
+  description:
+    'one entry per membership: users in the order of ids, then their accounts in the order they joined; only one account with a user token or the tenant header',
 });

@@ -55,12 +55,25 @@ export function createGroupsService(deps: GroupsDeps) {
 
   async function requireEnabled(q: Queryable, what: 'groups' | 'roles'): Promise<void> {
     const c = await store.readConfig(q);
-    if (!c.enabled) throw new AppError('GROUPS_DISABLED', 'User groups are disabled in this environment (POST /identity/resources/groups/v1/config)');
-    if (what === 'roles' && !c.rolesEnabled) throw new AppError('GROUPS_DISABLED', 'Group roles are disabled in this environment (rolesEnabled of the groups configuration)');
+    if (!c.enabled)
+      throw new AppError(
+        'GROUPS_DISABLED',
+        'User groups are disabled in this environment (POST /identity/resources/groups/v1/config)',
+      );
+    if (what === 'roles' && !c.rolesEnabled)
+      throw new AppError(
+        'GROUPS_DISABLED',
+        'Group roles are disabled in this environment (rolesEnabled of the groups configuration)',
+      );
   }
 
   /** Group records with the relations asked for; two or three statements whatever the number of groups. */
-  async function records(q: Queryable, tenantId: string, rows: store.GroupRow[], relations?: Relations): Promise<Group[]> {
+  async function records(
+    q: Queryable,
+    tenantId: string,
+    rows: store.GroupRow[],
+    relations?: Relations,
+  ): Promise<Group[]> {
     const ids = rows.map((r) => r.id);
     const wantRoles = relations === 'roles' || relations === 'rolesAndUsers';
     const wantUsers = relations === 'users' || relations === 'rolesAndUsers';
@@ -73,15 +86,17 @@ export function createGroupsService(deps: GroupsDeps) {
       return {
         ...toSummary(r),
         roles: roleRecords.filter((x) => mine.has(x.id) && roleById.has(x.id)),
-        users: users.filter((u) => u.group_id === r.id).map((u) => ({
-          id: u.id,
-          email: u.email ?? '',
-          name: u.name,
-          profilePictureUrl: u.profile_picture_url ?? '',
-          createdAt: iso(u.created_at)!,
-          lastLogin: iso(u.last_login),
-          joinedAt: iso(u.joined_at)!,
-        })),
+        users: users
+          .filter((u) => u.group_id === r.id)
+          .map((u) => ({
+            id: u.id,
+            email: u.email ?? '',
+            name: u.name,
+            profilePictureUrl: u.profile_picture_url ?? '',
+            createdAt: iso(u.created_at)!,
+            lastLogin: iso(u.last_login),
+            joinedAt: iso(u.joined_at)!,
+          })),
       };
     });
   }
@@ -100,13 +115,20 @@ export function createGroupsService(deps: GroupsDeps) {
     (await records(q, tenantId, [await requireGroup(q, tenantId, id)], relations))[0];
 
   function nameTaken(err: unknown, name: string): never {
-    if (isUniqueViolation(err)) throw new AppError('GROUP_NAME_EXISTS', `A group named "${name}" already exists in this account (names are compared case-insensitively)`);
+    if (isUniqueViolation(err))
+      throw new AppError(
+        'GROUP_NAME_EXISTS',
+        `A group named "${name}" already exists in this account (names are compared case-insensitively)`,
+      );
     throw err;
   }
 
   return {
     ...createUserGroupsLookup({
-      db, tenants: deps.tenants, vendorId: () => deps.environment.id, userTables: usersModule.tables,
+      db,
+      tenants: deps.tenants,
+      vendorId: () => deps.environment.id,
+      userTables: usersModule.tables,
     }),
 
     async list(tenantId: string, relations?: Relations): Promise<{ groups: Group[] }> {
@@ -119,7 +141,13 @@ export function createGroupsService(deps: GroupsDeps) {
       await deps.tenants.requireLive(db, tenantId, 'gatehouse-tenant-id');
       const limit = qs._limit ?? 50;
       const page = qs._offset ?? 0;
-      const { rows, total } = await store.listGroups(db, tenantId, { limit, page, sortBy: qs._sortBy, order: qs._order, filter: qs._filter?.trim() || undefined });
+      const { rows, total } = await store.listGroups(db, tenantId, {
+        limit,
+        page,
+        sortBy: qs._sortBy,
+        order: qs._order,
+        filter: qs._filter?.trim() || undefined,
+      });
       return { items: await records(db, tenantId, rows, qs._groupsRelations), total, limit, page };
     },
 
@@ -139,8 +167,12 @@ export function createGroupsService(deps: GroupsDeps) {
           await requireEnabled(tx, 'groups');
           await deps.tenants.requireLive(tx, tenantId, 'gatehouse-tenant-id', 'FOR SHARE');
           const row = await store.insertGroup(tx, {
-            tenant_id: tenantId, id: newId(), name, color: checkText(body.color, 'color') ?? '',
-            description: checkText(body.description, 'description') ?? '', metadata,
+            tenant_id: tenantId,
+            id: newId(),
+            name,
+            color: checkText(body.color, 'color') ?? '',
+            description: checkText(body.description, 'description') ?? '',
+            metadata,
           });
           return (await records(tx, tenantId, [row], 'rolesAndUsers'))[0];
         });
@@ -156,7 +188,8 @@ export function createGroupsService(deps: GroupsDeps) {
       if (body.color !== undefined) values.color = checkText(body.color, 'color');
       if (body.description !== undefined) values.description = checkText(body.description, 'description');
       if (body.metadata !== undefined) values.metadata = parseMetadata(body.metadata, 'metadata');
-      if (Object.keys(values).length === 0) throw new AppError('EMPTY_UPDATE', 'Give at least one of name, color, description, metadata');
+      if (Object.keys(values).length === 0)
+        throw new AppError('EMPTY_UPDATE', 'Give at least one of name, color, description, metadata');
       try {
         return await db.transaction(async (tx) => {
           await requireEnabled(tx, 'groups');
@@ -188,7 +221,11 @@ export function createGroupsService(deps: GroupsDeps) {
         const members = await usersModule.membersAmong(tx, tenantId, ids.filter(isUuid));
         const outside = userIds.filter((u, i) => !members.has(ids[i]));
         if (outside.length) {
-          throw new AppError('GROUP_USER_NOT_MEMBER', `userIds ${outside.slice(0, 20).join(', ')} are not members of account ${tenantId}; only users of the group's account can join its groups (add them to the account first)`, { userIds: outside });
+          throw new AppError(
+            'GROUP_USER_NOT_MEMBER',
+            `userIds ${outside.slice(0, 20).join(', ')} are not members of account ${tenantId}; only users of the group's account can join its groups (add them to the account first)`,
+            { userIds: outside },
+          );
         }
         if (await store.addUsers(tx, tenantId, group.id, ids)) await store.touchGroup(tx, tenantId, group.id);
         return one(tx, tenantId, group.id);
@@ -201,7 +238,8 @@ export function createGroupsService(deps: GroupsDeps) {
         const group = await requireGroup(tx, tenantId, groupId, true);
         await assertGroupRolesWithin(tx, tenantId, group.id, by, 'leave');
         const ids = userIds.filter(isUuid).map((s) => s.toLowerCase());
-        if (ids.length && (await store.removeUsers(tx, tenantId, group.id, ids))) await store.touchGroup(tx, tenantId, group.id);
+        if (ids.length && (await store.removeUsers(tx, tenantId, group.id, ids)))
+          await store.touchGroup(tx, tenantId, group.id);
         return one(tx, tenantId, group.id);
       });
     },
@@ -212,7 +250,15 @@ export function createGroupsService(deps: GroupsDeps) {
         await requireEnabled(tx, 'roles');
         const group = await requireGroup(tx, tenantId, groupId, true);
         await roles.assertGrantable(tx, tenantId, by, roleIds);
-        if (await store.addRoles(tx, tenantId, group.id, roleIds.map((s) => s.toLowerCase()))) await store.touchGroup(tx, tenantId, group.id);
+        if (
+          await store.addRoles(
+            tx,
+            tenantId,
+            group.id,
+            roleIds.map((s) => s.toLowerCase()),
+          )
+        )
+          await store.touchGroup(tx, tenantId, group.id);
         return one(tx, tenantId, group.id);
       });
     },
@@ -222,7 +268,8 @@ export function createGroupsService(deps: GroupsDeps) {
         const group = await requireGroup(tx, tenantId, groupId, true);
         await roles.assertRevocable(tx, tenantId, by, roleIds);
         const ids = roleIds.filter(isUuid).map((s) => s.toLowerCase());
-        if (ids.length && (await store.removeRoles(tx, tenantId, group.id, ids))) await store.touchGroup(tx, tenantId, group.id);
+        if (ids.length && (await store.removeRoles(tx, tenantId, group.id, ids)))
+          await store.touchGroup(tx, tenantId, group.id);
         return one(tx, tenantId, group.id);
       });
     },
@@ -231,14 +278,20 @@ export function createGroupsService(deps: GroupsDeps) {
     async setConfig(body: { enabled?: boolean; rolesEnabled?: boolean }) {
       return db.transaction(async (tx) => {
         const current = await store.readConfig(tx);
-        const next = { enabled: body.enabled ?? current.enabled, rolesEnabled: body.rolesEnabled ?? current.rolesEnabled };
+        const next = {
+          enabled: body.enabled ?? current.enabled,
+          rolesEnabled: body.rolesEnabled ?? current.rolesEnabled,
+        };
         await store.writeConfig(tx, next);
         return next;
       });
     },
 
     /** For the token issuer (`roleSources` of `createAuth`): the roles a user receives through groups in an account. */
-    roleSource: Object.assign((q: Queryable, a: { userId: string; tenantId: string }) => store.groupRoleIdsOf(q, a.tenantId, a.userId), { sql: store.GROUP_ROLE_IDS_SQL }),
+    roleSource: Object.assign(
+      (q: Queryable, a: { userId: string; tenantId: string }) => store.groupRoleIdsOf(q, a.tenantId, a.userId),
+      { sql: store.GROUP_ROLE_IDS_SQL },
+    ),
     /** For the account-removal hook. */
     forgetAccount: (q: Queryable, tenantId: string) => store.deleteAccountGroups(q, tenantId),
   };
@@ -248,7 +301,10 @@ export function createGroupsService(deps: GroupsDeps) {
  * The groups of several users, for the User record: one statement for any number of users (a list page reads them
  * all at once). Keyed by user id; each entry carries the account it belongs to.
  */
-export async function groupsOfUsers(q: Queryable, userIds: string[]): Promise<Map<string, (UserGroupSummary & { tenantId: string })[]>> {
+export async function groupsOfUsers(
+  q: Queryable,
+  userIds: string[],
+): Promise<Map<string, (UserGroupSummary & { tenantId: string })[]>> {
   const out = new Map<string, (UserGroupSummary & { tenantId: string })[]>();
   const ids = [...new Set(userIds.filter(isUuid))];
   if (!ids.length) return out;

@@ -23,7 +23,10 @@ export interface GroupUserRow {
   joined_at: Date;
 }
 
-export async function insertGroup(q: Queryable, g: Pick<GroupRow, 'tenant_id' | 'id' | 'name' | 'color' | 'description' | 'metadata'>): Promise<GroupRow> {
+export async function insertGroup(
+  q: Queryable,
+  g: Pick<GroupRow, 'tenant_id' | 'id' | 'name' | 'color' | 'description' | 'metadata'>,
+): Promise<GroupRow> {
   const { rows } = await q.query<GroupRow>(
     `INSERT INTO user_groups (tenant_id, id, name, color, description, metadata) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
     [g.tenant_id, g.id, g.name, g.color, g.description, JSON.stringify(g.metadata)],
@@ -31,8 +34,16 @@ export async function insertGroup(q: Queryable, g: Pick<GroupRow, 'tenant_id' | 
   return rows[0];
 }
 
-export async function findGroup(q: Queryable, tenantId: string, id: string, lock = false): Promise<GroupRow | undefined> {
-  const { rows } = await q.query<GroupRow>(`SELECT * FROM user_groups WHERE tenant_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [tenantId, id]);
+export async function findGroup(
+  q: Queryable,
+  tenantId: string,
+  id: string,
+  lock = false,
+): Promise<GroupRow | undefined> {
+  const { rows } = await q.query<GroupRow>(
+    `SELECT * FROM user_groups WHERE tenant_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`,
+    [tenantId, id],
+  );
   return rows[0];
 }
 
@@ -61,13 +72,21 @@ export async function listGroups(
   }
   const order = p.order ?? 'ASC';
   const paging = p.limit !== undefined ? ` LIMIT ${p.limit} OFFSET ${(p.page ?? 0) * p.limit}` : '';
-  const { rows } = await q.query<GroupRow>(`SELECT * FROM user_groups WHERE ${where} ORDER BY ${SORT[p.sortBy ?? 'name']} ${order}, id ${order}${paging}`, params);
+  const { rows } = await q.query<GroupRow>(
+    `SELECT * FROM user_groups WHERE ${where} ORDER BY ${SORT[p.sortBy ?? 'name']} ${order}, id ${order}${paging}`,
+    params,
+  );
   if (p.limit === undefined) return { rows, total: rows.length };
   const { rows: c } = await q.query<{ n: number }>(`SELECT count(*)::int AS n FROM user_groups WHERE ${where}`, params);
   return { rows, total: c[0].n };
 }
 
-export async function updateGroup(q: Queryable, tenantId: string, id: string, values: Record<string, unknown>): Promise<GroupRow | undefined> {
+export async function updateGroup(
+  q: Queryable,
+  tenantId: string,
+  id: string,
+  values: Record<string, unknown>,
+): Promise<GroupRow | undefined> {
   const cols = Object.keys(values);
   const sets = cols.map((c, i) => `${c} = $${i + 3}`);
   const { rows } = await q.query<GroupRow>(
@@ -98,7 +117,13 @@ export async function addUsers(q: Queryable, tenantId: string, groupId: string, 
 }
 
 export async function removeUsers(q: Queryable, tenantId: string, groupId: string, userIds: string[]): Promise<number> {
-  return (await q.query('DELETE FROM group_users WHERE tenant_id = $1 AND group_id = $2 AND user_id = ANY($3::uuid[])', [tenantId, groupId, userIds])).rowCount;
+  return (
+    await q.query('DELETE FROM group_users WHERE tenant_id = $1 AND group_id = $2 AND user_id = ANY($3::uuid[])', [
+      tenantId,
+      groupId,
+      userIds,
+    ])
+  ).rowCount;
 }
 
 export async function addRoles(q: Queryable, tenantId: string, groupId: string, roleIds: string[]): Promise<number> {
@@ -110,7 +135,13 @@ export async function addRoles(q: Queryable, tenantId: string, groupId: string, 
 }
 
 export async function removeRoles(q: Queryable, tenantId: string, groupId: string, roleIds: string[]): Promise<number> {
-  return (await q.query('DELETE FROM group_roles WHERE tenant_id = $1 AND group_id = $2 AND role_id = ANY($3::uuid[])', [tenantId, groupId, roleIds])).rowCount;
+  return (
+    await q.query('DELETE FROM group_roles WHERE tenant_id = $1 AND group_id = $2 AND role_id = ANY($3::uuid[])', [
+      tenantId,
+      groupId,
+      roleIds,
+    ])
+  ).rowCount;
 }
 
 /**
@@ -139,7 +170,11 @@ export async function usersOfGroups(
 }
 
 /** Role ids of several groups in one statement. */
-export async function roleIdsOfGroups(q: Queryable, tenantId: string, groupIds: string[]): Promise<{ group_id: string; role_id: string }[]> {
+export async function roleIdsOfGroups(
+  q: Queryable,
+  tenantId: string,
+  groupIds: string[],
+): Promise<{ group_id: string; role_id: string }[]> {
   const { rows } = await q.query<{ group_id: string; role_id: string }>(
     'SELECT group_id, role_id FROM group_roles WHERE tenant_id = $1 AND group_id = ANY($2::uuid[])',
     [tenantId, groupIds],
@@ -152,7 +187,12 @@ export async function roleIdsOfGroups(q: Queryable, tenantId: string, groupIds: 
  * roles are switched off for the environment.
  */
 export async function groupRoleIdsOf(q: Queryable, tenantId: string, userId: string): Promise<string[]> {
-  const { rows } = await q.query<{ role_id: string }>(`SELECT DISTINCT ${GROUP_ROLE_IDS_SQL.slice('SELECT '.length)}`.replaceAll('{tenant}', '$1').replaceAll('{user}', '$2'), [tenantId, userId]);
+  const { rows } = await q.query<{ role_id: string }>(
+    `SELECT DISTINCT ${GROUP_ROLE_IDS_SQL.slice('SELECT '.length)}`
+      .replaceAll('{tenant}', '$1')
+      .replaceAll('{user}', '$2'),
+    [tenantId, userId],
+  );
   return rows.map((r) => r.role_id);
 }
 
@@ -176,7 +216,9 @@ export async function groupsOfUsers(q: Queryable, userIds: string[]): Promise<(G
 }
 
 export async function readConfig(q: Queryable): Promise<{ enabled: boolean; rolesEnabled: boolean }> {
-  const { rows } = await q.query<{ enabled: boolean; roles_enabled: boolean }>('SELECT enabled, roles_enabled FROM group_config');
+  const { rows } = await q.query<{ enabled: boolean; roles_enabled: boolean }>(
+    'SELECT enabled, roles_enabled FROM group_config',
+  );
   return { enabled: rows[0]?.enabled ?? true, rolesEnabled: rows[0]?.roles_enabled ?? true };
 }
 

@@ -2,7 +2,10 @@ import type { Queryable } from '../../storage/db.ts';
 import type { GroupRow, UserTablesSql } from './store.ts';
 
 /** A membership with one of the user's groups there, or with none (every group column null). */
-export type MembershipGroupRow = { user_id: string; member_tenant_id: string } & ({ [K in keyof GroupRow]: GroupRow[K] } | { [K in keyof GroupRow]: null });
+export type MembershipGroupRow = { user_id: string; member_tenant_id: string } & (
+  | { [K in keyof GroupRow]: GroupRow[K] }
+  | { [K in keyof GroupRow]: null }
+);
 
 /**
  * The groups of users in the accounts they belong to (of `tenantId` only, when given), one statement whatever the

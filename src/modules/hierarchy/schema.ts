@@ -10,7 +10,11 @@ export const UnassignBody = Type.Object({ childTenantId: Type.Optional(TenantId)
 export type UnassignBody = Static<typeof UnassignBody>;
 
 /** One account of a sub-account or parent list; level 1 is the nearest (direct child or direct parent). */
-export const HierarchyEntry = Type.Object({ tenantId: Type.String(), tenantName: Type.String(), level: Type.Integer({ minimum: 1 }) });
+export const HierarchyEntry = Type.Object({
+  tenantId: Type.String(),
+  tenantName: Type.String(),
+  level: Type.Integer({ minimum: 1 }),
+});
 export type HierarchyEntry = Static<typeof HierarchyEntry>;
 
 export interface TreeNode {
@@ -77,7 +81,8 @@ export const UserTreeNodeSchema = {
 };
 export const UserHierarchyResponse = Type.Object({
   tenants: Type.Array(Type.Unsafe<UserTreeNode>(Type.Ref('UserHierarchyNode#')), {
-    description: 'the top accounts of the forest (an account whose parent the user does not reach), by name then id; children likewise',
+    description:
+      'the top accounts of the forest (an account whose parent the user does not reach), by name then id; children likewise',
   }),
 });
 export type UserHierarchyResponse = Static<typeof UserHierarchyResponse>;

@@ -1,7 +1,14 @@
 import { AppError } from '../../http/errors.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
 import { parseMetadata, toAccount, type Account, type AccessType, type TenantsService } from '../tenants/index.ts';
-import type { AssignBody, CreateSubAccount, HierarchyEntry, TreeNode, UnassignBody, UpdateSubAccount } from './schema.ts';
+import type {
+  AssignBody,
+  CreateSubAccount,
+  HierarchyEntry,
+  TreeNode,
+  UnassignBody,
+  UpdateSubAccount,
+} from './schema.ts';
 import * as store from './store.ts';
 import { createUserHierarchy } from './user-hierarchy.ts';
 import { createTreeV2 } from './tree-v2.ts';
@@ -29,7 +36,8 @@ const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff
 /** Refuses, as a 400 naming the field, a string (or an object key, at any depth) that the database cannot store. */
 function requireStorable(value: unknown, path: string): void {
   if (typeof value === 'string') {
-    if (UNSTORABLE.test(value)) throw new AppError('VALIDATION', `${path} must not contain NUL characters or unpaired surrogates`);
+    if (UNSTORABLE.test(value))
+      throw new AppError('VALIDATION', `${path} must not contain NUL characters or unpaired surrogates`);
   } else if (Array.isArray(value)) {
     value.forEach((v, i) => requireStorable(v, `${path}.${i}`));
   } else if (value !== null && typeof value === 'object') {
@@ -43,7 +51,8 @@ function requireStorable(value: unknown, path: string): void {
 /** An account body: its fields, and its metadata also when it arrives as a string holding JSON. */
 function requireStorableBody(body: { metadata?: unknown }): void {
   requireStorable(body, 'body');
-  if (typeof body.metadata === 'string') requireStorable(parseMetadata(body.metadata, 'body.metadata'), 'body.metadata');
+  if (typeof body.metadata === 'string')
+    requireStorable(parseMetadata(body.metadata, 'body.metadata'), 'body.metadata');
 }
 
 export type HierarchyService = ReturnType<typeof createHierarchyService>;
@@ -71,7 +80,12 @@ export function createHierarchyService(deps: HierarchyDeps) {
   }
 
   /** The live account's row, locked for this transaction; 404 naming the field when there is none. */
-  async function requireLocked(tx: Queryable, tenantId: string, field: string, mode: 'update' | 'share'): Promise<store.WalkRow> {
+  async function requireLocked(
+    tx: Queryable,
+    tenantId: string,
+    field: string,
+    mode: 'update' | 'share',
+  ): Promise<store.WalkRow> {
     const row = await store.lockLive(tx, tenantId, mode);
     if (!row) throw new AppError('ACCOUNT_NOT_FOUND', `No account with ${field} ${tenantId}`);
     return row;
@@ -86,10 +100,16 @@ export function createHierarchyService(deps: HierarchyDeps) {
     return up.map((a) => a.tenant_id);
   }
 
-  const entries = (rows: store.WalkRow[]): HierarchyEntry[] => rows.map((r) => ({ tenantId: r.tenant_id, tenantName: r.name, level: r.level }));
+  const entries = (rows: store.WalkRow[]): HierarchyEntry[] =>
+    rows.map((r) => ({ tenantId: r.tenant_id, tenantName: r.name, level: r.level }));
 
   async function moved(tx: Queryable, tenantId: string, from: string | null, to: string | null): Promise<void> {
-    await deps.events?.emit(tx, { eventKey: 'account.moved', tenantId, entity: { type: 'account', id: tenantId }, data: { tenantId, previousParentTenantId: from, parentTenantId: to } });
+    await deps.events?.emit(tx, {
+      eventKey: 'account.moved',
+      tenantId,
+      entity: { type: 'account', id: tenantId },
+      data: { tenantId, previousParentTenantId: from, parentTenantId: to },
+    });
   }
 
   return {
@@ -104,15 +124,24 @@ export function createHierarchyService(deps: HierarchyDeps) {
         await requireLocked(tx, parentTenantId, 'parentTenantId', 'share');
         const before = await requireLocked(tx, childTenantId, 'childTenantId', 'update');
         if (parentTenantId === childTenantId) {
-          throw new AppError('HIERARCHY_CYCLE', `parentTenantId and childTenantId are both ${childTenantId}: an account cannot be its own parent`);
+          throw new AppError(
+            'HIERARCHY_CYCLE',
+            `parentTenantId and childTenantId are both ${childTenantId}: an account cannot be its own parent`,
+          );
         }
         const above = await chainAbove(tx, parentTenantId);
         if (above.includes(childTenantId)) {
-          throw new AppError('HIERARCHY_CYCLE', `parentTenantId ${parentTenantId} is a sub-account of childTenantId ${childTenantId}: the assignment would create a cycle`);
+          throw new AppError(
+            'HIERARCHY_CYCLE',
+            `parentTenantId ${parentTenantId} is a sub-account of childTenantId ${childTenantId}: the assignment would create a cycle`,
+          );
         }
         const height = await store.subtreeHeight(tx, childTenantId, MAX_DEPTH);
         if (above.length + 1 + height > MAX_DEPTH) {
-          throw new AppError('HIERARCHY_TOO_DEEP', `Placing ${childTenantId} under ${parentTenantId} would make the hierarchy deeper than ${MAX_DEPTH} levels`);
+          throw new AppError(
+            'HIERARCHY_TOO_DEEP',
+            `Placing ${childTenantId} under ${parentTenantId} would make the hierarchy deeper than ${MAX_DEPTH} levels`,
+          );
         }
         await moved(tx, childTenantId, before.parent_tenant_id, parentTenantId);
         return toAccount((await store.setParent(tx, childTenantId, parentTenantId))!);
@@ -125,12 +154,16 @@ export function createHierarchyService(deps: HierarchyDeps) {
       const childTenantId = body.childTenantId ?? body.tenantId;
       if (!childTenantId) throw new AppError('VALIDATION', 'body.childTenantId is required (or body.tenantId)');
       if (body.childTenantId && body.tenantId && body.childTenantId !== body.tenantId) {
-        throw new AppError('VALIDATION', 'body.childTenantId and body.tenantId name different accounts; send one of them');
+        throw new AppError(
+          'VALIDATION',
+          'body.childTenantId and body.tenantId name different accounts; send one of them',
+        );
       }
       return db.transaction(async (tx) => {
         await store.lockHierarchy(tx);
         const row = await requireLocked(tx, childTenantId, field, 'update');
-        if (row.parent_tenant_id === null) throw new AppError('NOT_IN_HIERARCHY', `Account ${childTenantId} has no parent account`);
+        if (row.parent_tenant_id === null)
+          throw new AppError('NOT_IN_HIERARCHY', `Account ${childTenantId} has no parent account`);
         await moved(tx, childTenantId, row.parent_tenant_id, null);
         return toAccount((await store.setParent(tx, childTenantId, null))!);
       });
@@ -174,7 +207,10 @@ export function createHierarchyService(deps: HierarchyDeps) {
         await authorize(tx, actor, body.parentTenantId, 'self');
         await requireLocked(tx, body.parentTenantId, 'parentTenantId', 'share');
         if ((await chainAbove(tx, body.parentTenantId)).length + 1 > MAX_DEPTH) {
-          throw new AppError('HIERARCHY_TOO_DEEP', `A sub-account of ${body.parentTenantId} would be deeper than ${MAX_DEPTH} levels`);
+          throw new AppError(
+            'HIERARCHY_TOO_DEEP',
+            `A sub-account of ${body.parentTenantId} would be deeper than ${MAX_DEPTH} levels`,
+          );
         }
         return tenants.create(body, tx, { reactivate: actor.kind === 'vendor' });
       });
@@ -184,7 +220,8 @@ export function createHierarchyService(deps: HierarchyDeps) {
     async removeSubAccount(actor: Actor, tenantId: string): Promise<Account> {
       await authorize(db, actor, tenantId, 'strict');
       const row = await tenants.requireLive(db, tenantId);
-      if (row.parent_tenant_id === null) throw new AppError('NOT_IN_HIERARCHY', `Account ${tenantId} is not a sub-account (it has no parent account)`);
+      if (row.parent_tenant_id === null)
+        throw new AppError('NOT_IN_HIERARCHY', `Account ${tenantId} is not a sub-account (it has no parent account)`);
       return tenants.remove(tenantId);
     },
 

@@ -27,7 +27,11 @@ export async function lockHierarchy(tx: Queryable): Promise<void> {
  * Locks a live account's row for the rest of the transaction (`update`: it is about to change; `share`: it must stay
  * live, so a concurrent removal waits for us, or we wait and then see it removed). Undefined when no live account has the id.
  */
-export async function lockLive(tx: Queryable, tenantId: string, mode: 'update' | 'share'): Promise<WalkRow | undefined> {
+export async function lockLive(
+  tx: Queryable,
+  tenantId: string,
+  mode: 'update' | 'share',
+): Promise<WalkRow | undefined> {
   const { rows } = await tx.query<WalkRow>(
     `SELECT tenant_id, name, parent_tenant_id, 0 AS level FROM tenants
       WHERE tenant_id = $1 AND deleted_at IS NULL FOR ${mode === 'update' ? 'UPDATE' : 'SHARE'}`,
@@ -92,7 +96,12 @@ export async function subtreeHeight(db: Queryable, tenantId: string, maxDepth: n
   return rows[0].height;
 }
 
-async function setColumn(db: Queryable, tenantId: string, column: 'parent_tenant_id' | 'is_reseller' | 'sub_account_access_type', value: unknown) {
+async function setColumn(
+  db: Queryable,
+  tenantId: string,
+  column: 'parent_tenant_id' | 'is_reseller' | 'sub_account_access_type',
+  value: unknown,
+) {
   const { rows } = await db.query<TenantRow>(
     `UPDATE tenants SET ${column} = $2, updated_at = now() WHERE tenant_id = $1 AND deleted_at IS NULL RETURNING *`,
     [tenantId, value],
@@ -101,7 +110,9 @@ async function setColumn(db: Queryable, tenantId: string, column: 'parent_tenant
 }
 
 /** Sets (or with null clears) the parent of a live account. Call under `lockHierarchy`. */
-export const setParent = (db: Queryable, tenantId: string, parentTenantId: string | null) => setColumn(db, tenantId, 'parent_tenant_id', parentTenantId);
-export const setReseller = (db: Queryable, tenantId: string, isReseller: boolean) => setColumn(db, tenantId, 'is_reseller', isReseller);
+export const setParent = (db: Queryable, tenantId: string, parentTenantId: string | null) =>
+  setColumn(db, tenantId, 'parent_tenant_id', parentTenantId);
+export const setReseller = (db: Queryable, tenantId: string, isReseller: boolean) =>
+  setColumn(db, tenantId, 'is_reseller', isReseller);
 export const setAccessType = (db: Queryable, tenantId: string, accessType: TenantRow['sub_account_access_type']) =>
   setColumn(db, tenantId, 'sub_account_access_type', accessType);

@@ -31,21 +31,30 @@ export const treeV2Routes: FastifyPluginAsyncTypebox<{ hierarchy: HierarchyServi
   const field = (req: FastifyRequest) => (req.auth?.kind === 'vendor' ? 'gatehouse-tenant-id' : 'tenantId');
   const ref = (id: string) => Type.Unsafe<HierarchyNodeV2>(Type.Ref(`${id}#`));
 
-  app.get(V2, {
-    config: guard.any(READ),
-    schema: {
-      tags,
-      summary: 'The account and the sub-accounts the caller reaches, as nested nodes (a user: those their memberships open)',
-      response: { 200: ref(HierarchyNodeV2Schema.$id) },
+  app.get(
+    V2,
+    {
+      config: guard.any(READ),
+      schema: {
+        tags,
+        summary:
+          'The account and the sub-accounts the caller reaches, as nested nodes (a user: those their memberships open)',
+        response: { 200: ref(HierarchyNodeV2Schema.$id) },
+      },
     },
-  }, async (req) => hierarchy.treeV2(accountOf(req), viewerOf(req), { metadata: false, field: field(req) }));
+    async (req) => hierarchy.treeV2(accountOf(req), viewerOf(req), { metadata: false, field: field(req) }),
+  );
 
-  app.get(`${V2}/metadata`, {
-    config: guard.any(READ),
-    schema: {
-      tags,
-      summary: 'The account tree of /hierarchy/v2 with each account\'s metadata (stringified JSON object)',
-      response: { 200: ref(HierarchyNodeV2MetadataSchema.$id) },
+  app.get(
+    `${V2}/metadata`,
+    {
+      config: guard.any(READ),
+      schema: {
+        tags,
+        summary: "The account tree of /hierarchy/v2 with each account's metadata (stringified JSON object)",
+        response: { 200: ref(HierarchyNodeV2MetadataSchema.$id) },
+      },
     },
-  }, async (req) => hierarchy.treeV2(accountOf(req), viewerOf(req), { metadata: true, field: field(req) }));
+    async (req) => hierarchy.treeV2(accountOf(req), viewerOf(req), { metadata: true, field: field(req) }),
+  );
 };

@@ -25,7 +25,12 @@ const TREE_SQL = `
     FROM down d JOIN tenants t ON t.tenant_id = d.tenant_id
    ORDER BY d.level, lower(t.name) COLLATE "C", t.tenant_id`;
 
-export async function subtree(q: Queryable, tenantId: string, maxDepth: number, withMetadata: boolean): Promise<TreeRow[]> {
+export async function subtree(
+  q: Queryable,
+  tenantId: string,
+  maxDepth: number,
+  withMetadata: boolean,
+): Promise<TreeRow[]> {
   const { rows } = await q.query<TreeRow>(TREE_SQL, [tenantId, maxDepth, withMetadata]);
   return rows;
 }

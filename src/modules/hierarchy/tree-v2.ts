@@ -30,9 +30,14 @@ export function createTreeV2(deps: { db: Db; maxDepth: number }) {
      * answer is one connected tree and never shows an account outside the user's reach. `field` names where the id
      * came from, for the 404 of an account that does not exist (or was removed).
      */
-    async treeV2(tenantId: string, viewer: Viewer, opts: { metadata: boolean; field: string }): Promise<HierarchyNodeV2> {
+    async treeV2(
+      tenantId: string,
+      viewer: Viewer,
+      opts: { metadata: boolean; field: string },
+    ): Promise<HierarchyNodeV2> {
       const [rows, reach] = await Promise.all([subtree(db, tenantId, maxDepth, opts.metadata), reachable(viewer)]);
-      if (rows.length === 0 || rows[0].level !== 0) throw new AppError('ACCOUNT_NOT_FOUND', `No account with ${opts.field} ${tenantId}`);
+      if (rows.length === 0 || rows[0].level !== 0)
+        throw new AppError('ACCOUNT_NOT_FOUND', `No account with ${opts.field} ${tenantId}`);
       const nodes = new Map<string, HierarchyNodeV2>();
       let root: HierarchyNodeV2 | undefined;
       // Rows come by level, so a parent is placed before its children.

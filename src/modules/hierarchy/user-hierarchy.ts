@@ -16,13 +16,18 @@ export function createUserHierarchy(deps: { db: Db; maxDepth: number }) {
     async userHierarchy(userId: string): Promise<{ tenants: UserTreeNode[] }> {
       if (!isUuid(userId)) return { tenants: [] };
       const rows = await reachOf(db, userId.toLowerCase(), maxDepth);
-      const nodes = new Map<string, UserTreeNode>(rows.map((r) => [r.tenant_id, {
-        tenantId: r.tenant_id,
-        tenantName: r.name,
-        parentTenantId: r.parent_tenant_id,
-        member: r.member,
-        children: [],
-      }]));
+      const nodes = new Map<string, UserTreeNode>(
+        rows.map((r) => [
+          r.tenant_id,
+          {
+            tenantId: r.tenant_id,
+            tenantName: r.name,
+            parentTenantId: r.parent_tenant_id,
+            member: r.member,
+            children: [],
+          },
+        ]),
+      );
       const tenants: UserTreeNode[] = [];
       // Rows come in name order, so children and top accounts do too.
       for (const node of nodes.values()) {

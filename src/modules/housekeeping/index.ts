@@ -29,15 +29,28 @@ export const PURGE_RULES: PurgeRule[] = [
   { name: 'mfa_remembered_devices', table: 'mfa_remembered_devices', where: 'expires_at < now()' },
   // One-time links and codes of activation, invitation and passwordless; reset and verification secrets.
   { name: 'one_time_codes', table: 'one_time_codes', where: `expires_at < ${GRACE} OR used_at < ${GRACE}` },
-  { name: 'password_reset_tokens', table: 'password_reset_tokens', where: `expires_at < ${GRACE} OR used_at < ${GRACE}` },
+  {
+    name: 'password_reset_tokens',
+    table: 'password_reset_tokens',
+    where: `expires_at < ${GRACE} OR used_at < ${GRACE}`,
+  },
   { name: 'recovery_codes', table: 'recovery_codes', where: `expires_at < ${GRACE} OR used_at < ${GRACE}` },
-  { name: 'email_verification_tokens', table: 'email_verification_tokens', where: `expires_at < ${GRACE} OR used_at < ${GRACE}` },
+  {
+    name: 'email_verification_tokens',
+    table: 'email_verification_tokens',
+    where: `expires_at < ${GRACE} OR used_at < ${GRACE}`,
+  },
   { name: 'phone_codes', table: 'phone_codes', where: `expires_at < ${GRACE} OR used_at < ${GRACE}` },
   // Sessions that ended (expired or revoked) a week ago, with their refresh tokens (ON DELETE CASCADE).
   { name: 'sessions', table: 'sessions', where: `expires_at < ${GRACE} OR revoked_at < ${GRACE}` },
   // Finished message jobs: their payload holds the message variables (codes, links; sealed with the KEK). The
   // delivery record (message_deliveries) keeps status and error without content.
-  { name: 'message_jobs', table: 'jobs', where: "kind = 'messaging.deliver' AND state IN ('completed', 'failed') AND completed_at < now() - interval '1 hour'" },
+  {
+    name: 'message_jobs',
+    table: 'jobs',
+    where:
+      "kind = 'messaging.deliver' AND state IN ('completed', 'failed') AND completed_at < now() - interval '1 hour'",
+  },
 ];
 
 export interface HousekeepingOptions {
@@ -65,7 +78,10 @@ export function createHousekeeping(opts: HousekeepingOptions) {
     for (const r of rules) {
       let total = 0;
       for (let i = 0; i < maxBatches; i++) {
-        const res = await db.query(`DELETE FROM ${r.table} WHERE ctid IN (SELECT ctid FROM ${r.table} WHERE ${r.where} LIMIT $1)`, [batchSize]);
+        const res = await db.query(
+          `DELETE FROM ${r.table} WHERE ctid IN (SELECT ctid FROM ${r.table} WHERE ${r.where} LIMIT $1)`,
+          [batchSize],
+        );
         total += res.rowCount ?? 0;
         if ((res.rowCount ?? 0) < batchSize) break;
       }
@@ -78,12 +94,13 @@ export function createHousekeeping(opts: HousekeepingOptions) {
     purge,
     /** A background loop for the job runner (`jobs.attach`): starts and stops with it. */
     worker: periodicWorker(
-      () => purge()
-        .then((n) => {
-          const some = Object.fromEntries(Object.entries(n).filter(([, v]) => v > 0));
-          if (Object.keys(some).length) log.info({ removed: some }, 'housekeeping removed expired sign-in state');
-        })
-        .catch((err) => log.warn({ err: String(err) }, 'housekeeping failed')),
+      () =>
+        purge()
+          .then((n) => {
+            const some = Object.fromEntries(Object.entries(n).filter(([, v]) => v > 0));
+            if (Object.keys(some).length) log.info({ removed: some }, 'housekeeping removed expired sign-in state');
+          })
+          .catch((err) => log.warn({ err: String(err) }, 'housekeeping failed')),
       everyMs,
     ),
   };

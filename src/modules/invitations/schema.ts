@@ -7,9 +7,16 @@ export type InviteBody = Static<typeof InviteBody>;
 
 const Uid = Type.String({ minLength: 1, maxLength: 64 });
 export const AcceptBody = Type.Object({ userId: Uid, token: Type.String({ minLength: 1, maxLength: 512 }) });
-export const AcceptCodeBody = Type.Object({ userId: Uid, code: Type.String({ minLength: 1, maxLength: 16 }), token: Type.Optional(Type.String({ maxLength: 512 })) });
+export const AcceptCodeBody = Type.Object({
+  userId: Uid,
+  code: Type.String({ minLength: 1, maxLength: 16 }),
+  token: Type.Optional(Type.String({ maxLength: 512 })),
+});
 export const ResetBody = Type.Object({ email: Type.String({ minLength: 1, maxLength: 320 }) });
-export const InvitationConfiguration = Type.Object({ tenantInvitationsAllowed: Type.Boolean(), emailsEnabled: Type.Boolean() });
+export const InvitationConfiguration = Type.Object({
+  tenantInvitationsAllowed: Type.Boolean(),
+  emailsEnabled: Type.Boolean(),
+});
 
 /**
  * The invited user: the user record (users/schema.ts `User`) whose permission items also carry the permission's
@@ -18,5 +25,10 @@ export const InvitationConfiguration = Type.Object({ tenantInvitationsAllowed: T
 const PermissionItem = User.properties.permissions.items;
 export const InvitedUser = Type.Object({
   ...User.properties,
-  permissions: Type.Array(Type.Object({ ...PermissionItem.properties, assignmentType: Type.Optional(Type.String({ description: 'NEVER, ALWAYS or ASSIGNABLE' })) })),
+  permissions: Type.Array(
+    Type.Object({
+      ...PermissionItem.properties,
+      assignmentType: Type.Optional(Type.String({ description: 'NEVER, ALWAYS or ASSIGNABLE' })),
+    }),
+  ),
 });

@@ -7,10 +7,32 @@ import type { EventsService } from '../events/index.ts';
 import type { Grantor, RolesService } from '../roles/index.ts';
 import { parseMetadata, type TenantsService } from '../tenants/index.ts';
 import {
-  acceptMembership, addMembership, addRoles, createUserCreation, findByEmail, findById, hasMembers, isMember,
-  proveMailbox, removeMembership, updateUser, type UserRow, type UsersService,
+  acceptMembership,
+  addMembership,
+  addRoles,
+  createUserCreation,
+  findByEmail,
+  findById,
+  hasMembers,
+  isMember,
+  proveMailbox,
+  removeMembership,
+  updateUser,
+  type UserRow,
+  type UsersService,
 } from '../users/index.ts';
-import { checkError, countFailure, limitRequests, readFlowSettings, writeFlowSettings, type Client, type CodeBook, type CodeLimits, type Delivery, type StrategySettings } from '../passwordless/index.ts';
+import {
+  checkError,
+  countFailure,
+  limitRequests,
+  readFlowSettings,
+  writeFlowSettings,
+  type Client,
+  type CodeBook,
+  type CodeLimits,
+  type Delivery,
+  type StrategySettings,
+} from '../passwordless/index.ts';
 import { assertEmailDomainAllowed } from '../restrictions/index.ts';
 import type { InviteBody } from './schema.ts';
 import * as store from './store.ts';
@@ -48,14 +70,25 @@ export function createInvitationsService(deps: InvitationsDeps) {
 
   async function send(q: Queryable, user: UserRow, tenantId: string, inviter?: string) {
     const s = await readFlowSettings(q, 'invitation');
-    const issued = await codes.issue(q, { purpose: 'invitation', userId: user.id, tenantId, ttlSeconds: s.codeExpiration * 60, link: true, code: s.strategy === 'code' });
+    const issued = await codes.issue(q, {
+      purpose: 'invitation',
+      userId: user.id,
+      tenantId,
+      ttlSeconds: s.codeExpiration * 60,
+      link: true,
+      code: s.strategy === 'code',
+    });
     await deps.delivery.sendEmail(q, {
       type: 'InviteToTenant',
       to: user.email,
       tenantId,
       vars: {
-        name: user.name, email: user.email ?? '', tenantName: await store.accountName(q, tenantId), expiresInMinutes: String(s.codeExpiration),
-        ...(inviter ? { inviterName: inviter } : {}), ...(issued.code ? { code: issued.code } : {}),
+        name: user.name,
+        email: user.email ?? '',
+        tenantName: await store.accountName(q, tenantId),
+        expiresInMinutes: String(s.codeExpiration),
+        ...(inviter ? { inviterName: inviter } : {}),
+        ...(issued.code ? { code: issued.code } : {}),
       },
       linkParams: { userId: user.id, token: issued.token! },
     });
@@ -80,7 +113,10 @@ export function createInvitationsService(deps: InvitationsDeps) {
         let user = await findByEmail(tx, email);
         const isNew = !user;
         if (user && passwordHash) {
-          throw new AppError('CONFLICT', `body.password: ${email} already has an account in the environment and keeps its password; invite without a password`);
+          throw new AppError(
+            'CONFLICT',
+            `body.password: ${email} already has an account in the environment and keeps its password; invite without a password`,
+          );
         }
         const roleIds = body.roleIds?.length ? body.roleIds : undefined;
         if (roleIds) await deps.roles.assertGrantable(tx, tenantId, by, roleIds);
@@ -88,9 +124,19 @@ export function createInvitationsService(deps: InvitationsDeps) {
         const pending = !isNew && by.kind === 'user';
         if (!user) {
           user = await creation.create(tx, {
-            source: 'invitation', tenantId, email, username: body.username ?? null, name: body.name?.trim() ?? '',
-            profilePictureUrl: body.profilePictureUrl ?? null, phoneNumber: body.phoneNumber, verified: false,
-            provider: body.provider ?? 'local', metadata, passwordHash, roleIds, defaults: 'firstMember',
+            source: 'invitation',
+            tenantId,
+            email,
+            username: body.username ?? null,
+            name: body.name?.trim() ?? '',
+            profilePictureUrl: body.profilePictureUrl ?? null,
+            phoneNumber: body.phoneNumber,
+            verified: false,
+            provider: body.provider ?? 'local',
+            metadata,
+            passwordHash,
+            roleIds,
+            defaults: 'firstMember',
             // An account administrator's password for someone else is temporary (dropped on proof of the mailbox).
             passwordTemporary: passwordHash !== null && by.kind === 'user',
           });
@@ -100,9 +146,12 @@ export function createInvitationsService(deps: InvitationsDeps) {
           if (!(await addMembership(tx, tenantId, user.id, { subAccess, expiresAt: null, pending }))) {
             const open = await store.findInvitation(tx, tenantId, user.id);
             const again = 'send the invitation again with POST /identity/resources/users/v1/invitation/reset';
-            throw new AppError('ALREADY_MEMBER', open && !open.accepted_at
-              ? `${email} is already invited to account ${tenantId}; ${again}`
-              : `${email} is already a member of account ${tenantId}`);
+            throw new AppError(
+              'ALREADY_MEMBER',
+              open && !open.accepted_at
+                ? `${email} is already invited to account ${tenantId}; ${again}`
+                : `${email} is already a member of account ${tenantId}`,
+            );
           }
           const first = firstMember ? await deps.roles.firstUserRoleIds(tx, tenantId) : undefined;
           await addRoles(tx, tenantId, user.id, roleIds ?? first ?? (await deps.roles.defaultRoleIds(tx, tenantId)));
@@ -111,7 +160,19 @@ export function createInvitationsService(deps: InvitationsDeps) {
         await assertEmailDomainAllowed(tx, tenantId, email);
         await store.insertInvitation(tx, tenantId, user.id, by.kind === 'user' ? by.userId : null);
         if (!body.skipInviteEmail) await send(tx, user, tenantId, await inviterName(tx, by));
-        await deps.events.emit(tx, { eventKey: 'user.invited', tenantId, entity: { type: 'user', id: user.id }, data: { userId: user.id, email, tenantId, invitedBy: by.kind === 'user' ? by.userId : 'vendor', emailSent: !body.skipInviteEmail, pending } });
+        await deps.events.emit(tx, {
+          eventKey: 'user.invited',
+          tenantId,
+          entity: { type: 'user', id: user.id },
+          data: {
+            userId: user.id,
+            email,
+            tenantId,
+            invitedBy: by.kind === 'user' ? by.userId : 'vendor',
+            emailSent: !body.skipInviteEmail,
+            pending,
+          },
+        });
         return deps.users.record(tx, user, tenantId);
       });
     },
@@ -123,7 +184,8 @@ export function createInvitationsService(deps: InvitationsDeps) {
       await db.transaction(async (tx) => {
         const user = await findByEmail(tx, e);
         const inv = user ? await store.findInvitation(tx, tenantId, user.id) : undefined;
-        if (!user || !inv || inv.accepted_at) throw new AppError('INVITATION_NOT_FOUND', `No pending invitation of ${e} to account ${tenantId}`);
+        if (!user || !inv || inv.accepted_at)
+          throw new AppError('INVITATION_NOT_FOUND', `No pending invitation of ${e} to account ${tenantId}`);
         await send(tx, user, tenantId);
       });
     },
@@ -138,7 +200,11 @@ export function createInvitationsService(deps: InvitationsDeps) {
       return db.transaction(async (tx) => {
         const user = await findByEmail(tx, e);
         const pending = user ? await store.pendingInvitations(tx, user.id, tenantId) : [];
-        if (!user || !pending.length) throw new AppError('INVITATION_NOT_FOUND', `No pending invitation of ${e}${tenantId ? ` to account ${tenantId}` : ''}`);
+        if (!user || !pending.length)
+          throw new AppError(
+            'INVITATION_NOT_FOUND',
+            `No pending invitation of ${e}${tenantId ? ` to account ${tenantId}` : ''}`,
+          );
         for (const inv of pending) await send(tx, user, inv.tenant_id);
         return pending.length;
       });
@@ -148,15 +214,28 @@ export function createInvitationsService(deps: InvitationsDeps) {
      * The team screen's "resend activation email" for a member of the account: a pending invitation is sent again;
      * a user who signed up and has not activated gets the activation email again (`resendSignup`); else 409.
      */
-    async resendActivation(tenantId: string, userId: string, client: Client, resendSignup: (email: string, client: Client) => Promise<void>): Promise<void> {
+    async resendActivation(
+      tenantId: string,
+      userId: string,
+      client: Client,
+      resendSignup: (email: string, client: Client) => Promise<void>,
+    ): Promise<void> {
       const user = isUuid(userId) ? await findById(db, userId) : undefined;
       const member = user ? await isMember(db, tenantId, user.id) : false;
       if (!user || !member) throw new AppError('NOT_A_MEMBER', `User ${userId} is not a member of account ${tenantId}`);
       const inv = await store.findInvitation(db, tenantId, user.id);
-      if (!user.email) throw new AppError('USER_HAS_NO_EMAIL', `User ${user.id} has no email address: there is no activation email to send`);
+      if (!user.email)
+        throw new AppError(
+          'USER_HAS_NO_EMAIL',
+          `User ${user.id} has no email address: there is no activation email to send`,
+        );
       if (inv && !inv.accepted_at) return this.resend(tenantId, user.email, client);
-      if ((await db.query('SELECT 1 FROM pending_activations WHERE user_id = $1', [user.id])).rows.length) return resendSignup(user.email, client);
-      throw new AppError('ALREADY_ACTIVATED', `${user.email} has already accepted the invitation or activated the account`);
+      if ((await db.query('SELECT 1 FROM pending_activations WHERE user_id = $1', [user.id])).rows.length)
+        return resendSignup(user.email, client);
+      throw new AppError(
+        'ALREADY_ACTIVATED',
+        `${user.email} has already accepted the invitation or activated the account`,
+      );
     },
 
     /** Accepts with the link token or the code; signs the user in to the inviting account. */
@@ -175,12 +254,14 @@ export function createInvitationsService(deps: InvitationsDeps) {
         } else {
           const r = await codes.checkToken(tx, ['invitation'], body.token ?? '');
           if (!r.ok) return { error: checkError(r, 'invitation link') };
-          if (r.row.user_id !== user.id) return { error: new AppError('CODE_INVALID', 'The invitation link is invalid') };
+          if (r.row.user_id !== user.id)
+            return { error: new AppError('CODE_INVALID', 'The invitation link is invalid') };
           row = r.row;
         }
         const tenantId = row.tenant_id!;
         const inv = await store.findInvitation(tx, tenantId, user.id);
-        if (!inv) return { error: new AppError('CODE_EXPIRED', 'The invitation was withdrawn (the membership was removed)') };
+        if (!inv)
+          return { error: new AppError('CODE_EXPIRED', 'The invitation was withdrawn (the membership was removed)') };
         await codes.consume(tx, row.id);
         await store.markAccepted(tx, tenantId, user.id);
         // The emailed link or code is the owner's proof: a pending membership is accepted, a temporary password dropped.
@@ -192,10 +273,17 @@ export function createInvitationsService(deps: InvitationsDeps) {
         }
         if (!user.verified) {
           await updateUser(tx, user.id, { verified: true });
-          await deps.events.emit(tx, { eventKey: 'user.activated', tenantId, entity: { type: 'user', id: user.id }, data: { userId: user.id, email: user.email, tenantId, via: 'invitation' } });
+          await deps.events.emit(tx, {
+            eventKey: 'user.activated',
+            tenantId,
+            entity: { type: 'user', id: user.id },
+            data: { userId: user.id, email: user.email, tenantId, via: 'invitation' },
+          });
         }
         try {
-          return { response: await deps.login.signIn(tx, { ...user, verified: true }, client, ['email'], { tenantId }) };
+          return {
+            response: await deps.login.signIn(tx, { ...user, verified: true }, client, ['email'], { tenantId }),
+          };
         } catch (err) {
           if (err instanceof AppError) return { error: err };
           throw err;
@@ -208,7 +296,12 @@ export function createInvitationsService(deps: InvitationsDeps) {
     /** The caller's invitations waiting for their consent (pending memberships), oldest first. */
     async listMine(userId: string) {
       const rows = await store.pendingMemberships(db, userId);
-      return rows.map((r) => ({ tenantId: r.tenant_id, name: r.name, invitedBy: r.invited_by, createdAt: r.created_at.toISOString() }));
+      return rows.map((r) => ({
+        tenantId: r.tenant_id,
+        name: r.name,
+        invitedBy: r.invited_by,
+        createdAt: r.created_at.toISOString(),
+      }));
     },
 
     /**
@@ -228,16 +321,25 @@ export function createInvitationsService(deps: InvitationsDeps) {
           return;
         }
         if (user.password_temporary) {
-          throw new AppError('INVITATION_NEEDS_MAILBOX_PROOF', 'Your password was set by an administrator: accept the invitation to account '
-            + `${tenantId} with the emailed invitation link or code (ask for it again with POST /identity/resources/users/v1/invitation/reset)`);
+          throw new AppError(
+            'INVITATION_NEEDS_MAILBOX_PROOF',
+            'Your password was set by an administrator: accept the invitation to account ' +
+              `${tenantId} with the emailed invitation link or code (ask for it again with POST /identity/resources/users/v1/invitation/reset)`,
+          );
         }
         await acceptMembership(tx, tenantId, user.id);
         await store.markAccepted(tx, tenantId, user.id);
-        await deps.events.emit(tx, { eventKey: 'user.updated', tenantId, entity: { type: 'user', id: user.id }, data: { userId: user.id, email: user.email, tenantId, changed: ['tenantIds'], reason: 'invitation_accepted' } });
+        await deps.events.emit(tx, {
+          eventKey: 'user.updated',
+          tenantId,
+          entity: { type: 'user', id: user.id },
+          data: { userId: user.id, email: user.email, tenantId, changed: ['tenantIds'], reason: 'invitation_accepted' },
+        });
       });
     },
 
     invitationSettings: (): Promise<StrategySettings> => readFlowSettings(db, 'invitation'),
-    updateInvitationSettings: (patch: Partial<StrategySettings>): Promise<StrategySettings> => db.transaction((tx) => writeFlowSettings(tx, 'invitation', patch)),
+    updateInvitationSettings: (patch: Partial<StrategySettings>): Promise<StrategySettings> =>
+      db.transaction((tx) => writeFlowSettings(tx, 'invitation', patch)),
   };
 }

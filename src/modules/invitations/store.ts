@@ -9,17 +9,36 @@ export interface InvitationRow {
   accepted_at: Date | null;
 }
 
-export async function insertInvitation(q: Queryable, tenantId: string, userId: string, invitedBy: string | null): Promise<void> {
-  await q.query('INSERT INTO user_invitations (tenant_id, user_id, invited_by) VALUES ($1, $2, $3)', [tenantId, userId, invitedBy]);
+export async function insertInvitation(
+  q: Queryable,
+  tenantId: string,
+  userId: string,
+  invitedBy: string | null,
+): Promise<void> {
+  await q.query('INSERT INTO user_invitations (tenant_id, user_id, invited_by) VALUES ($1, $2, $3)', [
+    tenantId,
+    userId,
+    invitedBy,
+  ]);
 }
 
-export async function findInvitation(q: Queryable, tenantId: string, userId: string): Promise<InvitationRow | undefined> {
-  const { rows } = await q.query<InvitationRow>('SELECT * FROM user_invitations WHERE tenant_id = $1 AND user_id = $2', [tenantId, userId]);
+export async function findInvitation(
+  q: Queryable,
+  tenantId: string,
+  userId: string,
+): Promise<InvitationRow | undefined> {
+  const { rows } = await q.query<InvitationRow>(
+    'SELECT * FROM user_invitations WHERE tenant_id = $1 AND user_id = $2',
+    [tenantId, userId],
+  );
   return rows[0];
 }
 
 export async function markAccepted(q: Queryable, tenantId: string, userId: string): Promise<boolean> {
-  const r = await q.query('UPDATE user_invitations SET accepted_at = now() WHERE tenant_id = $1 AND user_id = $2 AND accepted_at IS NULL', [tenantId, userId]);
+  const r = await q.query(
+    'UPDATE user_invitations SET accepted_at = now() WHERE tenant_id = $1 AND user_id = $2 AND accepted_at IS NULL',
+    [tenantId, userId],
+  );
   return r.rowCount > 0;
 }
 
@@ -61,7 +80,11 @@ export type UserTenantStatus = 'PendingInvitation' | 'PendingLogin' | 'Activated
  * or signed up and not activated), PendingInvitation (invited, not accepted), PendingLogin (never signed in),
  * else Activated.
  */
-export async function userTenantStatuses(q: Queryable, userIds: string[], tenantId?: string): Promise<{ user_id: string; tenant_id: string; status: UserTenantStatus }[]> {
+export async function userTenantStatuses(
+  q: Queryable,
+  userIds: string[],
+  tenantId?: string,
+): Promise<{ user_id: string; tenant_id: string; status: UserTenantStatus }[]> {
   const { rows } = await q.query<{ user_id: string; tenant_id: string; status: UserTenantStatus }>(
     `SELECT m.user_id::text AS user_id, m.tenant_id,
             CASE WHEN m.is_disabled OR pa.user_id IS NOT NULL THEN 'NotActivated'

@@ -49,14 +49,24 @@ export function createInviteTokensService(deps: InviteTokensDeps) {
 
   async function dto(q: Queryable, r: store.InviteTokenRow): Promise<InviteTokenDto> {
     return {
-      id: r.id, vendorId: deps.vendorId(), tenantId: r.tenant_id, ...(r.user_id ? { userId: r.user_id } : {}), token: decrypt(kek, r.token_enc),
-      expires: r.expires_at.toISOString(), shouldSendEmail: r.should_send_email, name: (await store.accountLive(q, r.tenant_id))?.name ?? '', roleIds: r.role_ids,
+      id: r.id,
+      vendorId: deps.vendorId(),
+      tenantId: r.tenant_id,
+      ...(r.user_id ? { userId: r.user_id } : {}),
+      token: decrypt(kek, r.token_enc),
+      expires: r.expires_at.toISOString(),
+      shouldSendEmail: r.should_send_email,
+      name: (await store.accountLive(q, r.tenant_id))?.name ?? '',
+      roleIds: r.role_ids,
     };
   }
 
   function minutes(v: number | undefined, field = 'expiresInMinutes'): number | undefined {
     if (v === undefined) return undefined;
-    if (!Number.isInteger(v) || v < 1 || v > MAX_MINUTES) throw new AppError('VALIDATION', `${field} must be a whole number of minutes from 1 to ${MAX_MINUTES}`, { fields: [field] });
+    if (!Number.isInteger(v) || v < 1 || v > MAX_MINUTES)
+      throw new AppError('VALIDATION', `${field} must be a whole number of minutes from 1 to ${MAX_MINUTES}`, {
+        fields: [field],
+      });
     return v;
   }
 
@@ -73,7 +83,17 @@ export function createInviteTokensService(deps: InviteTokensDeps) {
   }
 
   /** `by`: who creates it (the environment when absent); the roles joiners get must be within theirs. */
-  async function create(q: Queryable, a: { tenantId: string; userId?: string; expiresInMinutes?: number; shouldSendEmail?: boolean; roleIds?: string[]; by?: Grantor }): Promise<InviteTokenDto> {
+  async function create(
+    q: Queryable,
+    a: {
+      tenantId: string;
+      userId?: string;
+      expiresInMinutes?: number;
+      shouldSendEmail?: boolean;
+      roleIds?: string[];
+      by?: Grantor;
+    },
+  ): Promise<InviteTokenDto> {
     await requireAccount(q, a.tenantId);
     if (a.userId !== undefined) {
       await requireMember(q, a.tenantId, a.userId);
@@ -85,8 +105,14 @@ export function createInviteTokensService(deps: InviteTokensDeps) {
     const ttl = minutes(a.expiresInMinutes) ?? (await readFlowSettings(q, 'invitation')).codeExpiration;
     const token = randomSecret(32);
     const row = await store.insert(q, {
-      tenant_id: a.tenantId, id: newId(), user_id: a.userId ?? null, token_hash: sha256Hex(token), token_enc: encrypt(kek, token),
-      role_ids: roleIds, should_send_email: a.shouldSendEmail ?? false, expires_at: new Date(Date.now() + ttl * 60_000),
+      tenant_id: a.tenantId,
+      id: newId(),
+      user_id: a.userId ?? null,
+      token_hash: sha256Hex(token),
+      token_enc: encrypt(kek, token),
+      role_ids: roleIds,
+      should_send_email: a.shouldSendEmail ?? false,
+      expires_at: new Date(Date.now() + ttl * 60_000),
     });
     return dto(q, row);
   }
@@ -94,8 +120,10 @@ export function createInviteTokensService(deps: InviteTokensDeps) {
   /** The live token of a link, or the error for it: 400 unknown (or its account removed), 410 expired. */
   async function resolve(q: Queryable, token: string): Promise<store.InviteTokenRow> {
     const row = token && token.length <= 512 ? await store.byHash(q, sha256Hex(token.trim())) : undefined;
-    if (!row || !(await store.accountLive(q, row.tenant_id))) throw new AppError('CODE_INVALID', 'The invitation token is invalid');
-    if (row.expires_at <= new Date()) throw new AppError('CODE_EXPIRED', 'The invitation token has expired; ask the account for a new one');
+    if (!row || !(await store.accountLive(q, row.tenant_id)))
+      throw new AppError('CODE_INVALID', 'The invitation token is invalid');
+    if (row.expires_at <= new Date())
+      throw new AppError('CODE_EXPIRED', 'The invitation token has expired; ask the account for a new one');
     return row;
   }
 
@@ -104,22 +132,32 @@ export function createInviteTokensService(deps: InviteTokensDeps) {
 
     async ofOwner(tenantId: string, userId: string): Promise<InviteTokenDto> {
       const row = isUuid(userId) ? await store.ofOwner(db, tenantId, userId) : undefined;
-      if (!row) throw new AppError('INVITE_TOKEN_NOT_FOUND', `User ${userId} has no invite token for account ${tenantId}`);
+      if (!row)
+        throw new AppError('INVITE_TOKEN_NOT_FOUND', `User ${userId} has no invite token for account ${tenantId}`);
       return dto(db, row);
     },
 
-    async updateOwner(tenantId: string, userId: string, b: { expiresInMinutes?: number; shouldSendEmail?: boolean }): Promise<InviteTokenDto> {
+    async updateOwner(
+      tenantId: string,
+      userId: string,
+      b: { expiresInMinutes?: number; shouldSendEmail?: boolean },
+    ): Promise<InviteTokenDto> {
       const ttl = minutes(b.expiresInMinutes);
       return db.transaction(async (tx) => {
         const row = isUuid(userId) ? await store.ofOwner(tx, tenantId, userId, true) : undefined;
-        if (!row) throw new AppError('INVITE_TOKEN_NOT_FOUND', `User ${userId} has no invite token for account ${tenantId}`);
-        const next = await store.update(tx, tenantId, row.id, { expires_at: ttl ? new Date(Date.now() + ttl * 60_000) : undefined, should_send_email: b.shouldSendEmail });
+        if (!row)
+          throw new AppError('INVITE_TOKEN_NOT_FOUND', `User ${userId} has no invite token for account ${tenantId}`);
+        const next = await store.update(tx, tenantId, row.id, {
+          expires_at: ttl ? new Date(Date.now() + ttl * 60_000) : undefined,
+          should_send_email: b.shouldSendEmail,
+        });
         return dto(tx, next);
       });
     },
 
     async deleteOwner(tenantId: string, userId: string): Promise<void> {
-      if (!isUuid(userId) || !(await store.removeOfOwner(db, tenantId, userId))) throw new AppError('INVITE_TOKEN_NOT_FOUND', `User ${userId} has no invite token for account ${tenantId}`);
+      if (!isUuid(userId) || !(await store.removeOfOwner(db, tenantId, userId)))
+        throw new AppError('INVITE_TOKEN_NOT_FOUND', `User ${userId} has no invite token for account ${tenantId}`);
     },
 
     async all(tenantId?: string): Promise<InviteTokenDto[]> {
@@ -128,7 +166,8 @@ export function createInviteTokensService(deps: InviteTokensDeps) {
     },
 
     async remove(id: string, tenantId?: string): Promise<void> {
-      if (!isUuid(id) || !(await store.remove(db, tenantId, id))) throw new AppError('INVITE_TOKEN_NOT_FOUND', `No invite token with id ${id}`);
+      if (!isUuid(id) || !(await store.remove(db, tenantId, id)))
+        throw new AppError('INVITE_TOKEN_NOT_FOUND', `No invite token with id ${id}`);
     },
 
     /** For sign-up and login pages: what the link invites to (400 unknown, 410 expired). */
@@ -156,20 +195,42 @@ export function createInviteTokensService(deps: InviteTokensDeps) {
            FROM tenants WHERE tenant_id = $1`,
         [tenantId],
       );
-      const added = await addMembership(q, tenantId, user.id, { subAccess: rows[0].sub_account_access_type !== 'defaultOff', expiresAt: null });
+      const added = await addMembership(q, tenantId, user.id, {
+        subAccess: rows[0].sub_account_access_type !== 'defaultOff',
+        expiresAt: null,
+      });
       if (added) {
         let roleIds = await store.liveRoleIds(q, tenantId, row.role_ids);
-        if (!roleIds.length) roleIds = rows[0].empty ? await deps.roles.firstUserRoleIds(q, tenantId) : await deps.roles.defaultRoleIds(q, tenantId);
+        if (!roleIds.length)
+          roleIds = rows[0].empty
+            ? await deps.roles.firstUserRoleIds(q, tenantId)
+            : await deps.roles.defaultRoleIds(q, tenantId);
         await addRoles(q, tenantId, user.id, roleIds);
         await deps.events.emit(q, {
-          eventKey: 'user.invited', tenantId, entity: { type: 'user', id: user.id },
-          data: { userId: user.id, email: user.email, tenantId, invitedBy: row.user_id ?? 'vendor', via: 'invite-token', inviteTokenId: row.id, emailSent: false },
+          eventKey: 'user.invited',
+          tenantId,
+          entity: { type: 'user', id: user.id },
+          data: {
+            userId: user.id,
+            email: user.email,
+            tenantId,
+            invitedBy: row.user_id ?? 'vendor',
+            via: 'invite-token',
+            inviteTokenId: row.id,
+            emailSent: false,
+          },
         });
         const owner = row.should_send_email && row.user_id ? await findById(q, row.user_id) : undefined;
         if (owner?.email) {
           await deps.messaging.sendEmail(q, {
-            type: 'UserUsedInvitation', to: owner.email, tenantId,
-            vars: { name: owner.name, inviteeEmail: user.email ?? user.username ?? '', tenantName: (await store.accountLive(q, tenantId))?.name ?? '' },
+            type: 'UserUsedInvitation',
+            to: owner.email,
+            tenantId,
+            vars: {
+              name: owner.name,
+              inviteeEmail: user.email ?? user.username ?? '',
+              tenantName: (await store.accountLive(q, tenantId))?.name ?? '',
+            },
           });
         }
       } else {

@@ -14,7 +14,10 @@ export interface InviteTokenRow {
   updated_at: Date;
 }
 
-export async function insert(q: Queryable, r: Omit<InviteTokenRow, 'created_at' | 'updated_at'>): Promise<InviteTokenRow> {
+export async function insert(
+  q: Queryable,
+  r: Omit<InviteTokenRow, 'created_at' | 'updated_at'>,
+): Promise<InviteTokenRow> {
   const { rows } = await q.query<InviteTokenRow>(
     `INSERT INTO tenant_invite_tokens (tenant_id, id, user_id, token_hash, token_enc, role_ids, should_send_email, expires_at)
      VALUES ($1, $2, $3, $4, $5, $6::text[], $7, $8) RETURNING *`,
@@ -23,8 +26,16 @@ export async function insert(q: Queryable, r: Omit<InviteTokenRow, 'created_at' 
   return rows[0];
 }
 
-export async function ofOwner(q: Queryable, tenantId: string, userId: string, lock = false): Promise<InviteTokenRow | undefined> {
-  const { rows } = await q.query<InviteTokenRow>(`SELECT * FROM tenant_invite_tokens WHERE tenant_id = $1 AND user_id = $2${lock ? ' FOR UPDATE' : ''}`, [tenantId, userId]);
+export async function ofOwner(
+  q: Queryable,
+  tenantId: string,
+  userId: string,
+  lock = false,
+): Promise<InviteTokenRow | undefined> {
+  const { rows } = await q.query<InviteTokenRow>(
+    `SELECT * FROM tenant_invite_tokens WHERE tenant_id = $1 AND user_id = $2${lock ? ' FOR UPDATE' : ''}`,
+    [tenantId, userId],
+  );
   return rows[0];
 }
 
@@ -42,7 +53,12 @@ export async function all(q: Queryable, tenantId?: string): Promise<InviteTokenR
   return rows;
 }
 
-export async function update(q: Queryable, tenantId: string, id: string, v: { expires_at?: Date; should_send_email?: boolean }): Promise<InviteTokenRow> {
+export async function update(
+  q: Queryable,
+  tenantId: string,
+  id: string,
+  v: { expires_at?: Date; should_send_email?: boolean },
+): Promise<InviteTokenRow> {
   const { rows } = await q.query<InviteTokenRow>(
     `UPDATE tenant_invite_tokens SET expires_at = coalesce($3, expires_at), should_send_email = coalesce($4, should_send_email), updated_at = now()
      WHERE tenant_id = $1 AND id = $2 RETURNING *`,
@@ -52,7 +68,10 @@ export async function update(q: Queryable, tenantId: string, id: string, v: { ex
 }
 
 export async function remove(q: Queryable, tenantId: string | undefined, id: string): Promise<boolean> {
-  const r = await q.query('DELETE FROM tenant_invite_tokens WHERE id = $1 AND ($2::text IS NULL OR tenant_id = $2)', [id, tenantId ?? null]);
+  const r = await q.query('DELETE FROM tenant_invite_tokens WHERE id = $1 AND ($2::text IS NULL OR tenant_id = $2)', [
+    id,
+    tenantId ?? null,
+  ]);
   return r.rowCount > 0;
 }
 
@@ -77,6 +96,9 @@ export async function liveRoleIds(q: Queryable, tenantId: string, roleIds: strin
 
 /** Whether the account exists and is not removed. */
 export async function accountLive(q: Queryable, tenantId: string): Promise<{ name: string } | undefined> {
-  const { rows } = await q.query<{ name: string }>('SELECT name FROM tenants WHERE tenant_id = $1 AND deleted_at IS NULL', [tenantId]);
+  const { rows } = await q.query<{ name: string }>(
+    'SELECT name FROM tenants WHERE tenant_id = $1 AND deleted_at IS NULL',
+    [tenantId],
+  );
   return rows[0];
 }

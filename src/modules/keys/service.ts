@@ -1,6 +1,15 @@
 import { AsyncResource } from 'node:async_hooks';
 import { createPrivateKey, sign as cryptoSign, type KeyObject } from 'node:crypto';
-import { exportJWK, exportPKCS8, exportSPKI, generateKeyPair, importJWK, jwtVerify, type JWK, type JWTPayload } from 'jose';
+import {
+  exportJWK,
+  exportPKCS8,
+  exportSPKI,
+  generateKeyPair,
+  importJWK,
+  jwtVerify,
+  type JWK,
+  type JWTPayload,
+} from 'jose';
 import { decrypt, encrypt, newId } from '../../lib/crypto.ts';
 import { AppError } from '../../http/errors.ts';
 import type { Db } from '../../storage/db.ts';
@@ -56,7 +65,9 @@ export function createSigner(alg: Algorithm, kid: string, pkcs8Pem: string): Sig
     sign(payload: string): Promise<string> {
       const input = prefix + Buffer.from(payload).toString('base64url');
       return new Promise((resolve, reject) => {
-        cryptoSign(hash, Buffer.from(input), keyInput, (err, signature) => (err ? reject(err) : resolve(`${input}.${signature.toString('base64url')}`)));
+        cryptoSign(hash, Buffer.from(input), keyInput, (err, signature) =>
+          err ? reject(err) : resolve(`${input}.${signature.toString('base64url')}`),
+        );
       });
     },
   };
@@ -130,12 +141,21 @@ export function createKeysService(deps: KeysDeps, reloadMs = 60_000, unknownKidR
   }
 
   async function rotate(algorithm: Algorithm = deps.algorithm): Promise<{ kid: string }> {
-    const { publicKey, privateKey } = await generateKeyPair(algorithm, { extractable: true, ...(algorithm === 'EdDSA' ? { crv: 'Ed25519' } : {}) });
+    const { publicKey, privateKey } = await generateKeyPair(algorithm, {
+      extractable: true,
+      ...(algorithm === 'EdDSA' ? { crv: 'Ed25519' } : {}),
+    });
     const kid = newId();
     const jwk = { ...(await exportJWK(publicKey)), kid, alg: algorithm, use: 'sig' };
     await store.replaceActiveKey(
       deps.db,
-      { kid, alg: algorithm, public_jwk: jwk, public_pem: await exportSPKI(publicKey), private_key_enc: encrypt(deps.kek, await exportPKCS8(privateKey)) },
+      {
+        kid,
+        alg: algorithm,
+        public_jwk: jwk,
+        public_pem: await exportSPKI(publicKey),
+        private_key_enc: encrypt(deps.kek, await exportPKCS8(privateKey)),
+      },
       deps.graceSeconds,
     );
     await load();
@@ -193,7 +213,8 @@ export function createKeysService(deps: KeysDeps, reloadMs = 60_000, unknownKidR
               key = cache.get(header.kid);
             }
             if (!key || key.alg !== header.alg) throw new Error('unknown signing key');
-            if (key.verifyUntil && key.status === 'retired' && key.verifyUntil.getTime() < Date.now()) throw new Error('signing key expired');
+            if (key.verifyUntil && key.status === 'retired' && key.verifyUntil.getTime() < Date.now())
+              throw new Error('signing key expired');
             return key.publicKey;
           },
           { issuer: deps.issuer, algorithms: ALGORITHMS },
@@ -206,7 +227,11 @@ export function createKeysService(deps: KeysDeps, reloadMs = 60_000, unknownKidR
 
     async jwks(): Promise<{ keys: JWK[] }> {
       await current();
-      return { keys: [...cache.values()].filter((k) => k.status === 'active' || (k.verifyUntil && k.verifyUntil > new Date())).map((k) => k.publicJwk) };
+      return {
+        keys: [...cache.values()]
+          .filter((k) => k.status === 'active' || (k.verifyUntil && k.verifyUntil > new Date()))
+          .map((k) => k.publicJwk),
+      };
     },
 
     async algorithm(): Promise<Algorithm> {

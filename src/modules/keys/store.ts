@@ -26,7 +26,11 @@ export async function listAllKeys(db: Queryable): Promise<KeyRow[]> {
 }
 
 /** Retires the active key (verifying for `graceSeconds` more) and inserts the new active one, atomically. */
-export async function replaceActiveKey(db: Db, key: Omit<KeyRow, 'status' | 'created_at' | 'retired_at' | 'verify_until'>, graceSeconds: number) {
+export async function replaceActiveKey(
+  db: Db,
+  key: Omit<KeyRow, 'status' | 'created_at' | 'retired_at' | 'verify_until'>,
+  graceSeconds: number,
+) {
   await db.transaction(async (tx) => {
     await tx.query('SELECT pg_advisory_xact_lock(7243002)');
     await tx.query(

@@ -1,9 +1,29 @@
 import { decrypt, encrypt, newId } from '../../lib/crypto.ts';
 import { AppError } from '../../http/errors.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
-import type { EmailTemplate, MailConfigBody, MailConfigOut, MailConfigV2, MailConfigV2Body, SmsConfigBody, SmsConfigOut, SmsTemplate, EmailTemplateBody } from './schema.ts';
+import type {
+  EmailTemplate,
+  MailConfigBody,
+  MailConfigOut,
+  MailConfigV2,
+  MailConfigV2Body,
+  SmsConfigBody,
+  SmsConfigOut,
+  SmsTemplate,
+  EmailTemplateBody,
+} from './schema.ts';
 import * as store from './store.ts';
-import { DEFAULT_EMAIL_TEMPLATES, DEFAULT_SMS_TEMPLATES, defaultLinkPath, isEmailType, isSmsType, EMAIL_TEMPLATE_TYPES, SMS_TEMPLATE_TYPES, type EmailTemplateType, type SmsTemplateType } from './templates.ts';
+import {
+  DEFAULT_EMAIL_TEMPLATES,
+  DEFAULT_SMS_TEMPLATES,
+  defaultLinkPath,
+  isEmailType,
+  isSmsType,
+  EMAIL_TEMPLATE_TYPES,
+  SMS_TEMPLATE_TYPES,
+  type EmailTemplateType,
+  type SmsTemplateType,
+} from './templates.ts';
 
 export interface ConfigDeps {
   db: Db;
@@ -32,16 +52,34 @@ const iso = (d: Date) => d.toISOString();
 
 export function mailConfigOut(r: store.MailConfigRow): MailConfigOut {
   return {
-    provider: r.provider, host: r.host ?? '', port: r.port ?? 0, secure: r.secure, username: r.username ?? '', senderEmail: r.sender_email,
-    fromName: r.from_name, hasPassword: r.password_enc !== null, extension: [], createdAt: iso(r.created_at), updatedAt: iso(r.updated_at),
-    ...(r.domain ? { domain: r.domain } : {}), ...(r.region ? { region: r.region } : {}), ...(r.base_url ? { baseUrl: r.base_url } : {}),
+    provider: r.provider,
+    host: r.host ?? '',
+    port: r.port ?? 0,
+    secure: r.secure,
+    username: r.username ?? '',
+    senderEmail: r.sender_email,
+    fromName: r.from_name,
+    hasPassword: r.password_enc !== null,
+    extension: [],
+    createdAt: iso(r.created_at),
+    updatedAt: iso(r.updated_at),
+    ...(r.domain ? { domain: r.domain } : {}),
+    ...(r.region ? { region: r.region } : {}),
+    ...(r.base_url ? { baseUrl: r.base_url } : {}),
   };
 }
 
 export function smsConfigOut(r: store.SmsConfigRow): SmsConfigOut {
   return {
-    provider: r.provider, accountId: r.account_id, serviceId: r.service_id ?? '', senderName: r.sender_name ?? '', channel: r.channel,
-    baseUrl: r.base_url ?? '', hasToken: true, createdAt: iso(r.created_at), updatedAt: iso(r.updated_at),
+    provider: r.provider,
+    accountId: r.account_id,
+    serviceId: r.service_id ?? '',
+    senderName: r.sender_name ?? '',
+    channel: r.channel,
+    baseUrl: r.base_url ?? '',
+    hasToken: true,
+    createdAt: iso(r.created_at),
+    updatedAt: iso(r.updated_at),
   };
 }
 
@@ -53,17 +91,35 @@ export function createMessagingConfigService(deps: ConfigDeps) {
 
   function templateOut(r: store.EmailTemplateRow): EmailTemplate {
     return {
-      id: r.id, type: r.type, subject: r.subject, htmlTemplate: r.html_template, senderEmail: r.sender_email ?? '', fromName: r.from_name ?? '',
-      redirectURL: r.redirect_url ?? '', successRedirectUrl: r.success_redirect_url ?? '', redirectURLPattern: r.redirect_url_pattern ?? '',
-      successRedirectUrlPattern: r.success_redirect_url_pattern ?? '', active: r.active, createdAt: iso(r.created_at), updatedAt: iso(r.updated_at),
+      id: r.id,
+      type: r.type,
+      subject: r.subject,
+      htmlTemplate: r.html_template,
+      senderEmail: r.sender_email ?? '',
+      fromName: r.from_name ?? '',
+      redirectURL: r.redirect_url ?? '',
+      successRedirectUrl: r.success_redirect_url ?? '',
+      redirectURLPattern: r.redirect_url_pattern ?? '',
+      successRedirectUrlPattern: r.success_redirect_url_pattern ?? '',
+      active: r.active,
+      createdAt: iso(r.created_at),
+      updatedAt: iso(r.updated_at),
     };
   }
 
   function defaultTemplate(type: EmailTemplateType): EmailTemplate {
     const d = DEFAULT_EMAIL_TEMPLATES[type];
     return {
-      type, subject: d.subject, htmlTemplate: d.html, senderEmail: '', fromName: '', redirectURL: deps.publicUrl + defaultLinkPath(type),
-      successRedirectUrl: '', redirectURLPattern: '', successRedirectUrlPattern: '', active: true,
+      type,
+      subject: d.subject,
+      htmlTemplate: d.html,
+      senderEmail: '',
+      fromName: '',
+      redirectURL: deps.publicUrl + defaultLinkPath(type),
+      successRedirectUrl: '',
+      redirectURLPattern: '',
+      successRedirectUrlPattern: '',
+      active: true,
     };
   }
 
@@ -89,7 +145,8 @@ export function createMessagingConfigService(deps: ConfigDeps) {
       const fields: string[] = [];
       const bad = (f: string, rule: string) => (problems.push(`${f} ${rule}`), fields.push(f));
       const provider = b.provider ?? 'smtp';
-      if (provider !== 'smtp') bad('provider', `must be "smtp" (got "${provider}"); other email providers are not supported`);
+      if (provider !== 'smtp')
+        bad('provider', `must be "smtp" (got "${provider}"); other email providers are not supported`);
       const host = b.host?.trim() ?? '';
       if (!host) bad('host', 'is required: the SMTP server host name');
       else if (!HOST.test(host)) bad('host', 'must be a host name or IP address');
@@ -100,13 +157,28 @@ export function createMessagingConfigService(deps: ConfigDeps) {
       const fromName = (b.fromName ?? '').trim();
       if (CONTROL.test(fromName)) bad('fromName', 'must not contain control characters');
       const password = b.password ?? b.secret;
-      if (b.password !== undefined && b.secret !== undefined && b.password !== b.secret) bad('password', 'and secret disagree; send one of them');
+      if (b.password !== undefined && b.secret !== undefined && b.password !== b.secret)
+        bad('password', 'and secret disagree; send one of them');
       if (problems.length) fail(problems, fields);
       return db.transaction(async (tx) => {
         const old = await store.getMailConfig(tx);
         const username = b.username?.trim() || null;
-        const passwordEnc = password !== undefined && password !== '' ? encrypt(kek, password) : password === '' ? null : (old?.password_enc ?? null);
-        const { row, created } = await store.putMailConfig(tx, { provider, host, port, secure, username, password_enc: passwordEnc, sender_email: senderEmail, from_name: fromName });
+        const passwordEnc =
+          password !== undefined && password !== ''
+            ? encrypt(kek, password)
+            : password === ''
+              ? null
+              : (old?.password_enc ?? null);
+        const { row, created } = await store.putMailConfig(tx, {
+          provider,
+          host,
+          port,
+          secure,
+          username,
+          password_enc: passwordEnc,
+          sender_email: senderEmail,
+          from_name: fromName,
+        });
         return { config: mailConfigOut(row), created };
       });
     },
@@ -119,10 +191,19 @@ export function createMessagingConfigService(deps: ConfigDeps) {
       const b: MailConfigV2 = body.payload ?? body;
       const f = (name: string) => (body.payload ? `payload.${name}` : name);
       if (b.provider !== 'sendgrid' && b.provider !== 'mailgun' && b.provider !== 'ses' && b.provider !== 'ses-role') {
-        fail([`${f('provider')} must be one of sendgrid, mailgun, ses, ses-role${b.provider === 'smtp' ? ' (SMTP: POST /identity/resources/mail/v1/configurations)' : ''}`], [f('provider')]);
+        fail(
+          [
+            `${f('provider')} must be one of sendgrid, mailgun, ses, ses-role${b.provider === 'smtp' ? ' (SMTP: POST /identity/resources/mail/v1/configurations)' : ''}`,
+          ],
+          [f('provider')],
+        );
       }
       if (b.provider === 'ses' || b.provider === 'ses-role') {
-        throw new AppError('EMAIL_PROVIDER_UNSUPPORTED', `provider "${b.provider}" (Amazon SES) is not supported by this build (it needs the AWS SDK); use "sendgrid", "mailgun" or SMTP (POST /identity/resources/mail/v1/configurations)`, { fields: [f('provider')] });
+        throw new AppError(
+          'EMAIL_PROVIDER_UNSUPPORTED',
+          `provider "${b.provider}" (Amazon SES) is not supported by this build (it needs the AWS SDK); use "sendgrid", "mailgun" or SMTP (POST /identity/resources/mail/v1/configurations)`,
+          { fields: [f('provider')] },
+        );
       }
       const problems: string[] = [];
       const fields: string[] = [];
@@ -148,8 +229,17 @@ export function createMessagingConfigService(deps: ConfigDeps) {
       const provider = b.provider;
       return db.transaction(async (tx) => {
         const { row, created } = await store.putMailConfig(tx, {
-          provider, host: null, port: null, secure: true, username: null, password_enc: encrypt(kek, secret),
-          sender_email: senderEmail, from_name: fromName, domain, region, base_url: baseUrl,
+          provider,
+          host: null,
+          port: null,
+          secure: true,
+          username: null,
+          password_enc: encrypt(kek, secret),
+          sender_email: senderEmail,
+          from_name: fromName,
+          domain,
+          region,
+          base_url: baseUrl,
         });
         return { config: mailConfigOut(row), created };
       });
@@ -177,7 +267,8 @@ export function createMessagingConfigService(deps: ConfigDeps) {
       if (!accountId) bad('accountId', "is required: the provider's account id (Twilio AccountSid)");
       const serviceId = b.serviceId?.trim() || null;
       const senderName = b.senderName?.trim() || null;
-      if (!serviceId && !senderName) bad('senderName', 'or serviceId is required: a sender number/name or a messaging service id');
+      if (!serviceId && !senderName)
+        bad('senderName', 'or serviceId is required: a sender number/name or a messaging service id');
       const baseUrl = b.baseUrl?.trim() || null;
       if (baseUrl && !httpUrl(baseUrl)) bad('baseUrl', 'must be an absolute http(s) URL without credentials');
       return db.transaction(async (tx) => {
@@ -186,7 +277,15 @@ export function createMessagingConfigService(deps: ConfigDeps) {
         if ((token === undefined || token === '') && !old) bad('token', "is required: the provider's auth token");
         if (problems.length) fail(problems, fields);
         const tokenEnc = token ? encrypt(kek, token) : old!.token_enc;
-        const { row, created } = await store.putSmsConfig(tx, { provider, account_id: accountId, token_enc: tokenEnc, service_id: serviceId, sender_name: senderName, channel, base_url: baseUrl });
+        const { row, created } = await store.putSmsConfig(tx, {
+          provider,
+          account_id: accountId,
+          token_enc: tokenEnc,
+          service_id: serviceId,
+          sender_name: senderName,
+          channel,
+          base_url: baseUrl,
+        });
         return { config: smsConfigOut(row), created };
       });
     },
@@ -213,7 +312,8 @@ export function createMessagingConfigService(deps: ConfigDeps) {
       const fields: string[] = [];
       const bad = (f: string, rule: string) => (problems.push(`${f} ${rule}`), fields.push(f));
       if (b.senderEmail && !EMAIL.test(b.senderEmail.trim())) bad('senderEmail', 'must be an email address');
-      for (const f of ['redirectURL', 'successRedirectUrl'] as const) if (b[f] && !httpUrl(b[f]!.trim())) bad(f, 'must be an absolute http(s) URL');
+      for (const f of ['redirectURL', 'successRedirectUrl'] as const)
+        if (b[f] && !httpUrl(b[f]!.trim())) bad(f, 'must be an absolute http(s) URL');
       if (b.subject !== undefined && !b.subject.trim()) bad('subject', 'must not be empty');
       if (b.htmlTemplate !== undefined && !b.htmlTemplate.trim()) bad('htmlTemplate', 'must not be empty');
       if (b.fromName && CONTROL.test(b.fromName)) bad('fromName', 'must not contain control characters');
@@ -221,7 +321,8 @@ export function createMessagingConfigService(deps: ConfigDeps) {
       return db.transaction(async (tx) => {
         const old = await store.emailTemplate(tx, type);
         const d = DEFAULT_EMAIL_TEMPLATES[type];
-        const pick = (v: string | undefined, prev: string | null | undefined): string | null => (v === undefined ? (prev ?? null) : v.trim() || null);
+        const pick = (v: string | undefined, prev: string | null | undefined): string | null =>
+          v === undefined ? (prev ?? null) : v.trim() || null;
         const row = await store.putEmailTemplate(tx, {
           id: old?.id ?? newId(),
           type,
@@ -240,18 +341,28 @@ export function createMessagingConfigService(deps: ConfigDeps) {
     },
 
     async deleteEmailTemplate(id: string): Promise<void> {
-      if (!/^[0-9a-f-]{36}$/i.test(id) || !(await store.deleteEmailTemplate(db, id))) throw new AppError('TEMPLATE_NOT_FOUND', `No email template with id ${id}`);
+      if (!/^[0-9a-f-]{36}$/i.test(id) || !(await store.deleteEmailTemplate(db, id)))
+        throw new AppError('TEMPLATE_NOT_FOUND', `No email template with id ${id}`);
     },
 
     // -- SMS templates --
 
     async listSmsTemplates(): Promise<SmsTemplate[]> {
-      return (await store.smsTemplates(db)).map((r) => ({ type: r.type, body: r.body, active: r.active, isDefault: false }));
+      return (await store.smsTemplates(db)).map((r) => ({
+        type: r.type,
+        body: r.body,
+        active: r.active,
+        isDefault: false,
+      }));
     },
 
     async getSmsTemplate(type: string): Promise<SmsTemplate> {
       const r = await store.smsTemplate(db, smsType(type));
-      if (!r) throw new AppError('TEMPLATE_NOT_FOUND', `No stored SMS template of type ${type}; GET .../${type}/default answers the built-in one`);
+      if (!r)
+        throw new AppError(
+          'TEMPLATE_NOT_FOUND',
+          `No stored SMS template of type ${type}; GET .../${type}/default answers the built-in one`,
+        );
       return { type: r.type, body: r.body, active: r.active, isDefault: false };
     },
 
@@ -261,21 +372,34 @@ export function createMessagingConfigService(deps: ConfigDeps) {
     },
 
     allDefaultSmsTemplates(): SmsTemplate[] {
-      return SMS_TEMPLATE_TYPES.map((t) => ({ type: t, body: DEFAULT_SMS_TEMPLATES[t], active: true, isDefault: true }));
+      return SMS_TEMPLATE_TYPES.map((t) => ({
+        type: t,
+        body: DEFAULT_SMS_TEMPLATES[t],
+        active: true,
+        isDefault: true,
+      }));
     },
 
-    async putSmsTemplate(type: string, b: { body?: string; active?: boolean }): Promise<{ template: SmsTemplate; created: boolean }> {
+    async putSmsTemplate(
+      type: string,
+      b: { body?: string; active?: boolean },
+    ): Promise<{ template: SmsTemplate; created: boolean }> {
       const t = smsType(type);
       if (b.body !== undefined && !b.body.trim()) fail(['body must not be empty'], ['body']);
       return db.transaction(async (tx) => {
         const old = await store.smsTemplate(tx, t);
-        const { row, created } = await store.putSmsTemplate(tx, { type: t, body: b.body ?? old?.body ?? DEFAULT_SMS_TEMPLATES[t], active: b.active ?? old?.active ?? true });
+        const { row, created } = await store.putSmsTemplate(tx, {
+          type: t,
+          body: b.body ?? old?.body ?? DEFAULT_SMS_TEMPLATES[t],
+          active: b.active ?? old?.active ?? true,
+        });
         return { template: { type: row.type, body: row.body, active: row.active, isDefault: false }, created };
       });
     },
 
     async deleteSmsTemplate(type: string): Promise<void> {
-      if (!(await store.deleteSmsTemplate(db, smsType(type)))) throw new AppError('TEMPLATE_NOT_FOUND', `No stored SMS template of type ${type}`);
+      if (!(await store.deleteSmsTemplate(db, smsType(type))))
+        throw new AppError('TEMPLATE_NOT_FOUND', `No stored SMS template of type ${type}`);
     },
 
     /** For delivery: the SMTP password or SMS token, unsealed. */

@@ -32,7 +32,10 @@ function detail(text: string, pick: (json: any) => string | undefined): string {
  * (personalizations[].to, from, subject, content: text/plain first, then text/html). Success is 202 with the
  * message id in the `X-Message-Id` header; errors carry `{errors: [{message, field}]}`.
  */
-export async function sendSendgrid(s: { baseUrl: string; apiKey: string }, m: EmailMessage): Promise<{ messageId: string }> {
+export async function sendSendgrid(
+  s: { baseUrl: string; apiKey: string },
+  m: EmailMessage,
+): Promise<{ messageId: string }> {
   const url = `${s.baseUrl.replace(/\/+$/, '')}/v3/mail/send`;
   const { res, text } = await post('SendGrid', url, {
     headers: { authorization: `Bearer ${s.apiKey}`, 'content-type': 'application/json', accept: 'application/json' },
@@ -40,11 +43,20 @@ export async function sendSendgrid(s: { baseUrl: string; apiKey: string }, m: Em
       personalizations: [{ to: [{ email: m.to }] }],
       from: m.from.name ? { email: m.from.address, name: m.from.name } : { email: m.from.address },
       subject: m.subject,
-      content: [{ type: 'text/plain', value: m.text }, { type: 'text/html', value: m.html }],
+      content: [
+        { type: 'text/plain', value: m.text },
+        { type: 'text/html', value: m.html },
+      ],
     }),
   });
   if (res.ok) return { messageId: res.headers.get('x-message-id') ?? '' };
-  const why = detail(text, (j) => (Array.isArray(j?.errors) ? j.errors.map((e: { message?: string; field?: string }) => `${e.message ?? ''}${e.field ? ` (${e.field})` : ''}`).join('; ') : undefined));
+  const why = detail(text, (j) =>
+    Array.isArray(j?.errors)
+      ? j.errors
+          .map((e: { message?: string; field?: string }) => `${e.message ?? ''}${e.field ? ` (${e.field})` : ''}`)
+          .join('; ')
+      : undefined,
+  );
   throw new DeliveryError(`SendGrid answered ${res.status}: ${why}`, permanent(res.status));
 }
 
@@ -53,12 +65,19 @@ export async function sendSendgrid(s: { baseUrl: string; apiKey: string }, m: Em
  * from, to, subject, text, html. The base URL is the region's (US api.mailgun.net, EU api.eu.mailgun.net) unless
  * overridden. Success is 200 `{id, message}`; errors carry `{message}` (401 answers plain text).
  */
-export async function sendMailgun(s: { baseUrl: string; apiKey: string; domain: string }, m: EmailMessage): Promise<{ messageId: string }> {
+export async function sendMailgun(
+  s: { baseUrl: string; apiKey: string; domain: string },
+  m: EmailMessage,
+): Promise<{ messageId: string }> {
   const url = `${s.baseUrl.replace(/\/+$/, '')}/v3/${encodeURIComponent(s.domain)}/messages`;
   const from = m.from.name ? `"${m.from.name.replace(/["\\]/g, '')}" <${m.from.address}>` : m.from.address;
   const form = new URLSearchParams({ from, to: m.to, subject: m.subject, text: m.text, html: m.html });
   const { res, text } = await post('Mailgun', url, {
-    headers: { authorization: `Basic ${Buffer.from(`api:${s.apiKey}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+    headers: {
+      authorization: `Basic ${Buffer.from(`api:${s.apiKey}`).toString('base64')}`,
+      'content-type': 'application/x-www-form-urlencoded',
+      accept: 'application/json',
+    },
     body: form.toString(),
   });
   if (res.ok) return { messageId: detail(text, (j) => j?.id) };

@@ -1,15 +1,20 @@
 import { Type, type Static } from 'typebox';
 import { EMAIL_TEMPLATE_TYPES, SMS_TEMPLATE_TYPES } from './templates.ts';
 
-const Str = (maxLength: number, description?: string) => Type.String({ maxLength, ...(description ? { description } : {}) });
+const Str = (maxLength: number, description?: string) =>
+  Type.String({ maxLength, ...(description ? { description } : {}) });
 
 export const MailConfigBody = Type.Object({
   provider: Type.Optional(Str(32, 'only "smtp" is supported (default)')),
   host: Type.Optional(Str(255, 'SMTP server host')),
   port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535, description: 'default 465 when secure, else 587' })),
-  secure: Type.Optional(Type.Boolean({ description: 'implicit TLS (port 465); otherwise STARTTLS when the server offers it' })),
+  secure: Type.Optional(
+    Type.Boolean({ description: 'implicit TLS (port 465); otherwise STARTTLS when the server offers it' }),
+  ),
   username: Type.Optional(Str(255)),
-  password: Type.Optional(Str(1024, 'sealed with the key-encryption key; never answered; left out on update keeps the stored one')),
+  password: Type.Optional(
+    Str(1024, 'sealed with the key-encryption key; never answered; left out on update keeps the stored one'),
+  ),
   secret: Type.Optional(Str(1024, 'alias of password')),
   senderEmail: Type.Optional(Str(320, 'the From address')),
   fromName: Type.Optional(Str(255, 'the From display name')),
@@ -19,11 +24,15 @@ export type MailConfigBody = Static<typeof MailConfigBody>;
 /** Email configuration v2 (routes.md "Email Configuration"): an API provider, flat or wrapped in `payload` (checked by the service, naming the field). */
 const MailV2Fields = {
   provider: Type.Optional(Str(32, 'sendgrid, mailgun (ses, ses-role: not supported by this build)')),
-  secret: Type.Optional(Str(1024, "the provider's API key (ses: secret access key; ses-role: role ARN); sealed, never answered")),
+  secret: Type.Optional(
+    Str(1024, "the provider's API key (ses: secret access key; ses-role: role ARN); sealed, never answered"),
+  ),
   id: Type.Optional(Str(255, 'ses: access key id')),
   domain: Type.Optional(Str(255, 'mailgun: the sending domain')),
   region: Type.Optional(Str(32, 'mailgun: us or eu (default us); ses: the AWS region')),
-  senderEmail: Type.Optional(Str(320, 'Gatehouse addition: the From address when the template names none (mailgun default: no-reply@<domain>)')),
+  senderEmail: Type.Optional(
+    Str(320, 'Gatehouse addition: the From address when the template names none (mailgun default: no-reply@<domain>)'),
+  ),
   fromName: Type.Optional(Str(255, 'Gatehouse addition: the From display name')),
   baseUrl: Type.Optional(Str(2048, "Gatehouse addition: API base URL override (default: the provider's, per region)")),
 };
@@ -79,7 +88,9 @@ export const SmsType = Type.Union(SMS_TEMPLATE_TYPES.map((t) => Type.Literal(t))
 
 export const EmailTemplateBody = Type.Object({
   type: Type.String({ maxLength: 64, description: EMAIL_TEMPLATE_TYPES.join(', ') }),
-  htmlTemplate: Type.Optional(Str(200_000, 'HTML with {{var}} placeholders (values are HTML-escaped) and {{#var}}...{{/var}} sections')),
+  htmlTemplate: Type.Optional(
+    Str(200_000, 'HTML with {{var}} placeholders (values are HTML-escaped) and {{#var}}...{{/var}} sections'),
+  ),
   subject: Type.Optional(Str(998)),
   senderEmail: Type.Optional(Str(320)),
   fromName: Type.Optional(Str(255)),
@@ -87,7 +98,9 @@ export const EmailTemplateBody = Type.Object({
   successRedirectUrl: Type.Optional(Str(2048)),
   redirectURLPattern: Type.Optional(Str(2048)),
   successRedirectUrlPattern: Type.Optional(Str(2048)),
-  active: Type.Optional(Type.Boolean({ description: 'false: messages of this type are not sent (recorded as skipped)' })),
+  active: Type.Optional(
+    Type.Boolean({ description: 'false: messages of this type are not sent (recorded as skipped)' }),
+  ),
 });
 export type EmailTemplateBody = Static<typeof EmailTemplateBody>;
 
@@ -139,7 +152,9 @@ export const Delivery = Type.Object({
 export type Delivery = Static<typeof Delivery>;
 
 export const DeliveryQuery = Type.Object({
-  status: Type.Optional(Type.Union(['queued', 'retrying', 'sent', 'dev-outbox', 'failed', 'skipped'].map((s) => Type.Literal(s)))),
+  status: Type.Optional(
+    Type.Union(['queued', 'retrying', 'sent', 'dev-outbox', 'failed', 'skipped'].map((s) => Type.Literal(s))),
+  ),
   channel: Type.Optional(Type.Union([Type.Literal('email'), Type.Literal('sms')])),
   type: Type.Optional(Str(64)),
   to: Type.Optional(Str(320)),

@@ -91,14 +91,29 @@ export async function getMailConfig(q: Queryable): Promise<MailConfigRow | undef
 }
 
 /** Creates or replaces the configuration; `created` tells which. */
-export async function putMailConfig(q: Queryable, c: Omit<MailConfigRow, 'created_at' | 'updated_at'>): Promise<{ row: MailConfigRow; created: boolean }> {
+export async function putMailConfig(
+  q: Queryable,
+  c: Omit<MailConfigRow, 'created_at' | 'updated_at'>,
+): Promise<{ row: MailConfigRow; created: boolean }> {
   const { rows } = await q.query<MailConfigRow & { created: boolean }>(
     `INSERT INTO mail_configurations (id, provider, host, port, secure, username, password_enc, sender_email, from_name, domain, region, base_url)
      VALUES ('default', $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
      ON CONFLICT (id) DO UPDATE SET provider = $1, host = $2, port = $3, secure = $4, username = $5, password_enc = $6,
        sender_email = $7, from_name = $8, domain = $9, region = $10, base_url = $11, updated_at = clock_timestamp()
      RETURNING *, (xmax = 0) AS created`,
-    [c.provider, c.host, c.port, c.secure, c.username, c.password_enc, c.sender_email, c.from_name, c.domain ?? null, c.region ?? null, c.base_url ?? null],
+    [
+      c.provider,
+      c.host,
+      c.port,
+      c.secure,
+      c.username,
+      c.password_enc,
+      c.sender_email,
+      c.from_name,
+      c.domain ?? null,
+      c.region ?? null,
+      c.base_url ?? null,
+    ],
   );
   return { row: rows[0], created: rows[0].created };
 }
@@ -111,7 +126,10 @@ export async function getSmsConfig(q: Queryable): Promise<SmsConfigRow | undefin
   return (await q.query<SmsConfigRow>(`SELECT * FROM sms_configurations WHERE id = 'default'`)).rows[0];
 }
 
-export async function putSmsConfig(q: Queryable, c: Omit<SmsConfigRow, 'created_at' | 'updated_at'>): Promise<{ row: SmsConfigRow; created: boolean }> {
+export async function putSmsConfig(
+  q: Queryable,
+  c: Omit<SmsConfigRow, 'created_at' | 'updated_at'>,
+): Promise<{ row: SmsConfigRow; created: boolean }> {
   const { rows } = await q.query<SmsConfigRow & { created: boolean }>(
     `INSERT INTO sms_configurations (id, provider, account_id, token_enc, service_id, sender_name, channel, base_url)
      VALUES ('default', $1, $2, $3, $4, $5, $6, $7)
@@ -139,7 +157,10 @@ export async function emailTemplates(q: Queryable, type?: string): Promise<Email
     : (await q.query<EmailTemplateRow>('SELECT * FROM email_templates WHERE type = $1', [type])).rows;
 }
 
-export async function putEmailTemplate(q: Queryable, t: Omit<EmailTemplateRow, 'created_at' | 'updated_at'>): Promise<EmailTemplateRow> {
+export async function putEmailTemplate(
+  q: Queryable,
+  t: Omit<EmailTemplateRow, 'created_at' | 'updated_at'>,
+): Promise<EmailTemplateRow> {
   const { rows } = await q.query<EmailTemplateRow>(
     `INSERT INTO email_templates (id, type, subject, html_template, sender_email, from_name, redirect_url, success_redirect_url,
                                   redirect_url_pattern, success_redirect_url_pattern, active)
@@ -147,8 +168,19 @@ export async function putEmailTemplate(q: Queryable, t: Omit<EmailTemplateRow, '
      ON CONFLICT (type) DO UPDATE SET subject = $3, html_template = $4, sender_email = $5, from_name = $6, redirect_url = $7,
        success_redirect_url = $8, redirect_url_pattern = $9, success_redirect_url_pattern = $10, active = $11, updated_at = clock_timestamp()
      RETURNING *`,
-    [t.id, t.type, t.subject, t.html_template, t.sender_email, t.from_name, t.redirect_url, t.success_redirect_url,
-      t.redirect_url_pattern, t.success_redirect_url_pattern, t.active],
+    [
+      t.id,
+      t.type,
+      t.subject,
+      t.html_template,
+      t.sender_email,
+      t.from_name,
+      t.redirect_url,
+      t.success_redirect_url,
+      t.redirect_url_pattern,
+      t.success_redirect_url_pattern,
+      t.active,
+    ],
   );
   return rows[0];
 }
@@ -165,7 +197,10 @@ export async function smsTemplates(q: Queryable): Promise<SmsTemplateRow[]> {
   return (await q.query<SmsTemplateRow>('SELECT * FROM sms_templates ORDER BY type')).rows;
 }
 
-export async function putSmsTemplate(q: Queryable, t: { type: string; body: string; active: boolean }): Promise<{ row: SmsTemplateRow; created: boolean }> {
+export async function putSmsTemplate(
+  q: Queryable,
+  t: { type: string; body: string; active: boolean },
+): Promise<{ row: SmsTemplateRow; created: boolean }> {
   const { rows } = await q.query<SmsTemplateRow & { created: boolean }>(
     `INSERT INTO sms_templates (type, body, active) VALUES ($1, $2, $3)
      ON CONFLICT (type) DO UPDATE SET body = $2, active = $3, updated_at = clock_timestamp()
@@ -181,10 +216,14 @@ export async function deleteSmsTemplate(q: Queryable, type: string): Promise<boo
 
 // -- deliveries and the development outbox --
 
-export async function insertDelivery(q: Queryable, d: { id: string; tenantId: string | null; channel: 'email' | 'sms'; type: string; recipient: string }): Promise<void> {
-  await q.query('INSERT INTO message_deliveries (id, tenant_id, channel, type, recipient) VALUES ($1, $2, $3, $4, $5)', [
-    d.id, d.tenantId, d.channel, d.type, d.recipient,
-  ]);
+export async function insertDelivery(
+  q: Queryable,
+  d: { id: string; tenantId: string | null; channel: 'email' | 'sms'; type: string; recipient: string },
+): Promise<void> {
+  await q.query(
+    'INSERT INTO message_deliveries (id, tenant_id, channel, type, recipient) VALUES ($1, $2, $3, $4, $5)',
+    [d.id, d.tenantId, d.channel, d.type, d.recipient],
+  );
 }
 
 export async function setDeliveryJob(q: Queryable, id: string, jobId: string): Promise<void> {
@@ -198,7 +237,13 @@ export async function delivery(q: Queryable, id: string): Promise<DeliveryRow | 
 export async function updateDelivery(
   q: Queryable,
   id: string,
-  u: { status: DeliveryRow['status']; provider?: string | null; attempts: number; lastError?: string | null; providerMessageId?: string | null },
+  u: {
+    status: DeliveryRow['status'];
+    provider?: string | null;
+    attempts: number;
+    lastError?: string | null;
+    providerMessageId?: string | null;
+  },
 ): Promise<void> {
   const done = u.status === 'sent' || u.status === 'dev-outbox';
   await q.query(
@@ -233,14 +278,27 @@ function where(f: DeliveryFilter, cols: { recipient: string }): { sql: string; p
   return { sql: parts.length ? `WHERE ${parts.join(' AND ')}` : '', params };
 }
 
-export async function listDeliveries(q: Queryable, f: DeliveryFilter, limit: number, offset: number): Promise<{ rows: DeliveryRow[]; total: number }> {
+export async function listDeliveries(
+  q: Queryable,
+  f: DeliveryFilter,
+  limit: number,
+  offset: number,
+): Promise<{ rows: DeliveryRow[]; total: number }> {
   const w = where(f, { recipient: 'recipient' });
   const { rows } = await q.query<DeliveryRow & { total: number }>(
     `SELECT *, count(*) OVER ()::int AS total FROM message_deliveries ${w.sql}
      ORDER BY created_at DESC, id DESC LIMIT ${limit} OFFSET ${offset}`,
     w.params,
   );
-  return { rows, total: rows[0]?.total ?? (offset > 0 ? (await q.query<{ n: number }>(`SELECT count(*)::int AS n FROM message_deliveries ${w.sql}`, w.params)).rows[0].n : 0) };
+  return {
+    rows,
+    total:
+      rows[0]?.total ??
+      (offset > 0
+        ? (await q.query<{ n: number }>(`SELECT count(*)::int AS n FROM message_deliveries ${w.sql}`, w.params)).rows[0]
+            .n
+        : 0),
+  };
 }
 
 export async function insertOutbox(q: Queryable, o: Omit<OutboxRow, 'created_at'>): Promise<void> {
@@ -253,7 +311,12 @@ export async function insertOutbox(q: Queryable, o: Omit<OutboxRow, 'created_at'
 
 export async function listOutbox(q: Queryable, f: DeliveryFilter, limit: number): Promise<OutboxRow[]> {
   const w = where({ ...f, status: undefined }, { recipient: 'recipient' });
-  return (await q.query<OutboxRow>(`SELECT * FROM dev_outbox ${w.sql} ORDER BY created_at DESC, id DESC LIMIT ${limit}`, w.params)).rows;
+  return (
+    await q.query<OutboxRow>(
+      `SELECT * FROM dev_outbox ${w.sql} ORDER BY created_at DESC, id DESC LIMIT ${limit}`,
+      w.params,
+    )
+  ).rows;
 }
 
 export async function clearOutbox(q: Queryable): Promise<number> {

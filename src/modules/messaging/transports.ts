@@ -2,7 +2,10 @@ import nodemailer, { type Transporter } from 'nodemailer';
 
 /** A delivery failure; `permanent` ones (rejected recipient, bad credentials) are not retried. */
 export class DeliveryError extends Error {
-  constructor(message: string, readonly permanent: boolean) {
+  constructor(
+    message: string,
+    readonly permanent: boolean,
+  ) {
     super(message);
   }
 }
@@ -55,7 +58,14 @@ export function createSmtpSender() {
   return {
     async send(s: SmtpSettings, m: EmailMessage): Promise<{ messageId: string }> {
       try {
-        const info = await transportFor(s).sendMail({ from: m.from, to: m.to, subject: m.subject, text: m.text, html: m.html, textEncoding: 'base64' });
+        const info = await transportFor(s).sendMail({
+          from: m.from,
+          to: m.to,
+          subject: m.subject,
+          text: m.text,
+          html: m.html,
+          textEncoding: 'base64',
+        });
         return { messageId: String(info.messageId ?? '') };
       } catch (err) {
         const e = err as { message?: string; responseCode?: number; code?: string };

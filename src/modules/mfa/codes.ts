@@ -19,19 +19,45 @@ const codeHash = (otcToken: string, code: string) => sha256Hex(`${otcToken}:${co
 const maskPhone = (p: string) => `${p.slice(0, 3)}${'*'.repeat(Math.max(0, p.length - 5))}${p.slice(-2)}`;
 
 /** SMS and email factors: codes delivered by the messaging module, single-use, short-lived, hashed. */
-export function createCodeFlows(deps: { db: Db; core: MfaCore; devices: DeviceFlows; messaging: Pick<MessagingService, 'sendSms' | 'sendEmail'> }) {
+export function createCodeFlows(deps: {
+  db: Db;
+  core: MfaCore;
+  devices: DeviceFlows;
+  messaging: Pick<MessagingService, 'sendSms' | 'sendEmail'>;
+}) {
   const { db, core } = deps;
 
   /** Stores a new code (bound to its purpose, user, device and pending sign-in) and queues its message in `tx`. */
-  async function send(tx: Queryable, user: UserRow, o: { purpose: Purpose; channel: 'sms' | 'email'; to: string; tenantId?: string | null; deviceId?: string; mfaTokenHash?: string }) {
+  async function send(
+    tx: Queryable,
+    user: UserRow,
+    o: {
+      purpose: Purpose;
+      channel: 'sms' | 'email';
+      to: string;
+      tenantId?: string | null;
+      deviceId?: string;
+      mfaTokenHash?: string;
+    },
+  ) {
     core.limitSend(user.id);
     const cfg = await store.config(tx);
     const ttl = o.channel === 'sms' ? cfg.sms_ttl_seconds : cfg.email_ttl_seconds;
     const otcToken = randomSecret(32);
     const code = numericCode(6);
-    await store.insertCode(tx, { hash: sha256Hex(otcToken), userId: user.id, purpose: o.purpose, deviceId: o.deviceId, phoneNumber: o.channel === 'sms' ? o.to : undefined, mfaTokenHash: o.mfaTokenHash, codeHash: codeHash(otcToken, code), ttlSeconds: ttl });
+    await store.insertCode(tx, {
+      hash: sha256Hex(otcToken),
+      userId: user.id,
+      purpose: o.purpose,
+      deviceId: o.deviceId,
+      phoneNumber: o.channel === 'sms' ? o.to : undefined,
+      mfaTokenHash: o.mfaTokenHash,
+      codeHash: codeHash(otcToken, code),
+      ttlSeconds: ttl,
+    });
     const vars = { code, expiresInMinutes: String(Math.max(1, Math.round(ttl / 60))), name: user.name };
-    if (o.channel === 'sms') await deps.messaging.sendSms(tx, { tenantId: o.tenantId ?? null, to: o.to, type: 'MFAOTC', vars });
+    if (o.channel === 'sms')
+      await deps.messaging.sendSms(tx, { tenantId: o.tenantId ?? null, to: o.to, type: 'MFAOTC', vars });
     else await deps.messaging.sendEmail(tx, { tenantId: o.tenantId ?? null, to: o.to, type: 'MFAOTC', vars });
     return { otcToken, ...(o.channel === 'sms' ? { phoneNumber: maskPhone(o.to) } : { email: o.to }) };
   }
@@ -40,9 +66,20 @@ export function createCodeFlows(deps: { db: Db; core: MfaCore; devices: DeviceFl
    * Checks a sent code: the otcToken must be live and bound as expected; the code is compared in constant time. A
    * right code is spent; a wrong one counts against the otcToken (void after a few). Answers the row or an error.
    */
-  async function check(tx: Queryable, otcToken: string, code: string, want: { purpose: Purpose; userId?: string; mfaTokenHash?: string; deviceId?: string }): Promise<CodeRow | AppError> {
+  async function check(
+    tx: Queryable,
+    otcToken: string,
+    code: string,
+    want: { purpose: Purpose; userId?: string; mfaTokenHash?: string; deviceId?: string },
+  ): Promise<CodeRow | AppError> {
     const row = await store.lockCode(tx, sha256Hex(otcToken));
-    if (!row || row.purpose !== want.purpose || (want.userId && row.user_id !== want.userId) || (want.mfaTokenHash && row.mfa_token_hash !== want.mfaTokenHash) || (want.deviceId && row.device_id !== want.deviceId)) {
+    if (
+      !row ||
+      row.purpose !== want.purpose ||
+      (want.userId && row.user_id !== want.userId) ||
+      (want.mfaTokenHash && row.mfa_token_hash !== want.mfaTokenHash) ||
+      (want.deviceId && row.device_id !== want.deviceId)
+    ) {
       return new AppError('MFA_INVALID_OTC');
     }
     if (!timingSafeEqual(Buffer.from(row.code_hash, 'hex'), Buffer.from(codeHash(otcToken, code), 'hex'))) {
@@ -54,27 +91,51 @@ export function createCodeFlows(deps: { db: Db; core: MfaCore; devices: DeviceFl
   }
 
   async function smsActive(tx: Queryable) {
-    if (!(await store.config(tx)).sms_active) throw new AppError('MFA_STRATEGY_INACTIVE', 'SMS MFA is not enabled in this environment');
+    if (!(await store.config(tx)).sms_active)
+      throw new AppError('MFA_STRATEGY_INACTIVE', 'SMS MFA is not enabled in this environment');
   }
 
   /** Finishes a pending sign-in with a sent code. */
-  async function verifySignIn(body: { mfaToken: string; otcToken: string; code: string; rememberDevice?: boolean }, client: ClientInfo, purpose: Purpose, method: string, deviceId?: string): Promise<Finished> {
+  async function verifySignIn(
+    body: { mfaToken: string; otcToken: string; code: string; rememberDevice?: boolean },
+    client: ClientInfo,
+    purpose: Purpose,
+    method: string,
+    deviceId?: string,
+  ): Promise<Finished> {
     core.limitIp(client);
     return core.attempt(async (tx) => {
       const { t, user } = await core.pendingSignIn(tx, body.mfaToken);
       core.limitUser(user.id);
-      const r = await check(tx, body.otcToken, body.code, { purpose, userId: user.id, mfaTokenHash: t.token_hash, deviceId });
-      if (r instanceof AppError) return r.code === 'MFA_INVALID_CODE' ? core.wrongCode(tx, t, user.id, r) : { error: r };
+      const r = await check(tx, body.otcToken, body.code, {
+        purpose,
+        userId: user.id,
+        mfaTokenHash: t.token_hash,
+        deviceId,
+      });
+      if (r instanceof AppError)
+        return r.code === 'MFA_INVALID_CODE' ? core.wrongCode(tx, t, user.id, r) : { error: r };
       return core.finish(tx, t, user, method, client, body.rememberDevice);
     });
   }
 
   /** A new SMS device in progress (unverified) and its code. */
-  async function startSms(tx: Queryable, user: UserRow, phoneNumber: string, tenantId: string | null, mfaTokenHash?: string) {
+  async function startSms(
+    tx: Queryable,
+    user: UserRow,
+    phoneNumber: string,
+    tenantId: string | null,
+    mfaTokenHash?: string,
+  ) {
     await smsActive(tx);
     const phone = phoneNumber.replace(/-/g, '');
     await store.dropPending(tx, user.id, 'sms');
-    const deviceId = await store.insertDevice(tx, { userId: user.id, kind: 'sms', phoneNumber: phone, verified: false });
+    const deviceId = await store.insertDevice(tx, {
+      userId: user.id,
+      kind: 'sms',
+      phoneNumber: phone,
+      verified: false,
+    });
     return send(tx, user, { purpose: 'enroll-sms', channel: 'sms', to: phone, tenantId, deviceId, mfaTokenHash });
   }
   /** The code of that enrolment: the device is kept; the first factor of a user also gets recovery codes. */
@@ -97,19 +158,41 @@ export function createCodeFlows(deps: { db: Db; core: MfaCore; devices: DeviceFl
         await smsActive(tx);
         const d = (await core.devicesOf(tx, user)).find((x) => x.kind === 'sms' && x.id === deviceId);
         if (!d?.phone_number) throw new AppError('MFA_DEVICE_NOT_FOUND', `No SMS device ${deviceId} for this user`);
-        return send(tx, user, { purpose: 'signin-sms', channel: 'sms', to: d.phone_number, tenantId: t.tenant_id, deviceId: d.id, mfaTokenHash: t.token_hash });
+        return send(tx, user, {
+          purpose: 'signin-sms',
+          channel: 'sms',
+          to: d.phone_number,
+          tenantId: t.tenant_id,
+          deviceId: d.id,
+          mfaTokenHash: t.token_hash,
+        });
       });
     },
-    verifySms: (body: { mfaToken: string; otcToken: string; code: string; rememberDevice?: boolean }, client: ClientInfo, deviceId: string) => verifySignIn(body, client, 'signin-sms', 'sms', deviceId),
+    verifySms: (
+      body: { mfaToken: string; otcToken: string; code: string; rememberDevice?: boolean },
+      client: ClientInfo,
+      deviceId: string,
+    ) => verifySignIn(body, client, 'signin-sms', 'sms', deviceId),
     async requestEmail(body: { mfaToken: string }) {
       return db.transaction(async (tx) => {
         const { t, user } = await core.pendingSignIn(tx, body.mfaToken);
-        if (!(await store.config(tx)).email_active) throw new AppError('MFA_STRATEGY_INACTIVE', 'Email-code MFA is not enabled in this environment');
-        if (!user.verified || !user.email) throw new AppError('MFA_STRATEGY_INACTIVE', 'Email-code MFA needs a verified email address');
-        return send(tx, user, { purpose: 'signin-email', channel: 'email', to: user.email, tenantId: t.tenant_id, mfaTokenHash: t.token_hash });
+        if (!(await store.config(tx)).email_active)
+          throw new AppError('MFA_STRATEGY_INACTIVE', 'Email-code MFA is not enabled in this environment');
+        if (!user.verified || !user.email)
+          throw new AppError('MFA_STRATEGY_INACTIVE', 'Email-code MFA needs a verified email address');
+        return send(tx, user, {
+          purpose: 'signin-email',
+          channel: 'email',
+          to: user.email,
+          tenantId: t.tenant_id,
+          mfaTokenHash: t.token_hash,
+        });
       });
     },
-    verifyEmail: (body: { mfaToken: string; otcToken: string; code: string; rememberDevice?: boolean }, client: ClientInfo) => verifySignIn(body, client, 'signin-email', 'email'),
+    verifyEmail: (
+      body: { mfaToken: string; otcToken: string; code: string; rememberDevice?: boolean },
+      client: ClientInfo,
+    ) => verifySignIn(body, client, 'signin-email', 'email'),
 
     /** Forced MFA and no factor yet: enrol a phone inside the sign-in. */
     async enrollSmsAtSignIn(body: { mfaToken: string; phoneNumber: string }) {
@@ -120,7 +203,10 @@ export function createCodeFlows(deps: { db: Db; core: MfaCore; devices: DeviceFl
         return startSms(tx, user, body.phoneNumber, t.tenant_id, t.token_hash);
       });
     },
-    async enrollSmsAtSignInVerify(body: { otcToken: string; code: string; mfaToken?: string; rememberDevice?: boolean }, client: ClientInfo): Promise<Finished> {
+    async enrollSmsAtSignInVerify(
+      body: { otcToken: string; code: string; mfaToken?: string; rememberDevice?: boolean },
+      client: ClientInfo,
+    ): Promise<Finished> {
       core.limitIp(client);
       return core.attempt(async (tx) => {
         const row = await store.lockCode(tx, sha256Hex(body.otcToken));
@@ -129,8 +215,13 @@ export function createCodeFlows(deps: { db: Db; core: MfaCore; devices: DeviceFl
         if (!t || (body.mfaToken && sha256Hex(body.mfaToken) !== t.token_hash)) throw new AppError('MFA_TOKEN_INVALID');
         const { user } = await core.pendingSignIn(tx, '', t);
         core.limitUser(user.id);
-        const r = await check(tx, body.otcToken, body.code, { purpose: 'enroll-sms', userId: user.id, mfaTokenHash: t.token_hash });
-        if (r instanceof AppError) return r.code === 'MFA_INVALID_CODE' ? core.wrongCode(tx, t, user.id, r) : { error: r };
+        const r = await check(tx, body.otcToken, body.code, {
+          purpose: 'enroll-sms',
+          userId: user.id,
+          mfaTokenHash: t.token_hash,
+        });
+        if (r instanceof AppError)
+          return r.code === 'MFA_INVALID_CODE' ? core.wrongCode(tx, t, user.id, r) : { error: r };
         const done = await completeSms(tx, user, r);
         const f = await core.finish(tx, t, user, 'sms', client, body.rememberDevice);
         return { ...f, response: { ...f.response, ...done } };
@@ -159,7 +250,13 @@ export function createCodeFlows(deps: { db: Db; core: MfaCore; devices: DeviceFl
         const user = await deps.devices.userOf(tx, actor, true);
         const d = (await core.devicesOf(tx, user)).find((x) => x.kind === 'sms' && x.id === deviceId);
         if (!d?.phone_number) throw new AppError('MFA_DEVICE_NOT_FOUND', `No SMS device ${deviceId} for this user`);
-        return send(tx, user, { purpose: 'disable-sms', channel: 'sms', to: d.phone_number, tenantId: actor.tenantId ?? user.active_tenant_id, deviceId: d.id });
+        return send(tx, user, {
+          purpose: 'disable-sms',
+          channel: 'sms',
+          to: d.phone_number,
+          tenantId: actor.tenantId ?? user.active_tenant_id,
+          deviceId: d.id,
+        });
       });
     },
     async disableSmsVerify(actor: Actor, deviceId: string, body: { otcToken: string; code: string }) {

@@ -29,7 +29,13 @@ export function createDeviceFlows(deps: { db: Db; core: MfaCore }) {
    * Removes devices. A user may not remove the last factor while the policy of the account forces MFA (enrol another
    * factor first); an administrator may. With no factor left, recovery codes and remembered devices go too.
    */
-  async function remove(tx: Queryable, actor: Actor, user: UserRow, targets: DeviceRow[], method: string): Promise<void> {
+  async function remove(
+    tx: Queryable,
+    actor: Actor,
+    user: UserRow,
+    targets: DeviceRow[],
+    method: string,
+  ): Promise<void> {
     const all = await store.devices(tx, user.id);
     const left = all.filter((d) => !targets.some((t) => t.id === d.id));
     if (left.length === 0 && !actor.admin) {
@@ -87,10 +93,15 @@ export function createDeviceFlows(deps: { db: Db; core: MfaCore }) {
         const user = await userOf(tx, actor, true);
         let devs = (await core.devicesOf(tx, user)).filter((d) => d.kind === 'authenticator');
         if (deviceId !== undefined) devs = devs.filter((d) => d.id === deviceId);
-        if (devs.length === 0) throw new AppError('MFA_DEVICE_NOT_FOUND', deviceId ? `No authenticator device ${deviceId} for this user` : 'The user has no authenticator device');
+        if (devs.length === 0)
+          throw new AppError(
+            'MFA_DEVICE_NOT_FOUND',
+            deviceId ? `No authenticator device ${deviceId} for this user` : 'The user has no authenticator device',
+          );
         let targets = devs;
         if (token !== undefined || !actor.admin) {
-          if (token === undefined) throw new AppError('VALIDATION', 'body.token is required: a current code of the authenticator app');
+          if (token === undefined)
+            throw new AppError('VALIDATION', 'body.token is required: a current code of the authenticator app');
           const r = await core.checkTotp(tx, devs, token);
           if (r instanceof AppError) {
             await core.registerFailure(tx, user.id);
@@ -113,7 +124,10 @@ export function createDeviceFlows(deps: { db: Db; core: MfaCore }) {
         const user = await userOf(tx, { userId, admin: false }, true);
         const devs = (await core.devicesOf(tx, user)).filter((d) => d.kind === 'authenticator');
         if (devs.length === 0) {
-          throw new AppError('STEP_UP_UNAVAILABLE', 'The user has no authenticator app: re-authenticate with {password}, or sign in again');
+          throw new AppError(
+            'STEP_UP_UNAVAILABLE',
+            'The user has no authenticator app: re-authenticate with {password}, or sign in again',
+          );
         }
         const r = await core.checkTotp(tx, devs, code);
         if (!(r instanceof AppError)) return {};

@@ -13,7 +13,6 @@ export const MFA_TOKEN_TTL_SECONDS = 600;
 /** The remember-device cookie is per user (several users may share a browser). */
 export const rememberCookieName = (userId: string) => `gh_mfa_${sha256Hex(userId).slice(0, 16)}`;
 
-
 const maskPhone = (p: string) => `${p.slice(0, 3)}${'*'.repeat(Math.max(0, p.length - 5))}${p.slice(-2)}`;
 const maskEmail = (e: string) => {
   const [name, domain] = e.split('@');
@@ -21,18 +20,26 @@ const maskEmail = (e: string) => {
 };
 
 /** Whether a device's kind (authenticator or SMS) is active in the configuration. */
-export const usable = (cfg: ConfigRow) => (d: Pick<DeviceRow, 'kind'>) => (d.kind === 'authenticator' ? cfg.authenticator_active : cfg.sms_active);
+export const usable = (cfg: ConfigRow) => (d: Pick<DeviceRow, 'kind'>) =>
+  d.kind === 'authenticator' ? cfg.authenticator_active : cfg.sms_active;
 
 /** The user's devices as the sign-in challenge lists them: of the active kinds, phone numbers and email masked. */
 export function devicesRecord(devs: ChallengeDevice[], cfg: ConfigRow, email?: string) {
   return {
     webauthn: [] as { id: string }[],
-    phones: devs.filter((d) => d.kind === 'sms' && cfg.sms_active).map((d) => ({ id: d.id, phoneNumber: maskPhone(d.phone_number ?? '') })),
-    authenticators: devs.filter((d) => d.kind === 'authenticator' && cfg.authenticator_active).map((d) => ({ id: d.id })),
+    phones: devs
+      .filter((d) => d.kind === 'sms' && cfg.sms_active)
+      .map((d) => ({ id: d.id, phoneNumber: maskPhone(d.phone_number ?? '') })),
+    authenticators: devs
+      .filter((d) => d.kind === 'authenticator' && cfg.authenticator_active)
+      .map((d) => ({ id: d.id })),
     emails: email && cfg.email_active ? [{ email: maskEmail(email) }] : [],
   };
 }
-const strategies = (cfg: ConfigRow) => [cfg.authenticator_active && 'AuthenticatorApp', cfg.sms_active && 'SMS', cfg.email_active && 'EmailCode'].filter((s): s is string => Boolean(s));
+const strategies = (cfg: ConfigRow) =>
+  [cfg.authenticator_active && 'AuthenticatorApp', cfg.sms_active && 'SMS', cfg.email_active && 'EmailCode'].filter(
+    (s): s is string => Boolean(s),
+  );
 
 /**
  * The sign-in gate `mfa` (index.ts registers it on the login service): answers the MFA challenge when the policy and
@@ -47,16 +54,25 @@ export function createMfaGate(policy: Pick<PolicyService, 'signInSettings'>, pen
     let held = Array.isArray(a.prefetched) ? (a.prefetched as string[]) : undefined;
     if (a.user.authenticator_mfa_secret_enc || a.user.phone_number_type === 'mfa') {
       // Adoption locks the user row: in a transaction of its own when the sign-in runs without one.
-      await ('transaction' in q ? (q as Db).transaction((tx) => store.adoptMigrated(tx, a.user.id)) : store.adoptMigrated(q, a.user.id));
+      await ('transaction' in q
+        ? (q as Db).transaction((tx) => store.adoptMigrated(tx, a.user.id))
+        : store.adoptMigrated(q, a.user.id));
       held = undefined;
     }
     const { config: cfg, policy: p } = await policy.signInSettings(q, a.tenantId);
     if (p.enforce === 'Off' || a.user.mfa_bypass) return;
-    const forced = p.enforce === 'Force' || (p.enforce === 'ForceExceptSAML' && !a.amr.some((m) => m === 'saml' || m === 'sso'));
+    const forced =
+      p.enforce === 'Force' || (p.enforce === 'ForceExceptSAML' && !a.amr.some((m) => m === 'saml' || m === 'sso'));
     // Not forced and no device of an active kind: no challenge, and (prefetched) no statement.
     if (held && !forced && !held.some((kind) => usable(cfg)({ kind: kind as DeviceRow['kind'] }))) return;
     const mfaToken = randomSecret(32);
-    const token = { hash: sha256Hex(mfaToken), userId: a.user.id, tenantId: a.tenantId, amr: a.amr, ttlSeconds: MFA_TOKEN_TTL_SECONDS };
+    const token = {
+      hash: sha256Hex(mfaToken),
+      userId: a.user.id,
+      tenantId: a.tenantId,
+      amr: a.amr,
+      ttlSeconds: MFA_TOKEN_TTL_SECONDS,
+    };
     const cookie = p.allowRemember ? readCookie(a.client.cookie, rememberCookieName(a.user.id)) : undefined;
     let devs: ChallengeDevice[];
     const answer = (devices: ChallengeDevice[]) => ({
@@ -76,10 +92,13 @@ export function createMfaGate(policy: Pick<PolicyService, 'signInSettings'>, pen
       if (await store.isRemembered(q, a.user.id, sha256Hex(cookie), p.deviceExpirationSeconds)) return;
       await store.insertToken(q, token);
     } else {
-      const kinds = [cfg.authenticator_active && ('authenticator' as const), cfg.sms_active && ('sms' as const)].filter((k): k is DeviceRow['kind'] => Boolean(k));
+      const kinds = [cfg.authenticator_active && ('authenticator' as const), cfg.sms_active && ('sms' as const)].filter(
+        (k): k is DeviceRow['kind'] => Boolean(k),
+      );
       // A user likely to be challenged: the request's audit entry of the challenge answer is stored by the same
       // statement (only if the token is inserted), so the answer costs no INSERT of its own.
-      const entry = forced || a.user.mfa_enrolled ? a.client.audit?.({ userId: a.user.id, mfaRequired: true }) : undefined;
+      const entry =
+        forced || a.user.mfa_enrolled ? a.client.audit?.({ userId: a.user.id, mfaRequired: true }) : undefined;
       // A flow that read the user's version and memberships with the user (password sign-in) gets a snapshot.
       const keep = a.version && a.memberships ? { version: a.version, memberships: a.memberships } : undefined;
       const r = await store.challenge(q, { ...token, kinds, forced, snapshot: keep !== undefined }, entry);
@@ -87,8 +106,18 @@ export function createMfaGate(policy: Pick<PolicyService, 'signInSettings'>, pen
       // What the TOTP verify would read back, as the sign-in read it (the user, its version, the memberships) and as
       // this statement read the authenticators: the verify of this instance may start from it (pending.ts).
       if (keep && r.authenticators.length > 0) {
-        const t = { token_hash: token.hash, user_id: a.user.id, tenant_id: a.tenantId, amr: a.amr, failures: 0, expires_at: r.expiresAt };
-        pending.remember(token.hash, { view: { t, user: a.user, devices: r.authenticators, memberships: keep.memberships }, version: keep.version });
+        const t = {
+          token_hash: token.hash,
+          user_id: a.user.id,
+          tenant_id: a.tenantId,
+          amr: a.amr,
+          failures: 0,
+          expires_at: r.expiresAt,
+        };
+        pending.remember(token.hash, {
+          view: { t, user: a.user, devices: r.authenticators, memberships: keep.memberships },
+          version: keep.version,
+        });
       }
       if (entry) (a.client.inlined ??= []).push(entry);
       devs = r.devices;

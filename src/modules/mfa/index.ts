@@ -27,7 +27,13 @@ export function createMfaService(deps: {
   requireAccount: (q: Queryable, tenantId: string) => Promise<unknown>;
   /** Delivery of SMS and email codes. */
   messaging: Pick<MessagingService, 'sendSms' | 'sendEmail'>;
-  limits?: { perIp?: number; perUser?: number; windowSeconds?: number; sendsPerUser?: number; sendWindowSeconds?: number };
+  limits?: {
+    perIp?: number;
+    perUser?: number;
+    windowSeconds?: number;
+    sendsPerUser?: number;
+    sendWindowSeconds?: number;
+  };
 }) {
   const policy = createPolicyService({ db: deps.db, requireAccount: deps.requireAccount });
   const core = createMfaCore({ ...deps, policy });

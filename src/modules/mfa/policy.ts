@@ -5,7 +5,11 @@ import * as store from './store.ts';
 import type { ConfigRow, PolicyRow } from './store.ts';
 
 /** MFA configuration (environment) and MFA policy (environment or account) — the settings routes. */
-export const DEFAULT_POLICY = { enforce: 'DontForce', allow_remember: false, device_expiration_seconds: 1209600 } as const;
+export const DEFAULT_POLICY = {
+  enforce: 'DontForce',
+  allow_remember: false,
+  device_expiration_seconds: 1209600,
+} as const;
 
 /**
  * The configuration and policy the sign-in paths read (gate, verify) are cached in process per account: writes
@@ -73,7 +77,10 @@ function checkStored(v: { allow_remember: boolean; device_expiration_seconds: nu
   );
 }
 
-export function createPolicyService(deps: { db: Db; requireAccount: (q: Queryable, tenantId: string) => Promise<unknown> }) {
+export function createPolicyService(deps: {
+  db: Db;
+  requireAccount: (q: Queryable, tenantId: string) => Promise<unknown>;
+}) {
   const { db } = deps;
   const signInCache = createReadCache<{ config: ConfigRow; policy: EffectivePolicy }>({ ttlMs: MFA_SIGN_IN_CACHE_MS });
   /** A write's transaction has committed: every account's entry goes (the environment's policy is inherited). */
@@ -92,11 +99,21 @@ export function createPolicyService(deps: { db: Db; requireAccount: (q: Queryabl
      * The configuration and the policy that applies to an account, for the sign-in paths: cached (see
      * MFA_SIGN_IN_CACHE_MS); one statement on a miss. The answer is shared: do not change it.
      */
-    signInSettings(q: Queryable, tenantId: string | undefined): Promise<{ config: ConfigRow; policy: EffectivePolicy }> {
+    signInSettings(
+      q: Queryable,
+      tenantId: string | undefined,
+    ): Promise<{ config: ConfigRow; policy: EffectivePolicy }> {
       return signInCache.get(tenantId ?? '', async () => {
         const v = await store.signInSettings(q, tenantId);
         const r = v.policy ?? DEFAULT_POLICY;
-        return { config: v.config, policy: { enforce: r.enforce, allowRemember: r.allow_remember, deviceExpirationSeconds: r.device_expiration_seconds } };
+        return {
+          config: v.config,
+          policy: {
+            enforce: r.enforce,
+            allowRemember: r.allow_remember,
+            deviceExpirationSeconds: r.device_expiration_seconds,
+          },
+        };
       });
     },
 
@@ -104,7 +121,11 @@ export function createPolicyService(deps: { db: Db; requireAccount: (q: Queryabl
     async effective(q: Queryable, tenantId: string | undefined): Promise<EffectivePolicy> {
       const p = await store.effectivePolicy(q, tenantId);
       const r = p ?? DEFAULT_POLICY;
-      return { enforce: r.enforce, allowRemember: r.allow_remember, deviceExpirationSeconds: r.device_expiration_seconds };
+      return {
+        enforce: r.enforce,
+        allowRemember: r.allow_remember,
+        deviceExpirationSeconds: r.device_expiration_seconds,
+      };
     },
 
     async get(scope: Scope) {
@@ -120,42 +141,70 @@ export function createPolicyService(deps: { db: Db; requireAccount: (q: Queryabl
     },
     /** POST: the scope's own policy, 409 when it has one; fields left out come from the inherited policy. */
     async create(scope: Scope, body: PolicyBody) {
-      return changed(await db.transaction(async (tx) => {
-        await lockScope(tx, scope);
-        if (await store.ownPolicy(tx, scope)) throw new AppError('POLICY_EXISTS', 'This scope already has its own MFA policy; change it with PATCH or PUT');
-        const base = (await store.effectivePolicy(tx, scope)) ?? DEFAULT_POLICY;
-        const row = { enforce: base.enforce, allow_remember: base.allow_remember, device_expiration_seconds: base.device_expiration_seconds, ...columns(body) };
-        checkStored(row);
-        return policyRecord(await store.insertPolicy(tx, scope, row));
-      }));
+      return changed(
+        await db.transaction(async (tx) => {
+          await lockScope(tx, scope);
+          if (await store.ownPolicy(tx, scope))
+            throw new AppError(
+              'POLICY_EXISTS',
+              'This scope already has its own MFA policy; change it with PATCH or PUT',
+            );
+          const base = (await store.effectivePolicy(tx, scope)) ?? DEFAULT_POLICY;
+          const row = {
+            enforce: base.enforce,
+            allow_remember: base.allow_remember,
+            device_expiration_seconds: base.device_expiration_seconds,
+            ...columns(body),
+          };
+          checkStored(row);
+          return policyRecord(await store.insertPolicy(tx, scope, row));
+        }),
+      );
     },
     /** PATCH: 404 when the scope has no policy of its own. */
     async update(scope: Scope, body: PolicyBody) {
       const v = columns(body);
-      if (Object.keys(v).length === 0) throw new AppError('EMPTY_UPDATE', 'Set at least one of enforceMFAType, allowRememberMyDevice, mfaDeviceExpiration');
-      return changed(await db.transaction(async (tx) => {
-        await lockScope(tx, scope);
-        const own = await store.ownPolicy(tx, scope);
-        if (!own) throw new AppError('POLICY_NOT_FOUND', 'This scope has no MFA policy of its own; create it with POST or PUT');
-        checkStored({ ...own, ...v });
-        return policyRecord(await store.updatePolicy(tx, own.id, v));
-      }));
+      if (Object.keys(v).length === 0)
+        throw new AppError(
+          'EMPTY_UPDATE',
+          'Set at least one of enforceMFAType, allowRememberMyDevice, mfaDeviceExpiration',
+        );
+      return changed(
+        await db.transaction(async (tx) => {
+          await lockScope(tx, scope);
+          const own = await store.ownPolicy(tx, scope);
+          if (!own)
+            throw new AppError(
+              'POLICY_NOT_FOUND',
+              'This scope has no MFA policy of its own; create it with POST or PUT',
+            );
+          checkStored({ ...own, ...v });
+          return policyRecord(await store.updatePolicy(tx, own.id, v));
+        }),
+      );
     },
     /** PUT: create or update the scope's own policy. */
     async upsert(scope: Scope, body: PolicyBody) {
-      return changed(await db.transaction(async (tx) => {
-        await lockScope(tx, scope);
-        const own = await store.ownPolicy(tx, scope);
-        const v = columns(body);
-        if (own) {
-          checkStored({ ...own, ...v });
-          return policyRecord(Object.keys(v).length ? await store.updatePolicy(tx, own.id, v) : own);
-        }
-        const base = (await store.effectivePolicy(tx, scope)) ?? DEFAULT_POLICY;
-        const row = { enforce: base.enforce, allow_remember: base.allow_remember, device_expiration_seconds: base.device_expiration_seconds, ...v };
-        checkStored(row);
-        return policyRecord(await store.insertPolicy(tx, scope, row));
-      }));
+      return changed(
+        await db.transaction(async (tx) => {
+          await lockScope(tx, scope);
+          const own = await store.ownPolicy(tx, scope);
+          const v = columns(body);
+          if (own) {
+            checkStored({ ...own, ...v });
+            return policyRecord(Object.keys(v).length ? await store.updatePolicy(tx, own.id, v) : own);
+          }
+          const base = (await store.effectivePolicy(tx, scope)) ?? DEFAULT_POLICY;
+          const row = {
+            enforce: base.enforce,
+            allow_remember: base.allow_remember,
+            device_expiration_seconds: base.device_expiration_seconds,
+            ...v,
+          };
+          checkStored(row);
+          return policyRecord(await store.insertPolicy(tx, scope, row));
+        }),
+      );
     },
     /** Inside the account removal's transaction: the removed account cannot be signed in to, so a stale entry is harmless. */
     forgetAccount: async (q: Queryable, tenantId: string) => changed(await store.forgetAccount(q, tenantId)),
@@ -164,22 +213,45 @@ export function createPolicyService(deps: { db: Db; requireAccount: (q: Queryabl
     async getConfig() {
       return configRecord(await store.config(db));
     },
-    async setConfig(body: { authenticationApp?: { active: boolean; serviceName: string }; sms?: { active: boolean; tokenLifetimeSeconds: number }; email?: { active: boolean; tokenLifetimeSeconds: number; sender: string } }) {
+    async setConfig(body: {
+      authenticationApp?: { active: boolean; serviceName: string };
+      sms?: { active: boolean; tokenLifetimeSeconds: number };
+      email?: { active: boolean; tokenLifetimeSeconds: number; sender: string };
+    }) {
       const v: Partial<ConfigRow> = {};
-      if (body.authenticationApp) Object.assign(v, { authenticator_active: body.authenticationApp.active, service_name: body.authenticationApp.serviceName.trim() || 'Gatehouse' });
+      if (body.authenticationApp)
+        Object.assign(v, {
+          authenticator_active: body.authenticationApp.active,
+          service_name: body.authenticationApp.serviceName.trim() || 'Gatehouse',
+        });
       if (body.sms) Object.assign(v, { sms_active: body.sms.active, sms_ttl_seconds: body.sms.tokenLifetimeSeconds });
-      if (body.email) Object.assign(v, { email_active: body.email.active, email_ttl_seconds: body.email.tokenLifetimeSeconds, email_sender: body.email.sender.trim() });
-      if (Object.keys(v).length === 0) throw new AppError('EMPTY_UPDATE', 'Set at least one of authenticationApp, sms, email');
+      if (body.email)
+        Object.assign(v, {
+          email_active: body.email.active,
+          email_ttl_seconds: body.email.tokenLifetimeSeconds,
+          email_sender: body.email.sender.trim(),
+        });
+      if (Object.keys(v).length === 0)
+        throw new AppError('EMPTY_UPDATE', 'Set at least one of authenticationApp, sms, email');
       return configRecord(changed(await store.updateConfig(db, v)));
     },
     async strategies() {
       const c = await store.config(db);
-      return { strategies: Object.entries(STRATEGY_COLUMN).map(([strategy, col]) => ({ strategy, isActive: col ? Boolean(c[col]) : false })) };
+      return {
+        strategies: Object.entries(STRATEGY_COLUMN).map(([strategy, col]) => ({
+          strategy,
+          isActive: col ? Boolean(c[col]) : false,
+        })),
+      };
     },
     async setStrategy(body: { strategy: string; isActive: boolean }) {
       const col = STRATEGY_COLUMN[body.strategy];
       if (!col) {
-        if (body.isActive) throw new AppError('MFA_STRATEGY_UNSUPPORTED', `body.strategy ${body.strategy} is not supported by Gatehouse (WebAuthn MFA is not built); it stays inactive`);
+        if (body.isActive)
+          throw new AppError(
+            'MFA_STRATEGY_UNSUPPORTED',
+            `body.strategy ${body.strategy} is not supported by Gatehouse (WebAuthn MFA is not built); it stays inactive`,
+          );
         return {};
       }
       changed(await store.updateConfig(db, { [col]: body.isActive } as Partial<ConfigRow>));

@@ -2,7 +2,13 @@ import { timingSafeEqual } from 'node:crypto';
 import { decrypt, encrypt, randomSecret, sha256Hex } from '../../lib/crypto.ts';
 import { AppError } from '../../http/errors.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
-import { createRateLimiter, type ClientInfo, type LoginService, type SignInOptions, type TokenIssuer } from '../auth/index.ts';
+import {
+  createRateLimiter,
+  type ClientInfo,
+  type LoginService,
+  type SignInOptions,
+  type TokenIssuer,
+} from '../auth/index.ts';
 import type { PasswordService } from '../credentials/index.ts';
 import type { EventsService } from '../events/index.ts';
 import { findById, isLockedNow, updateUser, type UserRow } from '../users/index.ts';
@@ -33,7 +39,13 @@ export interface MfaDeps {
   events: EventsService;
   policy: PolicyService;
   /** Code attempts per client IP and per user in a window (the password sign-in limits), and code sends per user. */
-  limits?: { perIp?: number; perUser?: number; windowSeconds?: number; sendsPerUser?: number; sendWindowSeconds?: number };
+  limits?: {
+    perIp?: number;
+    perUser?: number;
+    windowSeconds?: number;
+    sendsPerUser?: number;
+    sendWindowSeconds?: number;
+  };
 }
 
 const hashEq = (a: string, b: string) => timingSafeEqual(Buffer.from(a, 'hex'), Buffer.from(b, 'hex'));
@@ -57,11 +69,17 @@ export function createMfaCore(deps: MfaDeps) {
 
   function limit(limiter: ReturnType<typeof createRateLimiter>, key: string, what: string) {
     const r = limiter.hit(key);
-    if (r.limited) throw new AppError('RATE_LIMITED', `Too many ${what}; retry in ${r.retryAfter} s`, undefined, { 'retry-after': String(r.retryAfter) });
+    if (r.limited)
+      throw new AppError('RATE_LIMITED', `Too many ${what}; retry in ${r.retryAfter} s`, undefined, {
+        'retry-after': String(r.retryAfter),
+      });
   }
 
   /** Verified devices of a user, migrated factors adopted first. */
-  async function devicesOf(q: Queryable, user: Pick<UserRow, 'id' | 'authenticator_mfa_secret_enc' | 'phone_number_type'>): Promise<DeviceRow[]> {
+  async function devicesOf(
+    q: Queryable,
+    user: Pick<UserRow, 'id' | 'authenticator_mfa_secret_enc' | 'phone_number_type'>,
+  ): Promise<DeviceRow[]> {
     if (user.authenticator_mfa_secret_enc || user.phone_number_type === 'mfa') await store.adoptMigrated(q, user.id);
     return store.devices(q, user.id);
   }
@@ -95,7 +113,11 @@ export function createMfaCore(deps: MfaDeps) {
    * The pending sign-in behind an mfaToken, locked; the user must exist and not be locked. `locked`: the token (and
    * its user) the caller already read and locked.
    */
-  async function pendingSignIn(tx: Queryable, mfaToken: string, locked?: TokenRow | { t: TokenRow; user: UserRow }): Promise<{ t: TokenRow; user: UserRow }> {
+  async function pendingSignIn(
+    tx: Queryable,
+    mfaToken: string,
+    locked?: TokenRow | { t: TokenRow; user: UserRow },
+  ): Promise<{ t: TokenRow; user: UserRow }> {
     let t: TokenRow | undefined;
     let user: UserRow | undefined;
     if (locked && 'user' in locked) ({ t, user } = locked);
@@ -108,7 +130,11 @@ export function createMfaCore(deps: MfaDeps) {
       user = found?.user as UserRow | undefined;
     }
     if (!t || !user) throw new AppError('MFA_TOKEN_INVALID');
-    if (isLockedNow(user)) throw new AppError('USER_LOCKED', 'The user is locked; ask an administrator to unlock it or wait for the lock to expire');
+    if (isLockedNow(user))
+      throw new AppError(
+        'USER_LOCKED',
+        'The user is locked; ask an administrator to unlock it or wait for the lock to expire',
+      );
     return { t, user };
   }
 
@@ -128,7 +154,10 @@ export function createMfaCore(deps: MfaDeps) {
    * sign-in spends it in its session-start statement, see store.spendGuard). A step at or below the device's
    * `last_step` as read is answered MFA_CODE_REUSED here; the spend's own condition catches a concurrent use.
    */
-  function matchDevice<D extends Pick<DeviceRow, 'id' | 'kind' | 'secret_enc' | 'last_step'>>(devs: D[], code: string): { device: D; step: number } | AppError {
+  function matchDevice<D extends Pick<DeviceRow, 'id' | 'kind' | 'secret_enc' | 'last_step'>>(
+    devs: D[],
+    code: string,
+  ): { device: D; step: number } | AppError {
     const now = Date.now();
     for (const d of devs) {
       if (d.kind !== 'authenticator' || !d.secret_enc) continue;
@@ -144,13 +173,20 @@ export function createMfaCore(deps: MfaDeps) {
    * Checks a TOTP code against the user's authenticator devices (or one of them) and spends its step. Answers the
    * device, or an error (wrong code, or a code already used).
    */
-  async function checkTotp<D extends Pick<DeviceRow, 'id' | 'kind' | 'secret_enc'>>(tx: Queryable, devs: D[], code: string, spendToken?: string): Promise<D | AppError> {
+  async function checkTotp<D extends Pick<DeviceRow, 'id' | 'kind' | 'secret_enc'>>(
+    tx: Queryable,
+    devs: D[],
+    code: string,
+    spendToken?: string,
+  ): Promise<D | AppError> {
     const now = Date.now();
     for (const d of devs) {
       if (d.kind !== 'authenticator' || !d.secret_enc) continue;
       const step = matchTotp(decrypt(kek, d.secret_enc), code.trim(), now);
       if (step === undefined) continue;
-      const fresh = spendToken ? await store.acceptStepAndToken(tx, d.id, step, spendToken) : await store.acceptStep(tx, d.id, step);
+      const fresh = spendToken
+        ? await store.acceptStepAndToken(tx, d.id, step, spendToken)
+        : await store.acceptStep(tx, d.id, step);
       if (!fresh) return new AppError('MFA_CODE_REUSED');
       return d;
     }
@@ -163,7 +199,16 @@ export function createMfaCore(deps: MfaDeps) {
    * the flow's writes made by the session-start statement (store.spendGuard), given the remember-device row to insert
    * with them (when asked and allowed); the token is spent there, and `q` need not be a transaction.
    */
-  async function finish(q: Queryable, t: TokenRow, user: UserRow, method: string, client: ClientInfo, rememberDevice?: boolean, memberships?: (MembershipRow & { live: boolean })[], guard?: (remember?: store.RememberRow) => NonNullable<SignInOptions['guard']>): Promise<Finished> {
+  async function finish(
+    q: Queryable,
+    t: TokenRow,
+    user: UserRow,
+    method: string,
+    client: ClientInfo,
+    rememberDevice?: boolean,
+    memberships?: (MembershipRow & { live: boolean })[],
+    guard?: (remember?: store.RememberRow) => NonNullable<SignInOptions['guard']>,
+  ): Promise<Finished> {
     const amr = [...new Set([...t.amr, 'mfa', method])];
     const offer = rememberDevice ? await rememberOffer(q, t.tenant_id, user.id) : undefined;
     const opts = { tenantId: t.tenant_id, satisfied: ['mfa'], resumes: 'mfa', memberships };
@@ -179,7 +224,11 @@ export function createMfaCore(deps: MfaDeps) {
   }
 
   /** The remember-device row and cookie of a sign-in that asked for it, when the account's policy allows remembering. */
-  async function rememberOffer(q: Queryable, tenantId: string, userId: string): Promise<{ row: store.RememberRow; cookie: NonNullable<Finished['remember']> } | undefined> {
+  async function rememberOffer(
+    q: Queryable,
+    tenantId: string,
+    userId: string,
+  ): Promise<{ row: store.RememberRow; cookie: NonNullable<Finished['remember']> } | undefined> {
     const { policy: p } = await policy.signInSettings(q, tenantId);
     if (!p.allowRemember) return undefined;
     const value = randomSecret(32);
@@ -192,7 +241,11 @@ export function createMfaCore(deps: MfaDeps) {
   /** New recovery codes (replacing any), answered once in clear and stored as SHA-256. */
   async function newRecoveryCodes(tx: Queryable, userId: string): Promise<string[]> {
     const codes = Array.from({ length: RECOVERY_CODE_COUNT }, recoveryCode);
-    await store.replaceRecovery(tx, userId, codes.map((c) => sha256Hex(normalizeRecovery(c))));
+    await store.replaceRecovery(
+      tx,
+      userId,
+      codes.map((c) => sha256Hex(normalizeRecovery(c))),
+    );
     return codes;
   }
 
@@ -207,10 +260,16 @@ export function createMfaCore(deps: MfaDeps) {
   /** An authenticator enrolment in progress: a sealed secret, its QR code and URI. */
   async function startAuthenticator(tx: Queryable, user: Pick<UserRow, 'id' | 'email' | 'username'>) {
     const cfg = await store.config(tx);
-    if (!cfg.authenticator_active) throw new AppError('MFA_STRATEGY_INACTIVE', 'Authenticator-app MFA is not enabled in this environment');
+    if (!cfg.authenticator_active)
+      throw new AppError('MFA_STRATEGY_INACTIVE', 'Authenticator-app MFA is not enabled in this environment');
     const secret = newTotpSecret();
     await store.dropPending(tx, user.id, 'authenticator');
-    const deviceId = await store.insertDevice(tx, { userId: user.id, kind: 'authenticator', secretEnc: encrypt(kek, secret), verified: false });
+    const deviceId = await store.insertDevice(tx, {
+      userId: user.id,
+      kind: 'authenticator',
+      secretEnc: encrypt(kek, secret),
+      verified: false,
+    });
     const uri = otpauthUri(secret, cfg.service_name, user.email ?? user.username ?? user.id);
     return { qrCode: await qrDataUrl(uri), uri, deviceId };
   }
@@ -218,7 +277,8 @@ export function createMfaCore(deps: MfaDeps) {
   /** Verifies the first code of an authenticator enrolment; answers the device or an error. */
   async function completeAuthenticator(tx: Queryable, userId: string, code: string): Promise<DeviceRow | AppError> {
     const d = await store.pending(tx, userId, 'authenticator');
-    if (!d || d.created_at.getTime() < Date.now() - PENDING_ENROLMENT_SECONDS * 1000) return new AppError('MFA_NO_PENDING_ENROLLMENT');
+    if (!d || d.created_at.getTime() < Date.now() - PENDING_ENROLMENT_SECONDS * 1000)
+      return new AppError('MFA_NO_PENDING_ENROLLMENT');
     const step = matchTotp(decrypt(kek, d.secret_enc ?? ''), code.trim());
     if (step === undefined) return new AppError('MFA_INVALID_CODE', 'body.token: the code is wrong or expired');
     await store.markVerified(tx, d.id, step);
@@ -226,8 +286,18 @@ export function createMfaCore(deps: MfaDeps) {
     return d;
   }
 
-  async function emit(tx: Queryable, key: 'user.mfa_enrolled' | 'user.mfa_removed', user: Pick<UserRow, 'id' | 'active_tenant_id'>, data: Record<string, unknown>) {
-    await deps.events.emit(tx, { eventKey: key, tenantId: user.active_tenant_id ?? undefined, entity: { type: 'user', id: user.id }, data: { userId: user.id, ...data } });
+  async function emit(
+    tx: Queryable,
+    key: 'user.mfa_enrolled' | 'user.mfa_removed',
+    user: Pick<UserRow, 'id' | 'active_tenant_id'>,
+    data: Record<string, unknown>,
+  ) {
+    await deps.events.emit(tx, {
+      eventKey: key,
+      tenantId: user.active_tenant_id ?? undefined,
+      entity: { type: 'user', id: user.id },
+      data: { userId: user.id, ...data },
+    });
   }
 
   return {

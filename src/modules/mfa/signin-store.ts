@@ -2,7 +2,13 @@ import { dateFromJson } from '../../lib/time.ts';
 import type { Queryable } from '../../storage/db.ts';
 import { prepared } from '../../storage/prepared.ts';
 import { sql } from '../../storage/sql.ts';
-import { membershipsFromJson, membershipsWithStateSql, userFromJson, type MembershipRow, type UserRow } from '../users/index.ts';
+import {
+  membershipsFromJson,
+  membershipsWithStateSql,
+  userFromJson,
+  type MembershipRow,
+  type UserRow,
+} from '../users/index.ts';
 import type { ConfigRow, DeviceRow, PolicyRow, TokenRow } from './store.ts';
 
 /**
@@ -17,7 +23,13 @@ const SIGN_IN_SETTINGS = prepared(
              WHERE coalesce(tenant_id, '') IN ('', $1) ORDER BY tenant_id NULLS LAST LIMIT 1) p) AS policy
      FROM mfa_config c WHERE c.id`,
 );
-export async function signInSettings(q: Queryable, tenantId: string | undefined): Promise<{ config: ConfigRow; policy?: Pick<PolicyRow, 'enforce' | 'allow_remember' | 'device_expiration_seconds'> }> {
+export async function signInSettings(
+  q: Queryable,
+  tenantId: string | undefined,
+): Promise<{
+  config: ConfigRow;
+  policy?: Pick<PolicyRow, 'enforce' | 'allow_remember' | 'device_expiration_seconds'>;
+}> {
   const { rows } = await q.query<{ config: ConfigRow; policy: PolicyRow | null }>(SIGN_IN_SETTINGS, [tenantId ?? '']);
   return { config: rows[0].config, policy: rows[0].policy ?? undefined };
 }
@@ -32,7 +44,11 @@ export type ChallengeDevice = Pick<DeviceRow, 'id' | 'kind' | 'phone_number'>;
 export type VerifyDevice = Pick<DeviceRow, 'id' | 'user_id' | 'kind' | 'secret_enc' | 'last_step' | 'created_at'>;
 type Json = Record<string, unknown>;
 const devicesFromJson = (devices: Json[]) =>
-  devices.map((d) => ({ ...d, last_step: d.last_step === null ? null : String(d.last_step), created_at: dateFromJson(d.created_at) })) as unknown as VerifyDevice[];
+  devices.map((d) => ({
+    ...d,
+    last_step: d.last_step === null ? null : String(d.last_step),
+    created_at: dateFromJson(d.created_at),
+  })) as unknown as VerifyDevice[];
 
 /**
  * The gate's one statement: the user's verified devices of the active kinds and, when the sign-in is challenged
@@ -48,8 +64,12 @@ const challengeText = (audit?: string) =>
                   WHERE user_id = $2 AND verified_at IS NOT NULL AND kind = ANY($6::text[])),
         ins AS (INSERT INTO mfa_tokens (token_hash, user_id, tenant_id, amr, expires_at)
                 SELECT $1, $2, $3, $4, now() + make_interval(secs => $5) WHERE $7::boolean OR EXISTS (SELECT 1 FROM devs)
-                RETURNING expires_at)${audit ? `,
-        ${audit}` : ''}
+                RETURNING expires_at)${
+                  audit
+                    ? `,
+        ${audit}`
+                    : ''
+                }
    SELECT coalesce((SELECT json_agg(json_build_object('id', d.id, 'kind', d.kind, 'phone_number', d.phone_number) ORDER BY d.created_at, d.id) FROM devs d), '[]'::json) AS devices,
           (SELECT expires_at FROM ins) AS expires_at,
           (SELECT json_agg(json_build_object('id', d.id, 'user_id', d.user_id, 'kind', d.kind, 'secret_enc', d.secret_enc, 'last_step', d.last_step, 'created_at', d.created_at) ORDER BY d.created_at, d.id)
@@ -59,14 +79,31 @@ const CHALLENGE = prepared(challengeText());
 let challengeAudited: string | undefined;
 export async function challenge(
   q: Queryable,
-  c: { hash: string; userId: string; tenantId: string; amr: string[]; ttlSeconds: number; kinds: DeviceRow['kind'][]; forced: boolean; snapshot: boolean },
+  c: {
+    hash: string;
+    userId: string;
+    tenantId: string;
+    amr: string[];
+    ttlSeconds: number;
+    kinds: DeviceRow['kind'][];
+    forced: boolean;
+    snapshot: boolean;
+  },
   audit?: { cte: (first: number, onlyIf?: string) => string; values: unknown[] },
 ): Promise<{ devices: ChallengeDevice[]; expiresAt?: Date; authenticators: VerifyDevice[] }> {
   const params = [c.hash, c.userId, c.tenantId, c.amr, c.ttlSeconds, c.kinds, c.forced, c.snapshot];
   const sql = audit ? (challengeAudited ??= prepared(challengeText(audit.cte(9, 'ins')))) : CHALLENGE;
-  const { rows } = await q.query<{ devices: ChallengeDevice[]; expires_at: Date | null; authenticators: Json[] | null }>(sql, audit ? [...params, ...audit.values] : params);
+  const { rows } = await q.query<{
+    devices: ChallengeDevice[];
+    expires_at: Date | null;
+    authenticators: Json[] | null;
+  }>(sql, audit ? [...params, ...audit.values] : params);
   const r = rows[0];
-  return { devices: r.devices, expiresAt: r.expires_at ?? undefined, authenticators: devicesFromJson(r.authenticators ?? []) };
+  return {
+    devices: r.devices,
+    expiresAt: r.expires_at ?? undefined,
+    authenticators: devicesFromJson(r.authenticators ?? []),
+  };
 }
 
 /** The markers the spend's check raises with (see spendGuard). */
@@ -117,7 +154,19 @@ export const SPEND_STALE = 'mfa-spend:snapshot-stale';
  * not removed) with the same roles. When any fails the check raises, the statement writes nothing, and the verify
  * takes its full path (claimVerify), which reads everything again and judges the code there.
  */
-export function snapshotSpendGuard(g: { deviceId: string; step: number; tokenHash: string; maxAttempts: number; userId: string; version: string; tenantId: string; roleIds: string[] }, remember?: RememberRow) {
+export function snapshotSpendGuard(
+  g: {
+    deviceId: string;
+    step: number;
+    tokenHash: string;
+    maxAttempts: number;
+    userId: string;
+    version: string;
+    tenantId: string;
+    roleIds: string[];
+  },
+  remember?: RememberRow,
+) {
   const step = sql.param(g.step);
   const tenant = sql.param(g.tenantId);
   const items = sql`mfa_spent AS (DELETE FROM mfa_tokens
@@ -170,11 +219,19 @@ export interface VerifyView {
   memberships: (MembershipRow & { live: boolean })[];
 }
 export async function claimVerify(q: Queryable, hash: string, maxAttempts: number): Promise<VerifyView | undefined> {
-  const { rows } = await q.query<{ view: { token: Json; user: Json; devices: Json[]; memberships: Json[] } }>(VERIFY_CLAIM, [hash, maxAttempts]);
+  const { rows } = await q.query<{ view: { token: Json; user: Json; devices: Json[]; memberships: Json[] } }>(
+    VERIFY_CLAIM,
+    [hash, maxAttempts],
+  );
   if (rows.length === 0) return undefined;
   const v = rows[0].view;
   const t = { ...v.token, expires_at: dateFromJson(v.token.expires_at) } as unknown as TokenRow;
-  return { t, user: userFromJson(v.user), devices: devicesFromJson(v.devices), memberships: membershipsFromJson(v.memberships) };
+  return {
+    t,
+    user: userFromJson(v.user),
+    devices: devicesFromJson(v.devices),
+    memberships: membershipsFromJson(v.memberships),
+  };
 }
 
 const REFUND = prepared('UPDATE mfa_tokens SET failures = failures - 1 WHERE token_hash = $1 AND failures > 0');

@@ -18,23 +18,47 @@ export function createSignInFlows(deps: { db: Db; core: MfaCore }) {
    * takes its full path (a code the snapshot does not match, access the snapshot does not show, a guard that failed;
    * nothing was written then, and nothing was counted: the full path counts the attempt and judges the code again).
    */
-  async function fromSnapshot(p: PendingSignIn, hash: string, body: { value: string; rememberDevice?: boolean }, client: ClientInfo, deviceId?: string): Promise<Finished | undefined> {
+  async function fromSnapshot(
+    p: PendingSignIn,
+    hash: string,
+    body: { value: string; rememberDevice?: boolean },
+    client: ClientInfo,
+    deviceId?: string,
+  ): Promise<Finished | undefined> {
     const { t, user } = p.view;
     const membership = p.view.memberships.find((m) => m.tenant_id === t.tenant_id && m.live);
     if (!membership || isLockedNow(user)) return undefined;
     const { config } = await core.signInSettings(db, t.tenant_id);
     if (!config.authenticator_active) return undefined;
-    const m = core.matchDevice(deviceId === undefined ? p.view.devices : p.view.devices.filter((d) => d.id === deviceId), body.value);
+    const m = core.matchDevice(
+      deviceId === undefined ? p.view.devices : p.view.devices.filter((d) => d.id === deviceId),
+      body.value,
+    );
     if (m instanceof AppError) return undefined;
     core.limitUser(user.id);
-    const guard = { deviceId: m.device.id, step: m.step, tokenHash: hash, maxAttempts: MAX_WRONG_CODES_PER_TOKEN, userId: user.id, version: p.version, tenantId: t.tenant_id, roleIds: membership.role_ids };
+    const guard = {
+      deviceId: m.device.id,
+      step: m.step,
+      tokenHash: hash,
+      maxAttempts: MAX_WRONG_CODES_PER_TOKEN,
+      userId: user.id,
+      version: p.version,
+      tenantId: t.tenant_id,
+      roleIds: membership.role_ids,
+    };
     try {
-      const f = await core.finish(db, t, user, 'otp', client, body.rememberDevice, p.view.memberships, (remember) => store.snapshotSpendGuard(guard, remember));
+      const f = await core.finish(db, t, user, 'otp', client, body.rememberDevice, p.view.memberships, (remember) =>
+        store.snapshotSpendGuard(guard, remember),
+      );
       for (const e of client.inlined ?? []) e.stored();
       return f;
     } catch (err) {
       const message = err instanceof Error ? err.message : '';
-      if (err instanceof AppError || [store.SPEND_STALE, store.SPEND_TOKEN_GONE, store.SPEND_REUSED].some((marker) => message.includes(marker))) return undefined;
+      if (
+        err instanceof AppError ||
+        [store.SPEND_STALE, store.SPEND_TOKEN_GONE, store.SPEND_REUSED].some((marker) => message.includes(marker))
+      )
+        return undefined;
       throw err;
     }
   }
@@ -47,7 +71,11 @@ export function createSignInFlows(deps: { db: Db; core: MfaCore }) {
      * reads what the checks need; the session-start statement also spends the step and the token (store.spendGuard),
      * inserts the remember-device row and stores the request's audit entry (`client.audit`), or writes nothing.
      */
-    async verifyAuthenticator(body: { mfaToken: string; value: string; rememberDevice?: boolean }, client: ClientInfo, deviceId?: string): Promise<Finished> {
+    async verifyAuthenticator(
+      body: { mfaToken: string; value: string; rememberDevice?: boolean },
+      client: ClientInfo,
+      deviceId?: string,
+    ): Promise<Finished> {
       core.limitIp(client);
       const hash = sha256Hex(body.mfaToken);
       const snapshot = core.pending.take(hash);
@@ -63,9 +91,16 @@ export function createSignInFlows(deps: { db: Db; core: MfaCore }) {
         await core.pendingSignIn(db, body.mfaToken, view);
         core.limitUser(user.id);
         const { config } = await core.signInSettings(db, t.tenant_id);
-        if (!config.authenticator_active) throw new AppError('MFA_STRATEGY_INACTIVE', 'Authenticator-app MFA is not enabled in this environment');
+        if (!config.authenticator_active)
+          throw new AppError('MFA_STRATEGY_INACTIVE', 'Authenticator-app MFA is not enabled in this environment');
         const devs = deviceId === undefined ? view.devices : view.devices.filter((d) => d.id === deviceId);
-        if (devs.length === 0) throw new AppError('MFA_DEVICE_NOT_FOUND', deviceId ? `No authenticator device ${deviceId} for this user` : 'The user has no authenticator device; enrol one first');
+        if (devs.length === 0)
+          throw new AppError(
+            'MFA_DEVICE_NOT_FOUND',
+            deviceId
+              ? `No authenticator device ${deviceId} for this user`
+              : 'The user has no authenticator device; enrol one first',
+          );
         m = core.matchDevice(devs, body.value);
       } catch (err) {
         // Refused before any code was judged: the attempt is given back (as the old transaction's rollback did).
@@ -76,14 +111,17 @@ export function createSignInFlows(deps: { db: Db; core: MfaCore }) {
       if (m instanceof AppError) return core.attempt((tx) => core.wrongCode(tx, t, user.id, m, true));
       const { device, step } = m;
       try {
-        const f = await core.finish(db, t, user, 'otp', client, body.rememberDevice, view.memberships, (remember) => store.spendGuard(device.id, step, hash, remember));
+        const f = await core.finish(db, t, user, 'otp', client, body.rememberDevice, view.memberships, (remember) =>
+          store.spendGuard(device.id, step, hash, remember),
+        );
         // The audit entry the session start stored is committed: the hook must not stage it again.
         for (const e of client.inlined ?? []) e.stored();
         return f;
       } catch (err) {
         const message = err instanceof Error ? err.message : '';
         // Another sign-in of this user spent the step after claimVerify read the device: a reused code, counted.
-        if (message.includes(store.SPEND_REUSED)) return core.attempt((tx) => core.wrongCode(tx, t, user.id, new AppError('MFA_CODE_REUSED'), true));
+        if (message.includes(store.SPEND_REUSED))
+          return core.attempt((tx) => core.wrongCode(tx, t, user.id, new AppError('MFA_CODE_REUSED'), true));
         // A concurrent verify of the same mfaToken finished the sign-in first.
         if (message.includes(store.SPEND_TOKEN_GONE)) throw new AppError('MFA_TOKEN_INVALID');
         // Refused by the sign-in (account access, request gates): nothing was written; the attempt is given back.
@@ -103,7 +141,10 @@ export function createSignInFlows(deps: { db: Db; core: MfaCore }) {
     },
 
     /** The first code of that enrolment: the device is kept, recovery codes are made, and the sign-in finishes. */
-    async enrollAuthenticatorVerify(body: { mfaToken: string; token: string; rememberDevice?: boolean }, client: ClientInfo): Promise<Finished> {
+    async enrollAuthenticatorVerify(
+      body: { mfaToken: string; token: string; rememberDevice?: boolean },
+      client: ClientInfo,
+    ): Promise<Finished> {
       core.limitIp(client);
       return core.attempt(async (tx) => {
         const { t, user } = await core.pendingSignIn(tx, body.mfaToken);
@@ -111,7 +152,8 @@ export function createSignInFlows(deps: { db: Db; core: MfaCore }) {
         const cfg = await store.config(tx);
         if ((await core.devicesOf(tx, user)).some(core.usable(cfg))) throw new AppError('MFA_ALREADY_ENROLLED');
         const d = await core.completeAuthenticator(tx, user.id, body.token);
-        if (d instanceof AppError) return d.code === 'MFA_INVALID_CODE' ? core.wrongCode(tx, t, user.id, d) : { error: d };
+        if (d instanceof AppError)
+          return d.code === 'MFA_INVALID_CODE' ? core.wrongCode(tx, t, user.id, d) : { error: d };
         const codes = await core.newRecoveryCodes(tx, user.id);
         await core.emit(tx, 'user.mfa_enrolled', user, { method: 'authenticator', deviceId: d.id });
         const f = await core.finish(tx, t, user, 'otp', client, body.rememberDevice);
@@ -150,7 +192,11 @@ export function createSignInFlows(deps: { db: Db; core: MfaCore }) {
       const t = await store.lockToken(db, sha256Hex(mfaToken));
       if (!t) throw new AppError('MFA_TOKEN_INVALID');
       const { allowRemember, deviceExpirationSeconds } = await core.policyOf(db, t.tenant_id);
-      return { allowRememberDevice: allowRemember, allowRememberMyDevice: allowRemember, mfaDeviceExpiration: deviceExpirationSeconds };
+      return {
+        allowRememberDevice: allowRemember,
+        allowRememberMyDevice: allowRemember,
+        mfaDeviceExpiration: deviceExpirationSeconds,
+      };
     },
   };
 }

@@ -17,9 +17,18 @@ export const newTotpSecret = (): string => new OTPAuth.Secret({ size: 20 }).base
 export const stepAt = (ms: number, period = TOTP_PERIOD): number => Math.floor(ms / 1000 / period);
 
 /** The code of `secret` (base32) at a step, through the library (also used by the tests against RFC 6238 vectors). */
-export function totpCode(secret: string | OTPAuth.Secret, step: number, o: { algorithm?: TotpAlgorithm; digits?: number } = {}): string {
+export function totpCode(
+  secret: string | OTPAuth.Secret,
+  step: number,
+  o: { algorithm?: TotpAlgorithm; digits?: number } = {},
+): string {
   const s = typeof secret === 'string' ? OTPAuth.Secret.fromBase32(secret) : secret;
-  return OTPAuth.HOTP.generate({ secret: s, algorithm: o.algorithm ?? 'SHA1', digits: o.digits ?? TOTP_DIGITS, counter: step });
+  return OTPAuth.HOTP.generate({
+    secret: s,
+    algorithm: o.algorithm ?? 'SHA1',
+    digits: o.digits ?? TOTP_DIGITS,
+    counter: step,
+  });
 }
 
 const digest = (v: string) => createHash('sha256').update(v).digest();
@@ -45,10 +54,18 @@ export function matchTotp(secret: string, code: string, now = Date.now(), window
 }
 
 export function otpauthUri(secret: string, issuer: string, label: string): string {
-  return new OTPAuth.TOTP({ issuer, label, algorithm: 'SHA1', digits: TOTP_DIGITS, period: TOTP_PERIOD, secret: OTPAuth.Secret.fromBase32(secret) }).toString();
+  return new OTPAuth.TOTP({
+    issuer,
+    label,
+    algorithm: 'SHA1',
+    digits: TOTP_DIGITS,
+    period: TOTP_PERIOD,
+    secret: OTPAuth.Secret.fromBase32(secret),
+  }).toString();
 }
 
-export const qrDataUrl = (text: string): Promise<string> => QRCode.toDataURL(text, { errorCorrectionLevel: 'M', margin: 1 });
+export const qrDataUrl = (text: string): Promise<string> =>
+  QRCode.toDataURL(text, { errorCorrectionLevel: 'M', margin: 1 });
 
 /** A numeric one-time code of `digits` digits (SMS and email factors). */
 export const numericCode = (digits = 6): string => String(randomInt(0, 10 ** digits)).padStart(digits, '0');

@@ -26,20 +26,33 @@ export interface CodeRow {
 }
 
 /** What a check found: the row when it may be used, else why not (`invalid` → 400, `expired`/`used` → 410). */
-export type CheckResult = { ok: true; row: CodeRow } | { ok: false; reason: 'invalid' | 'expired' | 'used'; row?: CodeRow; burned?: boolean };
+export type CheckResult =
+  | { ok: true; row: CodeRow }
+  | { ok: false; reason: 'invalid' | 'expired' | 'used'; row?: CodeRow; burned?: boolean };
 
 export type CodeBook = ReturnType<typeof createCodeBook>;
 
 export function createCodeBook(kek: Buffer) {
   const hmacKey = createHmac('sha256', kek).update('gatehouse one-time codes v1').digest();
-  const codeHash = (rowId: string, code: string) => createHmac('sha256', hmacKey).update(`${rowId}:${code}`).digest('hex');
+  const codeHash = (rowId: string, code: string) =>
+    createHmac('sha256', hmacKey).update(`${rowId}:${code}`).digest('hex');
 
   return {
     /**
      * Issues a new secret for a user and purpose (per account for invitations), making earlier unused ones of the
      * same purpose unusable. Answers the plain values, which go only into the message.
      */
-    async issue(q: Queryable, a: { purpose: CodePurpose; userId: string; tenantId?: string; ttlSeconds: number; link?: boolean; code?: boolean }): Promise<{ id: string; token?: string; code?: string; expiresAt: Date }> {
+    async issue(
+      q: Queryable,
+      a: {
+        purpose: CodePurpose;
+        userId: string;
+        tenantId?: string;
+        ttlSeconds: number;
+        link?: boolean;
+        code?: boolean;
+      },
+    ): Promise<{ id: string; token?: string; code?: string; expiresAt: Date }> {
       const id = newId();
       const token = a.link ? randomSecret(32) : undefined;
       const code = a.code ? String(randomInt(0, 1_000_000)).padStart(6, '0') : undefined;
@@ -51,7 +64,15 @@ export function createCodeBook(kek: Buffer) {
       );
       await q.query(
         `INSERT INTO one_time_codes (id, purpose, user_id, tenant_id, token_hash, code_hash, expires_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-        [id, a.purpose, a.userId, a.tenantId ?? null, token ? sha256Hex(token) : null, code ? codeHash(id, code) : null, expiresAt],
+        [
+          id,
+          a.purpose,
+          a.userId,
+          a.tenantId ?? null,
+          token ? sha256Hex(token) : null,
+          code ? codeHash(id, code) : null,
+          expiresAt,
+        ],
       );
       return { id, token, code, expiresAt };
     },
@@ -70,7 +91,13 @@ export function createCodeBook(kek: Buffer) {
      * Checks a short code against the user's newest secret of that purpose (of that account, when given; else of any).
      * A wrong code counts an attempt on that row; the row is burned at MAX_CODE_ATTEMPTS. Compared in constant time.
      */
-    async checkCode(q: Queryable, purpose: CodePurpose, userId: string, code: string, tenantId?: string): Promise<CheckResult> {
+    async checkCode(
+      q: Queryable,
+      purpose: CodePurpose,
+      userId: string,
+      code: string,
+      tenantId?: string,
+    ): Promise<CheckResult> {
       if (!/^\d{6}$/.test(code)) code = '';
       const { rows } = await q.query<CodeRow>(
         `SELECT * FROM one_time_codes WHERE user_id = $1 AND purpose = $2 AND code_hash IS NOT NULL AND ($3::text IS NULL OR tenant_id = $3)
@@ -83,7 +110,10 @@ export function createCodeBook(kek: Buffer) {
       if (safeEqual(codeHash(row!.id, code), row!.code_hash!)) return verdict;
       const attempts = row!.attempts + 1;
       const burned = attempts >= MAX_CODE_ATTEMPTS;
-      await q.query(`UPDATE one_time_codes SET attempts = $2${burned ? ', used_at = now()' : ''} WHERE id = $1`, [row!.id, attempts]);
+      await q.query(`UPDATE one_time_codes SET attempts = $2${burned ? ', used_at = now()' : ''} WHERE id = $1`, [
+        row!.id,
+        attempts,
+      ]);
       return { ok: false, reason: 'invalid', row, burned };
     },
 
@@ -113,7 +143,13 @@ function judge(row: CodeRow | undefined): CheckResult {
 /** Turns a failed check into the error the client sees: 400 for a wrong or unknown secret, 410 for an expired or used one. */
 export function checkError(r: Exclude<CheckResult, { ok: true }>, what: string): AppError {
   if (r.reason === 'invalid') {
-    return new AppError('CODE_INVALID', r.burned ? `The ${what} is wrong; too many wrong attempts, request a new one` : `The ${what} is invalid`);
+    return new AppError(
+      'CODE_INVALID',
+      r.burned ? `The ${what} is wrong; too many wrong attempts, request a new one` : `The ${what} is invalid`,
+    );
   }
-  return new AppError('CODE_EXPIRED', `The ${what} has ${r.reason === 'used' ? 'already been used' : 'expired'}; request a new one`);
+  return new AppError(
+    'CODE_EXPIRED',
+    `The ${what} has ${r.reason === 'used' ? 'already been used' : 'expired'}; request a new one`,
+  );
 }

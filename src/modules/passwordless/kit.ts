@@ -10,8 +10,20 @@ import { updateUser, type UserRow } from '../users/index.ts';
  * appended to the type's link (its template's redirect URL, else PUBLIC_URL + the type's default path) as `{{link}}`.
  */
 export interface Delivery {
-  sendEmail(q: Queryable, m: { type: 'ActivateUser' | 'InviteToTenant' | 'MagicLink' | 'OTC'; to: string | null; tenantId?: string | null; vars: Record<string, string>; linkParams?: Record<string, string> }): Promise<unknown>;
-  sendSms(q: Queryable, m: { type: 'OTC'; to: string; tenantId?: string | null; vars: Record<string, string> }): Promise<unknown>;
+  sendEmail(
+    q: Queryable,
+    m: {
+      type: 'ActivateUser' | 'InviteToTenant' | 'MagicLink' | 'OTC';
+      to: string | null;
+      tenantId?: string | null;
+      vars: Record<string, string>;
+      linkParams?: Record<string, string>;
+    },
+  ): Promise<unknown>;
+  sendSms(
+    q: Queryable,
+    m: { type: 'OTC'; to: string; tenantId?: string | null; vars: Record<string, string> },
+  ): Promise<unknown>;
 }
 
 /** Per-IP and per-identifier limits on requests that send a code or link (429 with retry-after). */
@@ -21,9 +33,15 @@ export interface CodeLimits {
 }
 
 export function limitRequests(limits: CodeLimits, ip: string | undefined, identifier: string): void {
-  for (const [key, limiter] of [[`ip:${ip ?? 'unknown'}`, limits.perIp], [`id:${identifier}`, limits.perIdentifier]] as const) {
+  for (const [key, limiter] of [
+    [`ip:${ip ?? 'unknown'}`, limits.perIp],
+    [`id:${identifier}`, limits.perIdentifier],
+  ] as const) {
     const r = limiter.hit(key);
-    if (r.limited) throw new AppError('RATE_LIMITED', `Too many code requests; retry in ${r.retryAfter} s`, undefined, { 'retry-after': String(r.retryAfter) });
+    if (r.limited)
+      throw new AppError('RATE_LIMITED', `Too many code requests; retry in ${r.retryAfter} s`, undefined, {
+        'retry-after': String(r.retryAfter),
+      });
   }
 }
 
@@ -32,11 +50,17 @@ export function limitRequests(limits: CodeLimits, ip: string | undefined, identi
  * environment's); reaching it locks the user. Answers whether the user is now locked.
  */
 export async function countFailure(q: Queryable, passwords: PasswordService, user: UserRow): Promise<boolean> {
-  const { rows } = await q.query<{ failed_attempts: number }>('UPDATE users SET failed_attempts = failed_attempts + 1 WHERE id = $1 RETURNING failed_attempts', [user.id]);
+  const { rows } = await q.query<{ failed_attempts: number }>(
+    'UPDATE users SET failed_attempts = failed_attempts + 1 WHERE id = $1 RETURNING failed_attempts',
+    [user.id],
+  );
   const attempts = rows[0]?.failed_attempts ?? user.failed_attempts + 1;
   const policy = await passwords.lockoutPolicy(q, user.active_tenant_id ?? undefined);
   if (!policy.enabled || attempts < policy.maxAttempts) return false;
-  await updateUser(q, user.id, { is_locked: true, locked_until: policy.lockDurationSeconds ? new Date(Date.now() + policy.lockDurationSeconds * 1000) : null });
+  await updateUser(q, user.id, {
+    is_locked: true,
+    locked_until: policy.lockDurationSeconds ? new Date(Date.now() + policy.lockDurationSeconds * 1000) : null,
+  });
   await passwords.lockedOut(q, user);
   return true;
 }

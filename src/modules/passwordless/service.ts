@@ -3,7 +3,15 @@ import { AppError } from '../../http/errors.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
 import type { LoginService } from '../auth/index.ts';
 import type { PasswordService } from '../credentials/index.ts';
-import { findByEmail, findById, findByPhone, findByUsername, isLockedNow, updateUser, type UserRow } from '../users/index.ts';
+import {
+  findByEmail,
+  findById,
+  findByPhone,
+  findByUsername,
+  isLockedNow,
+  updateUser,
+  type UserRow,
+} from '../users/index.ts';
 import { checkError, type CodeBook } from './codes.ts';
 import { countFailure, limitRequests, maskPhone, type Client, type CodeLimits, type Delivery } from './kit.ts';
 import { createEqualizer } from './timing.ts';
@@ -12,7 +20,11 @@ import { readFlowSettings, writeFlowSettings, type PasswordlessSettings } from '
 export type PasswordlessType = 'magiclink' | 'code' | 'smscode';
 const METHOD = { magiclink: 'MagicLink', code: 'Code', smscode: 'SmsCode' } as const;
 /** Authentication methods (RFC 8176) a passwordless sign-in puts into `amr`. */
-const AMR: Record<PasswordlessType, string[]> = { magiclink: ['email'], code: ['otp', 'email'], smscode: ['otp', 'sms'] };
+const AMR: Record<PasswordlessType, string[]> = {
+  magiclink: ['email'],
+  code: ['otp', 'email'],
+  smscode: ['otp', 'sms'],
+};
 
 export interface PreloginBody {
   email?: string;
@@ -48,20 +60,30 @@ export function createPasswordlessService(deps: PasswordlessDeps) {
   const { db, codes } = deps;
   const timing = { magiclink: createEqualizer(), code: createEqualizer(), smscode: createEqualizer() };
 
-  function identifierOf(type: PasswordlessType, b: PreloginBody): { kind: 'email' | 'username' | 'userId' | 'phone'; value: string } {
+  function identifierOf(
+    type: PasswordlessType,
+    b: PreloginBody,
+  ): { kind: 'email' | 'username' | 'userId' | 'phone'; value: string } {
     if (type === 'smscode' && b.phoneNumber?.trim()) return { kind: 'phone', value: b.phoneNumber.trim() };
     if (b.email?.trim()) return { kind: 'email', value: b.email.trim().toLowerCase() };
     if (b.username?.trim()) return { kind: 'username', value: b.username.trim().toLowerCase() };
     if (b.userId?.trim()) return { kind: 'userId', value: b.userId.trim() };
-    throw new AppError('VALIDATION', type === 'smscode' ? 'body.phoneNumber or body.email is required' : 'body.email is required');
+    throw new AppError(
+      'VALIDATION',
+      type === 'smscode' ? 'body.phoneNumber or body.email is required' : 'body.email is required',
+    );
   }
 
   async function findUser(q: Queryable, id: ReturnType<typeof identifierOf>): Promise<UserRow | undefined> {
     switch (id.kind) {
-      case 'email': return findByEmail(q, id.value);
-      case 'username': return findByUsername(q, id.value);
-      case 'userId': return isUuid(id.value) ? findById(q, id.value) : undefined;
-      case 'phone': return findByPhone(q, id.value);
+      case 'email':
+        return findByEmail(q, id.value);
+      case 'username':
+        return findByUsername(q, id.value);
+      case 'userId':
+        return isUuid(id.value) ? findById(q, id.value) : undefined;
+      case 'phone':
+        return findByPhone(q, id.value);
     }
   }
 
@@ -69,14 +91,20 @@ export function createPasswordlessService(deps: PasswordlessDeps) {
   async function smsNumber(q: Queryable, user: UserRow, given?: string): Promise<string | undefined> {
     if (user.phone_number_type === 'mfa') return undefined;
     const { rows } = await q.query<{ phone_number: string }>(
-      'SELECT phone_number FROM user_phone_numbers WHERE user_id = $1 ORDER BY is_primary DESC, created_at LIMIT 1', [user.id]);
+      'SELECT phone_number FROM user_phone_numbers WHERE user_id = $1 ORDER BY is_primary DESC, created_at LIMIT 1',
+      [user.id],
+    );
     return given ?? rows[0]?.phone_number;
   }
 
   async function requireActive(type: PasswordlessType): Promise<number> {
     const s = await readFlowSettings(db, 'passwordless');
     const m = s[METHOD[type]];
-    if (!m.active) throw new AppError('PASSWORDLESS_DISABLED', `Passwordless sign-in by ${METHOD[type]} is not enabled (POST /identity/resources/configurations/v1/auth/strategies)`);
+    if (!m.active)
+      throw new AppError(
+        'PASSWORDLESS_DISABLED',
+        `Passwordless sign-in by ${METHOD[type]} is not enabled (POST /identity/resources/configurations/v1/auth/strategies)`,
+      );
     return m.expiresInMinutes;
   }
 
@@ -105,13 +133,29 @@ export function createPasswordlessService(deps: PasswordlessDeps) {
           const to = await smsNumber(tx, user, id.kind === 'phone' ? id.value : undefined);
           if (!to) return false;
           const issued = await codes.issue(tx, { purpose: 'smscode', userId: user.id, ttlSeconds, code: true });
-          await deps.delivery.sendSms(tx, { type: 'OTC', to, tenantId: user.active_tenant_id, vars: { ...vars, code: issued.code! } });
+          await deps.delivery.sendSms(tx, {
+            type: 'OTC',
+            to,
+            tenantId: user.active_tenant_id,
+            vars: { ...vars, code: issued.code! },
+          });
         } else if (type === 'code') {
           const issued = await codes.issue(tx, { purpose: 'code', userId: user.id, ttlSeconds, code: true });
-          await deps.delivery.sendEmail(tx, { type: 'OTC', to: user.email, tenantId: user.active_tenant_id, vars: { ...vars, code: issued.code! } });
+          await deps.delivery.sendEmail(tx, {
+            type: 'OTC',
+            to: user.email,
+            tenantId: user.active_tenant_id,
+            vars: { ...vars, code: issued.code! },
+          });
         } else {
           const issued = await codes.issue(tx, { purpose: 'magiclink', userId: user.id, ttlSeconds, link: true });
-          await deps.delivery.sendEmail(tx, { type: 'MagicLink', to: user.email, tenantId: user.active_tenant_id, vars, linkParams: { token: issued.token! } });
+          await deps.delivery.sendEmail(tx, {
+            type: 'MagicLink',
+            to: user.email,
+            tenantId: user.active_tenant_id,
+            vars,
+            linkParams: { token: issued.token! },
+          });
         }
         return true;
       });
@@ -138,7 +182,13 @@ export function createPasswordlessService(deps: PasswordlessDeps) {
           const id = identifierOf(type, body);
           user = await findUser(tx, id);
           if (!user) return { error: new AppError('CODE_INVALID', 'The code is invalid') };
-          if (isLockedNow(user)) return { error: new AppError('USER_LOCKED', 'The user is locked; ask an administrator to unlock it or wait for the lock to expire') };
+          if (isLockedNow(user))
+            return {
+              error: new AppError(
+                'USER_LOCKED',
+                'The user is locked; ask an administrator to unlock it or wait for the lock to expire',
+              ),
+            };
           const r = await codes.checkCode(tx, type, user.id, body.token.trim());
           if (!r.ok) {
             await countFailure(tx, deps.passwords, user);
@@ -147,7 +197,13 @@ export function createPasswordlessService(deps: PasswordlessDeps) {
           rowId = r.row.id;
         }
         if (!user) return { error: new AppError('CODE_INVALID', 'The sign-in link is invalid') };
-        if (isLockedNow(user)) return { error: new AppError('USER_LOCKED', 'The user is locked; ask an administrator to unlock it or wait for the lock to expire') };
+        if (isLockedNow(user))
+          return {
+            error: new AppError(
+              'USER_LOCKED',
+              'The user is locked; ask an administrator to unlock it or wait for the lock to expire',
+            ),
+          };
         await codes.consume(tx, rowId);
         // An email link or code proves the mailbox.
         if (type !== 'smscode' && !user.verified) {
@@ -155,7 +211,10 @@ export function createPasswordlessService(deps: PasswordlessDeps) {
           user = { ...user, verified: true };
         }
         try {
-          const tenantId = body.invitationToken && deps.inviteTokens ? await deps.inviteTokens.join(tx, user, body.invitationToken) : undefined;
+          const tenantId =
+            body.invitationToken && deps.inviteTokens
+              ? await deps.inviteTokens.join(tx, user, body.invitationToken)
+              : undefined;
           return { response: await deps.login.signIn(tx, user, client, AMR[type], tenantId ? { tenantId } : {}) };
         } catch (err) {
           // Refused by a gate (e.g. not activated): the secret stays consumed, nothing else changes.

@@ -37,7 +37,10 @@ export const FLOW_DEFAULTS: FlowSettings = {
 };
 
 export async function readFlowSettings<K extends keyof FlowSettings>(q: Queryable, key: K): Promise<FlowSettings[K]> {
-  const { rows } = await q.query<{ value: Record<string, unknown> }>('SELECT value FROM signin_flow_settings WHERE key = $1', [key]);
+  const { rows } = await q.query<{ value: Record<string, unknown> }>(
+    'SELECT value FROM signin_flow_settings WHERE key = $1',
+    [key],
+  );
   const stored = rows[0]?.value ?? {};
   const defaults = FLOW_DEFAULTS[key] as unknown as Record<string, unknown>;
   const merged: Record<string, unknown> = { ...defaults };
@@ -49,7 +52,11 @@ export async function readFlowSettings<K extends keyof FlowSettings>(q: Queryabl
 }
 
 /** Merges a partial document into the stored one (nested objects one level deep) and answers the result. */
-export async function writeFlowSettings<K extends keyof FlowSettings>(q: Queryable, key: K, patch: Record<string, unknown>): Promise<FlowSettings[K]> {
+export async function writeFlowSettings<K extends keyof FlowSettings>(
+  q: Queryable,
+  key: K,
+  patch: Record<string, unknown>,
+): Promise<FlowSettings[K]> {
   const current = (await readFlowSettings(q, key)) as unknown as Record<string, unknown>;
   for (const [k, v] of Object.entries(patch)) {
     if (v === undefined) continue;

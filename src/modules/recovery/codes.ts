@@ -13,10 +13,20 @@ export function createRecoveryCodes(kek: Buffer) {
   const hash = (id: string, code: string) => createHmac('sha256', key).update(`${id}:${code}`).digest('hex');
 
   return {
-    async issue(q: Queryable, a: { purpose: store.CodeRow['purpose']; userId: string; target?: string | null; ttlSeconds: number }): Promise<{ id: string; code: string }> {
+    async issue(
+      q: Queryable,
+      a: { purpose: store.CodeRow['purpose']; userId: string; target?: string | null; ttlSeconds: number },
+    ): Promise<{ id: string; code: string }> {
       const id = newId();
       const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
-      await store.insertCode(q, { id, purpose: a.purpose, userId: a.userId, target: a.target ?? null, codeHash: hash(id, code), ttlSeconds: a.ttlSeconds });
+      await store.insertCode(q, {
+        id,
+        purpose: a.purpose,
+        userId: a.userId,
+        target: a.target ?? null,
+        codeHash: hash(id, code),
+        ttlSeconds: a.ttlSeconds,
+      });
       return { id, code };
     },
 
@@ -33,7 +43,10 @@ export function createRecoveryCodes(kek: Buffer) {
       const burn = row.attempts + 1 >= MAX_CODE_ATTEMPTS;
       await store.countAttempt(q, row.id, burn);
       return burn
-        ? new AppError('OTC_ATTEMPTS_EXCEEDED', `Too many wrong codes (${MAX_CODE_ATTEMPTS}); this code no longer works, request a new one`)
+        ? new AppError(
+            'OTC_ATTEMPTS_EXCEEDED',
+            `Too many wrong codes (${MAX_CODE_ATTEMPTS}); this code no longer works, request a new one`,
+          )
         : new AppError('OTC_INVALID', 'The code is wrong');
     },
   };
@@ -43,5 +56,8 @@ export type RecoveryCodes = ReturnType<typeof createRecoveryCodes>;
 /** Throws 429 with retry-after when a request key is over its limit. */
 export function limit(limiter: RateLimiter, key: string, what: string): void {
   const r = limiter.hit(key);
-  if (r.limited) throw new AppError('RATE_LIMITED', `Too many ${what} requests; retry in ${r.retryAfter} s`, undefined, { 'retry-after': String(r.retryAfter) });
+  if (r.limited)
+    throw new AppError('RATE_LIMITED', `Too many ${what} requests; retry in ${r.retryAfter} s`, undefined, {
+      'retry-after': String(r.retryAfter),
+    });
 }

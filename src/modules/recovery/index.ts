@@ -17,21 +17,48 @@ export { phoneNumbersRoutes } from './phones.routes.ts';
 export type { PhonesService } from './phones.service.ts';
 
 /** Password reset and email verification, over messaging. */
-export function createRecovery(deps: { db: Db; kek: Buffer; config: Config; passwords: PasswordService; messaging: MessagingService; events: EventsService; endSessions: (userId: string) => Promise<unknown> }) {
+export function createRecovery(deps: {
+  db: Db;
+  kek: Buffer;
+  config: Config;
+  passwords: PasswordService;
+  messaging: MessagingService;
+  events: EventsService;
+  endSessions: (userId: string) => Promise<unknown>;
+}) {
   const codes = createRecoveryCodes(deps.kek);
   const { perIp, perIdentifier, windowSeconds } = deps.config.codeRateLimit;
   const reset = createResetService({
-    db: deps.db, passwords: deps.passwords, messaging: deps.messaging, events: deps.events, codes, publicUrl: deps.config.publicUrl, endSessions: deps.endSessions,
-    limits: { perIp: createRateLimiter(perIp, windowSeconds), perIdentifier: createRateLimiter(perIdentifier, windowSeconds) },
+    db: deps.db,
+    passwords: deps.passwords,
+    messaging: deps.messaging,
+    events: deps.events,
+    codes,
+    publicUrl: deps.config.publicUrl,
+    endSessions: deps.endSessions,
+    limits: {
+      perIp: createRateLimiter(perIp, windowSeconds),
+      perIdentifier: createRateLimiter(perIdentifier, windowSeconds),
+    },
   });
   const verification = createVerificationService({
-    db: deps.db, messaging: deps.messaging, events: deps.events, codes, endSessions: deps.endSessions,
+    db: deps.db,
+    messaging: deps.messaging,
+    events: deps.events,
+    codes,
+    endSessions: deps.endSessions,
     limits: { perIdentifier: createRateLimiter(perIdentifier, windowSeconds) },
   });
   // Phone numbers of users (routes.md "SMS"): own limiter instances, same settings as the other code flows.
   const phones = createPhonesService({
-    db: deps.db, kek: deps.kek, messaging: deps.messaging, events: deps.events,
-    limits: { perIp: createRateLimiter(perIp, windowSeconds), perIdentifier: createRateLimiter(perIdentifier, windowSeconds) },
+    db: deps.db,
+    kek: deps.kek,
+    messaging: deps.messaging,
+    events: deps.events,
+    limits: {
+      perIp: createRateLimiter(perIp, windowSeconds),
+      perIdentifier: createRateLimiter(perIdentifier, windowSeconds),
+    },
   });
   /** For the users module's email change (registered by the composition root): emailed proofs die with the address. */
   const forgetEmailProofs = (q: Queryable, userId: string): Promise<void> => store.forgetEmailProofs(q, userId);

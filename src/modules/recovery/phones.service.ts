@@ -34,7 +34,12 @@ export interface PhonesDeps {
 export type PhonesService = ReturnType<typeof createPhonesService>;
 
 const out = (r: store.PhoneRow): PhoneNumberOut => ({
-  id: r.id, userId: r.user_id, phoneNumber: r.phone_number, verified: r.verified, createdAt: iso(r.created_at)!, updatedAt: iso(r.updated_at)!,
+  id: r.id,
+  userId: r.user_id,
+  phoneNumber: r.phone_number,
+  verified: r.verified,
+  createdAt: iso(r.created_at)!,
+  updatedAt: iso(r.updated_at)!,
 });
 
 /**
@@ -58,7 +63,8 @@ export function createPhonesService(deps: PhonesDeps) {
 
   async function ownNumber(q: Queryable, userId: string, phoneId: string, lock = false): Promise<store.PhoneRow> {
     const row = isUuid(phoneId) ? await store.byId(q, phoneId, lock) : undefined;
-    if (!row || row.user_id !== userId) throw new AppError('PHONE_NOT_FOUND', `The user has no phone number with id ${phoneId}`);
+    if (!row || row.user_id !== userId)
+      throw new AppError('PHONE_NOT_FOUND', `The user has no phone number with id ${phoneId}`);
     return row;
   }
 
@@ -72,9 +78,18 @@ export function createPhonesService(deps: PhonesDeps) {
   async function sendCode(q: Queryable, user: UserRow, purpose: 'verify' | 'delete', phone: string): Promise<string> {
     const id = newId();
     const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
-    await store.insertCode(q, { id, purpose, userId: user.id, phone, codeHash: hash(id, code), ttlSeconds: PHONE_CODE_TTL_SECONDS });
+    await store.insertCode(q, {
+      id,
+      purpose,
+      userId: user.id,
+      phone,
+      codeHash: hash(id, code),
+      ttlSeconds: PHONE_CODE_TTL_SECONDS,
+    });
     await deps.messaging.sendSms(q, {
-      tenantId: user.active_tenant_id, to: phone, type: purpose === 'verify' ? 'VerifyPhoneNumber' : 'ResetPhoneNumber',
+      tenantId: user.active_tenant_id,
+      to: phone,
+      type: purpose === 'verify' ? 'VerifyPhoneNumber' : 'ResetPhoneNumber',
       vars: { code, name: user.name, expiresInMinutes: String(PHONE_CODE_TTL_SECONDS / 60) },
     });
     return id;
@@ -84,29 +99,47 @@ export function createPhonesService(deps: PhonesDeps) {
    * Checks an otcToken + code of the user and purpose. Answers the row when it is good (the caller uses it up), or
    * the error to throw after the transaction commits (a wrong try is counted, the 5th burns the code).
    */
-  async function checkCode(q: Queryable, userId: string, purpose: 'verify' | 'delete', otcToken: string, code: string): Promise<{ row: store.PhoneCodeRow } | { error: AppError }> {
+  async function checkCode(
+    q: Queryable,
+    userId: string,
+    purpose: 'verify' | 'delete',
+    otcToken: string,
+    code: string,
+  ): Promise<{ row: store.PhoneCodeRow } | { error: AppError }> {
     const row = isUuid(otcToken) ? await store.findCode(q, otcToken) : undefined;
-    if (!row || row.user_id !== userId || row.purpose !== purpose) return { error: new AppError('OTC_INVALID', 'The otcToken is unknown or belongs to another request') };
-    if (row.used_at) return { error: new AppError('OTC_EXPIRED', 'The code was already used or replaced; request a new one') };
-    if (row.expires_at <= new Date()) return { error: new AppError('OTC_EXPIRED', 'The code has expired; request a new one') };
+    if (!row || row.user_id !== userId || row.purpose !== purpose)
+      return { error: new AppError('OTC_INVALID', 'The otcToken is unknown or belongs to another request') };
+    if (row.used_at)
+      return { error: new AppError('OTC_EXPIRED', 'The code was already used or replaced; request a new one') };
+    if (row.expires_at <= new Date())
+      return { error: new AppError('OTC_EXPIRED', 'The code has expired; request a new one') };
     const given = /^\d{6}$/.test(code.trim()) ? code.trim() : '';
     if (safeEqual(hash(row.id, given), row.code_hash)) return { row };
     const burn = row.attempts + 1 >= MAX_CODE_ATTEMPTS;
     await store.countAttempt(q, row.id, burn);
     return {
       error: burn
-        ? new AppError('OTC_ATTEMPTS_EXCEEDED', `Too many wrong codes (${MAX_CODE_ATTEMPTS}); this code no longer works, request a new one`)
+        ? new AppError(
+            'OTC_ATTEMPTS_EXCEEDED',
+            `Too many wrong codes (${MAX_CODE_ATTEMPTS}); this code no longer works, request a new one`,
+          )
         : new AppError('OTC_INVALID', 'The code is wrong'),
     };
   }
 
   const changed = (q: Queryable, user: UserRow, action: string, phone: string) =>
-    deps.events.emit(q, { eventKey: 'user.updated', tenantId: user.active_tenant_id, entity: { type: 'user', id: user.id }, data: { userId: user.id, email: user.email, changed: ['phoneNumbers'], action, phoneNumber: phone } });
+    deps.events.emit(q, {
+      eventKey: 'user.updated',
+      tenantId: user.active_tenant_id,
+      entity: { type: 'user', id: user.id },
+      data: { userId: user.id, email: user.email, changed: ['phoneNumbers'], action, phoneNumber: phone },
+    });
 
   /** The number must be free or the user's own; answers the user's row for it when it is theirs. */
   async function assertAvailable(q: Queryable, userId: string, phone: string): Promise<store.PhoneRow | undefined> {
     const held = await store.byNumber(q, phone);
-    if (held && held.user_id !== userId) throw new AppError('PHONE_TAKEN', `Phone number ${phone} belongs to another user`);
+    if (held && held.user_id !== userId)
+      throw new AppError('PHONE_TAKEN', `Phone number ${phone} belongs to another user`);
     return held;
   }
 
@@ -161,7 +194,8 @@ export function createPhonesService(deps: PhonesDeps) {
         await store.useCode(tx, r.row.id);
         const phone = r.row.phone_number;
         const held = await store.byNumber(tx, phone, true);
-        if (held && held.user_id !== userId) return { error: new AppError('PHONE_TAKEN', `Phone number ${phone} was taken by another user meanwhile`) };
+        if (held && held.user_id !== userId)
+          return { error: new AppError('PHONE_TAKEN', `Phone number ${phone} was taken by another user meanwhile`) };
         const row = held ? await store.markVerified(tx, held.id) : await store.insert(tx, userId, phone, true);
         if (!row) return { error: new AppError('PHONE_TAKEN', `Phone number ${phone} belongs to another user`) };
         await changed(tx, user, held ? 'verified' : 'added', phone);
@@ -175,7 +209,11 @@ export function createPhonesService(deps: PhonesDeps) {
      * Removing a number: a verified one needs the code texted to it (answers the otcToken; `verifyDelete` removes);
      * an unverified one (never proven) is removed at once.
      */
-    async requestDelete(userId: string, phoneId: string, ip?: string): Promise<{ id: string; deleted: boolean; otcToken?: string }> {
+    async requestDelete(
+      userId: string,
+      phoneId: string,
+      ip?: string,
+    ): Promise<{ id: string; deleted: boolean; otcToken?: string }> {
       return db.transaction(async (tx) => {
         const user = await requireUser(tx, userId, true);
         const row = await ownNumber(tx, userId, phoneId, true);
@@ -195,7 +233,8 @@ export function createPhonesService(deps: PhonesDeps) {
         const row = await ownNumber(tx, userId, phoneId, true);
         const r = await checkCode(tx, userId, 'delete', otcToken, code);
         if ('error' in r) return r;
-        if (r.row.phone_number !== row.phone_number) return { error: new AppError('OTC_INVALID', 'The otcToken was issued for another phone number') };
+        if (r.row.phone_number !== row.phone_number)
+          return { error: new AppError('OTC_INVALID', 'The otcToken was issued for another phone number') };
         await store.useCode(tx, r.row.id);
         await store.remove(tx, row);
         await changed(tx, user, 'removed', row.phone_number);
@@ -209,7 +248,11 @@ export function createPhonesService(deps: PhonesDeps) {
       return db.transaction(async (tx) => {
         const user = await requireUser(tx, userId, true);
         const held = await assertAvailable(tx, userId, phone);
-        const row = held ? (held.verified ? held : await store.markVerified(tx, held.id)) : await store.insert(tx, userId, phone, true);
+        const row = held
+          ? held.verified
+            ? held
+            : await store.markVerified(tx, held.id)
+          : await store.insert(tx, userId, phone, true);
         if (!row) throw new AppError('PHONE_TAKEN', `Phone number ${phone} belongs to another user`);
         if (!held?.verified) await changed(tx, user, held ? 'verified' : 'added', phone);
         return out(row);

@@ -5,7 +5,14 @@ import type { PasswordService } from '../credentials/index.ts';
 import type { EventsService } from '../events/index.ts';
 import type { MessagingService } from '../messaging/index.ts';
 import {
-  findByEmail, findById, findByPhone, findByUsername, membershipsWithState, phones, proveMailbox, updateUser,
+  findByEmail,
+  findById,
+  findByPhone,
+  findByUsername,
+  membershipsWithState,
+  phones,
+  proveMailbox,
+  updateUser,
   type UserRow,
 } from '../users/index.ts';
 import { createEqualizer } from '../passwordless/index.ts';
@@ -53,7 +60,10 @@ export function createResetService(deps: ResetDeps) {
     const type = b.identifierType ?? 'email';
     const value = (b.identifier ?? b.email ?? '').trim();
     if (!value) throw new AppError('VALIDATION', 'identifier (or email) is required', { fields: ['identifier'] });
-    if (!['email', 'phoneNumber', 'username'].includes(type)) throw new AppError('VALIDATION', 'identifierType must be email, phoneNumber or username', { fields: ['identifierType'] });
+    if (!['email', 'phoneNumber', 'username'].includes(type))
+      throw new AppError('VALIDATION', 'identifierType must be email, phoneNumber or username', {
+        fields: ['identifierType'],
+      });
     return { value: type === 'phoneNumber' ? value : value.toLowerCase(), type };
   }
 
@@ -64,10 +74,19 @@ export function createResetService(deps: ResetDeps) {
   }
 
   /** Issues a link token and queues the ResetPassword (or PwnedPassword) email, in the caller's transaction. */
-  async function sendResetEmail(q: Queryable, user: UserRow, type: 'ResetPassword' | 'PwnedPassword' = 'ResetPassword'): Promise<void> {
+  async function sendResetEmail(
+    q: Queryable,
+    user: UserRow,
+    type: 'ResetPassword' | 'PwnedPassword' = 'ResetPassword',
+  ): Promise<void> {
     await store.useResetTokens(q, user.id, ['email']);
     const token = randomSecret(32);
-    await store.insertResetToken(q, { tokenHash: sha256Hex(token), userId: user.id, reason: 'email', ttlSeconds: RESET_LINK_TTL });
+    await store.insertResetToken(q, {
+      tokenHash: sha256Hex(token),
+      userId: user.id,
+      reason: 'email',
+      ttlSeconds: RESET_LINK_TTL,
+    });
     await deps.messaging.sendEmail(q, {
       tenantId: user.active_tenant_id,
       to: user.email,
@@ -80,9 +99,12 @@ export function createResetService(deps: ResetDeps) {
   /** The token's row when it may be used, else the error (400 unknown / other user, 410 expired or used). */
   async function checkToken(q: Queryable, userId: string, token: string, lock: boolean): Promise<store.ResetTokenRow> {
     const row = token && token.length <= 512 ? await store.findResetToken(q, sha256Hex(token), lock) : undefined;
-    if (!row || row.user_id !== userId) throw new AppError('RESET_TOKEN_INVALID', 'The password reset token is invalid for this user');
-    if (row.used_at) throw new AppError('RESET_TOKEN_EXPIRED', 'The password reset token was already used; request a new one');
-    if (row.expires_at <= new Date()) throw new AppError('RESET_TOKEN_EXPIRED', 'The password reset token has expired; request a new one');
+    if (!row || row.user_id !== userId)
+      throw new AppError('RESET_TOKEN_INVALID', 'The password reset token is invalid for this user');
+    if (row.used_at)
+      throw new AppError('RESET_TOKEN_EXPIRED', 'The password reset token was already used; request a new one');
+    if (row.expires_at <= new Date())
+      throw new AppError('RESET_TOKEN_EXPIRED', 'The password reset token has expired; request a new one');
     return row;
   }
 
@@ -115,8 +137,18 @@ export function createResetService(deps: ResetDeps) {
         const user = await findUser(tx, id);
         const phone = user ? (await phones(tx, user.id))[0] : undefined;
         if (!user || !phone) return { sessionId: newId(), sent: false };
-        const { id: sessionId, code } = await codes.issue(tx, { purpose: 'reset-sms', userId: user.id, target: phone, ttlSeconds: RESET_SMS_CODE_TTL });
-        await deps.messaging.sendSms(tx, { tenantId: user.active_tenant_id, to: phone, type: 'ResetPassword', vars: { code, expiresInMinutes: String(RESET_SMS_CODE_TTL / 60) } });
+        const { id: sessionId, code } = await codes.issue(tx, {
+          purpose: 'reset-sms',
+          userId: user.id,
+          target: phone,
+          ttlSeconds: RESET_SMS_CODE_TTL,
+        });
+        await deps.messaging.sendSms(tx, {
+          tenantId: user.active_tenant_id,
+          to: phone,
+          type: 'ResetPassword',
+          vars: { code, expiresInMinutes: String(RESET_SMS_CODE_TTL / 60) },
+        });
         return { sessionId, sent: true };
       });
       await finish(r.sent);
@@ -131,7 +163,12 @@ export function createResetService(deps: ResetDeps) {
         if (error) return { error };
         await store.useCode(tx, row!.id);
         const token = randomSecret(32);
-        await store.insertResetToken(tx, { tokenHash: sha256Hex(token), userId: row!.user_id, reason: 'sms', ttlSeconds: RESET_SMS_TOKEN_TTL });
+        await store.insertResetToken(tx, {
+          tokenHash: sha256Hex(token),
+          userId: row!.user_id,
+          reason: 'sms',
+          ttlSeconds: RESET_SMS_TOKEN_TTL,
+        });
         return { userId: row!.user_id, token };
       });
       if ('error' in outcome) throw outcome.error; // after commit, so a wrong try is counted
@@ -158,7 +195,11 @@ export function createResetService(deps: ResetDeps) {
           await sendResetEmail(tx, user);
           return 'mailbox';
         }
-        await deps.passwords.validate(tx, b.password, { tenantId: user.active_tenant_id ?? undefined, userId: user.id, email: user.email ?? undefined });
+        await deps.passwords.validate(tx, b.password, {
+          tenantId: user.active_tenant_id ?? undefined,
+          userId: user.id,
+          email: user.email ?? undefined,
+        });
         const hash = await deps.passwords.hash(b.password);
         const values: Record<string, unknown> = { password_hash: hash, must_reset_password: false, failed_attempts: 0 };
         // An emailed link (or the vendor's link) proves the mailbox: the new password is the owner's own.
@@ -173,12 +214,18 @@ export function createResetService(deps: ResetDeps) {
           eventKey: 'user.password_reset',
           tenantId: user.active_tenant_id,
           entity: { type: 'user', id: user.id },
-          data: { userId: user.id, method: row.reason === 'sms' ? 'sms' : row.reason === 'vendor-link' ? 'vendor-link' : 'email' },
+          data: {
+            userId: user.id,
+            method: row.reason === 'sms' ? 'sms' : row.reason === 'vendor-link' ? 'vendor-link' : 'email',
+          },
         });
         return 'reset';
       });
       if (outcome === 'mailbox') {
-        throw new AppError('MAILBOX_PROOF_REQUIRED', 'This token came from sign-in and does not prove the mailbox; a reset link was emailed to the user, use that one');
+        throw new AppError(
+          'MAILBOX_PROOF_REQUIRED',
+          'This token came from sign-in and does not prove the mailbox; a reset link was emailed to the user, use that one',
+        );
       }
       await deps.endSessions(b.userId);
     },
@@ -225,7 +272,12 @@ export function createResetService(deps: ResetDeps) {
       const user = UUID.test(userId) ? await findById(db, userId) : undefined;
       if (!user) throw new AppError('USER_NOT_FOUND', `No user with id ${userId}`);
       const token = randomSecret(32);
-      await store.insertResetToken(db, { tokenHash: sha256Hex(token), userId, reason: 'vendor-link', ttlSeconds: RESET_LINK_TTL });
+      await store.insertResetToken(db, {
+        tokenHash: sha256Hex(token),
+        userId,
+        reason: 'vendor-link',
+        ttlSeconds: RESET_LINK_TTL,
+      });
       const tpl = (await deps.messaging.config.listEmailTemplates('ResetPassword'))[0];
       const base = new URL(tpl?.redirectURL || `${deps.publicUrl}/account/reset-password`);
       base.searchParams.set('userId', userId);

@@ -39,8 +39,18 @@ export function createVerificationService(deps: VerificationDeps) {
   async function send(q: Queryable, user: UserRow, email: string | null): Promise<void> {
     if (!email) throw new AppError('USER_HAS_NO_EMAIL', `User ${user.id} has no email address to verify`);
     const token = randomSecret(32);
-    await store.insertVerifyToken(q, { tokenHash: sha256Hex(token), userId: user.id, email, ttlSeconds: VERIFY_LINK_TTL });
-    const { code } = await codes.issue(q, { purpose: 'verify-email', userId: user.id, target: email, ttlSeconds: VERIFY_CODE_TTL });
+    await store.insertVerifyToken(q, {
+      tokenHash: sha256Hex(token),
+      userId: user.id,
+      email,
+      ttlSeconds: VERIFY_LINK_TTL,
+    });
+    const { code } = await codes.issue(q, {
+      purpose: 'verify-email',
+      userId: user.id,
+      target: email,
+      ttlSeconds: VERIFY_CODE_TTL,
+    });
     await deps.messaging.sendEmail(q, {
       tenantId: user.active_tenant_id,
       to: email,
@@ -64,7 +74,12 @@ export function createVerificationService(deps: VerificationDeps) {
     // A changed address voids every other emailed proof (links and codes to the old one); else only the used kind.
     if (values.email) await store.forgetEmailProofs(q, user.id);
     else await store.useVerifyTokens(q, user.id);
-    await deps.events.emit(q, { eventKey: 'user.updated', tenantId: user.active_tenant_id, entity: { type: 'user', id: user.id }, data: { userId: user.id, verified: true, ...(values.email ? { emailChanged: true } : {}) } });
+    await deps.events.emit(q, {
+      eventKey: 'user.updated',
+      tenantId: user.active_tenant_id,
+      entity: { type: 'user', id: user.id },
+      data: { userId: user.id, verified: true, ...(values.email ? { emailChanged: true } : {}) },
+    });
     return proveMailbox(q, user.id);
   }
 
@@ -93,7 +108,8 @@ export function createVerificationService(deps: VerificationDeps) {
         if (email === user.email && user.verified) throw new AppError('CONFLICT', 'This email is already verified');
         // The user emails policy may forbid users to change their own address (verifying the current one stays allowed).
         if (email !== user.email) await assertEmailChangeAllowed(tx);
-        if (email !== user.email && (await findByEmail(tx, email))) throw new AppError('USER_EXISTS', `email ${email} belongs to another user`);
+        if (email !== user.email && (await findByEmail(tx, email)))
+          throw new AppError('USER_EXISTS', `email ${email} belongs to another user`);
         limit(deps.limits.perIdentifier, `verify:${user.id}`, 'verification email');
         await send(tx, user, email);
       });
@@ -119,9 +135,11 @@ export function createVerificationService(deps: VerificationDeps) {
     async verifyLink(b: { userId: string; token: string }): Promise<void> {
       const dropped = await db.transaction(async (tx) => {
         const row = b.token && b.token.length <= 512 ? await store.findVerifyToken(tx, sha256Hex(b.token)) : undefined;
-        if (!row || row.user_id !== b.userId) throw new AppError('VERIFY_TOKEN_INVALID', 'The email verification token is invalid for this user');
+        if (!row || row.user_id !== b.userId)
+          throw new AppError('VERIFY_TOKEN_INVALID', 'The email verification token is invalid for this user');
         if (row.used_at) throw new AppError('VERIFY_TOKEN_EXPIRED', 'The email verification token was already used');
-        if (row.expires_at <= new Date()) throw new AppError('VERIFY_TOKEN_EXPIRED', 'The email verification token has expired; request a new one');
+        if (row.expires_at <= new Date())
+          throw new AppError('VERIFY_TOKEN_EXPIRED', 'The email verification token has expired; request a new one');
         const user = await findById(tx, b.userId, true);
         if (!user) throw new AppError('VERIFY_TOKEN_INVALID', 'The email verification token is invalid for this user');
         return markVerified(tx, user, row.email);

@@ -19,7 +19,10 @@ export function normalizeDomain(input: string, field = 'domain'): string {
   const raw = input.trim().replace(/^@/, '').replace(/\.$/, '').toLowerCase();
   const ascii = raw ? domainToASCII(raw) : '';
   if (!ascii || ascii.length > 253 || !ascii.includes('.') || !ascii.split('.').every((l) => LABEL.test(l))) {
-    throw new AppError('VALIDATION', `${field} "${input.slice(0, 100)}" is not a domain name (e.g. acme.com; letters, digits and hyphens, at least one dot)`);
+    throw new AppError(
+      'VALIDATION',
+      `${field} "${input.slice(0, 100)}" is not a domain name (e.g. acme.com; letters, digits and hyphens, at least one dot)`,
+    );
   }
   return ascii;
 }
@@ -39,7 +42,11 @@ function suffixesOf(email: string): string[] | undefined {
 }
 
 const toRule = (r: store.DomainRuleRow) => ({ id: r.id, domain: r.domain, type: r.type });
-const toConfig = (c: store.DomainConfigRow | undefined) => ({ active: c?.active ?? false, listType: c?.list_type ?? ('BLOCK' as const), blockPublicDomains: c?.block_public_domains ?? false });
+const toConfig = (c: store.DomainConfigRow | undefined) => ({
+  active: c?.active ?? false,
+  listType: c?.list_type ?? ('BLOCK' as const),
+  blockPublicDomains: c?.block_public_domains ?? false,
+});
 
 /**
  * Whether an email may join: the environment's restrictions, and the account's when `tenantId` is given (a new user
@@ -47,25 +54,42 @@ const toConfig = (c: store.DomainConfigRow | undefined) => ({ active: c?.active 
  * configuration admits a domain that is (or is below) a domain on its ALLOW list, or that is not (below) one on its
  * BLOCK list; `blockPublicDomains` also refuses free-mail domains. One statement.
  */
-export async function domainVerdict(q: Queryable, tenantId: string | null, email: string | null): Promise<{ allowed: true } | { allowed: false; reason: string }> {
+export async function domainVerdict(
+  q: Queryable,
+  tenantId: string | null,
+  email: string | null,
+): Promise<{ allowed: true } | { allowed: false; reason: string }> {
   // A user without an email (signed up with a username) has no domain to admit: refused wherever domains are restricted.
   const suffixes = email === null ? undefined : suffixesOf(email.trim().toLowerCase());
   const scopes = tenantId ? ['', tenantId] : [''];
   const configs = await store.domainVerdicts(q, scopes, suffixes ?? []);
   for (const c of configs) {
     const where = c.scope === '' ? 'the environment' : `account ${c.scope}`;
-    if (!suffixes) return { allowed: false, reason: `${email === null ? 'there is no email' : 'the email has no valid domain'}, and ${where} restricts email domains` };
-    if (c.block_public_domains && suffixes.some((s) => PUBLIC_EMAIL_DOMAINS.has(s))) return { allowed: false, reason: `${where} does not accept public email domains (${suffixes[0]})` };
-    if (c.list_type === 'ALLOW' && !c.listed) return { allowed: false, reason: `${suffixes[0]} is not on the allowed email domains of ${where}` };
-    if (c.list_type === 'BLOCK' && c.listed) return { allowed: false, reason: `${suffixes[0]} is a blocked email domain of ${where}` };
+    if (!suffixes)
+      return {
+        allowed: false,
+        reason: `${email === null ? 'there is no email' : 'the email has no valid domain'}, and ${where} restricts email domains`,
+      };
+    if (c.block_public_domains && suffixes.some((s) => PUBLIC_EMAIL_DOMAINS.has(s)))
+      return { allowed: false, reason: `${where} does not accept public email domains (${suffixes[0]})` };
+    if (c.list_type === 'ALLOW' && !c.listed)
+      return { allowed: false, reason: `${suffixes[0]} is not on the allowed email domains of ${where}` };
+    if (c.list_type === 'BLOCK' && c.listed)
+      return { allowed: false, reason: `${suffixes[0]} is a blocked email domain of ${where}` };
   }
   return { allowed: true };
 }
 
-export const domainAllowed = async (q: Queryable, tenantId: string | null, email: string): Promise<boolean> => (await domainVerdict(q, tenantId, email)).allowed;
+export const domainAllowed = async (q: Queryable, tenantId: string | null, email: string): Promise<boolean> =>
+  (await domainVerdict(q, tenantId, email)).allowed;
 
 /** Throws 403 `DOMAIN_RESTRICTED` naming the rule when `domainAllowed` says no; `field` names the input. */
-export async function assertEmailDomainAllowed(q: Queryable, tenantId: string | null, email: string | null, field = 'email'): Promise<void> {
+export async function assertEmailDomainAllowed(
+  q: Queryable,
+  tenantId: string | null,
+  email: string | null,
+  field = 'email',
+): Promise<void> {
   const v = await domainVerdict(q, tenantId, email);
   if (!v.allowed) throw new AppError('DOMAIN_RESTRICTED', `${field}: ${v.reason}`);
 }
@@ -82,7 +106,10 @@ export function createDomainRestrictionsService(deps: { db: Db; tenants: Tenants
   async function assertUsable(tx: Queryable, scope: DomainScope): Promise<void> {
     const c = await store.domainConfig(tx, key(scope));
     if (c?.active && c.list_type === 'ALLOW' && (await store.countDomains(tx, key(scope), 'ALLOW')) === 0) {
-      throw new AppError('RESTRICTION_LOCKOUT', `The allowed email domains of ${scope === null ? 'the environment' : `account ${scope}`} would be empty while the allow list is active: every sign-up, invitation and SSO provisioning would be refused. Add allowed domains first`);
+      throw new AppError(
+        'RESTRICTION_LOCKOUT',
+        `The allowed email domains of ${scope === null ? 'the environment' : `account ${scope}`} would be empty while the allow list is active: every sign-up, invitation and SSO provisioning would be refused. Add allowed domains first`,
+      );
     }
   }
 
@@ -97,7 +124,11 @@ export function createDomainRestrictionsService(deps: { db: Db; tenants: Tenants
       return db.transaction(async (tx) => {
         await requireScope(tx, scope, 'FOR SHARE');
         const current = toConfig(await store.domainConfig(tx, key(scope), true));
-        const next = { active: body.active, list_type: body.type ?? current.listType, block_public_domains: body.blockPublicDomains ?? current.blockPublicDomains };
+        const next = {
+          active: body.active,
+          list_type: body.type ?? current.listType,
+          block_public_domains: body.blockPublicDomains ?? current.blockPublicDomains,
+        };
         await store.writeDomainConfig(tx, key(scope), next);
         await assertUsable(tx, scope);
         return toConfig(next);
@@ -118,7 +149,11 @@ export function createDomainRestrictionsService(deps: { db: Db; tenants: Tenants
           return toRule((await store.insertDomains(tx, key(scope), body.type, [{ id: newId(), domain }]))[0]);
         });
       } catch (err) {
-        if (isUniqueViolation(err)) throw new AppError('DOMAIN_RULE_EXISTS', `${domain} is already on the ${body.type} list`, { domain, type: body.type });
+        if (isUniqueViolation(err))
+          throw new AppError('DOMAIN_RULE_EXISTS', `${domain} is already on the ${body.type} list`, {
+            domain,
+            type: body.type,
+          });
         throw err;
       }
     },
@@ -140,7 +175,12 @@ export function createDomainRestrictionsService(deps: { db: Db; tenants: Tenants
       return db.transaction(async (tx) => {
         await requireScope(tx, scope, 'FOR SHARE');
         await store.deleteDomainsOfType(tx, key(scope), body.type);
-        const rows = await store.insertDomains(tx, key(scope), body.type, domains.map((domain) => ({ id: newId(), domain })));
+        const rows = await store.insertDomains(
+          tx,
+          key(scope),
+          body.type,
+          domains.map((domain) => ({ id: newId(), domain })),
+        );
         await assertUsable(tx, scope);
         return rows.map(toRule);
       });

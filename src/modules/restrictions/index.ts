@@ -5,7 +5,13 @@ import { createIpBulk } from './ip-bulk.ts';
 import { forgetAccount } from './store.ts';
 
 export { restrictionsRoutes } from './routes.ts';
-export { domainAllowed, assertEmailDomainAllowed, domainVerdict, normalizeDomain, type DomainRestrictionsService } from './domain.service.ts';
+export {
+  domainAllowed,
+  assertEmailDomainAllowed,
+  domainVerdict,
+  normalizeDomain,
+  type DomainRestrictionsService,
+} from './domain.service.ts';
 export type { IpRestrictionsService } from './ip.service.ts';
 export type { IpBulk } from './ip-bulk.ts';
 

@@ -26,10 +26,17 @@ export function createIpBulk(deps: IpRestrictionsDeps & { ip: IpRestrictionsServ
         try {
           key = `${r.strategy}|${parseRange(r.ip, `[${i}].ip`).text}`;
         } catch (err) {
-          throw err instanceof AppError ? new AppError(err.code, `[${i}]: ${err.message}`, { index: i, ...err.context }) : err;
+          throw err instanceof AppError
+            ? new AppError(err.code, `[${i}]: ${err.message}`, { index: i, ...err.context })
+            : err;
         }
         const first = seen.get(key);
-        if (first !== undefined) throw new AppError('IP_RULE_EXISTS', `[${i}]: ${r.ip} repeats entry [${first}] of the same ${r.strategy} list`, { index: i, duplicateOf: first });
+        if (first !== undefined)
+          throw new AppError(
+            'IP_RULE_EXISTS',
+            `[${i}]: ${r.ip} repeats entry [${first}] of the same ${r.strategy} list`,
+            { index: i, duplicateOf: first },
+          );
         seen.set(key, i);
       });
       try {
@@ -40,7 +47,9 @@ export function createIpBulk(deps: IpRestrictionsDeps & { ip: IpRestrictionsServ
             try {
               out.push(await inner.create(tenantId, r, caller));
             } catch (err) {
-              throw err instanceof AppError ? new AppError(err.code, `[${i}]: ${err.message}`, { index: i, ...err.context }) : err;
+              throw err instanceof AppError
+                ? new AppError(err.code, `[${i}]: ${err.message}`, { index: i, ...err.context })
+                : err;
             }
           }
           return out;
@@ -56,13 +65,22 @@ export type IpBulk = ReturnType<typeof createIpBulk>;
 const IP = '/identity/resources/configurations/v1/restrictions/ip';
 
 /** POST .../restrictions/ip/bulk: a JSON array of single-create bodies (1–100) → 201 the created rules, in order. */
-export const ipBulkRoutes: FastifyPluginAsyncTypebox<{ bulk: IpBulk; callerOf: (req: FastifyRequest) => Caller }> = async (app, { bulk, callerOf }) => {
-  app.post(`${IP}/bulk`, {
-    config: guard.any('fe.secure.write.securityPolicy'),
-    schema: {
-      tags: ['IP restrictions'],
-      summary: `Add many addresses or CIDR ranges at once (1–${IP_BULK_MAX}, all or nothing); an error names the entry as [index]`,
-      headers: TenantHeader, body: Type.Array(CreateIpRule, { minItems: 1, maxItems: IP_BULK_MAX }), response: { 201: Type.Array(IpRule) },
+export const ipBulkRoutes: FastifyPluginAsyncTypebox<{
+  bulk: IpBulk;
+  callerOf: (req: FastifyRequest) => Caller;
+}> = async (app, { bulk, callerOf }) => {
+  app.post(
+    `${IP}/bulk`,
+    {
+      config: guard.any('fe.secure.write.securityPolicy'),
+      schema: {
+        tags: ['IP restrictions'],
+        summary: `Add many addresses or CIDR ranges at once (1–${IP_BULK_MAX}, all or nothing); an error names the entry as [index]`,
+        headers: TenantHeader,
+        body: Type.Array(CreateIpRule, { minItems: 1, maxItems: IP_BULK_MAX }),
+        response: { 201: Type.Array(IpRule) },
+      },
     },
-  }, async (req, reply) => reply.status(201).send(await bulk.create(accountOf(req), req.body, callerOf(req))));
+    async (req, reply) => reply.status(201).send(await bulk.create(accountOf(req), req.body, callerOf(req))),
+  );
 };

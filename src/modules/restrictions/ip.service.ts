@@ -71,7 +71,8 @@ export function createIpRestrictionsService(deps: IpRestrictionsDeps) {
       gateCache.invalidate(tenantId);
     }
   }
-  const account = (q: Queryable, tenantId: string, lock?: 'FOR SHARE') => deps.tenants.requireLive(q, tenantId, 'gatehouse-tenant-id', lock);
+  const account = (q: Queryable, tenantId: string, lock?: 'FOR SHARE') =>
+    deps.tenants.requireLive(q, tenantId, 'gatehouse-tenant-id', lock);
 
   /**
    * Refuses a resulting state that would lock out the caller (a user of the account: their own address) or every
@@ -82,15 +83,26 @@ export function createIpRestrictionsService(deps: IpRestrictionsDeps) {
     const state = await store.enforced(tx, tenantId);
     if (!state) return;
     if (state.strategy === 'ALLOW' && state.rules.length === 0) {
-      throw new AppError('RESTRICTION_LOCKOUT', `The allow list of account ${tenantId} has no active entries: enforcing it would refuse every sign-in, administrators included. Add the addresses to allow first, then activate the allow list`);
+      throw new AppError(
+        'RESTRICTION_LOCKOUT',
+        `The allow list of account ${tenantId} has no active entries: enforcing it would refuse every sign-in, administrators included. Add the addresses to allow first, then activate the allow list`,
+      );
     }
     if (caller.kind === 'user' && !admits(state, caller.ip)) {
-      throw new AppError('RESTRICTION_LOCKOUT', `This change would lock you out: your address ${caller.ip} would be refused by the ${state.strategy === 'ALLOW' ? 'allow list (it is not on it)' : 'block list (it is on it)'}. Add your address to the allow list (or remove it from the block list) first`, { ip: caller.ip });
+      throw new AppError(
+        'RESTRICTION_LOCKOUT',
+        `This change would lock you out: your address ${caller.ip} would be refused by the ${state.strategy === 'ALLOW' ? 'allow list (it is not on it)' : 'block list (it is on it)'}. Add your address to the allow list (or remove it from the block list) first`,
+        { ip: caller.ip },
+      );
     }
     const signIns = await store.adminSignInAddresses(tx, deps.userRolesSql, tenantId);
     const admins = [...new Set(signIns.filter((r) => permissionMatches(r.key, ADMIN_PERMISSION)).map((r) => r.ip))];
     if (admins.length > 0 && !admins.some((ip) => admits(state, ip))) {
-      throw new AppError('RESTRICTION_LOCKOUT', `This change would lock every administrator of account ${tenantId} out: none of the ${admins.length} address(es) they signed in from in the last 30 days would be admitted`, { adminAddresses: admins.slice(0, 20) });
+      throw new AppError(
+        'RESTRICTION_LOCKOUT',
+        `This change would lock every administrator of account ${tenantId} out: none of the ${admins.length} address(es) they signed in from in the last 30 days would be admitted`,
+        { adminAddresses: admins.slice(0, 20) },
+      );
     }
   }
 
@@ -107,21 +119,27 @@ export function createIpRestrictionsService(deps: IpRestrictionsDeps) {
 
     /** Partial: a field left out keeps its value (new accounts start with ALLOW, inactive). */
     async setConfig(tenantId: string, body: IpConfigBody, caller: Caller) {
-      return changing(tenantId, () => db.transaction(async (tx) => {
-        await account(tx, tenantId, 'FOR SHARE');
-        const current = await configOf(tx, tenantId);
-        const next = { strategy: body.strategy ?? current.strategy, isActive: body.isActive ?? current.isActive };
-        await store.writeIpConfig(tx, tenantId, next.strategy, next.isActive);
-        await assertNoLockout(tx, tenantId, caller);
-        return next;
-      }));
+      return changing(tenantId, () =>
+        db.transaction(async (tx) => {
+          await account(tx, tenantId, 'FOR SHARE');
+          const current = await configOf(tx, tenantId);
+          const next = { strategy: body.strategy ?? current.strategy, isActive: body.isActive ?? current.isActive };
+          await store.writeIpConfig(tx, tenantId, next.strategy, next.isActive);
+          await assertNoLockout(tx, tenantId, caller);
+          return next;
+        }),
+      );
     },
 
     async list(tenantId: string, q: IpListQuery) {
       await account(db, tenantId);
       const limit = q._limit ?? 50;
       const page = q._offset ?? 0;
-      const { rows, total } = await store.listIpRules(db, tenantId, { limit, page, filter: q._filter?.trim() || undefined });
+      const { rows, total } = await store.listIpRules(db, tenantId, {
+        limit,
+        page,
+        filter: q._filter?.trim() || undefined,
+      });
       return { items: rows.map(toRule), total, limit, page };
     },
 
@@ -131,31 +149,50 @@ export function createIpRestrictionsService(deps: IpRestrictionsDeps) {
      */
     async create(tenantId: string, body: CreateIpRule, caller: Caller): Promise<IpRule> {
       const range = parseRange(body.ip, 'ip');
-      if (body.description !== undefined && /\u0000/.test(body.description)) throw new AppError('VALIDATION', 'description must not contain NUL characters');
+      if (body.description !== undefined && /\u0000/.test(body.description))
+        throw new AppError('VALIDATION', 'description must not contain NUL characters');
       try {
-        return await changing(tenantId, () => db.transaction(async (tx) => {
-          await account(tx, tenantId, 'FOR SHARE');
-          const row = await store.insertIpRule(tx, {
-            tenant_id: tenantId, id: newId(), ip: range.text, description: body.description ?? '', strategy: body.strategy, is_active: body.isActive ?? true,
-          });
-          await assertNoLockout(tx, tenantId, caller);
-          return toRule(row);
-        }));
+        return await changing(tenantId, () =>
+          db.transaction(async (tx) => {
+            await account(tx, tenantId, 'FOR SHARE');
+            const row = await store.insertIpRule(tx, {
+              tenant_id: tenantId,
+              id: newId(),
+              ip: range.text,
+              description: body.description ?? '',
+              strategy: body.strategy,
+              is_active: body.isActive ?? true,
+            });
+            await assertNoLockout(tx, tenantId, caller);
+            return toRule(row);
+          }),
+        );
       } catch (err) {
-        if (isUniqueViolation(err)) throw new AppError('IP_RULE_EXISTS', `${range.text} is already on the ${body.strategy} list of account ${tenantId}`, { ip: range.text, strategy: body.strategy });
+        if (isUniqueViolation(err))
+          throw new AppError(
+            'IP_RULE_EXISTS',
+            `${range.text} is already on the ${body.strategy} list of account ${tenantId}`,
+            { ip: range.text, strategy: body.strategy },
+          );
         throw err;
       }
     },
 
     async remove(tenantId: string, id: string, caller: Caller): Promise<IpRule> {
-      return changing(tenantId, () => db.transaction(async (tx) => {
-        await account(tx, tenantId, 'FOR SHARE');
-        const row = isUuid(id) ? await store.findIpRule(tx, tenantId, id.toLowerCase()) : undefined;
-        if (!row) throw new AppError('IP_RULE_NOT_FOUND', `No IP restriction with id ${id.slice(0, 64)} in account ${tenantId}`);
-        await store.deleteIpRule(tx, tenantId, row.id);
-        await assertNoLockout(tx, tenantId, caller);
-        return toRule(row);
-      }));
+      return changing(tenantId, () =>
+        db.transaction(async (tx) => {
+          await account(tx, tenantId, 'FOR SHARE');
+          const row = isUuid(id) ? await store.findIpRule(tx, tenantId, id.toLowerCase()) : undefined;
+          if (!row)
+            throw new AppError(
+              'IP_RULE_NOT_FOUND',
+              `No IP restriction with id ${id.slice(0, 64)} in account ${tenantId}`,
+            );
+          await store.deleteIpRule(tx, tenantId, row.id);
+          await assertNoLockout(tx, tenantId, caller);
+          return toRule(row);
+        }),
+      );
     },
 
     /** `/verify`: would a sign-in from `ip` be admitted now. `/verify/allow` (`allowList`): is `ip` on the active allow list. */
@@ -165,10 +202,22 @@ export function createIpRestrictionsService(deps: IpRestrictionsDeps) {
       const client = normalizeClientIp(ip);
       if (allowList) {
         const hit = matching({ strategy: 'ALLOW', rules: await store.activeRules(db, tenantId, 'ALLOW') }, client);
-        return { ip: client?.ip ?? ip, valid: hit !== null, isActive: config.isActive, strategy: config.strategy, matchedRuleId: hit };
+        return {
+          ip: client?.ip ?? ip,
+          valid: hit !== null,
+          isActive: config.isActive,
+          strategy: config.strategy,
+          matchedRuleId: hit,
+        };
       }
       const state = await store.enforced(db, tenantId);
-      return { ip: client?.ip ?? ip, valid: admits(state, ip), isActive: config.isActive, strategy: config.strategy, matchedRuleId: state ? matching(state, client) : null };
+      return {
+        ip: client?.ip ?? ip,
+        valid: admits(state, ip),
+        isActive: config.isActive,
+        strategy: config.strategy,
+        matchedRuleId: state ? matching(state, client) : null,
+      };
     },
 
     /** Drops the gate's cached state of an account (its restrictions were removed with it). */
@@ -190,9 +239,11 @@ export function createIpRestrictionsService(deps: IpRestrictionsDeps) {
     async gate(q: Queryable, a: { tenantId: string; client: { ip?: string } }): Promise<void> {
       const state = await gateCache.get(a.tenantId, () => store.enforced(q, a.tenantId));
       if (!admits(state, a.client.ip)) {
-        throw new AppError('IP_RESTRICTED', `Sign-in to account ${a.tenantId} from ${a.client.ip ?? 'an unknown address'} is not allowed by the account's IP restrictions (${state!.strategy === 'ALLOW' ? 'not on the allow list' : 'on the block list'})`);
+        throw new AppError(
+          'IP_RESTRICTED',
+          `Sign-in to account ${a.tenantId} from ${a.client.ip ?? 'an unknown address'} is not allowed by the account's IP restrictions (${state!.strategy === 'ALLOW' ? 'not on the allow list' : 'on the block list'})`,
+        );
       }
     },
-
   };
 }

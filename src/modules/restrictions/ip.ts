@@ -76,7 +76,8 @@ export function parseRange(input: string, field = 'ip'): IpRange {
   const [addr, len] = parts;
   if (addr.includes('%')) throw bad('must not carry an IPv6 zone id (%...)');
   const kind = isIP(addr);
-  if (kind === 0) throw bad('is not an IPv4 or IPv6 address or CIDR range (e.g. 203.0.113.7, 203.0.113.0/24, 2001:db8::/32)');
+  if (kind === 0)
+    throw bad('is not an IPv4 or IPv6 address or CIDR range (e.g. 203.0.113.7, 203.0.113.0/24, 2001:db8::/32)');
   let family: 4 | 6 = kind === 4 ? 4 : 6;
   const max = family === 4 ? 32 : 128;
   if (len !== undefined && !/^\d{1,3}$/.test(len)) throw bad(`has a prefix length that is not a number 0-${max}`);

@@ -10,7 +10,10 @@ export const IpConfig = Type.Object({
   strategy: StrategyT,
   isActive: Type.Boolean({ description: 'enforced at sign-in and token refresh when true' }),
 });
-export const IpConfigBody = Type.Object({ strategy: Type.Optional(StrategyT), isActive: Type.Optional(Type.Boolean()) });
+export const IpConfigBody = Type.Object({
+  strategy: Type.Optional(StrategyT),
+  isActive: Type.Optional(Type.Boolean()),
+});
 export type IpConfigBody = Static<typeof IpConfigBody>;
 
 export const IpRule = Type.Object({
@@ -24,7 +27,11 @@ export const IpRule = Type.Object({
 });
 export type IpRule = Static<typeof IpRule>;
 export const CreateIpRule = Type.Object({
-  ip: Type.String({ minLength: 1, maxLength: 64, description: 'IPv4 or IPv6 address, or CIDR range (203.0.113.0/24, 2001:db8::/32)' }),
+  ip: Type.String({
+    minLength: 1,
+    maxLength: 64,
+    description: 'IPv4 or IPv6 address, or CIDR range (203.0.113.0/24, 2001:db8::/32)',
+  }),
   description: Type.Optional(Type.String({ maxLength: 1024 })),
   strategy: StrategyT,
   isActive: Type.Optional(Type.Boolean({ default: true })),
@@ -37,8 +44,11 @@ export const IpListQuery = Type.Object({
 });
 export type IpListQuery = Static<typeof IpListQuery>;
 export const IpVerify = Type.Object({
-  ip: Type.String({ description: 'the caller\'s address as the server sees it' }),
-  valid: Type.Boolean({ description: '/verify: a sign-in from here would be admitted; /verify/allow: the address is on the active allow list' }),
+  ip: Type.String({ description: "the caller's address as the server sees it" }),
+  valid: Type.Boolean({
+    description:
+      '/verify: a sign-in from here would be admitted; /verify/allow: the address is on the active allow list',
+  }),
   isActive: Type.Boolean(),
   strategy: StrategyT,
   matchedRuleId: Type.Union([Type.String(), Type.Null()]),
@@ -47,14 +57,22 @@ export const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength:
 
 // ---- email-domain restrictions ----
 
-export const DomainConfig = Type.Object({ active: Type.Boolean(), listType: StrategyT, blockPublicDomains: Type.Boolean() });
+export const DomainConfig = Type.Object({
+  active: Type.Boolean(),
+  listType: StrategyT,
+  blockPublicDomains: Type.Boolean(),
+});
 export const DomainConfigBody = Type.Object({
   active: Type.Boolean(),
   blockPublicDomains: Type.Optional(Type.Boolean()),
   type: Type.Optional(StrategyT),
 });
 export type DomainConfigBody = Static<typeof DomainConfigBody>;
-const Domain = Type.String({ minLength: 1, maxLength: 255, description: 'email domain, e.g. acme.com (subdomains match too)' });
+const Domain = Type.String({
+  minLength: 1,
+  maxLength: 255,
+  description: 'email domain, e.g. acme.com (subdomains match too)',
+});
 export const DomainRule = Type.Object({ id: Type.String(), domain: Type.String(), type: StrategyT });
 export const CreateDomainRule = Type.Object({ domain: Domain, type: StrategyT });
 export type CreateDomainRule = Static<typeof CreateDomainRule>;
@@ -66,7 +84,9 @@ export const DomainListQuery = Type.Object({
 });
 
 export const TenantHeader = Type.Object({
-  'gatehouse-tenant-id': Type.Optional(Type.String({ description: 'the account (alias: frontegg-tenant-id); a user token acts on its own account' })),
+  'gatehouse-tenant-id': Type.Optional(
+    Type.String({ description: 'the account (alias: frontegg-tenant-id); a user token acts on its own account' }),
+  ),
 });
 
 export const IpRulePage = PageEnvelopeOf(IpRule);

@@ -23,7 +23,11 @@ export interface DomainRuleRow {
 
 // ---- IP restrictions ----
 
-export async function ipConfig(q: Queryable, tenantId: string, lock = false): Promise<{ strategy: Strategy; is_active: boolean; updated_at: Date } | undefined> {
+export async function ipConfig(
+  q: Queryable,
+  tenantId: string,
+  lock = false,
+): Promise<{ strategy: Strategy; is_active: boolean; updated_at: Date } | undefined> {
   const { rows } = await q.query<{ strategy: Strategy; is_active: boolean; updated_at: Date }>(
     `SELECT strategy, is_active, updated_at FROM ip_restriction_config WHERE tenant_id = $1${lock ? ' FOR UPDATE' : ''}`,
     [tenantId],
@@ -31,7 +35,12 @@ export async function ipConfig(q: Queryable, tenantId: string, lock = false): Pr
   return rows[0];
 }
 
-export async function writeIpConfig(q: Queryable, tenantId: string, strategy: Strategy, isActive: boolean): Promise<void> {
+export async function writeIpConfig(
+  q: Queryable,
+  tenantId: string,
+  strategy: Strategy,
+  isActive: boolean,
+): Promise<void> {
   await q.query(
     `INSERT INTO ip_restriction_config (tenant_id, strategy, is_active) VALUES ($1, $2, $3)
      ON CONFLICT (tenant_id) DO UPDATE SET strategy = excluded.strategy, is_active = excluded.is_active, updated_at = now()`,
@@ -40,7 +49,10 @@ export async function writeIpConfig(q: Queryable, tenantId: string, strategy: St
 }
 
 /** What the sign-in gate enforces, in one statement: the active strategy and its active rules; undefined when off. */
-export async function enforced(q: Queryable, tenantId: string): Promise<{ strategy: Strategy; rules: { id: string; ip: string }[] } | undefined> {
+export async function enforced(
+  q: Queryable,
+  tenantId: string,
+): Promise<{ strategy: Strategy; rules: { id: string; ip: string }[] } | undefined> {
   const { rows } = await q.query<{ strategy: Strategy; id: string | null; ip: string | null }>(
     `SELECT c.strategy, r.id, r.ip FROM ip_restriction_config c
      LEFT JOIN ip_restrictions r ON r.tenant_id = c.tenant_id AND r.strategy = c.strategy AND r.is_active
@@ -48,15 +60,28 @@ export async function enforced(q: Queryable, tenantId: string): Promise<{ strate
     [tenantId],
   );
   if (rows.length === 0) return undefined;
-  return { strategy: rows[0].strategy, rules: rows.filter((r) => r.id !== null).map((r) => ({ id: r.id!, ip: r.ip! })) };
+  return {
+    strategy: rows[0].strategy,
+    rules: rows.filter((r) => r.id !== null).map((r) => ({ id: r.id!, ip: r.ip! })),
+  };
 }
 
-export async function activeRules(q: Queryable, tenantId: string, strategy: Strategy): Promise<{ id: string; ip: string }[]> {
-  const { rows } = await q.query<{ id: string; ip: string }>('SELECT id, ip FROM ip_restrictions WHERE tenant_id = $1 AND strategy = $2 AND is_active', [tenantId, strategy]);
+export async function activeRules(
+  q: Queryable,
+  tenantId: string,
+  strategy: Strategy,
+): Promise<{ id: string; ip: string }[]> {
+  const { rows } = await q.query<{ id: string; ip: string }>(
+    'SELECT id, ip FROM ip_restrictions WHERE tenant_id = $1 AND strategy = $2 AND is_active',
+    [tenantId, strategy],
+  );
   return rows;
 }
 
-export async function insertIpRule(q: Queryable, r: Pick<IpRuleRow, 'tenant_id' | 'id' | 'ip' | 'description' | 'strategy' | 'is_active'>): Promise<IpRuleRow> {
+export async function insertIpRule(
+  q: Queryable,
+  r: Pick<IpRuleRow, 'tenant_id' | 'id' | 'ip' | 'description' | 'strategy' | 'is_active'>,
+): Promise<IpRuleRow> {
   const { rows } = await q.query<IpRuleRow>(
     `INSERT INTO ip_restrictions (tenant_id, id, ip, description, strategy, is_active) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
     [r.tenant_id, r.id, r.ip, r.description, r.strategy, r.is_active],
@@ -65,7 +90,10 @@ export async function insertIpRule(q: Queryable, r: Pick<IpRuleRow, 'tenant_id' 
 }
 
 export async function findIpRule(q: Queryable, tenantId: string, id: string): Promise<IpRuleRow | undefined> {
-  const { rows } = await q.query<IpRuleRow>('SELECT * FROM ip_restrictions WHERE tenant_id = $1 AND id = $2', [tenantId, id]);
+  const { rows } = await q.query<IpRuleRow>('SELECT * FROM ip_restrictions WHERE tenant_id = $1 AND id = $2', [
+    tenantId,
+    id,
+  ]);
   return rows[0];
 }
 
@@ -75,15 +103,25 @@ export async function deleteIpRule(q: Queryable, tenantId: string, id: string): 
 
 const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
-export async function listIpRules(q: Queryable, tenantId: string, p: { limit: number; page: number; filter?: string }): Promise<{ rows: IpRuleRow[]; total: number }> {
+export async function listIpRules(
+  q: Queryable,
+  tenantId: string,
+  p: { limit: number; page: number; filter?: string },
+): Promise<{ rows: IpRuleRow[]; total: number }> {
   const params: unknown[] = [tenantId];
   let where = 'tenant_id = $1';
   if (p.filter) {
     params.push(`%${escapeLike(p.filter.toLowerCase())}%`);
     where += ` AND (ip LIKE $2 OR lower(description) LIKE $2)`;
   }
-  const { rows } = await q.query<IpRuleRow>(`SELECT * FROM ip_restrictions WHERE ${where} ORDER BY created_at, id LIMIT ${p.limit} OFFSET ${p.page * p.limit}`, params);
-  const { rows: c } = await q.query<{ n: number }>(`SELECT count(*)::int AS n FROM ip_restrictions WHERE ${where}`, params);
+  const { rows } = await q.query<IpRuleRow>(
+    `SELECT * FROM ip_restrictions WHERE ${where} ORDER BY created_at, id LIMIT ${p.limit} OFFSET ${p.page * p.limit}`,
+    params,
+  );
+  const { rows: c } = await q.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM ip_restrictions WHERE ${where}`,
+    params,
+  );
   return { rows, total: c[0].n };
 }
 
@@ -143,7 +181,12 @@ export async function writeDomainConfig(q: Queryable, scope: string, c: DomainCo
   );
 }
 
-export async function insertDomains(q: Queryable, scope: string, type: Strategy, domains: { id: string; domain: string }[]): Promise<DomainRuleRow[]> {
+export async function insertDomains(
+  q: Queryable,
+  scope: string,
+  type: Strategy,
+  domains: { id: string; domain: string }[],
+): Promise<DomainRuleRow[]> {
   if (!domains.length) return [];
   const { rows } = await q.query<DomainRuleRow>(
     `INSERT INTO domain_restrictions (scope, id, domain, type)
@@ -154,7 +197,10 @@ export async function insertDomains(q: Queryable, scope: string, type: Strategy,
 }
 
 export async function findDomain(q: Queryable, scope: string, id: string): Promise<DomainRuleRow | undefined> {
-  const { rows } = await q.query<DomainRuleRow>('SELECT * FROM domain_restrictions WHERE scope = $1 AND id = $2', [scope, id]);
+  const { rows } = await q.query<DomainRuleRow>('SELECT * FROM domain_restrictions WHERE scope = $1 AND id = $2', [
+    scope,
+    id,
+  ]);
   return rows[0];
 }
 
@@ -167,16 +213,26 @@ export async function deleteDomainsOfType(q: Queryable, scope: string, type: Str
 }
 
 export async function countDomains(q: Queryable, scope: string, type: Strategy): Promise<number> {
-  const { rows } = await q.query<{ n: number }>('SELECT count(*)::int AS n FROM domain_restrictions WHERE scope = $1 AND type = $2', [scope, type]);
+  const { rows } = await q.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM domain_restrictions WHERE scope = $1 AND type = $2',
+    [scope, type],
+  );
   return rows[0].n;
 }
 
-export async function listDomains(q: Queryable, scope: string, p: { limit: number; page: number }): Promise<{ rows: DomainRuleRow[]; total: number }> {
+export async function listDomains(
+  q: Queryable,
+  scope: string,
+  p: { limit: number; page: number },
+): Promise<{ rows: DomainRuleRow[]; total: number }> {
   const { rows } = await q.query<DomainRuleRow>(
     `SELECT * FROM domain_restrictions WHERE scope = $1 ORDER BY type, domain, id LIMIT ${p.limit} OFFSET ${p.page * p.limit}`,
     [scope],
   );
-  const { rows: c } = await q.query<{ n: number }>('SELECT count(*)::int AS n FROM domain_restrictions WHERE scope = $1', [scope]);
+  const { rows: c } = await q.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM domain_restrictions WHERE scope = $1',
+    [scope],
+  );
   return { rows, total: c[0].n };
 }
 
@@ -184,7 +240,11 @@ export async function listDomains(q: Queryable, scope: string, p: { limit: numbe
  * The active configurations of the scopes with, for each, whether one of `suffixes` (the email's domain and its
  * parent domains) is on the list its type enforces. One statement.
  */
-export async function domainVerdicts(q: Queryable, scopes: string[], suffixes: string[]): Promise<(DomainConfigRow & { scope: string; listed: boolean })[]> {
+export async function domainVerdicts(
+  q: Queryable,
+  scopes: string[],
+  suffixes: string[],
+): Promise<(DomainConfigRow & { scope: string; listed: boolean })[]> {
   const { rows } = await q.query<DomainConfigRow & { scope: string; listed: boolean }>(
     `SELECT c.scope, c.active, c.list_type, c.block_public_domains,
        EXISTS (SELECT 1 FROM domain_restrictions r WHERE r.scope = c.scope AND r.type = c.list_type AND r.domain = ANY($2::text[])) AS listed

@@ -23,8 +23,8 @@ export function assertPermissionsGrantable(g: Grantor, rows: PermissionRow[], fi
   if (refused.length === 0) return;
   throw new AppError(
     'PERMISSION_NOT_GRANTABLE',
-    `${field} names permissions you do not hold or that account roles may not hold (classified NEVER): `
-      + refused.join(', '),
+    `${field} names permissions you do not hold or that account roles may not hold (classified NEVER): ` +
+      refused.join(', '),
     { keys: refused },
   );
 }

@@ -45,8 +45,8 @@ export async function assertWithin(q: Queryable, g: Grantor, rows: GrantedRoleRo
   const rank = level === null ? 'you hold no role' : `your level is ${level}; lower numbers rank higher`;
   throw new AppError(
     'ROLE_NOT_GRANTABLE',
-    `${field}: roles you may not ${verb}: ${keys.join(', ')} (a user may ${verb} only roles whose every permission `
-      + `they hold and whose level is not above their own; ${rank})`,
+    `${field}: roles you may not ${verb}: ${keys.join(', ')} (a user may ${verb} only roles whose every permission ` +
+      `they hold and whose level is not above their own; ${rank})`,
     { field, roleKeys: keys },
   );
 }

@@ -3,8 +3,26 @@ import { newId } from '../../lib/crypto.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
 import { assertPermissionsGrantable, assertRoleEditable } from './account-writes.ts';
 import type { Grantor } from './grants.ts';
-import { checkName, checkText, missing, normalizeIds, repeated, toCategory, toPermission, uniqueAs, unknownIds } from './records.ts';
-import type { AssignmentType, Category, CreateCategory, CreatePermission, PermissionView, UpdateCategory, UpdatePermission } from './schema.ts';
+import {
+  checkName,
+  checkText,
+  missing,
+  normalizeIds,
+  repeated,
+  toCategory,
+  toPermission,
+  uniqueAs,
+  unknownIds,
+} from './records.ts';
+import type {
+  AssignmentType,
+  Category,
+  CreateCategory,
+  CreatePermission,
+  PermissionView,
+  UpdateCategory,
+  UpdatePermission,
+} from './schema.ts';
 import * as store from './store.ts';
 
 const VENDOR: Grantor = { kind: 'vendor' };
@@ -55,7 +73,10 @@ export function createPermissionsService(deps: PermissionsDeps) {
         checkText(b.description, `body.${i}.description`);
       });
       const twice = repeated(bodies.map((b) => b.key));
-      if (twice.length) throw new AppError('PERMISSION_KEY_EXISTS', `The body repeats permission keys: ${twice.join(', ')}`, { keys: twice });
+      if (twice.length)
+        throw new AppError('PERMISSION_KEY_EXISTS', `The body repeats permission keys: ${twice.join(', ')}`, {
+          keys: twice,
+        });
       return db.transaction(async (tx) => {
         const categoryIds = bodies.flatMap((b) => (b.categoryId !== undefined ? [b.categoryId] : []));
         await requireCategories(tx, categoryIds, 'categoryId');
@@ -70,9 +91,18 @@ export function createPermissionsService(deps: PermissionsDeps) {
         const written = await store.insertPermissions(tx, rows);
         if (written.size < rows.length) {
           const taken = rows.filter((r) => !written.has(r.id)).map((r) => r.key);
-          throw new AppError('PERMISSION_KEY_EXISTS', `Permission keys already exist: ${taken.join(', ')}`, { keys: taken });
+          throw new AppError('PERMISSION_KEY_EXISTS', `Permission keys already exist: ${taken.join(', ')}`, {
+            keys: taken,
+          });
         }
-        const byId = new Map((await store.permissionsByIds(tx, rows.map((r) => r.id))).map((r) => [r.id, r]));
+        const byId = new Map(
+          (
+            await store.permissionsByIds(
+              tx,
+              rows.map((r) => r.id),
+            )
+          ).map((r) => [r.id, r]),
+        );
         return rows.map((r) => toPermission(byId.get(r.id)!));
       });
     },
@@ -86,17 +116,23 @@ export function createPermissionsService(deps: PermissionsDeps) {
       if (body.name !== undefined) values.name = body.name;
       if (body.description !== undefined) values.description = body.description;
       if (body.categoryId !== undefined) values.category_id = body.categoryId?.toLowerCase() ?? null;
-      if (Object.keys(values).length === 0) throw new AppError('VALIDATION', 'The body must set at least one of key, name, description, categoryId');
+      if (Object.keys(values).length === 0)
+        throw new AppError('VALIDATION', 'The body must set at least one of key, name, description, categoryId');
       return db.transaction(async (tx) => {
         const row = await requirePermission(tx, id);
         if (row.fe_permission && body.key !== undefined && body.key !== row.key) {
-          throw new AppError('BUILT_IN_PROTECTED', `Permission ${row.key} is built in: Gatehouse checks its key, which cannot change`);
+          throw new AppError(
+            'BUILT_IN_PROTECTED',
+            `Permission ${row.key} is built in: Gatehouse checks its key, which cannot change`,
+          );
         }
         if (body.key !== undefined && (await store.takenPermissionKeys(tx, [body.key], row.id)).length) {
           throw new AppError('PERMISSION_KEY_EXISTS', `A permission with key ${body.key} already exists`);
         }
         if (typeof body.categoryId === 'string') await requireCategories(tx, [body.categoryId], 'categoryId');
-        await uniqueAs('PERMISSION_KEY_EXISTS', `A permission with key ${body.key} already exists`, () => store.updatePermission(tx, row.id, values));
+        await uniqueAs('PERMISSION_KEY_EXISTS', `A permission with key ${body.key} already exists`, () =>
+          store.updatePermission(tx, row.id, values),
+        );
         if (values.key !== undefined) await store.touchRoles(tx, row.role_ids);
         return reload(tx, row.id);
       });
@@ -106,7 +142,8 @@ export function createPermissionsService(deps: PermissionsDeps) {
     async deletePermission(id: string): Promise<void> {
       await db.transaction(async (tx) => {
         const row = await requirePermission(tx, id);
-        if (row.fe_permission) throw new AppError('BUILT_IN_PROTECTED', `Permission ${row.key} is built in and cannot be removed`);
+        if (row.fe_permission)
+          throw new AppError('BUILT_IN_PROTECTED', `Permission ${row.key} is built in and cannot be removed`);
         await store.touchRoles(tx, row.role_ids);
         await store.deletePermission(tx, row.id);
       });
@@ -125,7 +162,10 @@ export function createPermissionsService(deps: PermissionsDeps) {
         if (actor.kind === 'user') {
           assertPermissionsGrantable(actor, [row], 'permissionId');
           const ids = new Set(listed.map((r) => r.id));
-          const dropped = await store.rolesByIds(tx, row.role_ids.filter((r) => !ids.has(r)));
+          const dropped = await store.rolesByIds(
+            tx,
+            row.role_ids.filter((r) => !ids.has(r)),
+          );
           // Environment roles named are refused; the account's roles that gain or lose it must be within the user.
           const gaining = listed.filter((r) => r.tenant_id === null || !row.role_ids.includes(r.id));
           const losing = dropped.filter((r) => r.tenant_id === account);
@@ -144,9 +184,16 @@ export function createPermissionsService(deps: PermissionsDeps) {
     async classifyPermissions(ids: string[], type: AssignmentType): Promise<PermissionView> {
       return db.transaction(async (tx) => {
         const rows = await store.permissionsByIds(tx, ids);
-        const unknown = missing(ids, rows.map((r) => r.id));
+        const unknown = missing(
+          ids,
+          rows.map((r) => r.id),
+        );
         if (unknown.length) throw unknownIds('permissionIds', unknown, 'permissions');
-        await store.classify(tx, rows.map((r) => r.id), type);
+        await store.classify(
+          tx,
+          rows.map((r) => r.id),
+          type,
+        );
         return reload(tx, ids[0].toLowerCase());
       });
     },
@@ -162,10 +209,16 @@ export function createPermissionsService(deps: PermissionsDeps) {
       checkText(body.description, 'body.description');
       const id = body.id?.toLowerCase() ?? newId();
       return db.transaction(async (tx) => {
-        if (await store.findCategory(tx, id)) throw new AppError('CATEGORY_EXISTS', `A permission category with id ${id} already exists`);
-        if (await store.categoryNamed(tx, body.name)) throw new AppError('CATEGORY_EXISTS', `A permission category named ${body.name} already exists`);
+        if (await store.findCategory(tx, id))
+          throw new AppError('CATEGORY_EXISTS', `A permission category with id ${id} already exists`);
+        if (await store.categoryNamed(tx, body.name))
+          throw new AppError('CATEGORY_EXISTS', `A permission category named ${body.name} already exists`);
         const row = await store.insertCategory(tx, { id, name: body.name, description: body.description ?? '' });
-        if (!row) throw new AppError('CATEGORY_EXISTS', `A permission category with id ${id} or name ${body.name} already exists`);
+        if (!row)
+          throw new AppError(
+            'CATEGORY_EXISTS',
+            `A permission category with id ${id} or name ${body.name} already exists`,
+          );
         return toCategory(row);
       });
     },
@@ -176,13 +229,18 @@ export function createPermissionsService(deps: PermissionsDeps) {
       const values: Record<string, unknown> = {};
       if (body.name !== undefined) values.name = body.name;
       if (body.description !== undefined) values.description = body.description;
-      if (Object.keys(values).length === 0) throw new AppError('VALIDATION', 'The body must set at least one of name, description');
+      if (Object.keys(values).length === 0)
+        throw new AppError('VALIDATION', 'The body must set at least one of name, description');
       return db.transaction(async (tx) => {
         const row = await requireCategory(tx, id);
         if (body.name !== undefined && (await store.categoryNamed(tx, body.name, row.id))) {
           throw new AppError('CATEGORY_EXISTS', `A permission category named ${body.name} already exists`);
         }
-        const updated = await uniqueAs('CATEGORY_EXISTS', `A permission category named ${body.name} already exists`, () => store.updateCategory(tx, row.id, values));
+        const updated = await uniqueAs(
+          'CATEGORY_EXISTS',
+          `A permission category named ${body.name} already exists`,
+          () => store.updateCategory(tx, row.id, values),
+        );
         return toCategory(updated!);
       });
     },
@@ -191,7 +249,8 @@ export function createPermissionsService(deps: PermissionsDeps) {
     async deleteCategory(id: string): Promise<Category> {
       return db.transaction(async (tx) => {
         const row = await requireCategory(tx, id);
-        if (row.fe_category) throw new AppError('BUILT_IN_PROTECTED', `Category ${row.name} is built in and cannot be removed`);
+        if (row.fe_category)
+          throw new AppError('BUILT_IN_PROTECTED', `Category ${row.name} is built in and cannot be removed`);
         await store.deleteCategory(tx, row.id);
         return toCategory(row);
       });

@@ -14,7 +14,9 @@ export async function allPermissions(q: Queryable): Promise<PermissionRow[]> {
 export async function permissionsByIds(q: Queryable, ids: readonly string[]): Promise<PermissionRow[]> {
   const list = uuids(ids);
   if (list.length === 0) return [];
-  const { rows } = await q.query<PermissionRow>(`${PERMISSION_SELECT} WHERE p.id = ANY($1::uuid[]) ORDER BY p.key`, [list]);
+  const { rows } = await q.query<PermissionRow>(`${PERMISSION_SELECT} WHERE p.id = ANY($1::uuid[]) ORDER BY p.key`, [
+    list,
+  ]);
   return rows;
 }
 
@@ -80,11 +82,17 @@ export async function insertPermissions(q: Queryable, rows: NewPermission[]): Pr
 export async function updatePermission(q: Queryable, id: string, values: Record<string, unknown>): Promise<void> {
   const cols = Object.keys(values);
   const sets = cols.map((c, i) => `${c} = $${i + 2}`);
-  await q.query(`UPDATE permissions SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE id = $1`, [id, ...cols.map((c) => values[c])]);
+  await q.query(`UPDATE permissions SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE id = $1`, [
+    id,
+    ...cols.map((c) => values[c]),
+  ]);
 }
 
 export async function classify(q: Queryable, ids: string[], type: AssignmentType): Promise<void> {
-  await q.query('UPDATE permissions SET assignment_type = $2, updated_at = now() WHERE id = ANY($1::uuid[])', [ids, type]);
+  await q.query('UPDATE permissions SET assignment_type = $2, updated_at = now() WHERE id = ANY($1::uuid[])', [
+    ids,
+    type,
+  ]);
 }
 
 export async function deletePermission(q: Queryable, id: string): Promise<void> {
@@ -93,14 +101,18 @@ export async function deletePermission(q: Queryable, id: string): Promise<void> 
 
 /** Roles holding a permission (before it changes), for their `updatedAt`. */
 export async function rolesHolding(q: Queryable, permissionId: string): Promise<string[]> {
-  const { rows } = await q.query<{ role_id: string }>('SELECT role_id FROM role_permissions WHERE permission_id = $1', [permissionId]);
+  const { rows } = await q.query<{ role_id: string }>('SELECT role_id FROM role_permissions WHERE permission_id = $1', [
+    permissionId,
+  ]);
   return rows.map((r) => r.role_id);
 }
 
 // -- categories --
 
 export async function allCategories(q: Queryable): Promise<CategoryRow[]> {
-  const { rows } = await q.query<CategoryRow>('SELECT * FROM permission_categories ORDER BY fe_category DESC, lower(name) COLLATE "C", id');
+  const { rows } = await q.query<CategoryRow>(
+    'SELECT * FROM permission_categories ORDER BY fe_category DESC, lower(name) COLLATE "C", id',
+  );
   return rows;
 }
 
@@ -113,7 +125,9 @@ export async function findCategory(q: Queryable, id: string): Promise<CategoryRo
 export async function existingCategoryIds(q: Queryable, ids: readonly string[]): Promise<Set<string>> {
   const list = uuids(ids);
   if (list.length === 0) return new Set();
-  const { rows } = await q.query<{ id: string }>('SELECT id FROM permission_categories WHERE id = ANY($1::uuid[])', [list]);
+  const { rows } = await q.query<{ id: string }>('SELECT id FROM permission_categories WHERE id = ANY($1::uuid[])', [
+    list,
+  ]);
   return new Set(rows.map((r) => r.id));
 }
 
@@ -127,7 +141,10 @@ export async function categoryNamed(q: Queryable, name: string, exceptId?: strin
 }
 
 /** Inserts a category; undefined when the id or the name is taken. */
-export async function insertCategory(q: Queryable, c: { id: string; name: string; description: string }): Promise<CategoryRow | undefined> {
+export async function insertCategory(
+  q: Queryable,
+  c: { id: string; name: string; description: string },
+): Promise<CategoryRow | undefined> {
   const { rows } = await q.query<CategoryRow>(
     'INSERT INTO permission_categories (id, name, description) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING *',
     [c.id, c.name, c.description],
@@ -135,7 +152,11 @@ export async function insertCategory(q: Queryable, c: { id: string; name: string
   return rows[0];
 }
 
-export async function updateCategory(q: Queryable, id: string, values: Record<string, unknown>): Promise<CategoryRow | undefined> {
+export async function updateCategory(
+  q: Queryable,
+  id: string,
+  values: Record<string, unknown>,
+): Promise<CategoryRow | undefined> {
   const cols = Object.keys(values);
   const sets = cols.map((c, i) => `${c} = $${i + 2}`);
   const { rows } = await q.query<CategoryRow>(

@@ -54,12 +54,14 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 export function checkName(value: string | undefined, field: string): void {
   if (value === undefined) return;
   if (!value.trim()) throw new AppError('VALIDATION', `${field} must not be blank`);
-  if (CONTROL.test(value) || UNSTORABLE.test(value)) throw new AppError('VALIDATION', `${field} must not contain control characters or unpaired surrogates`);
+  if (CONTROL.test(value) || UNSTORABLE.test(value))
+    throw new AppError('VALIDATION', `${field} must not contain control characters or unpaired surrogates`);
 }
 
 /** Free text: line breaks allowed, but nothing the database cannot store. */
 export function checkText(value: string | undefined, field: string): void {
-  if (value !== undefined && UNSTORABLE.test(value)) throw new AppError('VALIDATION', `${field} must not contain NUL characters or unpaired surrogates`);
+  if (value !== undefined && UNSTORABLE.test(value))
+    throw new AppError('VALIDATION', `${field} must not contain NUL characters or unpaired surrogates`);
 }
 
 /** Values repeated in a list, each once, in first-seen order. */
@@ -80,7 +82,11 @@ export const normalizeIds = (ids: readonly string[]): string[] => [...new Set(id
 
 /** A 400 naming the ids of a body field that name nothing (or nothing the caller may use). */
 export function unknownIds(field: string, ids: string[], what: string): AppError {
-  return new AppError('UNKNOWN_IDS', `${field} names ${what} that do not exist${what === 'roles' ? ' or belong to another account' : ''}: ${ids.join(', ')}`, { field, ids });
+  return new AppError(
+    'UNKNOWN_IDS',
+    `${field} names ${what} that do not exist${what === 'roles' ? ' or belong to another account' : ''}: ${ids.join(', ')}`,
+    { field, ids },
+  );
 }
 
 /** A unique violation that slipped past the pre-checks (a concurrent writer) becomes the conflict it is. */

@@ -3,7 +3,8 @@ import { Type, type Static } from 'typebox';
 /** Dotted segments; a later segment may be `*` (a wildcard that a role can hold). */
 export const PERMISSION_KEY_PATTERN = '^[A-Za-z0-9_-]+(\\.([A-Za-z0-9_-]+|\\*))*$';
 /** Role keys travel in the `roles` claim: 1-255 characters, no control characters, no surrounding spaces. */
-export const ROLE_KEY_PATTERN = '^[^\\s\\u0000-\\u001f\\u007f]([^\\u0000-\\u001f\\u007f]*[^\\s\\u0000-\\u001f\\u007f])?$';
+export const ROLE_KEY_PATTERN =
+  '^[^\\s\\u0000-\\u001f\\u007f]([^\\u0000-\\u001f\\u007f]*[^\\s\\u0000-\\u001f\\u007f])?$';
 export const ASSIGNMENT_TYPES = ['NEVER', 'ALWAYS', 'ASSIGNABLE'] as const;
 export type AssignmentType = (typeof ASSIGNMENT_TYPES)[number];
 export const MAX_BATCH = 500;
@@ -14,17 +15,31 @@ const Id = Type.String({ minLength: 1, maxLength: 64 });
 const IdList = (description: string) => Type.Array(Id, { maxItems: 5000, description });
 const Name = Type.String({ minLength: 1, maxLength: 255 });
 const Description = Type.String({ maxLength: 4096 });
-const RoleKey = Type.String({ minLength: 1, maxLength: 255, pattern: ROLE_KEY_PATTERN, description: '1-255 characters, no control characters or surrounding spaces; unique within its scope' });
-const PermissionKey = Type.String({ minLength: 1, maxLength: 255, pattern: PERMISSION_KEY_PATTERN, description: 'dotted segments of letters, digits, _ and -; a later segment may be *' });
+const RoleKey = Type.String({
+  minLength: 1,
+  maxLength: 255,
+  pattern: ROLE_KEY_PATTERN,
+  description: '1-255 characters, no control characters or surrounding spaces; unique within its scope',
+});
+const PermissionKey = Type.String({
+  minLength: 1,
+  maxLength: 255,
+  pattern: PERMISSION_KEY_PATTERN,
+  description: 'dotted segments of letters, digits, _ and -; a later segment may be *',
+});
 const Level = Type.Integer({ minimum: 0, maximum: MAX_LEVEL, description: '0 is the highest rank' });
-const Assignment = Type.Union([Type.Literal('NEVER'), Type.Literal('ALWAYS'), Type.Literal('ASSIGNABLE')], { description: 'classification: may account roles hold it (ASSIGNABLE), never (NEVER), or always (ALWAYS)' });
+const Assignment = Type.Union([Type.Literal('NEVER'), Type.Literal('ALWAYS'), Type.Literal('ASSIGNABLE')], {
+  description: 'classification: may account roles hold it (ASSIGNABLE), never (NEVER), or always (ALWAYS)',
+});
 
 // -- records --
 
 export const Role = Type.Object({
   id: Type.String(),
   vendorId: Type.String({ description: 'the environment id' }),
-  tenantId: Type.Union([Type.String(), Type.Null()], { description: 'the account of an account role; null for an environment role' }),
+  tenantId: Type.Union([Type.String(), Type.Null()], {
+    description: 'the account of an account role; null for an environment role',
+  }),
   key: Type.String(),
   name: Type.String(),
   description: Type.String(),
@@ -96,7 +111,12 @@ export interface PermissionView extends PermissionRecord {
 // -- headers and params --
 
 export const TenantHeaders = Type.Object({
-  'gatehouse-tenant-id': Type.Optional(Type.String({ maxLength: 255, description: 'the account (alias: frontegg-tenant-id); ignored with a user token, which acts on its own account' })),
+  'gatehouse-tenant-id': Type.Optional(
+    Type.String({
+      maxLength: 255,
+      description: 'the account (alias: frontegg-tenant-id); ignored with a user token, which acts on its own account',
+    }),
+  ),
 });
 export const RoleParams = Type.Object({ roleId: Type.String({ minLength: 1, maxLength: 255 }) });
 export const PermissionParams = Type.Object({ permissionId: Type.String({ minLength: 1, maxLength: 255 }) });
@@ -112,7 +132,7 @@ export const CreateRole = Type.Object({
   firstUserRole: Type.Optional(Type.Boolean()),
   migrateRole: Type.Optional(Type.Boolean({ description: 'accepted for compatibility; has no effect' })),
   level: Level,
-  permissions: Type.Optional(IdList('permission ids the new role holds (the browser SDK\'s addRole sends them)')),
+  permissions: Type.Optional(IdList("permission ids the new role holds (the browser SDK's addRole sends them)")),
 });
 export type CreateRole = Static<typeof CreateRole>;
 export const CreateRoles = Type.Array(CreateRole, { minItems: 1, maxItems: MAX_BATCH });
@@ -128,7 +148,9 @@ export const UpdateRole = Type.Object({
 });
 export type UpdateRole = Static<typeof UpdateRole>;
 
-export const SetRolePermissions = Type.Object({ permissionIds: IdList('the complete set of permission ids the role holds') });
+export const SetRolePermissions = Type.Object({
+  permissionIds: IdList('the complete set of permission ids the role holds'),
+});
 export const SetRoleTenant = Type.Object({ tenantId: Type.String({ minLength: 1, maxLength: 255 }) });
 
 export const CreateAccountRole = Type.Object({
@@ -136,18 +158,41 @@ export const CreateAccountRole = Type.Object({
   name: Name,
   description: Type.Optional(Description),
   isDefault: Type.Optional(Type.Boolean()),
-  baseRoleId: Type.Optional(Type.String({ maxLength: 64, description: 'copy the permissions of this role (an environment role or one of the account)' })),
+  baseRoleId: Type.Optional(
+    Type.String({
+      maxLength: 64,
+      description: 'copy the permissions of this role (an environment role or one of the account)',
+    }),
+  ),
   permissionIds: Type.Optional(IdList('permissions added to those of the base role')),
 });
 export type CreateAccountRole = Static<typeof CreateAccountRole>;
 
-export const ROLE_SORT_KEYS = ['key', 'name', 'description', 'isDefault', 'firstUserRole', 'level', 'updatedAt', 'createdAt'] as const;
+export const ROLE_SORT_KEYS = [
+  'key',
+  'name',
+  'description',
+  'isDefault',
+  'firstUserRole',
+  'level',
+  'updatedAt',
+  'createdAt',
+] as const;
 export type RoleSortKey = (typeof ROLE_SORT_KEYS)[number];
 export const RoleListQuery = Type.Object({
   _limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-  _offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000, default: 0, description: 'page index, 0-based' })),
-  _filter: Type.Optional(Type.String({ maxLength: 255, description: 'substring of the key or name (case-insensitive)' })),
-  _sortBy: Type.Optional(Type.Union(ROLE_SORT_KEYS.map((k) => Type.Literal(k)), { default: 'level' })),
+  _offset: Type.Optional(
+    Type.Integer({ minimum: 0, maximum: 10_000_000, default: 0, description: 'page index, 0-based' }),
+  ),
+  _filter: Type.Optional(
+    Type.String({ maxLength: 255, description: 'substring of the key or name (case-insensitive)' }),
+  ),
+  _sortBy: Type.Optional(
+    Type.Union(
+      ROLE_SORT_KEYS.map((k) => Type.Literal(k)),
+      { default: 'level' },
+    ),
+  ),
   _order: Type.Optional(Type.Union([Type.Literal('ASC'), Type.Literal('DESC')], { default: 'ASC' })),
 });
 export type RoleListQuery = Static<typeof RoleListQuery>;
@@ -174,11 +219,15 @@ export const UpdatePermission = Type.Object({
   key: Type.Optional(PermissionKey),
   name: Type.Optional(Name),
   description: Type.Optional(Description),
-  categoryId: Type.Optional(Type.Union([Type.String({ maxLength: 64 }), Type.Null()], { description: 'null detaches it from its category' })),
+  categoryId: Type.Optional(
+    Type.Union([Type.String({ maxLength: 64 }), Type.Null()], { description: 'null detaches it from its category' }),
+  ),
 });
 export type UpdatePermission = Static<typeof UpdatePermission>;
 
-export const SetPermissionRoles = Type.Object({ roleIds: IdList('the complete set of roles that hold the permission') });
+export const SetPermissionRoles = Type.Object({
+  roleIds: IdList('the complete set of roles that hold the permission'),
+});
 export const Classification = Type.Object({
   permissionIds: Type.Array(Id, { minItems: 1, maxItems: 5000 }),
   type: Assignment,
@@ -205,7 +254,8 @@ export const UserRolesEntry = Type.Object({
 });
 export type UserRolesEntry = Static<typeof UserRolesEntry>;
 export const UserRolesResponse = Type.Array(UserRolesEntry, {
-  description: 'one entry per membership: users in the order of ids, then their accounts in the order they joined; only one account with a user token or the tenant header',
+  description:
+    'one entry per membership: users in the order of ids, then their accounts in the order they joined; only one account with a user token or the tenant header',
 });
 
 // -- categories --

@@ -3,12 +3,32 @@ import { newId } from '../../lib/crypto.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
 import type { TenantsService } from '../tenants/index.ts';
 import {
-  assertLevelWithin, assertPermissionsGrantable, assertRoleEditable, grantablePermission,
+  assertLevelWithin,
+  assertPermissionsGrantable,
+  assertRoleEditable,
+  grantablePermission,
 } from './account-writes.ts';
 import { createGrants, grantorLevel, type Grantor } from './grants.ts';
 import { createPermissionsService } from './permissions.service.ts';
-import { checkName, checkText, missing, normalizeIds, repeated, toPermission, toRole, uniqueAs, unknownIds } from './records.ts';
-import type { CreateAccountRole, CreateRole, PermissionRecord, RoleListQuery, RoleRecord, UpdateRole } from './schema.ts';
+import {
+  checkName,
+  checkText,
+  missing,
+  normalizeIds,
+  repeated,
+  toPermission,
+  toRole,
+  uniqueAs,
+  unknownIds,
+} from './records.ts';
+import type {
+  CreateAccountRole,
+  CreateRole,
+  PermissionRecord,
+  RoleListQuery,
+  RoleRecord,
+  UpdateRole,
+} from './schema.ts';
 import * as store from './store.ts';
 
 /**
@@ -50,14 +70,18 @@ export function createRolesService(deps: RolesDeps) {
 
   /** 404 unless the id names a live account. */
   async function requireAccount(q: Queryable, tenantId: string, field = 'gatehouse-tenant-id'): Promise<void> {
-    if (!(await deps.tenants.liveIds(q, [tenantId])).has(tenantId)) throw new AppError('ACCOUNT_NOT_FOUND', `No account with ${field} ${tenantId}`);
+    if (!(await deps.tenants.liveIds(q, [tenantId])).has(tenantId))
+      throw new AppError('ACCOUNT_NOT_FOUND', `No account with ${field} ${tenantId}`);
   }
 
   /** A role visible in the scope (the environment's, or one of the account's); 404 otherwise. */
   async function requireRole(q: Queryable, roleId: string, scope?: string, lock = false): Promise<store.RoleRow> {
     const row = await store.findRole(q, roleId, lock);
     if (!row || (scope !== undefined && row.tenant_id !== null && row.tenant_id !== scope)) {
-      throw new AppError('ROLE_NOT_FOUND', `No role with id ${roleId}${scope !== undefined ? ` for account ${scope}` : ''}`);
+      throw new AppError(
+        'ROLE_NOT_FOUND',
+        `No role with id ${roleId}${scope !== undefined ? ` for account ${scope}` : ''}`,
+      );
     }
     return row;
   }
@@ -69,7 +93,10 @@ export function createRolesService(deps: RolesDeps) {
   /** Permission rows for ids of a body field; 400 naming those that do not exist. */
   async function requirePermissions(q: Queryable, ids: string[], field: string) {
     const rows = await store.permissionsByIds(q, ids);
-    const unknown = missing(ids, rows.map((r) => r.id));
+    const unknown = missing(
+      ids,
+      rows.map((r) => r.id),
+    );
     if (unknown.length) throw unknownIds(field, unknown, 'permissions');
     return rows;
   }
@@ -83,8 +110,13 @@ export function createRolesService(deps: RolesDeps) {
 
   /** Role rows for ids of a body field; 400 naming ids that do not exist or (with a scope) belong to another account. */
   async function rolesInReach(q: Queryable, ids: string[], field: string, scope?: string): Promise<store.RoleRow[]> {
-    const rows = (await store.rolesByIds(q, ids)).filter((r) => scope === undefined || r.tenant_id === null || r.tenant_id === scope);
-    const unknown = missing(ids, rows.map((r) => r.id));
+    const rows = (await store.rolesByIds(q, ids)).filter(
+      (r) => scope === undefined || r.tenant_id === null || r.tenant_id === scope,
+    );
+    const unknown = missing(
+      ids,
+      rows.map((r) => r.id),
+    );
     if (unknown.length) throw unknownIds(field, unknown, 'roles');
     return rows;
   }
@@ -96,9 +128,11 @@ export function createRolesService(deps: RolesDeps) {
     // -- the public surface for other modules (q may be a transaction) --
 
     /** Ids of the default roles an account's new user gets: the environment's and the account's own. */
-    defaultRoleIds: (q: Queryable, tenantId: string): Promise<string[]> => store.flaggedRoleIds(q, tenantId, 'is_default'),
+    defaultRoleIds: (q: Queryable, tenantId: string): Promise<string[]> =>
+      store.flaggedRoleIds(q, tenantId, 'is_default'),
     /** Ids of the roles the first user of an account gets. */
-    firstUserRoleIds: (q: Queryable, tenantId: string): Promise<string[]> => store.flaggedRoleIds(q, tenantId, 'first_user_role'),
+    firstUserRoleIds: (q: Queryable, tenantId: string): Promise<string[]> =>
+      store.flaggedRoleIds(q, tenantId, 'first_user_role'),
     // assertGrantable / assertRevocable (grants.ts): the one rule for who may give or take away which roles.
     ...createGrants(rolesInReach),
     /** The id check alone (400 `UNKNOWN_IDS`: no role in the account's reach); grants use assertGrantable. */
@@ -114,7 +148,8 @@ export function createRolesService(deps: RolesDeps) {
       return (await store.permissionsOfRoles(q, roleIds)).map(toPermission);
     },
     /** The distinct permission keys the roles hold, sorted; one query. */
-    permissionKeysOfRoles: (q: Queryable, roleIds: string[]): Promise<string[]> => store.permissionKeysOfRoles(q, roleIds),
+    permissionKeysOfRoles: (q: Queryable, roleIds: string[]): Promise<string[]> =>
+      store.permissionKeysOfRoles(q, roleIds),
     /** Removes the roles of an account; run by the account-removal hook, inside its transaction. */
     removeAccountRoles: (q: Queryable, tenantId: string): Promise<number> => store.deleteAccountRoles(q, tenantId),
 
@@ -133,7 +168,8 @@ export function createRolesService(deps: RolesDeps) {
     async create(scope: string | undefined, bodies: CreateRole[], actor: Actor = VENDOR): Promise<RoleRecord[]> {
       bodies.forEach((b, i) => checkRoleText(b, `body.${i}.`));
       const twice = repeated(bodies.map((b) => b.key));
-      if (twice.length) throw new AppError('ROLE_KEY_EXISTS', `The body repeats role keys: ${twice.join(', ')}`, { keys: twice });
+      if (twice.length)
+        throw new AppError('ROLE_KEY_EXISTS', `The body repeats role keys: ${twice.join(', ')}`, { keys: twice });
       return db.transaction(async (tx) => {
         if (scope !== undefined) await requireAccount(tx, scope);
         const granted: string[][] = [];
@@ -156,10 +192,21 @@ export function createRolesService(deps: RolesDeps) {
         const written = await store.insertRoles(tx, rows);
         if (written.size < rows.length) {
           const taken = rows.filter((r) => !written.has(r.id)).map((r) => r.key);
-          throw new AppError('ROLE_KEY_EXISTS', `Role keys already exist ${scope === undefined ? 'in the environment' : `in account ${scope}`}: ${taken.join(', ')}`, { keys: taken });
+          throw new AppError(
+            'ROLE_KEY_EXISTS',
+            `Role keys already exist ${scope === undefined ? 'in the environment' : `in account ${scope}`}: ${taken.join(', ')}`,
+            { keys: taken },
+          );
         }
         for (const [i, r] of rows.entries()) await store.addRolePermissions(tx, [r.id], granted[i]);
-        const byId = new Map((await store.rolesByIds(tx, rows.map((r) => r.id))).map((r) => [r.id, r]));
+        const byId = new Map(
+          (
+            await store.rolesByIds(
+              tx,
+              rows.map((r) => r.id),
+            )
+          ).map((r) => [r.id, r]),
+        );
         return rows.map((r) => record(byId.get(r.id)!));
       });
     },
@@ -171,16 +218,22 @@ export function createRolesService(deps: RolesDeps) {
         const v = (body as Record<string, unknown>)[field];
         if (v !== undefined) values[column] = v;
       }
-      if (Object.keys(values).length === 0) throw new AppError('VALIDATION', `The body must set at least one of ${Object.keys(ROLE_COLUMNS).join(', ')}`);
+      if (Object.keys(values).length === 0)
+        throw new AppError('VALIDATION', `The body must set at least one of ${Object.keys(ROLE_COLUMNS).join(', ')}`);
       return db.transaction(async (tx) => {
         if (scope !== undefined) await requireAccount(tx, scope);
         const row = await requireRole(tx, roleId, scope, true);
         await assertRoleEditable(tx, actor, row);
         await assertLevelWithin(tx, actor, body.level, 'body.level');
         if (body.key !== undefined && (await store.takenRoleKeys(tx, row.tenant_id, [body.key], row.id)).length) {
-          throw new AppError('ROLE_KEY_EXISTS', `A role with key ${body.key} already exists ${row.tenant_id === null ? 'in the environment' : `in account ${row.tenant_id}`}`);
+          throw new AppError(
+            'ROLE_KEY_EXISTS',
+            `A role with key ${body.key} already exists ${row.tenant_id === null ? 'in the environment' : `in account ${row.tenant_id}`}`,
+          );
         }
-        await uniqueAs('ROLE_KEY_EXISTS', `A role with key ${body.key} already exists in its scope`, () => store.updateRole(tx, row.id, values));
+        await uniqueAs('ROLE_KEY_EXISTS', `A role with key ${body.key} already exists in its scope`, () =>
+          store.updateRole(tx, row.id, values),
+        );
         return reload(tx, row.id);
       });
     },
@@ -216,12 +269,17 @@ export function createRolesService(deps: RolesDeps) {
         await requireAccount(tx, tenantId, 'tenantId');
         if (row.tenant_id !== null) {
           if (row.tenant_id === tenantId) return record(row);
-          throw new AppError('ROLE_NOT_MOVABLE', `Role ${row.id} already belongs to account ${row.tenant_id}; only an environment role can be moved into an account`);
+          throw new AppError(
+            'ROLE_NOT_MOVABLE',
+            `Role ${row.id} already belongs to account ${row.tenant_id}; only an environment role can be moved into an account`,
+          );
         }
         if ((await store.takenRoleKeys(tx, tenantId, [row.key])).length) {
           throw new AppError('ROLE_KEY_EXISTS', `Account ${tenantId} already has a role with key ${row.key}`);
         }
-        await uniqueAs('ROLE_KEY_EXISTS', `Account ${tenantId} already has a role with key ${row.key}`, () => store.updateRole(tx, row.id, { tenant_id: tenantId }));
+        await uniqueAs('ROLE_KEY_EXISTS', `Account ${tenantId} already has a role with key ${row.key}`, () =>
+          store.updateRole(tx, row.id, { tenant_id: tenantId }),
+        );
         return reload(tx, row.id);
       });
     },
@@ -252,7 +310,10 @@ export function createRolesService(deps: RolesDeps) {
       checkRoleText(body, 'body.');
       return db.transaction(async (tx) => {
         await requireAccount(tx, tenantId, actor.kind === 'user' ? 'tenantId' : 'gatehouse-tenant-id');
-        const base = body.baseRoleId !== undefined ? (await rolesInReach(tx, [body.baseRoleId], 'baseRoleId', tenantId))[0] : undefined;
+        const base =
+          body.baseRoleId !== undefined
+            ? (await rolesInReach(tx, [body.baseRoleId], 'baseRoleId', tenantId))[0]
+            : undefined;
         const explicit = await requirePermissions(tx, body.permissionIds ?? [], 'permissionIds');
         let inherited = base ? await store.permissionsByIds(tx, base.permissions) : [];
         if (actor.kind === 'user') {
@@ -264,17 +325,20 @@ export function createRolesService(deps: RolesDeps) {
         let level = base ? base.level : Math.max(0, ...(await store.distinctLevels(tx, tenantId)));
         if (actor.kind === 'user') level = Math.max(level, (await grantorLevel(tx, actor)) ?? level);
         const id = newId();
-        const written = await store.insertRoles(tx, [{
-          id,
-          tenant_id: tenantId,
-          key: body.key,
-          name: body.name,
-          description: body.description ?? '',
-          is_default: body.isDefault ?? false,
-          first_user_role: false,
-          level,
-        }]);
-        if (!written.has(id)) throw new AppError('ROLE_KEY_EXISTS', `Account ${tenantId} already has a role with key ${body.key}`);
+        const written = await store.insertRoles(tx, [
+          {
+            id,
+            tenant_id: tenantId,
+            key: body.key,
+            name: body.name,
+            description: body.description ?? '',
+            is_default: body.isDefault ?? false,
+            first_user_role: false,
+            level,
+          },
+        ]);
+        if (!written.has(id))
+          throw new AppError('ROLE_KEY_EXISTS', `Account ${tenantId} already has a role with key ${body.key}`);
         await store.addRolePermissions(tx, [id], [...new Set([...inherited, ...explicit].map((p) => p.id))]);
         return reload(tx, id);
       });

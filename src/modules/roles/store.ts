@@ -69,7 +69,10 @@ export async function rolesInScope(q: Queryable, tenantId: string | undefined): 
 export async function rolesByIds(q: Queryable, ids: readonly string[]): Promise<RoleRow[]> {
   const list = uuids(ids);
   if (list.length === 0) return [];
-  const { rows } = await q.query<RoleRow>(`${ROLE_SELECT} WHERE r.id = ANY($1::uuid[]) ORDER BY r.level, r.key, r.tenant_id NULLS FIRST, r.id`, [list]);
+  const { rows } = await q.query<RoleRow>(
+    `${ROLE_SELECT} WHERE r.id = ANY($1::uuid[]) ORDER BY r.level, r.key, r.tenant_id NULLS FIRST, r.id`,
+    [list],
+  );
   return rows;
 }
 
@@ -85,7 +88,11 @@ export async function findRole(q: Queryable, id: string, lock = false): Promise<
 export const flaggedRoleIdsSql = (tenantExpr: string, flag: 'is_default' | 'first_user_role') =>
   `SELECT r.id FROM roles r WHERE ${scopeSql(tenantExpr)} AND r.${flag} ORDER BY r.level, r.key, r.tenant_id NULLS FIRST`;
 
-export async function flaggedRoleIds(q: Queryable, tenantId: string, flag: 'is_default' | 'first_user_role'): Promise<string[]> {
+export async function flaggedRoleIds(
+  q: Queryable,
+  tenantId: string,
+  flag: 'is_default' | 'first_user_role',
+): Promise<string[]> {
   const { rows } = await q.query<{ id: string }>(flaggedRoleIdsSql('$1', flag), [tenantId]);
   return rows.map((r) => r.id);
 }
@@ -116,7 +123,12 @@ export async function insertRoles(q: Queryable, roles: NewRole[]): Promise<Set<s
 }
 
 /** Keys among `keys` already taken in a scope (null: the environment). */
-export async function takenRoleKeys(q: Queryable, tenantId: string | null, keys: string[], exceptId?: string): Promise<string[]> {
+export async function takenRoleKeys(
+  q: Queryable,
+  tenantId: string | null,
+  keys: string[],
+  exceptId?: string,
+): Promise<string[]> {
   const { rows } = await q.query<{ key: string }>(
     `SELECT key FROM roles WHERE coalesce(tenant_id, '') = $1 AND key = ANY($2::text[]) AND id <> $3 ORDER BY key`,
     [tenantId ?? '', keys, exceptId ?? '00000000-0000-0000-0000-000000000000'],
@@ -127,7 +139,10 @@ export async function takenRoleKeys(q: Queryable, tenantId: string | null, keys:
 export async function updateRole(q: Queryable, id: string, values: Record<string, unknown>): Promise<void> {
   const cols = Object.keys(values);
   const sets = cols.map((c, i) => `${c} = $${i + 2}`);
-  await q.query(`UPDATE roles SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE id = $1`, [id, ...cols.map((c) => values[c])]);
+  await q.query(`UPDATE roles SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE id = $1`, [
+    id,
+    ...cols.map((c) => values[c]),
+  ]);
 }
 
 export async function deleteRole(q: Queryable, id: string): Promise<boolean> {
@@ -148,7 +163,10 @@ export async function touchRoles(q: Queryable, ids: string[]): Promise<void> {
 
 /** Replaces the permissions of a role. */
 export async function setRolePermissions(q: Queryable, roleId: string, permissionIds: string[]): Promise<void> {
-  await q.query('DELETE FROM role_permissions WHERE role_id = $1 AND NOT (permission_id = ANY($2::uuid[]))', [roleId, permissionIds]);
+  await q.query('DELETE FROM role_permissions WHERE role_id = $1 AND NOT (permission_id = ANY($2::uuid[]))', [
+    roleId,
+    permissionIds,
+  ]);
   await addRolePermissions(q, [roleId], permissionIds);
 }
 
@@ -167,7 +185,10 @@ export async function addRolePermissions(q: Queryable, roleIds: string[], permis
  * returns the roles whose set changed.
  */
 export async function setPermissionRoles(
-  q: Queryable, permissionId: string, roleIds: string[], tenantId?: string,
+  q: Queryable,
+  permissionId: string,
+  roleIds: string[],
+  tenantId?: string,
 ): Promise<string[]> {
   const { rows: removed } = await q.query<{ role_id: string }>(
     `DELETE FROM role_permissions WHERE permission_id = $1 AND NOT (role_id = ANY($2::uuid[]))
@@ -218,13 +239,24 @@ export async function listRoles(q: Queryable, p: ListParams): Promise<{ rows: Ro
     where.push(`(lower(r.key) LIKE $${params.length} OR lower(r.name) LIKE $${params.length})`);
   }
   const whereSql = where.join(' AND ');
-  const { rows: count } = await q.query<{ n: number }>(`SELECT count(*)::int AS n FROM roles r WHERE ${whereSql}`, params);
+  const { rows: count } = await q.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM roles r WHERE ${whereSql}`,
+    params,
+  );
   const total = count[0].n;
   const offset = p.page * p.limit;
   if (offset >= total) return { rows: [], total };
   const tie = p.sortBy === 'key' ? [] : ['r.key'];
-  const order = [`${SORT_SQL[p.sortBy]} ${p.order}`, ...tie.map((c) => `${c} ${p.order}`), `r.tenant_id ${p.order} NULLS FIRST`, `r.id ${p.order}`].join(', ');
-  const { rows } = await q.query<RoleRow>(`${ROLE_SELECT} WHERE ${whereSql} ORDER BY ${order} LIMIT ${p.limit} OFFSET ${offset}`, params);
+  const order = [
+    `${SORT_SQL[p.sortBy]} ${p.order}`,
+    ...tie.map((c) => `${c} ${p.order}`),
+    `r.tenant_id ${p.order} NULLS FIRST`,
+    `r.id ${p.order}`,
+  ].join(', ');
+  const { rows } = await q.query<RoleRow>(
+    `${ROLE_SELECT} WHERE ${whereSql} ORDER BY ${order} LIMIT ${p.limit} OFFSET ${offset}`,
+    params,
+  );
   return { rows, total };
 }
 
@@ -237,7 +269,9 @@ export async function distinctLevels(q: Queryable, tenantId: string | undefined)
 }
 
 export async function distinctTenants(q: Queryable): Promise<string[]> {
-  const { rows } = await q.query<{ tenant_id: string }>('SELECT DISTINCT tenant_id FROM roles WHERE tenant_id IS NOT NULL ORDER BY tenant_id');
+  const { rows } = await q.query<{ tenant_id: string }>(
+    'SELECT DISTINCT tenant_id FROM roles WHERE tenant_id IS NOT NULL ORDER BY tenant_id',
+  );
   return rows.map((r) => r.tenant_id);
 }
 

@@ -5,7 +5,13 @@ import { UserIdsQuery, UserRolesResponse } from './schema.ts';
 import type { RolesService } from './service.ts';
 
 const headers = Type.Object({
-  'gatehouse-tenant-id': Type.Optional(Type.String({ maxLength: 255, description: 'environment token: the account (alias: frontegg-tenant-id); without it, every account each user belongs to. Ignored with a user token' })),
+  'gatehouse-tenant-id': Type.Optional(
+    Type.String({
+      maxLength: 255,
+      description:
+        'environment token: the account (alias: frontegg-tenant-id); without it, every account each user belongs to. Ignored with a user token',
+    }),
+  ),
 });
 
 /**
@@ -14,14 +20,19 @@ const headers = Type.Object({
  * live account), or without it every account they belong to.
  */
 export const userRolesRoutes: FastifyPluginAsyncTypebox<{ roles: RolesService }> = async (app, { roles }) => {
-  app.get('/identity/resources/users/v3/roles', {
-    config: guard.any('fe.secure.read.users'),
-    schema: {
-      tags: ['roles'],
-      summary: 'Roles of users (ids), per account: a user token\'s account, the tenant header\'s, or every account each user belongs to; unknown users and non-members are absent',
-      headers,
-      querystring: UserIdsQuery,
-      response: { 200: UserRolesResponse },
+  app.get(
+    '/identity/resources/users/v3/roles',
+    {
+      config: guard.any('fe.secure.read.users'),
+      schema: {
+        tags: ['roles'],
+        summary:
+          "Roles of users (ids), per account: a user token's account, the tenant header's, or every account each user belongs to; unknown users and non-members are absent",
+        headers,
+        querystring: UserIdsQuery,
+        response: { 200: UserRolesResponse },
+      },
     },
-  }, async (req) => roles.userRoles(req.query.ids, req.auth?.kind === 'user' ? req.auth.tenantId : tenantHeader(req)));
+    async (req) => roles.userRoles(req.query.ids, req.auth?.kind === 'user' ? req.auth.tenantId : tenantHeader(req)),
+  );
 };

@@ -26,7 +26,12 @@ export function createUserRolesLookup(deps: UserRolesDeps) {
       if (tenantId !== undefined) await requireAccount(db, tenantId);
       const rows = await membershipRoles(db, userTables, ids, tenantId);
       const env = vendorId();
-      const entries = rows.map((r) => ({ vendorId: env, tenantId: r.tenant_id, userId: r.user_id, roleIds: r.role_ids }));
+      const entries = rows.map((r) => ({
+        vendorId: env,
+        tenantId: r.tenant_id,
+        userId: r.user_id,
+        roleIds: r.role_ids,
+      }));
       return byUserOrder(entries, ids);
     },
   };

@@ -10,10 +10,23 @@ import * as store from './store.ts';
  * set, so it may be an attacker's who registered the victim's email first (pre-account hijacking). The user sets a
  * password later through the reset flow if they want one. Answers the user as it now is (unchanged when not pending).
  */
-export async function activateByIdentityProvider(q: Queryable, events: Pick<EventsService, 'emit'>, user: UserRow, via: string): Promise<UserRow> {
+export async function activateByIdentityProvider(
+  q: Queryable,
+  events: Pick<EventsService, 'emit'>,
+  user: UserRow,
+  via: string,
+): Promise<UserRow> {
   if (!(await store.clearPending(q, user.id))) return user;
   await updateUser(q, user.id, { verified: true, password_hash: null });
-  await q.query("UPDATE one_time_codes SET used_at = now() WHERE user_id = $1 AND purpose = 'activation' AND used_at IS NULL", [user.id]);
-  await events.emit(q, { eventKey: 'user.activated', tenantId: user.active_tenant_id, entity: { type: 'user', id: user.id }, data: { userId: user.id, email: user.email, via } });
+  await q.query(
+    "UPDATE one_time_codes SET used_at = now() WHERE user_id = $1 AND purpose = 'activation' AND used_at IS NULL",
+    [user.id],
+  );
+  await events.emit(q, {
+    eventKey: 'user.activated',
+    tenantId: user.active_tenant_id,
+    entity: { type: 'user', id: user.id },
+    data: { userId: user.id, email: user.email, via },
+  });
   return { ...user, verified: true, password_hash: null };
 }

@@ -39,24 +39,34 @@ export function createRegistration(deps: SignupDeps) {
     const ids = roleIds.map((r) => r.trim().toLowerCase());
     const refused = ids.filter((r) => !defaults.has(r));
     if (refused.length) {
-      throw new AppError('UNKNOWN_IDS', `roleIds: a sign-up may name only default roles; not allowed: ${refused.join(', ')}`, {
-        roleIds: refused,
-      });
+      throw new AppError(
+        'UNKNOWN_IDS',
+        `roleIds: a sign-up may name only default roles; not allowed: ${refused.join(', ')}`,
+        {
+          roleIds: refused,
+        },
+      );
     }
     return ids;
   }
 
   return async function register<T>(
     body: Omit<SignUpCommon, 'provider'> & { provider?: SignUpCommon['provider'] },
-    who: SignUpIdentity, client: Client, pending: boolean,
+    who: SignUpIdentity,
+    client: Client,
+    pending: boolean,
     then: (tx: Queryable, r: Registered) => Promise<T>,
   ): Promise<T> {
     const { email, username } = who;
     if (!(await deps.environment.settings()).allowSignups) {
-      throw new AppError('SIGNUP_DISABLED', 'Sign-up is disabled in this environment (allowSignups of POST /identity/resources/configurations/v1)');
+      throw new AppError(
+        'SIGNUP_DISABLED',
+        'Sign-up is disabled in this environment (allowSignups of POST /identity/resources/configurations/v1)',
+      );
     }
     if ((body.provider ?? 'local') !== 'local') {
-      const rule = 'body.provider must be "local" for a self-service sign-up (social and SSO sign-up use their own routes)';
+      const rule =
+        'body.provider must be "local" for a self-service sign-up (social and SSO sign-up use their own routes)';
       throw new AppError('VALIDATION', rule, { fields: ['provider'] });
     }
     const metadata = body.metadata !== undefined ? parseMetadata(body.metadata, 'metadata') : {};
@@ -82,9 +92,20 @@ export function createRegistration(deps: SignupDeps) {
       // joins through the token (join below), which gives the membership.
       const firstUserRoles = account ? await deps.roles.firstUserRoleIds(tx, tenantId) : [];
       let user = await creation.create(tx, {
-        source: 'signup', tenantId, join: !invite, email, username, name,
-        profilePictureUrl: body.profilePictureUrl ?? null, phoneNumber: body.phoneNumber, verified: false, provider: 'local', metadata, passwordHash,
-        roleIds: [...firstUserRoles, ...requestedRoles], event: () => (username ? { username } : {}),
+        source: 'signup',
+        tenantId,
+        join: !invite,
+        email,
+        username,
+        name,
+        profilePictureUrl: body.profilePictureUrl ?? null,
+        phoneNumber: body.phoneNumber,
+        verified: false,
+        provider: 'local',
+        metadata,
+        passwordHash,
+        roleIds: [...firstUserRoles, ...requestedRoles],
+        event: () => (username ? { username } : {}),
       });
       if (pending) await store.markPending(tx, user.id);
       if (invite) {

@@ -8,7 +8,12 @@ const PROVIDERS = ['local', 'saml', 'google', 'github', 'facebook', 'microsoft',
 /** The fields both sign-ups take (by email, and by username alone). */
 const common = {
   // The vendor's browser SDK (signUpUser, signUpUserWithUsername) sends no provider: "local" when absent.
-  provider: Type.Optional(Type.Union(PROVIDERS.map((p) => Type.Literal(p)), { default: 'local' })),
+  provider: Type.Optional(
+    Type.Union(
+      PROVIDERS.map((p) => Type.Literal(p)),
+      { default: 'local' },
+    ),
+  ),
   name: Str(255),
   profilePictureUrl: Str(4095),
   password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
@@ -19,10 +24,14 @@ const common = {
   recaptchaToken: Str(4096),
   invitationToken: Str(512),
   emailMetadata: Type.Optional(Type.Object({}, { additionalProperties: true })),
-  roleIds: Type.Optional(Type.Array(Type.String({ maxLength: 64 }), {
-    maxItems: 100, uniqueItems: true,
-    description: 'only default roles (isDefault) may be named; they are added to the roles the sign-up gives (first-user roles of the new account, or the invite token\'s); any other role is a 400',
-  })),
+  roleIds: Type.Optional(
+    Type.Array(Type.String({ maxLength: 64 }), {
+      maxItems: 100,
+      uniqueItems: true,
+      description:
+        "only default roles (isDefault) may be named; they are added to the roles the sign-up gives (first-user roles of the new account, or the invite token's); any other role is a 400",
+    }),
+  ),
 };
 const SignUpCommon = Type.Object(common);
 export type SignUpCommon = Static<typeof SignUpCommon>;
@@ -39,10 +48,13 @@ export const SignUpUsernameBody = Type.Object({
   ...common,
   username: Username,
   companyName: Type.String({ minLength: 1, maxLength: 255 }),
-  password: Type.Optional(Type.String({
-    minLength: 1, maxLength: 1024,
-    description: 'required: a user without an email cannot set or reset a password by email later',
-  })),
+  password: Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 1024,
+      description: 'required: a user without an email cannot set or reset a password by email later',
+    }),
+  ),
 });
 export type SignUpUsernameBody = Static<typeof SignUpUsernameBody>;
 
@@ -71,13 +83,35 @@ export const SignUpResponse = Type.Object({
 const Uid = Type.String({ minLength: 1, maxLength: 64 });
 const Token = Type.String({ minLength: 1, maxLength: 512 });
 const Password = Type.Optional(Type.String({ minLength: 1, maxLength: 1024 }));
-export const ActivateBody = Type.Object({ userId: Uid, token: Token, password: Password, recaptchaToken: Str(4096), lastTermsCheck: Str(64) });
-export const ActivateCodeBody = Type.Object({ userId: Uid, code: Type.String({ minLength: 1, maxLength: 16 }), token: Type.Optional(Token), password: Password, recaptchaToken: Str(4096), lastTermsCheck: Str(64) });
+export const ActivateBody = Type.Object({
+  userId: Uid,
+  token: Token,
+  password: Password,
+  recaptchaToken: Str(4096),
+  lastTermsCheck: Str(64),
+});
+export const ActivateCodeBody = Type.Object({
+  userId: Uid,
+  code: Type.String({ minLength: 1, maxLength: 16 }),
+  token: Type.Optional(Token),
+  password: Password,
+  recaptchaToken: Str(4096),
+  lastTermsCheck: Str(64),
+});
 export const StrategyQuery = Type.Object({ userId: Uid, token: Token });
-export const ResendBody = Type.Object({ email: Type.String({ minLength: 1, maxLength: 320 }), emailMetadata: Type.Optional(Type.Object({}, { additionalProperties: true })) });
+export const ResendBody = Type.Object({
+  email: Type.String({ minLength: 1, maxLength: 320 }),
+  emailMetadata: Type.Optional(Type.Object({}, { additionalProperties: true })),
+});
 
-export const Strategy = Type.Object({ strategy: Type.Union([Type.Literal('link'), Type.Literal('code')]), codeExpiration: Type.Integer({ description: 'minutes' }) });
-export const StrategyBody = Type.Object({
-  strategy: Type.Optional(Type.Union([Type.Literal('link'), Type.Literal('code')])),
-  codeExpiration: Type.Optional(Type.Integer({ minimum: 1, maximum: 43200, description: 'minutes' })),
-}, { minProperties: 1 });
+export const Strategy = Type.Object({
+  strategy: Type.Union([Type.Literal('link'), Type.Literal('code')]),
+  codeExpiration: Type.Integer({ description: 'minutes' }),
+});
+export const StrategyBody = Type.Object(
+  {
+    strategy: Type.Optional(Type.Union([Type.Literal('link'), Type.Literal('code')])),
+    codeExpiration: Type.Optional(Type.Integer({ minimum: 1, maximum: 43200, description: 'minutes' })),
+  },
+  { minProperties: 1 },
+);

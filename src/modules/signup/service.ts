@@ -8,7 +8,19 @@ import type { EventsService } from '../events/index.ts';
 import type { RolesService } from '../roles/index.ts';
 import type { TenantsService } from '../tenants/index.ts';
 import { findByEmail, findById, proveMailbox, updateUser, type UserRow } from '../users/index.ts';
-import { checkError, countFailure, createEqualizer, limitRequests, readFlowSettings, writeFlowSettings, type Client, type CodeBook, type CodeLimits, type Delivery, type StrategySettings } from '../passwordless/index.ts';
+import {
+  checkError,
+  countFailure,
+  createEqualizer,
+  limitRequests,
+  readFlowSettings,
+  writeFlowSettings,
+  type Client,
+  type CodeBook,
+  type CodeLimits,
+  type Delivery,
+  type StrategySettings,
+} from '../passwordless/index.ts';
 import { createRegistration } from './register.ts';
 import type { SignUpBody, SignUpUsernameBody } from './schema.ts';
 import * as store from './store.ts';
@@ -26,7 +38,10 @@ export interface SignupDeps {
   limits: CodeLimits;
   publicUrl: string;
   /** Account invite tokens (invitations module): sign-up with `invitationToken` joins that account instead of creating one. */
-  inviteTokens?: { check(q: Queryable, token: string): Promise<string>; join(q: Queryable, user: UserRow, token: string): Promise<string> };
+  inviteTokens?: {
+    check(q: Queryable, token: string): Promise<string>;
+    join(q: Queryable, user: UserRow, token: string): Promise<string>;
+  };
   /** Ends the user's sessions in the caller's transaction (activation dropped a temporary password). */
   endSessions?: (q: Queryable, userId: string) => Promise<unknown>;
 }
@@ -45,12 +60,23 @@ export function createSignupService(deps: SignupDeps) {
   /** Issues a fresh activation secret (replacing earlier ones) and emails it per the activation strategy. */
   async function sendActivation(q: Queryable, user: UserRow, tenantId: string | null) {
     const s = await readFlowSettings(q, 'activation');
-    const issued = await codes.issue(q, { purpose: 'activation', userId: user.id, ttlSeconds: s.codeExpiration * 60, link: true, code: s.strategy === 'code' });
+    const issued = await codes.issue(q, {
+      purpose: 'activation',
+      userId: user.id,
+      ttlSeconds: s.codeExpiration * 60,
+      link: true,
+      code: s.strategy === 'code',
+    });
     await deps.delivery.sendEmail(q, {
       type: 'ActivateUser',
       to: user.email,
       tenantId,
-      vars: { name: user.name, email: user.email ?? '', expiresInMinutes: String(s.codeExpiration), ...(issued.code ? { code: issued.code } : {}) },
+      vars: {
+        name: user.name,
+        email: user.email ?? '',
+        expiresInMinutes: String(s.codeExpiration),
+        ...(issued.code ? { code: issued.code } : {}),
+      },
       linkParams: { userId: user.id, token: issued.token! },
     });
     return issued;
@@ -82,17 +108,35 @@ export function createSignupService(deps: SignupDeps) {
     gate: async (q: Queryable, a: { stage: 'login' | 'refresh'; user: UserRow; prefetched?: unknown }) => {
       if (a.stage === 'refresh') return;
       const pending = typeof a.prefetched === 'boolean' ? a.prefetched : await store.isPending(q, a.user.id);
-      if (pending) throw new AppError('USER_NOT_ACTIVATED', 'Activate the account first with the link or code we emailed (resend: POST /identity/resources/users/v1/activate/reset)');
+      if (pending)
+        throw new AppError(
+          'USER_NOT_ACTIVATED',
+          'Activate the account first with the link or code we emailed (resend: POST /identity/resources/users/v1/activate/reset)',
+        );
     },
 
     gatePrefetch: store.pendingSql,
 
     async signUp(body: SignUpBody, client: Client) {
       const email = body.email.trim().toLowerCase();
-      return register(body, { email, username: body.username ?? null }, client, true, async (tx, { user, tenantId }) => {
-        if (!body.skipInviteEmail) await sendActivation(tx, user, tenantId);
-        return { shouldActivate: true, userId: user.id, tenantId, provider: 'local' as const, email, ...(user.username ? { username: user.username } : {}), name: user.name };
-      });
+      return register(
+        body,
+        { email, username: body.username ?? null },
+        client,
+        true,
+        async (tx, { user, tenantId }) => {
+          if (!body.skipInviteEmail) await sendActivation(tx, user, tenantId);
+          return {
+            shouldActivate: true,
+            userId: user.id,
+            tenantId,
+            provider: 'local' as const,
+            email,
+            ...(user.username ? { username: user.username } : {}),
+            name: user.name,
+          };
+        },
+      );
     },
 
     /**
@@ -102,7 +146,11 @@ export function createSignupService(deps: SignupDeps) {
      */
     async signUpWithUsername(body: SignUpUsernameBody, client: Client) {
       if (body.password === undefined) {
-        throw new AppError('VALIDATION', 'body.password is required: a user signed up with a username has no email to set or reset a password by', { fields: ['password'] });
+        throw new AppError(
+          'VALIDATION',
+          'body.password is required: a user signed up with a username has no email to set or reset a password by',
+          { fields: ['password'] },
+        );
       }
       return register(body, { email: null, username: body.username }, client, false, async (tx, { user, tenantId }) => {
         // A gate that refuses the sign-in (e.g. the invite token's account restricts IPs) does not undo the sign-up:
@@ -126,12 +174,19 @@ export function createSignupService(deps: SignupDeps) {
         let user = found.user;
         // An administrator's temporary password is dropped by this proof of the mailbox: the owner sets their own.
         const ownPassword = user.password_hash && !user.password_temporary;
-        if (!ownPassword && body.password === undefined) return { error: new AppError('VALIDATION', 'body.password is required: the user has no password of their own yet') };
+        if (!ownPassword && body.password === undefined)
+          return {
+            error: new AppError('VALIDATION', 'body.password is required: the user has no password of their own yet'),
+          };
         const values: Record<string, unknown> = { verified: true };
         if (body.password !== undefined) {
           // A weak password is answered without consuming the link, so the user can try another one.
           try {
-            await deps.passwords.validate(tx, body.password, { tenantId: user.active_tenant_id ?? undefined, userId: user.id, email: user.email ?? undefined });
+            await deps.passwords.validate(tx, body.password, {
+              tenantId: user.active_tenant_id ?? undefined,
+              userId: user.id,
+              email: user.email ?? undefined,
+            });
           } catch (err) {
             if (err instanceof AppError) return { error: err };
             throw err;
@@ -147,10 +202,22 @@ export function createSignupService(deps: SignupDeps) {
         // mailbox for the first time (invitations emit their own on acceptance).
         const wasPending = await store.clearPending(tx, user.id);
         if (wasPending || !found.user.verified) {
-          await deps.events.emit(tx, { eventKey: 'user.activated', tenantId: user.active_tenant_id, entity: { type: 'user', id: user.id }, data: { userId: user.id, email: user.email } });
+          await deps.events.emit(tx, {
+            eventKey: 'user.activated',
+            tenantId: user.active_tenant_id,
+            entity: { type: 'user', id: user.id },
+            data: { userId: user.id, email: user.email },
+          });
         }
         try {
-          return { response: await deps.login.signIn(tx, user, client, body.password !== undefined ? ['pwd', 'email'] : ['email']) };
+          return {
+            response: await deps.login.signIn(
+              tx,
+              user,
+              client,
+              body.password !== undefined ? ['pwd', 'email'] : ['email'],
+            ),
+          };
         } catch (err) {
           if (err instanceof AppError) return { error: err };
           throw err;
@@ -189,13 +256,19 @@ export function createSignupService(deps: SignupDeps) {
         const user = isUuid(userId) ? await findById(tx, userId) : undefined;
         if (!user) throw new AppError('USER_NOT_FOUND', `No user with id ${userId}`);
         const s = await readFlowSettings(tx, 'activation');
-        const issued = await codes.issue(tx, { purpose: 'activation', userId, ttlSeconds: s.codeExpiration * 60, link: true });
+        const issued = await codes.issue(tx, {
+          purpose: 'activation',
+          userId,
+          ttlSeconds: s.codeExpiration * 60,
+          link: true,
+        });
         const link = `${deps.publicUrl}/account/activate?${new URLSearchParams({ userId, token: issued.token! })}`;
         return { link, token: issued.token!, userId };
       });
     },
 
     activationSettings: (): Promise<StrategySettings> => readFlowSettings(db, 'activation'),
-    updateActivationSettings: (patch: Partial<StrategySettings>): Promise<StrategySettings> => db.transaction((tx) => writeFlowSettings(tx, 'activation', patch)),
+    updateActivationSettings: (patch: Partial<StrategySettings>): Promise<StrategySettings> =>
+      db.transaction((tx) => writeFlowSettings(tx, 'activation', patch)),
   };
 }

@@ -6,7 +6,8 @@ export async function markPending(q: Queryable, userId: string): Promise<void> {
 }
 
 /** Whether the user `userExpr` (SQL) awaits activation, as a SQL expression (the sign-in gate's prefetch). */
-export const pendingSql = (userExpr: string) => `EXISTS (SELECT 1 FROM pending_activations WHERE user_id = ${userExpr})`;
+export const pendingSql = (userExpr: string) =>
+  `EXISTS (SELECT 1 FROM pending_activations WHERE user_id = ${userExpr})`;
 
 export async function isPending(q: Queryable, userId: string): Promise<boolean> {
   const { rows } = await q.query<{ pending: boolean }>(`SELECT ${pendingSql('$1')} AS pending`, [userId]);

@@ -77,7 +77,9 @@ async function configuration(p: OpenIdExchange): Promise<oidc.Configuration> {
 }
 
 /** The access token and the verified ID token claims; any refusal is a 401 naming the reason. */
-export async function exchangeCode(p: OpenIdExchange): Promise<{ accessToken: string; claims: Record<string, unknown> }> {
+export async function exchangeCode(
+  p: OpenIdExchange,
+): Promise<{ accessToken: string; claims: Record<string, unknown> }> {
   let config: oidc.Configuration;
   try {
     config = await configuration(p);

@@ -47,12 +47,19 @@ const truthy = (v: unknown) => v === true || v === 'true';
 function fromClaims(c: Record<string, unknown>, verified: boolean): SocialProfile {
   const id = str(c.sub) ?? (c.id !== undefined ? String(c.id) : undefined);
   if (!id) throw new AppError('SOCIAL_LOGIN_REFUSED', 'The provider answered no subject id');
-  return { id, email: (str(c.email) ?? '').toLowerCase(), emailVerified: verified, name: str(c.name), picture: str(c.picture) };
+  return {
+    id,
+    email: (str(c.email) ?? '').toLowerCase(),
+    emailVerified: verified,
+    name: str(c.name),
+    picture: str(c.picture),
+  };
 }
 
 async function userInfo(p: ProfileInput): Promise<Record<string, unknown>> {
   const info = (await p.getJson(p.urls.userInfoUrl!, p.accessToken)) as Record<string, unknown>;
-  if (p.idClaims?.sub && info.sub && info.sub !== p.idClaims.sub) throw new AppError('SOCIAL_LOGIN_REFUSED', 'userinfo answered another subject than the ID token');
+  if (p.idClaims?.sub && info.sub && info.sub !== p.idClaims.sub)
+    throw new AppError('SOCIAL_LOGIN_REFUSED', 'userinfo answered another subject than the ID token');
   return info;
 }
 
@@ -121,21 +128,40 @@ export const PROVIDERS: Record<string, ProviderDef> = {
   },
   github: {
     oidc: false,
-    endpoints: { authorizationUrl: 'https://github.com/login/oauth/authorize', tokenUrl: 'https://github.com/login/oauth/access_token', userInfoUrl: 'https://api.github.com/user', emailsUrl: 'https://api.github.com/user/emails' },
+    endpoints: {
+      authorizationUrl: 'https://github.com/login/oauth/authorize',
+      tokenUrl: 'https://github.com/login/oauth/access_token',
+      userInfoUrl: 'https://api.github.com/user',
+      emailsUrl: 'https://api.github.com/user/emails',
+    },
     scopes: 'read:user user:email',
     // The profile email may be unverified or hidden: the verified one comes from /user/emails (primary first).
     profile: async (p) => {
       const u = (await p.getJson(p.urls.userInfoUrl!, p.accessToken)) as Record<string, unknown>;
-      const emails = (await p.getJson(p.urls.emailsUrl!, p.accessToken)) as { email: string; primary?: boolean; verified?: boolean }[];
+      const emails = (await p.getJson(p.urls.emailsUrl!, p.accessToken)) as {
+        email: string;
+        primary?: boolean;
+        verified?: boolean;
+      }[];
       const list = Array.isArray(emails) ? emails : [];
       const pick = list.find((e) => e.primary && e.verified) ?? list.find((e) => e.verified);
       if (u.id === undefined) throw new AppError('SOCIAL_LOGIN_REFUSED', 'GitHub answered no user id');
-      return { id: String(u.id), email: (pick?.email ?? str(u.email) ?? '').toLowerCase(), emailVerified: Boolean(pick), name: str(u.name) ?? str(u.login), picture: str(u.avatar_url) };
+      return {
+        id: String(u.id),
+        email: (pick?.email ?? str(u.email) ?? '').toLowerCase(),
+        emailVerified: Boolean(pick),
+        name: str(u.name) ?? str(u.login),
+        picture: str(u.avatar_url),
+      };
     },
   },
   facebook: {
     oidc: false,
-    endpoints: { authorizationUrl: 'https://www.facebook.com/v19.0/dialog/oauth', tokenUrl: 'https://graph.facebook.com/v19.0/oauth/access_token', userInfoUrl: 'https://graph.facebook.com/me?fields=id,name,email,picture' },
+    endpoints: {
+      authorizationUrl: 'https://www.facebook.com/v19.0/dialog/oauth',
+      tokenUrl: 'https://graph.facebook.com/v19.0/oauth/access_token',
+      userInfoUrl: 'https://graph.facebook.com/me?fields=id,name,email,picture',
+    },
     scopes: 'email public_profile',
     // Graph answers `email` only when the person confirmed it with Facebook.
     profile: async (p) => {

@@ -16,7 +16,12 @@ export interface SocialRow {
 
 export async function list(q: Queryable, custom?: boolean): Promise<SocialRow[]> {
   const where = custom === undefined ? '' : ' WHERE custom = $1';
-  return (await q.query<SocialRow>(`SELECT * FROM social_providers${where} ORDER BY created_at, id`, custom === undefined ? [] : [custom])).rows;
+  return (
+    await q.query<SocialRow>(
+      `SELECT * FROM social_providers${where} ORDER BY created_at, id`,
+      custom === undefined ? [] : [custom],
+    )
+  ).rows;
 }
 export async function byType(q: Queryable, type: string): Promise<SocialRow | undefined> {
   return (await q.query<SocialRow>('SELECT * FROM social_providers WHERE type = $1', [type])).rows[0];
@@ -37,7 +42,9 @@ export async function upsert(q: Queryable, r: Omit<SocialRow, 'created_at' | 'up
   return rows[0];
 }
 export async function remove(q: Queryable, where: { type?: string; id?: string }): Promise<boolean> {
-  const r = where.id ? await q.query('DELETE FROM social_providers WHERE id = $1 AND custom RETURNING id', [where.id]) : await q.query('DELETE FROM social_providers WHERE type = $1 AND NOT custom RETURNING id', [where.type]);
+  const r = where.id
+    ? await q.query('DELETE FROM social_providers WHERE id = $1 AND custom RETURNING id', [where.id])
+    : await q.query('DELETE FROM social_providers WHERE type = $1 AND NOT custom RETURNING id', [where.type]);
   return r.rows.length > 0;
 }
 
@@ -49,7 +56,12 @@ export interface IdentityRow {
   email: string;
 }
 /** The identity of a provider subject, touched (last sign-in, email the provider now gives). */
-export async function touchIdentity(q: Queryable, provider: string, subject: string, email: string): Promise<IdentityRow | undefined> {
+export async function touchIdentity(
+  q: Queryable,
+  provider: string,
+  subject: string,
+  email: string,
+): Promise<IdentityRow | undefined> {
   const { rows } = await q.query<IdentityRow>(
     'UPDATE user_identities SET last_login_at = now(), email = $3 WHERE provider = $1 AND subject = $2 RETURNING provider, subject, user_id, email',
     [provider, subject, email],
@@ -58,11 +70,20 @@ export async function touchIdentity(q: Queryable, provider: string, subject: str
 }
 /** The user's identity at a provider, if any. */
 export async function identityOf(q: Queryable, userId: string, provider: string): Promise<IdentityRow | undefined> {
-  const { rows } = await q.query<IdentityRow>('SELECT provider, subject, user_id, email FROM user_identities WHERE user_id = $1 AND provider = $2', [userId, provider]);
+  const { rows } = await q.query<IdentityRow>(
+    'SELECT provider, subject, user_id, email FROM user_identities WHERE user_id = $1 AND provider = $2',
+    [userId, provider],
+  );
   return rows[0];
 }
 /** Links a provider subject to a user; false when the subject or the user's slot for this provider is taken. */
-export async function linkIdentity(q: Queryable, provider: string, subject: string, userId: string, email: string): Promise<boolean> {
+export async function linkIdentity(
+  q: Queryable,
+  provider: string,
+  subject: string,
+  userId: string,
+  email: string,
+): Promise<boolean> {
   const { rows } = await q.query(
     'INSERT INTO user_identities (provider, subject, user_id, email) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING RETURNING subject',
     [provider, subject, userId, email],

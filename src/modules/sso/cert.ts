@@ -22,7 +22,10 @@ const time = (d: Date) => der(0x18, Buffer.from(d.toISOString().replace(/[-:T]/g
 
 export function selfSignedCertificate(commonName: string): { privateKeyPem: string; certificatePem: string } {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  return { privateKeyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(), certificatePem: certificateFor(privateKey, publicKey, commonName) };
+  return {
+    privateKeyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    certificatePem: certificateFor(privateKey, publicKey, commonName),
+  };
 }
 
 function certificateFor(privateKey: KeyObject, publicKey: KeyObject, commonName: string): string {
@@ -41,7 +44,10 @@ function certificateFor(privateKey: KeyObject, publicKey: KeyObject, commonName:
   const signature = sign('sha256', tbs, privateKey);
   const cert = seq(tbs, SHA256_RSA, der(0x03, Buffer.concat([Buffer.from([0]), signature])));
   new X509Certificate(cert); // parses, or throws
-  const b64 = cert.toString('base64').replace(/(.{64})/g, '$1\n').trim();
+  const b64 = cert
+    .toString('base64')
+    .replace(/(.{64})/g, '$1\n')
+    .trim();
   return `-----BEGIN CERTIFICATE-----\n${b64}\n-----END CERTIFICATE-----\n`;
 }
 

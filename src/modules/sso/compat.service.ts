@@ -22,12 +22,21 @@ export function createSsoCompat(configs: SsoConfigService, environment: Environm
   }
   async function requireSaml(tenantId: string): Promise<View> {
     const c = await samlConfig(tenantId);
-    if (!c) throw new AppError('SSO_CONFIG_NOT_FOUND', `Account ${tenantId} has no SAML configuration; create it with POST /team/resources/sso/v1/saml/configurations`);
+    if (!c)
+      throw new AppError(
+        'SSO_CONFIG_NOT_FOUND',
+        `Account ${tenantId} has no SAML configuration; create it with POST /team/resources/sso/v1/saml/configurations`,
+      );
     return c;
   }
   const legacy = (c: View): LegacySamlConfiguration => {
     const d = c.domains[0];
-    return { ...c, domain: d?.domain ?? '', validated: d?.validated ?? false, generatedVerification: d?.txtRecord ?? '' };
+    return {
+      ...c,
+      domain: d?.domain ?? '',
+      validated: d?.validated ?? false,
+      generatedVerification: d?.txtRecord ?? '',
+    };
   };
   const reread = async (tenantId: string) => legacy(await requireSaml(tenantId));
 
@@ -73,14 +82,22 @@ export function createSsoCompat(configs: SsoConfigService, environment: Environm
     /** IdP metadata XML for the account's SAML configuration (made from it when the account has none). */
     async saveSamlMetadata(tenantId: string, xml: string): Promise<LegacySamlConfiguration> {
       const current = await samlConfig(tenantId);
-      return legacy(current ? await configs.updateFromMetadata(tenantId, current.id, xml) : await configs.createFromMetadata(tenantId, xml));
+      return legacy(
+        current
+          ? await configs.updateFromMetadata(tenantId, current.id, xml)
+          : await configs.createFromMetadata(tenantId, xml),
+      );
     },
 
     /** DNS TXT validation of the SAML configuration's domain. */
     async validateSamlDomain(tenantId: string): Promise<LegacySamlConfiguration> {
       const c = await requireSaml(tenantId);
       const d = c.domains[0];
-      if (!d) throw new AppError('SSO_DOMAIN_NOT_FOUND', 'The SAML configuration claims no domain; set one with POST /team/resources/sso/v1/saml/configurations {domain}');
+      if (!d)
+        throw new AppError(
+          'SSO_DOMAIN_NOT_FOUND',
+          'The SAML configuration claims no domain; set one with POST /team/resources/sso/v1/saml/configurations {domain}',
+        );
       await configs.validateDomain(tenantId, c.id, d.id);
       return reread(tenantId);
     },
@@ -100,7 +117,8 @@ export function createSsoCompat(configs: SsoConfigService, environment: Environm
       configs.addGroup(tenantId, (await requireSaml(tenantId)).id, group, roleIds, by),
     updateGroup: async (tenantId: string, id: string, group: string, roleIds: string[], by: Grantor) =>
       configs.updateGroup(tenantId, (await requireSaml(tenantId)).id, id, group, roleIds, by),
-    removeGroup: async (tenantId: string, id: string) => configs.removeGroup(tenantId, (await requireSaml(tenantId)).id, id),
+    removeGroup: async (tenantId: string, id: string) =>
+      configs.removeGroup(tenantId, (await requireSaml(tenantId)).id, id),
 
     /** The pre-login view of an account: whether SSO sign-in can be routed to it. */
     async publicView(tenantId: string) {
@@ -114,7 +132,12 @@ export function createSsoCompat(configs: SsoConfigService, environment: Environm
     },
     /** Sets them; a redirect page must be in the environment's allowedRedirectUrls (as pre-login requires). */
     async setOidcSettings(body: { active: boolean; redirectUri?: string }): Promise<OidcSettings> {
-      if (body.redirectUri) assertAllowedRedirect((await environment.settings()).allowedRedirectUrls ?? [], body.redirectUri, 'redirectUri');
+      if (body.redirectUri)
+        assertAllowedRedirect(
+          (await environment.settings()).allowedRedirectUrls ?? [],
+          body.redirectUri,
+          'redirectUri',
+        );
       const redirectUri = body.redirectUri ?? (await this.oidcSettings()).redirectUri;
       await configs.setSettings('oidc', { active: body.active, redirectUri });
       return this.oidcSettings();

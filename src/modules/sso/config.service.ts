@@ -65,7 +65,10 @@ export function createSsoConfigService(deps: SsoConfigDeps) {
   }
 
   async function view(q: Queryable, r: store.ConfigRow) {
-    const [domains, groups] = await Promise.all([store.domainsOf(q, r.tenant_id, r.id), store.groupsOf(q, r.tenant_id, r.id)]);
+    const [domains, groups] = await Promise.all([
+      store.domainsOf(q, r.tenant_id, r.id),
+      store.groupsOf(q, r.tenant_id, r.id),
+    ]);
     return {
       id: r.id,
       tenantId: r.tenant_id,
@@ -96,7 +99,8 @@ export function createSsoConfigService(deps: SsoConfigDeps) {
     v.type = type;
     if (body.enabled !== undefined) v.enabled = body.enabled;
     if (body.ssoEndpoint !== undefined) {
-      if (body.ssoEndpoint && !/^https?:\/\//.test(body.ssoEndpoint)) throw new AppError('VALIDATION', 'ssoEndpoint must be an http(s) URL');
+      if (body.ssoEndpoint && !/^https?:\/\//.test(body.ssoEndpoint))
+        throw new AppError('VALIDATION', 'ssoEndpoint must be an http(s) URL');
       v.sso_endpoint = body.ssoEndpoint;
     }
     if (body.publicCertificate) {
@@ -118,9 +122,15 @@ export function createSsoConfigService(deps: SsoConfigDeps) {
       if (typeof meta.scopes === 'string') v.oidc_scopes = meta.scopes;
       if (typeof meta.groupAttribute === 'string') v.group_attribute = meta.groupAttribute;
     }
-    if (type === 'oidc' && !v.oidc_issuer && !current?.oidc_issuer && (v.sso_endpoint ?? current?.sso_endpoint)) v.oidc_issuer = v.sso_endpoint ?? current?.sso_endpoint;
-    if (type === 'oidc' && !(v.oidc_issuer ?? current?.oidc_issuer)) throw new AppError('VALIDATION', 'an OIDC configuration needs configMetadata.issuer (or ssoEndpoint) naming the issuer');
-    if (type === 'oidc' && !(v.oidc_client_id ?? current?.oidc_client_id)) throw new AppError('VALIDATION', 'an OIDC configuration needs oidcClientId');
+    if (type === 'oidc' && !v.oidc_issuer && !current?.oidc_issuer && (v.sso_endpoint ?? current?.sso_endpoint))
+      v.oidc_issuer = v.sso_endpoint ?? current?.sso_endpoint;
+    if (type === 'oidc' && !(v.oidc_issuer ?? current?.oidc_issuer))
+      throw new AppError(
+        'VALIDATION',
+        'an OIDC configuration needs configMetadata.issuer (or ssoEndpoint) naming the issuer',
+      );
+    if (type === 'oidc' && !(v.oidc_client_id ?? current?.oidc_client_id))
+      throw new AppError('VALIDATION', 'an OIDC configuration needs oidcClientId');
     return v;
   }
 
@@ -139,7 +149,10 @@ export function createSsoConfigService(deps: SsoConfigDeps) {
       if (res.status !== 200) throw new Error(`HTTP ${res.status}`);
       return fromMetadata(await res.text());
     } catch {
-      throw new AppError('SSO_PROVIDER_UNAVAILABLE', 'IdP metadata could not be read from body.url: it did not answer SAML metadata (HTTP 200, at most 200 kB, within 10 s)');
+      throw new AppError(
+        'SSO_PROVIDER_UNAVAILABLE',
+        'IdP metadata could not be read from body.url: it did not answer SAML metadata (HTTP 200, at most 200 kB, within 10 s)',
+      );
     }
   }
 
@@ -179,20 +192,32 @@ export function createSsoConfigService(deps: SsoConfigDeps) {
         const current = await requireConfig(tx, tenantId, id);
         await deps.roles.assertGrantable(tx, tenantId, by, body.roleIds ?? []);
         const v = columns(body, current);
-        await checkIssuer({ type: v.type, oidc_issuer: v.oidc_issuer ?? (v.type !== current.type ? current.oidc_issuer : undefined) });
+        await checkIssuer({
+          type: v.type,
+          oidc_issuer: v.oidc_issuer ?? (v.type !== current.type ? current.oidc_issuer : undefined),
+        });
         const row = await store.updateConfig(tx, tenantId, id, { ...v, default_role_ids: body.roleIds });
         return view(tx, row!);
       });
     },
     async remove(tenantId: string, id: string) {
-      if (!(isUuid(id) && (await store.deleteConfig(db, tenantId, id)))) throw new AppError('SSO_CONFIG_NOT_FOUND', `No SSO configuration ${id} in account ${tenantId}`);
+      if (!(isUuid(id) && (await store.deleteConfig(db, tenantId, id))))
+        throw new AppError('SSO_CONFIG_NOT_FOUND', `No SSO configuration ${id} in account ${tenantId}`);
       return {};
     },
-    async createFromMetadata(tenantId: string, xml: string, extra: ConfigBody = {}, parsed?: ReturnType<typeof fromMetadata>) {
+    async createFromMetadata(
+      tenantId: string,
+      xml: string,
+      extra: ConfigBody = {},
+      parsed?: ReturnType<typeof fromMetadata>,
+    ) {
       const v = parsed ?? fromMetadata(xml);
       return db.transaction(async (tx) => {
         await deps.tenants.requireLive(tx, tenantId);
-        return view(tx, await store.insertConfig(tx, tenantId, newId(), { ...columns({ ...extra, type: 'saml' }), ...v }));
+        return view(
+          tx,
+          await store.insertConfig(tx, tenantId, newId(), { ...columns({ ...extra, type: 'saml' }), ...v }),
+        );
       });
     },
     async updateFromMetadata(tenantId: string, id: string, xml: string, parsed?: ReturnType<typeof fromMetadata>) {
@@ -203,7 +228,12 @@ export function createSsoConfigService(deps: SsoConfigDeps) {
       });
     },
     async createFromMetadataUrl(tenantId: string, url: string, configMetadata?: Record<string, unknown>) {
-      return this.createFromMetadata(tenantId, '', { configMetadata: { ...configMetadata, metadataUrl: url } }, await metadataFrom(url));
+      return this.createFromMetadata(
+        tenantId,
+        '',
+        { configMetadata: { ...configMetadata, metadataUrl: url } },
+        await metadataFrom(url),
+      );
     },
     async updateFromMetadataUrl(tenantId: string, id: string, url: string) {
       return this.updateFromMetadata(tenantId, id, '', await metadataFrom(url));
@@ -224,7 +254,12 @@ export function createSsoConfigService(deps: SsoConfigDeps) {
     },
     async vendorConfig() {
       const k = await spKey();
-      return { acsUrl: acsUrl(), spEntityIdPattern: defaultEntityId('{tenantId}'), spCertificate: certBody(k.certificatePem), signatureAlgorithms: ['rsa-sha256', 'rsa-sha384', 'rsa-sha512'] };
+      return {
+        acsUrl: acsUrl(),
+        spEntityIdPattern: defaultEntityId('{tenantId}'),
+        spCertificate: certBody(k.certificatePem),
+        signatureAlgorithms: ['rsa-sha256', 'rsa-sha384', 'rsa-sha512'],
+      };
     },
 
     // -- domains (domains.service.ts): useTxtResolver, addDomain, removeDomain, validateDomain, markValidated, forceValidate --
@@ -250,7 +285,8 @@ export function createSsoConfigService(deps: SsoConfigDeps) {
           return groupView(await store.insertGroup(tx, { tenantId, id: newId(), configId, group, roleIds }));
         });
       } catch (err) {
-        if (isUniqueViolation(err)) throw new AppError('CONFLICT', `group ${group} is already mapped on this configuration`);
+        if (isUniqueViolation(err))
+          throw new AppError('CONFLICT', `group ${group} is already mapped on this configuration`);
         throw err;
       }
     },
@@ -258,17 +294,27 @@ export function createSsoConfigService(deps: SsoConfigDeps) {
       await requireConfig(db, tenantId, configId);
       return (await store.groupsOf(db, tenantId, configId)).map(groupView);
     },
-    async updateGroup(tenantId: string, configId: string, groupId: string, group: string, roleIds: string[], by: Grantor) {
+    async updateGroup(
+      tenantId: string,
+      configId: string,
+      groupId: string,
+      group: string,
+      roleIds: string[],
+      by: Grantor,
+    ) {
       return db.transaction(async (tx) => {
         await requireConfig(tx, tenantId, configId);
         await deps.roles.assertGrantable(tx, tenantId, by, roleIds);
-        const row = isUuid(groupId) ? await store.updateGroup(tx, tenantId, configId, groupId, group, roleIds) : undefined;
+        const row = isUuid(groupId)
+          ? await store.updateGroup(tx, tenantId, configId, groupId, group, roleIds)
+          : undefined;
         if (!row) throw new AppError('SSO_GROUP_NOT_FOUND', `No group ${groupId} on configuration ${configId}`);
         return groupView(row);
       });
     },
     async removeGroup(tenantId: string, configId: string, groupId: string) {
-      if (!(isUuid(groupId) && isUuid(configId) && (await store.deleteGroup(db, tenantId, configId, groupId)))) throw new AppError('SSO_GROUP_NOT_FOUND', `No group ${groupId} on configuration ${configId}`);
+      if (!(isUuid(groupId) && isUuid(configId) && (await store.deleteGroup(db, tenantId, configId, groupId))))
+        throw new AppError('SSO_GROUP_NOT_FOUND', `No group ${groupId} on configuration ${configId}`);
       return {};
     },
 
@@ -280,7 +326,8 @@ export function createSsoConfigService(deps: SsoConfigDeps) {
     },
     excluded: async (tenantId: string) => ({ emails: await store.excludedEmails(db, tenantId) }),
     async unexclude(tenantId: string, email: string) {
-      if (!(await store.unexcludeEmail(db, tenantId, email.trim().toLowerCase()))) throw new AppError('SSO_EMAIL_NOT_EXCLUDED', `${email} is not excluded from SSO`);
+      if (!(await store.unexcludeEmail(db, tenantId, email.trim().toLowerCase())))
+        throw new AppError('SSO_EMAIL_NOT_EXCLUDED', `${email} is not excluded from SSO`);
       return {};
     },
     async settings<S extends SettingsSection>(section: S, q: Queryable = db) {

@@ -57,9 +57,19 @@ export interface TakenFlow extends store.FlowStateRow {
 }
 
 /** Consumes the state of a flow: unknown, expired, already used or of another kind is a 400 that names the rule. */
-export async function takeFlow(q: Queryable, kek: Buffer, state: string | undefined, kind: NewFlow['kind']): Promise<TakenFlow> {
-  if (!state || state.length > 200) throw new AppError('SSO_STATE_INVALID', 'state (or RelayState) is required and must be the value the sign-in started with');
+export async function takeFlow(
+  q: Queryable,
+  kek: Buffer,
+  state: string | undefined,
+  kind: NewFlow['kind'],
+): Promise<TakenFlow> {
+  if (!state || state.length > 200)
+    throw new AppError(
+      'SSO_STATE_INVALID',
+      'state (or RelayState) is required and must be the value the sign-in started with',
+    );
   const row = await store.consumeState(q, sha256Hex(state), kind);
-  if (!row) throw new AppError('SSO_STATE_INVALID', 'state is unknown, expired or already used; start the sign-in again');
+  if (!row)
+    throw new AppError('SSO_STATE_INVALID', 'state is unknown, expired or already used; start the sign-in again');
   return { ...row, codeVerifier: row.verifier_enc ? decrypt(kek, row.verifier_enc) : '' };
 }

@@ -15,7 +15,12 @@ const OUTBOUND = { timeoutMs: 10_000, maxBytes: 1024 * 1024 };
 
 const loopback = (u: URL) => ['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname);
 
-export async function configurationFor(issuer: string, clientId: string, secret: string, allowPrivate: boolean): Promise<oidc.Configuration> {
+export async function configurationFor(
+  issuer: string,
+  clientId: string,
+  secret: string,
+  allowPrivate: boolean,
+): Promise<oidc.Configuration> {
   const key = `${issuer}\n${clientId}\n${secret}\n${allowPrivate}`;
   const hit = cache.get(key);
   if (hit && Date.now() - hit.at < TTL_MS) return hit.config;
@@ -25,8 +30,11 @@ export async function configurationFor(issuer: string, clientId: string, secret:
   } catch {
     throw new AppError('VALIDATION', 'the OIDC issuer must be an absolute URL');
   }
-  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback(url))) throw new AppError('VALIDATION', 'the OIDC issuer must be an https URL');
-  const options: oidc.DiscoveryRequestOptions = { [oidc.customFetch]: guardedFetch({ ...OUTBOUND, allowPrivate }) as oidc.CustomFetch };
+  if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback(url)))
+    throw new AppError('VALIDATION', 'the OIDC issuer must be an https URL');
+  const options: oidc.DiscoveryRequestOptions = {
+    [oidc.customFetch]: guardedFetch({ ...OUTBOUND, allowPrivate }) as oidc.CustomFetch,
+  };
   if (url.protocol === 'http:') options.execute = [oidc.allowInsecureRequests];
   const auth = secret ? oidc.ClientSecretPost(secret) : oidc.None();
   const config = oidc
@@ -41,16 +49,27 @@ export async function configurationFor(issuer: string, clientId: string, secret:
 }
 
 /** One answer for any discovery failure (refused address, closed port, bad document): no probe of what is there. */
-export async function discover(issuer: string, clientId: string, secret: string, allowPrivate: boolean): Promise<oidc.Configuration> {
+export async function discover(
+  issuer: string,
+  clientId: string,
+  secret: string,
+  allowPrivate: boolean,
+): Promise<oidc.Configuration> {
   try {
     return await configurationFor(issuer, clientId, secret, allowPrivate);
   } catch (err) {
     if (err instanceof AppError) throw err;
-    throw new AppError('SSO_PROVIDER_UNAVAILABLE', `OIDC discovery at ${issuer} failed: no valid discovery document was answered`);
+    throw new AppError(
+      'SSO_PROVIDER_UNAVAILABLE',
+      `OIDC discovery at ${issuer} failed: no valid discovery document was answered`,
+    );
   }
 }
 
-export function authorizationUrl(config: oidc.Configuration, p: { redirectUri: string; scope: string; state: string; nonce: string; codeChallenge: string }): string {
+export function authorizationUrl(
+  config: oidc.Configuration,
+  p: { redirectUri: string; scope: string; state: string; nonce: string; codeChallenge: string },
+): string {
   return oidc.buildAuthorizationUrl(config, {
     redirect_uri: p.redirectUri,
     scope: p.scope,
@@ -63,7 +82,10 @@ export function authorizationUrl(config: oidc.Configuration, p: { redirectUri: s
 }
 
 /** Exchanges the code and validates the ID token; answers its claims. Any refusal is a 401 naming the reason. */
-export async function finish(config: oidc.Configuration, p: { redirectUri: string; code: string; state: string; iss?: string; codeVerifier: string; nonce: string }): Promise<Record<string, unknown>> {
+export async function finish(
+  config: oidc.Configuration,
+  p: { redirectUri: string; code: string; state: string; iss?: string; codeVerifier: string; nonce: string },
+): Promise<Record<string, unknown>> {
   const callback = new URL(p.redirectUri);
   callback.search = '';
   callback.searchParams.set('code', p.code);
@@ -71,20 +93,35 @@ export async function finish(config: oidc.Configuration, p: { redirectUri: strin
   // The state is bound server-side to this one provider, so a missing `iss` is the provider's own.
   callback.searchParams.set('iss', p.iss ?? config.serverMetadata().issuer);
   try {
-    const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: p.codeVerifier, expectedState: p.state, expectedNonce: p.nonce, idTokenExpected: true });
+    const tokens = await oidc.authorizationCodeGrant(config, callback, {
+      pkceCodeVerifier: p.codeVerifier,
+      expectedState: p.state,
+      expectedNonce: p.nonce,
+      idTokenExpected: true,
+    });
     const claims = tokens.claims() as Record<string, unknown> | undefined;
     if (!claims) throw new Error('no ID token');
     // Providers that keep profile claims out of the ID token (OIDC core 5.4) answer them at userinfo, for this subject.
     if (claims.email === undefined && config.serverMetadata().userinfo_endpoint) {
       const info = await oidc.fetchUserInfo(config, tokens.access_token, String(claims.sub));
-      return { ...info, ...claims, email: info.email, email_verified: info.email_verified, name: claims.name ?? info.name, ...(info.groups !== undefined ? { groups: info.groups } : {}) };
+      return {
+        ...info,
+        ...claims,
+        email: info.email,
+        email_verified: info.email_verified,
+        name: claims.name ?? info.name,
+        ...(info.groups !== undefined ? { groups: info.groups } : {}),
+      };
     }
     return claims;
   } catch (err) {
     const e = err as Error & { code?: string; error?: string; error_description?: string };
     let claim: string | undefined;
-    for (let c: unknown = e, i = 0; c && i < 4 && !claim; c = (c as { cause?: unknown }).cause, i++) claim = (c as { claim?: string }).claim;
-    const reason = (e.error ? `${e.error}${e.error_description ? `: ${e.error_description}` : ''}` : e.message) + (claim ? ` (claim ${claim})` : '');
+    for (let c: unknown = e, i = 0; c && i < 4 && !claim; c = (c as { cause?: unknown }).cause, i++)
+      claim = (c as { claim?: string }).claim;
+    const reason =
+      (e.error ? `${e.error}${e.error_description ? `: ${e.error_description}` : ''}` : e.message) +
+      (claim ? ` (claim ${claim})` : '');
     throw new AppError('SSO_OIDC_REFUSED', `The OpenID provider's answer was refused: ${reason}`);
   }
 }

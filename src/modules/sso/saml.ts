@@ -33,8 +33,11 @@ export const CLOCK_SKEW_MS = 120_000;
 
 function parse(xml: string, what: string): Document {
   const errors: string[] = [];
-  const doc = new DOMParser({ errorHandler: (level: string, msg: unknown) => void (level !== 'warning' && errors.push(String(msg))) }).parseFromString(xml, 'text/xml') as unknown as Document;
-  if (errors.length || !doc?.documentElement) throw new AppError('SSO_INVALID_METADATA', `${what} is not well-formed XML`);
+  const doc = new DOMParser({
+    errorHandler: (level: string, msg: unknown) => void (level !== 'warning' && errors.push(String(msg))),
+  }).parseFromString(xml, 'text/xml') as unknown as Document;
+  if (errors.length || !doc?.documentElement)
+    throw new AppError('SSO_INVALID_METADATA', `${what} is not well-formed XML`);
   return doc;
 }
 
@@ -49,11 +52,18 @@ export function parseIdpMetadata(xml: string): IdpMetadata {
   const doc = parse(xml, 'metadata');
   const entity = doc.getElementsByTagNameNS(MD, 'EntityDescriptor')[0];
   const idp = doc.getElementsByTagNameNS(MD, 'IDPSSODescriptor')[0];
-  if (!entity || !idp) throw new AppError('SSO_INVALID_METADATA', 'metadata must be a SAML EntityDescriptor with an IDPSSODescriptor');
+  if (!entity || !idp)
+    throw new AppError('SSO_INVALID_METADATA', 'metadata must be a SAML EntityDescriptor with an IDPSSODescriptor');
   const services = Array.from(idp.getElementsByTagNameNS(MD, 'SingleSignOnService'));
-  const pick = services.find((s) => s.getAttribute('Binding') === REDIRECT) ?? services.find((s) => s.getAttribute('Binding') === POST);
+  const pick =
+    services.find((s) => s.getAttribute('Binding') === REDIRECT) ??
+    services.find((s) => s.getAttribute('Binding') === POST);
   const ssoUrl = pick?.getAttribute('Location') ?? '';
-  if (!/^https?:\/\//.test(ssoUrl)) throw new AppError('SSO_INVALID_METADATA', 'metadata has no SingleSignOnService with an HTTP-Redirect or HTTP-POST binding');
+  if (!/^https?:\/\//.test(ssoUrl))
+    throw new AppError(
+      'SSO_INVALID_METADATA',
+      'metadata has no SingleSignOnService with an HTTP-Redirect or HTTP-POST binding',
+    );
   const certs: string[] = [];
   for (const kd of Array.from(idp.getElementsByTagNameNS(MD, 'KeyDescriptor'))) {
     const use = kd.getAttribute('use');
@@ -66,7 +76,8 @@ export function parseIdpMetadata(xml: string): IdpMetadata {
       }
     }
   }
-  if (!certs.length) throw new AppError('SSO_INVALID_METADATA', 'metadata has no signing certificate (KeyDescriptor use="signing")');
+  if (!certs.length)
+    throw new AppError('SSO_INVALID_METADATA', 'metadata has no signing certificate (KeyDescriptor use="signing")');
   return { entityId: entity.getAttribute('entityID') ?? '', ssoUrl, certs: [...new Set(certs)] };
 }
 
@@ -74,14 +85,26 @@ export function parseIdpMetadata(xml: string): IdpMetadata {
 export function assertSafeAlgorithms(responseXml: string): void {
   const doc = parse(responseXml, 'SAMLResponse');
   const sigs = Array.from(doc.getElementsByTagNameNS(DSIG, 'SignatureMethod'));
-  if (!sigs.length) throw new AppError('SSO_INVALID_ASSERTION', 'SAMLResponse is not signed; the assertion or the response must carry a signature');
+  if (!sigs.length)
+    throw new AppError(
+      'SSO_INVALID_ASSERTION',
+      'SAMLResponse is not signed; the assertion or the response must carry a signature',
+    );
   for (const s of sigs) {
     const alg = s.getAttribute('Algorithm') ?? '';
-    if (!SAFE_SIGNATURE_ALGORITHMS.has(alg)) throw new AppError('SSO_UNSAFE_ALGORITHM', `SAMLResponse is signed with ${alg || 'no algorithm'}; only RSA/ECDSA with SHA-256 or stronger is accepted`);
+    if (!SAFE_SIGNATURE_ALGORITHMS.has(alg))
+      throw new AppError(
+        'SSO_UNSAFE_ALGORITHM',
+        `SAMLResponse is signed with ${alg || 'no algorithm'}; only RSA/ECDSA with SHA-256 or stronger is accepted`,
+      );
   }
   for (const d of Array.from(doc.getElementsByTagNameNS(DSIG, 'DigestMethod'))) {
     const alg = d.getAttribute('Algorithm') ?? '';
-    if (!SAFE_DIGEST_ALGORITHMS.has(alg)) throw new AppError('SSO_UNSAFE_ALGORITHM', `SAMLResponse uses digest ${alg || 'none'}; only SHA-256 or stronger is accepted`);
+    if (!SAFE_DIGEST_ALGORITHMS.has(alg))
+      throw new AppError(
+        'SSO_UNSAFE_ALGORITHM',
+        `SAMLResponse uses digest ${alg || 'none'}; only SHA-256 or stronger is accepted`,
+      );
   }
 }
 
@@ -90,8 +113,15 @@ export function assertionFacts(responseXml: string): { id: string; notOnOrAfter:
   const doc = parse(responseXml, 'SAMLResponse');
   const assertion = doc.getElementsByTagNameNS('urn:oasis:names:tc:SAML:2.0:assertion', 'Assertion')[0];
   const id = assertion?.getAttribute('ID') ?? '';
-  if (!id) throw new AppError('SSO_INVALID_ASSERTION', 'SAMLResponse carries no Assertion with an ID (encrypted assertions are not supported)');
-  const times = [...Array.from(doc.getElementsByTagNameNS('urn:oasis:names:tc:SAML:2.0:assertion', 'Conditions')), ...Array.from(doc.getElementsByTagNameNS('urn:oasis:names:tc:SAML:2.0:assertion', 'SubjectConfirmationData'))]
+  if (!id)
+    throw new AppError(
+      'SSO_INVALID_ASSERTION',
+      'SAMLResponse carries no Assertion with an ID (encrypted assertions are not supported)',
+    );
+  const times = [
+    ...Array.from(doc.getElementsByTagNameNS('urn:oasis:names:tc:SAML:2.0:assertion', 'Conditions')),
+    ...Array.from(doc.getElementsByTagNameNS('urn:oasis:names:tc:SAML:2.0:assertion', 'SubjectConfirmationData')),
+  ]
     .map((e) => Date.parse(e.getAttribute('NotOnOrAfter') ?? ''))
     .filter((t) => Number.isFinite(t));
   return { id, notOnOrAfter: new Date((times.length ? Math.max(...times) : Date.now() + 3600_000) + CLOCK_SKEW_MS) };
@@ -115,7 +145,9 @@ export function authnContexts(profile: Profile): string[] {
   const xml = profile.getAssertionXml?.();
   if (!xml) return [];
   const doc = parse(xml, 'Assertion');
-  return Array.from(doc.getElementsByTagNameNS('urn:oasis:names:tc:SAML:2.0:assertion', 'AuthnContextClassRef')).map((e) => (e.textContent ?? '').trim());
+  return Array.from(doc.getElementsByTagNameNS('urn:oasis:names:tc:SAML:2.0:assertion', 'AuthnContextClassRef')).map(
+    (e) => (e.textContent ?? '').trim(),
+  );
 }
 
 export interface SpSide {
@@ -166,15 +198,28 @@ function client(sp: SpSide, idp: IdpSide, cache: CacheProvider): SAML {
 }
 
 /** Builds the AuthnRequest (HTTP-Redirect binding, signed when the configuration asks) and answers its URL and id. */
-export async function authnRequestUrl(sp: SpSide, idp: IdpSide, relayState: string): Promise<{ url: string; requestId: string }> {
+export async function authnRequestUrl(
+  sp: SpSide,
+  idp: IdpSide,
+  relayState: string,
+): Promise<{ url: string; requestId: string }> {
   let requestId = '';
-  const saml = client(sp, idp, oneRequest(undefined, (id) => (requestId = id)));
+  const saml = client(
+    sp,
+    idp,
+    oneRequest(undefined, (id) => (requestId = id)),
+  );
   const url = await saml.getAuthorizeUrlAsync(relayState, undefined, {});
   return { url, requestId };
 }
 
 /** Verifies a SAMLResponse (HTTP-POST binding) for the request id of this flow; answers node-saml's profile. */
-export async function validateResponse(sp: SpSide, idp: IdpSide, samlResponse: string, requestId: string): Promise<Profile> {
+export async function validateResponse(
+  sp: SpSide,
+  idp: IdpSide,
+  samlResponse: string,
+  requestId: string,
+): Promise<Profile> {
   const saml = client(sp, idp, oneRequest(requestId));
   try {
     const { profile } = await saml.validatePostResponseAsync({ SAMLResponse: samlResponse });

@@ -4,27 +4,35 @@ const Url = Type.String({ maxLength: 2000 });
 const Id = Type.String({ minLength: 1, maxLength: 64 });
 const RoleIds = Type.Array(Type.String({ maxLength: 64 }), { maxItems: 100, uniqueItems: true });
 
-export const ConfigBody = Type.Object({
-  enabled: Type.Optional(Type.Boolean()),
-  type: Type.Optional(Type.Union([Type.Literal('saml'), Type.Literal('oidc'), Type.Literal('SAML'), Type.Literal('OIDC')])),
-  ssoEndpoint: Type.Optional(Url),
-  publicCertificate: Type.Optional(Type.String({ maxLength: 20000 })),
-  signRequest: Type.Optional(Type.Boolean()),
-  acsUrl: Type.Optional(Url),
-  spEntityId: Type.Optional(Type.String({ maxLength: 2000 })),
-  idpEntityId: Type.Optional(Type.String({ maxLength: 2000 })),
-  oidcClientId: Type.Optional(Type.String({ maxLength: 500 })),
-  oidcSecret: Type.Optional(Type.String({ maxLength: 2000 })),
-  /** OIDC: `issuer` (discovery), `scopes`, `provider` (the users' provider name); both: `groupAttribute`. */
-  configMetadata: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-  overrideActiveTenant: Type.Optional(Type.Boolean()),
-  subAccountAccessLimit: Type.Optional(Type.Number()),
-  roleIds: Type.Optional(RoleIds),
-}, { additionalProperties: true });
+export const ConfigBody = Type.Object(
+  {
+    enabled: Type.Optional(Type.Boolean()),
+    type: Type.Optional(
+      Type.Union([Type.Literal('saml'), Type.Literal('oidc'), Type.Literal('SAML'), Type.Literal('OIDC')]),
+    ),
+    ssoEndpoint: Type.Optional(Url),
+    publicCertificate: Type.Optional(Type.String({ maxLength: 20000 })),
+    signRequest: Type.Optional(Type.Boolean()),
+    acsUrl: Type.Optional(Url),
+    spEntityId: Type.Optional(Type.String({ maxLength: 2000 })),
+    idpEntityId: Type.Optional(Type.String({ maxLength: 2000 })),
+    oidcClientId: Type.Optional(Type.String({ maxLength: 500 })),
+    oidcSecret: Type.Optional(Type.String({ maxLength: 2000 })),
+    /** OIDC: `issuer` (discovery), `scopes`, `provider` (the users' provider name); both: `groupAttribute`. */
+    configMetadata: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+    overrideActiveTenant: Type.Optional(Type.Boolean()),
+    subAccountAccessLimit: Type.Optional(Type.Number()),
+    roleIds: Type.Optional(RoleIds),
+  },
+  { additionalProperties: true },
+);
 export type ConfigBody = Static<typeof ConfigBody>;
 
 export const MetadataBody = Type.Object({ metadata: Type.String({ minLength: 1, maxLength: 200000 }) });
-export const MetadataUrlBody = Type.Object({ url: Url, configMetadata: Type.Optional(Type.Record(Type.String(), Type.Unknown())) });
+export const MetadataUrlBody = Type.Object({
+  url: Url,
+  configMetadata: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+});
 
 export const Domain = Type.Object({
   id: Type.String(),
@@ -34,7 +42,12 @@ export const Domain = Type.Object({
   ssoConfigId: Type.String(),
   createdAt: Type.String(),
 });
-export const Group = Type.Object({ id: Type.String(), group: Type.String(), roleIds: Type.Array(Type.String()), ssoConfigId: Type.String() });
+export const Group = Type.Object({
+  id: Type.String(),
+  group: Type.String(),
+  roleIds: Type.Array(Type.String()),
+  ssoConfigId: Type.String(),
+});
 
 export const Configuration = Type.Object({
   id: Type.String(),
@@ -66,7 +79,11 @@ export const DomainsSettings = Type.Object({
   skipDomainVerification: Type.Boolean(),
   bypassDomainCrossValidation: Type.Boolean(),
 });
-export const MultipleSsoSettings = Type.Object({ unspecifiedTenantStrategy: Type.String({ maxLength: 100 }), active: Type.Boolean(), useActiveTenant: Type.Boolean() });
+export const MultipleSsoSettings = Type.Object({
+  unspecifiedTenantStrategy: Type.String({ maxLength: 100 }),
+  active: Type.Boolean(),
+  useActiveTenant: Type.Boolean(),
+});
 
 export const ConfigParams = Type.Object({ configurationId: Id });
 export const DomainParams = Type.Object({ configurationId: Id, domainId: Id });
@@ -83,10 +100,16 @@ export const PreloginBody = Type.Object({
 });
 // `idpType` is the name the browser SDK reads (IPreLoginWithIdpTypeResponse); `type` is kept for older clients.
 export const PreloginResponse = Type.Object({
-  address: Type.String(), type: Type.String(), idpType: Type.String(), tenantId: Type.String(),
+  address: Type.String(),
+  type: Type.String(),
+  idpType: Type.String(),
+  tenantId: Type.String(),
 });
 
-export const SamlPostLoginBody = Type.Object({ SAMLResponse: Type.String({ minLength: 1, maxLength: 500000 }), RelayState: Type.Optional(Type.String({ maxLength: 500 })) });
+export const SamlPostLoginBody = Type.Object({
+  SAMLResponse: Type.String({ minLength: 1, maxLength: 500000 }),
+  RelayState: Type.Optional(Type.String({ maxLength: 500 })),
+});
 export const OidcPostLoginBody = Type.Object({
   code: Type.String({ minLength: 1, maxLength: 4000 }),
   state: Type.String({ minLength: 1, maxLength: 500 }),
@@ -99,8 +122,13 @@ export const Empty = Type.Object({}, { description: 'empty object' });
 export const RoleIdsAnswer = Type.Object({ roleIds: Type.Array(Type.String()) });
 export const ExcludedEmail = Type.Object({ email: Type.String({ description: 'lower-cased' }) });
 export const ExcludedEmails = Type.Object({ emails: Type.Array(Type.String()) });
-export const SamlConfigurationAnswer = Type.Union([Configuration, Empty], { description: 'the SAML configuration, or {} when the account has none' });
-export const SpCertificate = Type.Object({ certificate: Type.String({ description: 'base64 DER body, no PEM armour' }), pem: Type.String() });
+export const SamlConfigurationAnswer = Type.Union([Configuration, Empty], {
+  description: 'the SAML configuration, or {} when the account has none',
+});
+export const SpCertificate = Type.Object({
+  certificate: Type.String({ description: 'base64 DER body, no PEM armour' }),
+  pem: Type.String(),
+});
 export const VendorSamlConfig = Type.Object({
   acsUrl: Type.String(),
   spEntityIdPattern: Type.String({ description: 'the SP entity id with {tenantId} for the account' }),
@@ -113,4 +141,6 @@ export const SpMetadataXml = {
   content: { 'application/samlmetadata+xml': { schema: Type.String() } },
 };
 /** A browser post that named an allow-listed app URL is answered with a redirect instead of the JSON sign-in answer. */
-export const RedirectToApp = Type.Null({ description: 'redirect (Location header) to the app URL; an MFA challenge travels in the fragment' });
+export const RedirectToApp = Type.Null({
+  description: 'redirect (Location header) to the app URL; an MFA challenge travels in the fragment',
+});

@@ -1,4 +1,12 @@
-export { createTenantsService, toAccount, parseMetadata, toColumns, type TenantsService, type AccountRemovalHook, type AccountCreationHook } from './service.ts';
+export {
+  createTenantsService,
+  toAccount,
+  parseMetadata,
+  toColumns,
+  type TenantsService,
+  type AccountRemovalHook,
+  type AccountCreationHook,
+} from './service.ts';
 export { tenantsRoutes } from './routes.ts';
 export type { NewTenant, TenantRow } from './rows.ts';
 export { Account, AccessType, CreateAccount, TenantId, TenantParams, AccountFields } from './schema.ts';

@@ -25,7 +25,9 @@ const DEEP_PAGE = 1000;
 
 /** `k0, k1, …` selected next to tenant_id by the key queries, and the ORDER BY over them. */
 const keyColumns = (sortBy: ListParams['sortBy']) =>
-  SORT_SQL[sortBy].map((expr, i) => (expr === 'tenant_id' ? null : `${expr} AS k${i}`)).filter((c): c is string => c !== null);
+  SORT_SQL[sortBy]
+    .map((expr, i) => (expr === 'tenant_id' ? null : `${expr} AS k${i}`))
+    .filter((c): c is string => c !== null);
 const keyOrder = (sortBy: ListParams['sortBy'], dir: string, alias: string) =>
   SORT_SQL[sortBy].map((expr, i) => `${alias}.${expr === 'tenant_id' ? 'tenant_id' : `k${i}`} ${dir}`).join(', ');
 
@@ -43,7 +45,11 @@ const keyOrder = (sortBy: ListParams['sortBy'], dir: string, alias: string) =>
  * Given a `cache`, a filter the trigram index cannot serve, or one it serves that was last counted above the cache's
  * `broadMatches` (and no `tenantIds`), is answered by `listFromCache`.
  */
-export async function listAccounts(db: Queryable, p: ListParams, cache?: ListCache): Promise<{ rows: TenantRow[]; total: number }> {
+export async function listAccounts(
+  db: Queryable,
+  p: ListParams,
+  cache?: ListCache,
+): Promise<{ rows: TenantRow[]; total: number }> {
   const where = ['deleted_at IS NULL'];
   const params: unknown[] = [];
   if (p.filter) {
@@ -78,7 +84,10 @@ export async function listAccounts(db: Queryable, p: ListParams, cache?: ListCac
     const total = rows[0]?.total ?? 0;
     // A filter that matched many accounts is read from the cache next time (ListCacheLimits.broadMatches).
     if (cache && p.filter && !p.tenantIds) cache.counted(p.filter, total);
-    return { rows: rows.filter((r) => r.tenant_id !== null).map(({ total: _total, ...row }) => row as TenantRow), total };
+    return {
+      rows: rows.filter((r) => r.tenant_id !== null).map(({ total: _total, ...row }) => row as TenantRow),
+      total,
+    };
   }
 
   // The live-account count kept by triggers (migration 0025), not a count over the index.
@@ -118,7 +127,8 @@ const pageSql = (ids: string) =>
 /** How long a list too large to cache (or holding an id with chr(1)) is read the uncached way before trying again. */
 const UNCACHED_RETRY_MS = 60_000;
 type PageRow = TenantRow & { version: string; ord: number | null; ids?: string | null; n?: number };
-const tenantRows = (rows: PageRow[]) => rows.filter((r) => r.ord !== null).map(({ version: _v, ord: _o, ids: _i, n: _n, ...row }) => row as TenantRow);
+const tenantRows = (rows: PageRow[]) =>
+  rows.filter((r) => r.ord !== null).map(({ version: _v, ord: _o, ids: _i, n: _n, ...row }) => row as TenantRow);
 
 /**
  * A broad filter from the ordered ids of its matches, read once per data version and kept in `cache`. A hit is one
@@ -127,13 +137,21 @@ const tenantRows = (rows: PageRow[]) => rows.filter((r) => r.ord !== null).map((
  * the ids are cached for the next pages; a request that misses while the same list is being read waits for that
  * read instead. Undefined when the list is too large to cache (the caller reads the page as before).
  */
-async function listFromCache(db: Queryable, cache: ListCache, p: ListParams, whereSql: string, params: unknown[]): Promise<{ rows: TenantRow[]; total: number } | undefined> {
+async function listFromCache(
+  db: Queryable,
+  cache: ListCache,
+  p: ListParams,
+  whereSql: string,
+  params: unknown[],
+): Promise<{ rows: TenantRow[]; total: number } | undefined> {
   const key = JSON.stringify([params[0], p.sortBy, p.order]);
   const from = p.page * p.limit;
   const fromEntry = async () => {
     const entry = cache.get(key);
     if (!entry?.ids) return entry && Date.now() - entry.at < UNCACHED_RETRY_MS ? ('uncached' as const) : undefined;
-    const { rows } = await db.query<PageRow>(`SELECT v.version, p.* FROM (${VERSION_SQL}) v ${pageSql('$1::text[]')}`, [entry.ids.slice(from, from + p.limit)]);
+    const { rows } = await db.query<PageRow>(`SELECT v.version, p.* FROM (${VERSION_SQL}) v ${pageSql('$1::text[]')}`, [
+      entry.ids.slice(from, from + p.limit),
+    ]);
     return rows[0].version === entry.version ? { rows: tenantRows(rows), total: entry.ids.length } : undefined;
   };
   let hit = await fromEntry();
@@ -143,7 +161,10 @@ async function listFromCache(db: Queryable, cache: ListCache, p: ListParams, whe
   if (hit === 'uncached') return undefined;
   if (hit) return hit;
   const read = readList(db, cache, key, p, whereSql, params);
-  const done = read.then(() => undefined, () => undefined);
+  const done = read.then(
+    () => undefined,
+    () => undefined,
+  );
   cache.reading.set(key, done);
   try {
     return await read;
@@ -153,7 +174,14 @@ async function listFromCache(db: Queryable, cache: ListCache, p: ListParams, whe
 }
 
 /** Reads (and keeps) every match id of a broad filter in the list's order, with the page's rows. */
-async function readList(db: Queryable, cache: ListCache, key: string, p: ListParams, whereSql: string, params: unknown[]): Promise<{ rows: TenantRow[]; total: number }> {
+async function readList(
+  db: Queryable,
+  cache: ListCache,
+  key: string,
+  p: ListParams,
+  whereSql: string,
+  params: unknown[],
+): Promise<{ rows: TenantRow[]; total: number }> {
   const from = p.page * p.limit;
   const keys = ['tenant_id', ...keyColumns(p.sortBy)].join(', ');
   // The ids travel as one string joined by chr(1), which parses in a fraction of the time a 30,000-element array

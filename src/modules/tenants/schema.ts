@@ -1,7 +1,10 @@
 import { Type, type Static } from 'typebox';
 
 export const TENANT_ID_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.:@-]{0,254}$';
-export const TenantId = Type.String({ pattern: TENANT_ID_PATTERN, description: '1-255 characters: letters, digits, _ . : @ -' });
+export const TenantId = Type.String({
+  pattern: TENANT_ID_PATTERN,
+  description: '1-255 characters: letters, digits, _ . : @ -',
+});
 export const AccessType = Type.Union([Type.Literal('defaultOff'), Type.Literal('defaultOn'), Type.Literal('alwaysOn')]);
 export type AccessType = Static<typeof AccessType>;
 
@@ -31,10 +34,28 @@ export const AccountFields = {
   creatorEmail: Text(320),
   isReseller: Type.Boolean(),
 };
-export const TEXT_FIELDS = ['name', 'status', 'website', 'applicationUrl', 'loginUrl', 'logo', 'logoUrl', 'address', 'timezone', 'dateFormat', 'timeFormat', 'currency', 'creatorName', 'creatorEmail'] as const;
+export const TEXT_FIELDS = [
+  'name',
+  'status',
+  'website',
+  'applicationUrl',
+  'loginUrl',
+  'logo',
+  'logoUrl',
+  'address',
+  'timezone',
+  'dateFormat',
+  'timeFormat',
+  'currency',
+  'creatorName',
+  'creatorEmail',
+] as const;
 
 /** Metadata: a JSON object, or a string holding one (as the User record carries it). */
-export const MetadataInput = Type.Union([Type.Object({}, { additionalProperties: true }), Type.String({ maxLength: 65536 })]);
+export const MetadataInput = Type.Union([
+  Type.Object({}, { additionalProperties: true }),
+  Type.String({ maxLength: 65536 }),
+]);
 
 /** POST /tenants/v1: every field optional (routes.md); a missing name is the tenantId, as the account migration does. */
 export const CreateAccount = Type.Object({
@@ -83,9 +104,18 @@ export type Account = Static<typeof Account>;
 export const SORT_KEYS = ['createdAt', 'name', 'tenantId'] as const;
 export const ListQuery = Type.Object({
   _limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-  _offset: Type.Optional(Type.Integer({ minimum: 0, maximum: 10_000_000, default: 0, description: 'page index, 0-based' })),
-  _filter: Type.Optional(Type.String({ maxLength: 255, description: 'substring of the name or tenant id (case-insensitive)' })),
-  _sortBy: Type.Optional(Type.Union(SORT_KEYS.map((k) => Type.Literal(k)), { default: 'createdAt' })),
+  _offset: Type.Optional(
+    Type.Integer({ minimum: 0, maximum: 10_000_000, default: 0, description: 'page index, 0-based' }),
+  ),
+  _filter: Type.Optional(
+    Type.String({ maxLength: 255, description: 'substring of the name or tenant id (case-insensitive)' }),
+  ),
+  _sortBy: Type.Optional(
+    Type.Union(
+      SORT_KEYS.map((k) => Type.Literal(k)),
+      { default: 'createdAt' },
+    ),
+  ),
   _order: Type.Optional(Type.Union([Type.Literal('ASC'), Type.Literal('DESC')], { default: 'ASC' })),
   _tenantIds: Type.Optional(Type.String({ maxLength: 65536, description: 'comma-separated tenant ids' })),
 });
@@ -99,5 +129,10 @@ export const AccountPage = Type.Object({
 
 export const AliasParams = Type.Object({ alias: Type.String({ minLength: 1, maxLength: 255 }) });
 export const TenantParams = Type.Object({ tenantId: Type.String({ minLength: 1, maxLength: 255 }) });
-export const MetadataBody = Type.Object({ metadata: Type.Object({}, { additionalProperties: true, description: 'keys to add or overwrite' }) });
-export const MetadataKeyParams = Type.Object({ tenantId: Type.String({ minLength: 1, maxLength: 255 }), key: Type.String({ minLength: 1, maxLength: 255 }) });
+export const MetadataBody = Type.Object({
+  metadata: Type.Object({}, { additionalProperties: true, description: 'keys to add or overwrite' }),
+});
+export const MetadataKeyParams = Type.Object({
+  tenantId: Type.String({ minLength: 1, maxLength: 255 }),
+  key: Type.String({ minLength: 1, maxLength: 255 }),
+});

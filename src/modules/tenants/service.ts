@@ -61,7 +61,8 @@ export function parseMetadata(value: unknown, field = 'metadata'): Record<string
       throw new AppError('VALIDATION', `${field} must be a JSON object or a string holding one; it is not valid JSON`);
     }
   }
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new AppError('VALIDATION', `${field} must be a JSON object`);
+  if (v === null || typeof v !== 'object' || Array.isArray(v))
+    throw new AppError('VALIDATION', `${field} must be a JSON object`);
   return v as Record<string, unknown>;
 }
 
@@ -83,7 +84,11 @@ async function aliasWrite<T>(alias: string | null | undefined, write: () => Prom
   try {
     return await write();
   } catch (err) {
-    if (alias && isUniqueViolation(err) && String((err as { constraint?: unknown }).constraint ?? 'tenants_alias') === 'tenants_alias') {
+    if (
+      alias &&
+      isUniqueViolation(err) &&
+      String((err as { constraint?: unknown }).constraint ?? 'tenants_alias') === 'tenants_alias'
+    ) {
       throw new AppError('ACCOUNT_ALIAS_TAKEN', `alias ${alias} is already the alias of another account`);
     }
     throw err;
@@ -99,20 +104,41 @@ export function createTenantsService(deps: TenantsDeps) {
   /** The one path that writes accounts (create, sub-accounts, migration): inserts, then runs the creation hooks for the ids written. */
   async function insertAccounts(tx: Db, rows: store.NewTenant[]): Promise<Set<string>> {
     const written = await store.insertAccounts(tx, rows);
-    await deps.events?.emitMany(tx, rows.filter((r) => written.has(r.tenant_id)).map((r) => ({
-      eventKey: 'account.created' as const, tenantId: r.tenant_id, entity: { type: 'account', id: r.tenant_id },
-      data: { tenantId: r.tenant_id, name: (r.name as string | undefined) ?? null, parentTenantId: r.parent_tenant_id ?? null },
-    })));
+    await deps.events?.emitMany(
+      tx,
+      rows
+        .filter((r) => written.has(r.tenant_id))
+        .map((r) => ({
+          eventKey: 'account.created' as const,
+          tenantId: r.tenant_id,
+          entity: { type: 'account', id: r.tenant_id },
+          data: {
+            tenantId: r.tenant_id,
+            name: (r.name as string | undefined) ?? null,
+            parentTenantId: r.parent_tenant_id ?? null,
+          },
+        })),
+    );
     if (written.size > 0) for (const hook of creationHooks) await hook(tx, [...written]);
     return written;
   }
 
   /** account.updated with the API names of the fields the change set. */
   async function emitUpdated(tx: Queryable, row: store.TenantRow, changed: string[]): Promise<void> {
-    await deps.events?.emit(tx, { eventKey: 'account.updated', tenantId: row.tenant_id, entity: { type: 'account', id: row.tenant_id }, data: { tenantId: row.tenant_id, name: row.name, changed } });
+    await deps.events?.emit(tx, {
+      eventKey: 'account.updated',
+      tenantId: row.tenant_id,
+      entity: { type: 'account', id: row.tenant_id },
+      data: { tenantId: row.tenant_id, name: row.name, changed },
+    });
   }
 
-  async function requireLive(q: Queryable, tenantId: string, field = 'tenantId', lock?: 'FOR SHARE' | 'FOR UPDATE'): Promise<store.TenantRow> {
+  async function requireLive(
+    q: Queryable,
+    tenantId: string,
+    field = 'tenantId',
+    lock?: 'FOR SHARE' | 'FOR UPDATE',
+  ): Promise<store.TenantRow> {
     const row = await store.findLive(q, tenantId, lock);
     if (!row) throw new AppError('ACCOUNT_NOT_FOUND', `No account with ${field} ${tenantId}`);
     return row;
@@ -140,17 +166,25 @@ export function createTenantsService(deps: TenantsDeps) {
     async create(body: CreateAccount, q: Db = db, opts: { reactivate?: boolean } = {}): Promise<Account> {
       return q.transaction(async (tx) => {
         const tenantId = body.tenantId ?? newId();
-        if (body.parentTenantId === tenantId) throw new AppError('HIERARCHY_CYCLE', 'An account cannot be its own parent (parentTenantId equals tenantId)');
+        if (body.parentTenantId === tenantId)
+          throw new AppError('HIERARCHY_CYCLE', 'An account cannot be its own parent (parentTenantId equals tenantId)');
         if (opts.reactivate === false && body.tenantId && (await store.isRemoved(tx, tenantId))) {
           throw new AppError('ACCOUNT_EXISTS', `An account with tenantId ${tenantId} already exists`);
         }
         if (body.parentTenantId) await requireLive(tx, body.parentTenantId, 'parentTenantId', 'FOR SHARE');
         const row: store.NewTenant = {
-          tenant_id: tenantId, id: newId(), parent_tenant_id: body.parentTenantId ?? null, is_reseller: false, metadata: {},
-          name: tenantId, ...toColumns(body), alias: body.alias ?? null,
+          tenant_id: tenantId,
+          id: newId(),
+          parent_tenant_id: body.parentTenantId ?? null,
+          is_reseller: false,
+          metadata: {},
+          name: tenantId,
+          ...toColumns(body),
+          alias: body.alias ?? null,
         };
         const written = await aliasWrite(body.alias, () => insertAccounts(tx, [row]));
-        if (!written.has(tenantId)) throw new AppError('ACCOUNT_EXISTS', `An account with tenantId ${tenantId} already exists`);
+        if (!written.has(tenantId))
+          throw new AppError('ACCOUNT_EXISTS', `An account with tenantId ${tenantId} already exists`);
         return toAccount(await requireLive(tx, tenantId));
       });
     },
@@ -170,7 +204,8 @@ export function createTenantsService(deps: TenantsDeps) {
     async update(tenantId: string, body: UpdateAccount): Promise<Account> {
       const values = toColumns(body);
       if (body.alias !== undefined) values.alias = body.alias;
-      if (Object.keys(values).length === 0) throw new AppError('VALIDATION', 'The body must set at least one account field');
+      if (Object.keys(values).length === 0)
+        throw new AppError('VALIDATION', 'The body must set at least one account field');
       return db.transaction(async (tx) => {
         const row = await aliasWrite(body.alias, () => store.updateColumns(tx, tenantId, values));
         if (!row) throw new AppError('ACCOUNT_NOT_FOUND', `No account with tenantId ${tenantId}`);
@@ -203,14 +238,30 @@ export function createTenantsService(deps: TenantsDeps) {
     async remove(tenantId: string): Promise<Account> {
       return db.transaction(async (tx) => {
         const row = await store.softDelete(tx, tenantId);
-        if (!row) throw new AppError('ACCOUNT_NOT_FOUND', `No account with tenantId ${tenantId} (it may already be removed)`);
+        if (!row)
+          throw new AppError('ACCOUNT_NOT_FOUND', `No account with tenantId ${tenantId} (it may already be removed)`);
         for (const hook of removalHooks) await hook(tx, tenantId);
         // Its sub-accounts moved up to its parent (softDelete): account.moved for each, then account.deleted.
-        await deps.events?.emitMany(tx, row.movedChildren.map((child) => ({
-          eventKey: 'account.moved' as const, tenantId: child, entity: { type: 'account', id: child },
-          data: { tenantId: child, previousParentTenantId: tenantId, parentTenantId: row.formerParent, reason: 'parent_deleted' },
-        })));
-        await deps.events?.emit(tx, { eventKey: 'account.deleted', tenantId, entity: { type: 'account', id: tenantId }, data: { tenantId, name: row.name } });
+        await deps.events?.emitMany(
+          tx,
+          row.movedChildren.map((child) => ({
+            eventKey: 'account.moved' as const,
+            tenantId: child,
+            entity: { type: 'account', id: child },
+            data: {
+              tenantId: child,
+              previousParentTenantId: tenantId,
+              parentTenantId: row.formerParent,
+              reason: 'parent_deleted',
+            },
+          })),
+        );
+        await deps.events?.emit(tx, {
+          eventKey: 'account.deleted',
+          tenantId,
+          entity: { type: 'account', id: tenantId },
+          data: { tenantId, name: row.name },
+        });
         return toAccount(row);
       });
     },
@@ -221,15 +272,22 @@ export function createTenantsService(deps: TenantsDeps) {
     async list(q: ListQuery) {
       const limit = q._limit ?? 50;
       const page = q._offset ?? 0;
-      const tenantIds = q._tenantIds?.split(',').map((s) => s.trim()).filter(Boolean);
-      const { rows, total } = await listAccounts(db, {
-        limit,
-        page,
-        filter: q._filter?.trim() || undefined,
-        sortBy: q._sortBy ?? 'createdAt',
-        order: q._order ?? 'ASC',
-        tenantIds: tenantIds && tenantIds.length ? tenantIds : undefined,
-      }, listCache);
+      const tenantIds = q._tenantIds
+        ?.split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
+      const { rows, total } = await listAccounts(
+        db,
+        {
+          limit,
+          page,
+          filter: q._filter?.trim() || undefined,
+          sortBy: q._sortBy ?? 'createdAt',
+          order: q._order ?? 'ASC',
+          tenantIds: tenantIds && tenantIds.length ? tenantIds : undefined,
+        },
+        listCache,
+      );
       return { items: rows.map(toAccount), total, limit, page };
     },
   };

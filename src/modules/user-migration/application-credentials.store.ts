@@ -11,14 +11,22 @@ export interface CredentialsRow {
 }
 
 export async function findCredentials(q: Queryable, appId: string): Promise<CredentialsRow | undefined> {
-  return (await q.query<CredentialsRow>(
-    'SELECT app_id::text, client_secret_hint, client_secret_created_at, shared_secret_hint, shared_secret_created_at FROM application_credentials WHERE app_id = $1',
-    [appId],
-  )).rows[0];
+  return (
+    await q.query<CredentialsRow>(
+      'SELECT app_id::text, client_secret_hint, client_secret_created_at, shared_secret_hint, shared_secret_created_at FROM application_credentials WHERE app_id = $1',
+      [appId],
+    )
+  ).rows[0];
 }
 
 /** Replaces one of the two secrets (`client` or `shared`), creating the row on first use; the other is kept. */
-export async function setSecret(q: Queryable, appId: string, which: 'client' | 'shared', hash: string, hint: string): Promise<CredentialsRow> {
+export async function setSecret(
+  q: Queryable,
+  appId: string,
+  which: 'client' | 'shared',
+  hash: string,
+  hint: string,
+): Promise<CredentialsRow> {
   const c = which === 'client' ? 'client_secret' : 'shared_secret';
   const { rows } = await q.query<CredentialsRow>(
     `INSERT INTO application_credentials (app_id, ${c}_hash, ${c}_hint, ${c}_created_at) VALUES ($1, $2, $3, now())
@@ -41,13 +49,26 @@ export interface ClientRow {
   updated_at: Date;
 }
 
-const CLIENT_COLUMNS = 'id::text, app_id::text, client_name, client_type, redirect_urls, external_metadata, secret_hint, created_at, updated_at';
+const CLIENT_COLUMNS =
+  'id::text, app_id::text, client_name, client_type, redirect_urls, external_metadata, secret_hint, created_at, updated_at';
 
-export async function insertClient(q: Queryable, c: Omit<ClientRow, 'created_at' | 'updated_at'> & { secret_hash: string }): Promise<ClientRow> {
+export async function insertClient(
+  q: Queryable,
+  c: Omit<ClientRow, 'created_at' | 'updated_at'> & { secret_hash: string },
+): Promise<ClientRow> {
   const { rows } = await q.query<ClientRow>(
     `INSERT INTO application_clients (id, app_id, client_name, client_type, redirect_urls, external_metadata, secret_hash, secret_hint)
      VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8) RETURNING ${CLIENT_COLUMNS}`,
-    [c.id, c.app_id, c.client_name, c.client_type, JSON.stringify(c.redirect_urls), c.external_metadata === null ? null : JSON.stringify(c.external_metadata), c.secret_hash, c.secret_hint],
+    [
+      c.id,
+      c.app_id,
+      c.client_name,
+      c.client_type,
+      JSON.stringify(c.redirect_urls),
+      c.external_metadata === null ? null : JSON.stringify(c.external_metadata),
+      c.secret_hash,
+      c.secret_hint,
+    ],
   );
   return rows[0];
 }
@@ -57,15 +78,29 @@ export async function findClient(q: Queryable, id: string): Promise<ClientRow | 
 }
 
 export async function clientsOfApp(q: Queryable, appId: string): Promise<ClientRow[]> {
-  return (await q.query<ClientRow>(`SELECT ${CLIENT_COLUMNS} FROM application_clients WHERE app_id = $1 ORDER BY created_at, id`, [appId])).rows;
+  return (
+    await q.query<ClientRow>(
+      `SELECT ${CLIENT_COLUMNS} FROM application_clients WHERE app_id = $1 ORDER BY created_at, id`,
+      [appId],
+    )
+  ).rows;
 }
 
-export async function updateClient(q: Queryable, id: string, set: { client_name?: string; redirect_urls?: string[]; external_metadata?: Record<string, unknown> }): Promise<ClientRow | undefined> {
+export async function updateClient(
+  q: Queryable,
+  id: string,
+  set: { client_name?: string; redirect_urls?: string[]; external_metadata?: Record<string, unknown> },
+): Promise<ClientRow | undefined> {
   const { rows } = await q.query<ClientRow>(
     `UPDATE application_clients SET client_name = coalesce($2, client_name), redirect_urls = coalesce($3::jsonb, redirect_urls),
        external_metadata = coalesce($4::jsonb, external_metadata), updated_at = now()
      WHERE id = $1 RETURNING ${CLIENT_COLUMNS}`,
-    [id, set.client_name ?? null, set.redirect_urls ? JSON.stringify(set.redirect_urls) : null, set.external_metadata ? JSON.stringify(set.external_metadata) : null],
+    [
+      id,
+      set.client_name ?? null,
+      set.redirect_urls ? JSON.stringify(set.redirect_urls) : null,
+      set.external_metadata ? JSON.stringify(set.external_metadata) : null,
+    ],
   );
   return rows[0];
 }

@@ -15,7 +15,11 @@ import * as store from './application-credentials.store.ts';
 const mask = (hint: string | null) => (hint ? `****${hint}` : '');
 const hintOf = (secret: string) => secret.slice(-4);
 
-function toCredentials(appId: string, r: store.CredentialsRow | undefined, whole: { client?: string; shared?: string } = {}) {
+function toCredentials(
+  appId: string,
+  r: store.CredentialsRow | undefined,
+  whole: { client?: string; shared?: string } = {},
+) {
   return {
     appId,
     clientId: appId,
@@ -71,13 +75,23 @@ export function createApplicationCredentials(deps: { db: Db }) {
     /** Creates a client of `appId` (body appId, else the application header); the secret is in this answer only. */
     async createClient(body: CreateClient, headerAppId: string | undefined) {
       const appId = body.appId ?? headerAppId;
-      if (!appId) throw new AppError('APPLICATION_HEADER_REQUIRED', 'body.appId or the header gatehouse-application-id must name the application');
+      if (!appId)
+        throw new AppError(
+          'APPLICATION_HEADER_REQUIRED',
+          'body.appId or the header gatehouse-application-id must name the application',
+        );
       const secret = randomSecret(32);
       return db.transaction(async (tx) => {
         const app = await requireApplication(tx, appId);
         const row = await store.insertClient(tx, {
-          id: newId(), app_id: app.id, client_name: body.clientName, client_type: body.clientType, redirect_urls: body.redirectURLs ?? [],
-          external_metadata: (body.externalMetadata ?? null) as Record<string, unknown> | null, secret_hash: sha256Hex(secret), secret_hint: hintOf(secret),
+          id: newId(),
+          app_id: app.id,
+          client_name: body.clientName,
+          client_type: body.clientType,
+          redirect_urls: body.redirectURLs ?? [],
+          external_metadata: (body.externalMetadata ?? null) as Record<string, unknown> | null,
+          secret_hash: sha256Hex(secret),
+          secret_hint: hintOf(secret),
         });
         return toClient(row, secret);
       });
@@ -89,12 +103,17 @@ export function createApplicationCredentials(deps: { db: Db }) {
     client: async (id: string) => toClient(await requireClient(id)),
     async updateClient(id: string, body: UpdateClient) {
       await requireClient(id);
-      const row = await store.updateClient(db, id, { client_name: body.clientName, redirect_urls: body.redirectURLs, external_metadata: body.externalMetadata as Record<string, unknown> | undefined });
+      const row = await store.updateClient(db, id, {
+        client_name: body.clientName,
+        redirect_urls: body.redirectURLs,
+        external_metadata: body.externalMetadata as Record<string, unknown> | undefined,
+      });
       if (!row) throw new AppError('APPLICATION_CLIENT_NOT_FOUND', `No application client with id ${id.slice(0, 64)}`);
       return toClient(row);
     },
     async deleteClient(id: string) {
-      if (!isUuid(id) || !(await store.deleteClient(db, id))) throw new AppError('APPLICATION_CLIENT_NOT_FOUND', `No application client with id ${id.slice(0, 64)}`);
+      if (!isUuid(id) || !(await store.deleteClient(db, id)))
+        throw new AppError('APPLICATION_CLIENT_NOT_FOUND', `No application client with id ${id.slice(0, 64)}`);
     },
   };
 }

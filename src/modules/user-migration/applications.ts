@@ -34,9 +34,19 @@ const MAX_IDS = 200;
 
 /** The list filters as the store takes them; `ids` entries may be comma lists. */
 function filterOf(query: ApplicationsQuery): store.ApplicationFilter {
-  const ids = query.ids?.flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean);
-  if (ids && ids.length > MAX_IDS) throw new AppError('VALIDATION', `querystring.ids names ${ids.length} applications; at most ${MAX_IDS}`);
-  return { accessType: query._accessType, isDefault: query._isDefault, isActive: query._isActive, ids: ids?.map((i) => i.toLowerCase()), type: query.type };
+  const ids = query.ids
+    ?.flatMap((s) => s.split(','))
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (ids && ids.length > MAX_IDS)
+    throw new AppError('VALIDATION', `querystring.ids names ${ids.length} applications; at most ${MAX_IDS}`);
+  return {
+    accessType: query._accessType,
+    isDefault: query._isDefault,
+    isActive: query._isActive,
+    ids: ids?.map((i) => i.toLowerCase()),
+    type: query.type,
+  };
 }
 
 export type ApplicationsService = ReturnType<typeof createApplicationsService>;
@@ -53,7 +63,8 @@ export function createApplicationsService(deps: { db: Db; tenants: Pick<TenantsS
     return app;
   }
   return {
-    list: async (query: ApplicationsQuery = {}) => (await store.listApplications(db, filterOf(query))).map(toApplication),
+    list: async (query: ApplicationsQuery = {}) =>
+      (await store.listApplications(db, filterOf(query))).map(toApplication),
     async default() {
       const [found] = await store.listApplications(db, { isDefault: true });
       if (!found) throw new AppError('APPLICATION_NOT_FOUND', 'The environment has no default application');
@@ -61,12 +72,26 @@ export function createApplicationsService(deps: { db: Db; tenants: Pick<TenantsS
     },
     async create(body: CreateApplication) {
       return db.transaction(async (tx) =>
-        toApplication(await store.insertApplication(tx, {
-          id: newId(), name: body.name, app_url: body.appURL ?? '', login_url: body.loginURL ?? '', logo_url: body.logoURL ?? '',
-          access_type: body.accessType ?? 'FREE_ACCESS', app_type: body.type ?? 'web', frontend_stack: body.frontendStack ?? null,
-          is_default: body.isDefault ?? false, auto_assign: body.autoAssign ?? false, is_active: body.isActive ?? true,
-          description: body.description ?? '', metadata: (body.metadata ?? {}) as Record<string, unknown>, app_host: body.appHost ?? '', allow_dcr: body.allowDcr ?? false,
-        })));
+        toApplication(
+          await store.insertApplication(tx, {
+            id: newId(),
+            name: body.name,
+            app_url: body.appURL ?? '',
+            login_url: body.loginURL ?? '',
+            logo_url: body.logoURL ?? '',
+            access_type: body.accessType ?? 'FREE_ACCESS',
+            app_type: body.type ?? 'web',
+            frontend_stack: body.frontendStack ?? null,
+            is_default: body.isDefault ?? false,
+            auto_assign: body.autoAssign ?? false,
+            is_active: body.isActive ?? true,
+            description: body.description ?? '',
+            metadata: (body.metadata ?? {}) as Record<string, unknown>,
+            app_host: body.appHost ?? '',
+            allow_dcr: body.allowDcr ?? false,
+          }),
+        ),
+      );
     },
     /** Members of `tenantId` among `userIds` get the application; others are skipped. */
     async assign(body: AssignUsersBody) {
@@ -74,7 +99,13 @@ export function createApplicationsService(deps: { db: Db; tenants: Pick<TenantsS
         await requireApp(tx, body.appId);
         const ids = body.userIds.filter(isUuid);
         const rows = await store.assignUsers(tx, body.appId, body.tenantId, ids);
-        return rows.map((r) => ({ appId: body.appId, userTenantId: `${r.user_id}:${body.tenantId}`, userId: r.user_id, tenantId: body.tenantId, createdAt: iso(r.created_at)! }));
+        return rows.map((r) => ({
+          appId: body.appId,
+          userTenantId: `${r.user_id}:${body.tenantId}`,
+          userId: r.user_id,
+          tenantId: body.tenantId,
+          createdAt: iso(r.created_at)!,
+        }));
       });
     },
     async unassign(body: AssignUsersBody) {

@@ -22,7 +22,8 @@ export type Once = <T>(key: string, f: () => Promise<T>) => Promise<T>;
 
 type Entry = { c: ChunkItem; p: Prepared };
 
-export const noApplication = () => new AppError('NO_DEFAULT_APPLICATION', 'Migrated users need a default or auto-assign application; create one first');
+export const noApplication = () =>
+  new AppError('NO_DEFAULT_APPLICATION', 'Migrated users need a default or auto-assign application; create one first');
 
 /**
  * The chunk processor of the bulk job (the account-migration engine calls it inside the chunk's transaction).
@@ -46,7 +47,15 @@ export function createBulkImport(deps: BulkImportDeps) {
         await tx.query('RELEASE SAVEPOINT migrate_user');
         succeeded++;
       } catch (err) {
-        const known = err instanceof AppError ? err : isUniqueViolation(err) ? new AppError('USER_EXISTS', `A user with this email, username or phone number already exists (${(err as Error).message})`) : undefined;
+        const known =
+          err instanceof AppError
+            ? err
+            : isUniqueViolation(err)
+              ? new AppError(
+                  'USER_EXISTS',
+                  `A user with this email, username or phone number already exists (${(err as Error).message})`,
+                )
+              : undefined;
         if (!known) throw err; // the chunk rolls back and the job retries it
         await tx.query('ROLLBACK TO SAVEPOINT migrate_user');
         errors.push({ index: c.index, key: c.key, code: known.code, message: known.message });
@@ -62,7 +71,12 @@ export function createBulkImport(deps: BulkImportDeps) {
     const checked: Entry[] = [];
     for (const c of items) {
       if (!checkBody.Check(c.item)) {
-        errors.push({ index: c.index, key: c.key, code: 'VALIDATION', message: describeItemErrors(checkBody.Errors(c.item)) });
+        errors.push({
+          index: c.index,
+          key: c.key,
+          code: 'VALIDATION',
+          message: describeItemErrors(checkBody.Errors(c.item)),
+        });
         continue;
       }
       try {

@@ -29,40 +29,51 @@ export interface OutboundOptions {
 const MAX_BODY = 16 * 1024 * 1024;
 
 /** One JSON call over HTTPS with a timeout and a size cap; never follows redirects, never turns TLS checks off. */
-export function httpsJson(url: string, o: OutboundOptions & { method?: string; body?: unknown; token?: string }): Promise<unknown> {
+export function httpsJson(
+  url: string,
+  o: OutboundOptions & { method?: string; body?: unknown; token?: string },
+): Promise<unknown> {
   const u = new URL(url);
   if (u.protocol !== 'https:') return Promise.reject(new Error(`${url} is not an https URL`));
   const payload = o.body === undefined ? undefined : JSON.stringify(o.body);
   return new Promise((resolve, reject) => {
-    const req = request(u, {
-      method: o.method ?? 'GET',
-      ca: o.extraCa ? [...rootCertificates, o.extraCa] : undefined,
-      timeout: o.timeoutMs ?? 10_000,
-      headers: {
-        accept: 'application/json',
-        ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}),
-        ...(o.token ? { authorization: `Bearer ${o.token}` } : {}),
+    const req = request(
+      u,
+      {
+        method: o.method ?? 'GET',
+        ca: o.extraCa ? [...rootCertificates, o.extraCa] : undefined,
+        timeout: o.timeoutMs ?? 10_000,
+        headers: {
+          accept: 'application/json',
+          ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}),
+          ...(o.token ? { authorization: `Bearer ${o.token}` } : {}),
+        },
       },
-    }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size > MAX_BODY) req.destroy(new Error(`${u.origin}${u.pathname} answered more than ${MAX_BODY} bytes`));
-        else chunks.push(c);
-      });
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        if ((res.statusCode ?? 0) < 200 || (res.statusCode ?? 0) >= 300) {
-          return reject(new Error(`${o.method ?? 'GET'} ${u.origin}${u.pathname} answered ${res.statusCode}: ${text.slice(0, 200)}`));
-        }
-        try {
-          resolve(JSON.parse(text));
-        } catch {
-          reject(new Error(`${u.origin}${u.pathname} did not answer JSON`));
-        }
-      });
-    });
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size > MAX_BODY) req.destroy(new Error(`${u.origin}${u.pathname} answered more than ${MAX_BODY} bytes`));
+          else chunks.push(c);
+        });
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          if ((res.statusCode ?? 0) < 200 || (res.statusCode ?? 0) >= 300) {
+            return reject(
+              new Error(
+                `${o.method ?? 'GET'} ${u.origin}${u.pathname} answered ${res.statusCode}: ${text.slice(0, 200)}`,
+              ),
+            );
+          }
+          try {
+            resolve(JSON.parse(text));
+          } catch {
+            reject(new Error(`${u.origin}${u.pathname} did not answer JSON`));
+          }
+        });
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`${u.origin} did not answer within ${o.timeoutMs ?? 10_000} ms`)));
     req.on('error', (err) => reject(new Error(`cannot reach ${u.origin}: ${err.message}`)));
     req.end(payload);
@@ -95,7 +106,15 @@ const MAX_PAGES = 1000;
 const MAX_EXPORT_BYTES = 1024 * 1024 * 1024;
 /** The user fields asked of the export (JSON format: the metadata objects come whole). */
 const EXPORT_FIELDS = [
-  'user_id', 'email', 'email_verified', 'name', 'picture', 'username', 'phone_number', 'app_metadata', 'user_metadata',
+  'user_id',
+  'email',
+  'email_verified',
+  'name',
+  'picture',
+  'username',
+  'phone_number',
+  'app_metadata',
+  'user_metadata',
 ];
 
 /**
@@ -105,7 +124,10 @@ const EXPORT_FIELDS = [
  */
 async function exportUsers(base: string, token: string, o: OutboundOptions): Promise<Auth0User[]> {
   const job = (await httpsJson(`${base}/api/v2/jobs/users-exports`, {
-    ...o, token, method: 'POST', body: { format: 'json', fields: EXPORT_FIELDS.map((name) => ({ name })) },
+    ...o,
+    token,
+    method: 'POST',
+    body: { format: 'json', fields: EXPORT_FIELDS.map((name) => ({ name })) },
   })) as { id?: unknown };
   if (typeof job?.id !== 'string') throw new Error('the provider answered the users-export request without a job id');
   const deadline = Date.now() + (o.exportTimeoutMs ?? 3_600_000);
@@ -222,12 +244,21 @@ export async function fetchAuth0(p: FetchParams, o: OutboundOptions): Promise<un
   const token = (await httpsJson(`${base}/oauth/token`, {
     ...o,
     method: 'POST',
-    body: { grant_type: 'client_credentials', client_id: p.clientId, client_secret: p.secret, audience: `${base}/api/v2/` },
+    body: {
+      grant_type: 'client_credentials',
+      client_id: p.clientId,
+      client_secret: p.secret,
+      audience: `${base}/api/v2/`,
+    },
   })) as { access_token?: unknown };
-  if (typeof token?.access_token !== 'string') throw new Error('the provider answered the token request without access_token');
+  if (typeof token?.access_token !== 'string')
+    throw new Error('the provider answered the token request without access_token');
   const call = (path: string) => httpsJson(`${base}${path}`, { ...o, token: token.access_token as string });
   const users = await exportUsers(base, token.access_token, o);
-  const roles = await pages<{ id: string; name: string }>((page) => call(`/api/v2/roles?page=${page}&per_page=${PER_PAGE}&include_totals=true`), 'roles');
+  const roles = await pages<{ id: string; name: string }>(
+    (page) => call(`/api/v2/roles?page=${page}&per_page=${PER_PAGE}&include_totals=true`),
+    'roles',
+  );
   const roleNames = new Map<string, string[]>();
   for (const role of roles) {
     const path = `/api/v2/roles/${encodeURIComponent(role.id)}/users?take=${PER_PAGE}`;
@@ -240,7 +271,11 @@ export async function fetchAuth0(p: FetchParams, o: OutboundOptions): Promise<un
     const tenantId = source[p.tenantIdFieldName];
     return {
       ...(u.email ? { email: u.email } : {}),
-      ...(typeof tenantId === 'string' ? { tenantId } : typeof tenantId === 'number' ? { tenantId: String(tenantId) } : {}),
+      ...(typeof tenantId === 'string'
+        ? { tenantId }
+        : typeof tenantId === 'number'
+          ? { tenantId: String(tenantId) }
+          : {}),
       ...(u.name ? { name: u.name.slice(0, 255) } : {}),
       ...(u.picture ? { profilePictureUrl: u.picture } : {}),
       ...(u.phone_number ? { phoneNumber: u.phone_number } : {}),
@@ -264,7 +299,8 @@ export function idpFetchHandler(service: UserMigrationService, kek: Buffer, o: O
     },
     async onFailed(q, job, error) {
       const id = job.payload.migrationId;
-      if (typeof id === 'string') await service.failMigration(q, id, `${String(job.payload.provider)} migration failed: ${error}`);
+      if (typeof id === 'string')
+        await service.failMigration(q, id, `${String(job.payload.provider)} migration failed: ${error}`);
     },
   };
 }

@@ -8,6 +8,10 @@ export { userMigrationRoutes } from './routes.ts';
 export { IDP_FETCH_JOB, SUPPORTED_PROVIDERS } from './idp.ts';
 
 /** Job handlers keyed by job kind, for the runner: the bulk import and the provider fetch. */
-export function userMigrationJobs(service: UserMigrationService, kek: Buffer, outbound: OutboundOptions): Record<string, JobHandler> {
+export function userMigrationJobs(
+  service: UserMigrationService,
+  kek: Buffer,
+  outbound: OutboundOptions,
+): Record<string, JobHandler> {
   return { [USERS_MIGRATION_JOB]: service.jobHandler, [IDP_FETCH_JOB]: idpFetchHandler(service, kek, outbound) };
 }

@@ -27,9 +27,13 @@ function hashConfig(body: MigrateUserBody): Record<string, unknown> | undefined 
   try {
     v = JSON.parse(body.passwordHashConfig);
   } catch {
-    throw new AppError('HASH_CONFIG_INVALID', 'passwordHashConfig must be a stringified JSON object; it is not valid JSON');
+    throw new AppError(
+      'HASH_CONFIG_INVALID',
+      'passwordHashConfig must be a stringified JSON object; it is not valid JSON',
+    );
   }
-  if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new AppError('HASH_CONFIG_INVALID', 'passwordHashConfig must be a stringified JSON object');
+  if (v === null || typeof v !== 'object' || Array.isArray(v))
+    throw new AppError('HASH_CONFIG_INVALID', 'passwordHashConfig must be a stringified JSON object');
   return v as Record<string, unknown>;
 }
 
@@ -39,18 +43,25 @@ function hashConfig(body: MigrateUserBody): Record<string, unknown> | undefined 
  */
 function importedHash(body: MigrateUserBody): string | null {
   if (body.passwordHash === undefined) {
-    if (body.passwordHashType !== undefined) throw new AppError('VALIDATION', 'passwordHash is required with passwordHashType');
+    if (body.passwordHashType !== undefined)
+      throw new AppError('VALIDATION', 'passwordHash is required with passwordHashType');
     return null;
   }
   if (body.passwordHashType === undefined) {
     const self = hasherFor(body.passwordHash);
-    return self && (self.id === 'bcrypt' || self.id === 'argon2') && !self.imports!.check(undefined, body.passwordHash) ? body.passwordHash : null;
+    return self && (self.id === 'bcrypt' || self.id === 'argon2') && !self.imports!.check(undefined, body.passwordHash)
+      ? body.passwordHash
+      : null;
   }
   const hasher = importerFor(body.passwordHashType)!;
   const spec = hasher.imports!;
   const config = hashConfig(body);
   const missing = spec.required.find((k) => config?.[k] === undefined);
-  if (missing) throw new AppError('HASH_CONFIG_INVALID', `passwordHashConfig must hold ${missing} for passwordHashType ${spec.type} (keys: ${spec.required.join(', ')})`);
+  if (missing)
+    throw new AppError(
+      'HASH_CONFIG_INVALID',
+      `passwordHashConfig must hold ${missing} for passwordHashType ${spec.type} (keys: ${spec.required.join(', ')})`,
+    );
   const problem = spec.check(config, body.passwordHash);
   if (problem) throw new AppError('HASH_CONFIG_INVALID', `${problem} (passwordHashType ${spec.type})`);
   return spec.store(body.passwordHash, config);
@@ -63,7 +74,8 @@ const providerRoleKeys = (body: object): string[] | undefined => {
 
 /** Every rule that needs no database: throws AppError (400) naming the field. */
 export function prepare(body: MigrateUserBody): Prepared {
-  if (body.phoneNumberType !== undefined && body.phoneNumber === undefined) throw new AppError('VALIDATION', 'phoneNumberType needs phoneNumber');
+  if (body.phoneNumberType !== undefined && body.phoneNumber === undefined)
+    throw new AppError('VALIDATION', 'phoneNumberType needs phoneNumber');
   const roleKeys = providerRoleKeys(body);
   return {
     body,

@@ -11,9 +11,18 @@ export const MigrateUserBody = Type.Object({
   name: Type.Optional(Type.String({ maxLength: 255 })),
   profilePictureUrl: Type.Optional(PictureUrl),
   passwordHash: Type.Optional(Type.String({ minLength: 1, maxLength: 4095 })),
-  passwordHashType: Type.Optional(Type.Union(IMPORT_TYPES.map((t) => Type.Literal(t)), { description: IMPORT_TYPES.join(', ') })),
-  passwordHashConfig: Type.Optional(Type.String({ maxLength: 4095, description: 'stringified JSON object; keys per wire.md section 8' })),
-  authenticatorAppMfaSecret: Type.Optional(Type.String({ pattern: '^[A-Za-z2-7]{16,128}=*$', description: 'base32 TOTP secret' })),
+  passwordHashType: Type.Optional(
+    Type.Union(
+      IMPORT_TYPES.map((t) => Type.Literal(t)),
+      { description: IMPORT_TYPES.join(', ') },
+    ),
+  ),
+  passwordHashConfig: Type.Optional(
+    Type.String({ maxLength: 4095, description: 'stringified JSON object; keys per wire.md section 8' }),
+  ),
+  authenticatorAppMfaSecret: Type.Optional(
+    Type.String({ pattern: '^[A-Za-z2-7]{16,128}=*$', description: 'base32 TOTP secret' }),
+  ),
   phoneNumber: Type.Optional(Phone),
   phoneNumberType: Type.Optional(Type.Union([Type.Literal('auth'), Type.Literal('mfa')])),
   provider: Type.Optional(Provider),
@@ -79,7 +88,9 @@ export const CreateApplication = Type.Object({
   autoAssign: Type.Optional(Type.Boolean({ description: 'migrated users are assigned to it (Gatehouse extension)' })),
   isActive: Type.Optional(Type.Boolean()),
   description: Type.Optional(Type.String({ maxLength: 4095 })),
-  metadata: Type.Optional(Type.Object({}, { additionalProperties: true, maxProperties: 100, description: 'a JSON object' })),
+  metadata: Type.Optional(
+    Type.Object({}, { additionalProperties: true, maxProperties: 100, description: 'a JSON object' }),
+  ),
   appHost: Type.Optional(Type.String({ maxLength: 2048 })),
   allowDcr: Type.Optional(Type.Boolean()),
 });

@@ -82,16 +82,19 @@ export function createUserMigrationService(deps: UserMigrationDeps) {
   const importChunk = createBulkImport({ kek: deps.kek, creation, rolesFor, write });
 
   const chunkSize = deps.chunkSize ?? defaultChunkSize(db);
-  const engine = createMigrationEngine({ ...deps, chunkSize }, {
-    kind: 'users',
-    jobKind: USERS_MIGRATION_JOB,
-    field: 'users',
-    keyField: 'email',
-    errorKey: 'email',
-    maxItems: MAX_MIGRATION_ITEMS,
-    label: 'user migration',
-    process: importChunk,
-  });
+  const engine = createMigrationEngine(
+    { ...deps, chunkSize },
+    {
+      kind: 'users',
+      jobKind: USERS_MIGRATION_JOB,
+      field: 'users',
+      keyField: 'email',
+      errorKey: 'email',
+      maxItems: MAX_MIGRATION_ITEMS,
+      label: 'user migration',
+      process: importChunk,
+    },
+  );
 
   return {
     /** Users per transaction of a bulk job. */
@@ -117,11 +120,19 @@ export function createUserMigrationService(deps: UserMigrationDeps) {
      * A provider migration: the row (no items yet) and its fetch job in one transaction. The job fills the items and
      * hands the row to the bulk job; the provider's secret rides in the job sealed with the key-encryption key.
      */
-    async startFromProvider(provider: string, fetchJobKind: string, params: Record<string, unknown> & { secret: string }) {
+    async startFromProvider(
+      provider: string,
+      fetchJobKind: string,
+      params: Record<string, unknown> & { secret: string },
+    ) {
       const migrationId = newId();
       await db.transaction(async (tx) => {
         await store.insertEmptyUsersMigration(tx, migrationId);
-        await deps.jobs.enqueue(tx, { kind: fetchJobKind, payload: { migrationId, provider, ...params, secret: encrypt(deps.kek, params.secret) }, maxAttempts: 1 });
+        await deps.jobs.enqueue(tx, {
+          kind: fetchJobKind,
+          payload: { migrationId, provider, ...params, secret: encrypt(deps.kek, params.secret) },
+          maxAttempts: 1,
+        });
       });
       deps.jobs.notify();
       return { migrationId };

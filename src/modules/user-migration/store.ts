@@ -50,24 +50,50 @@ export async function findApplication(q: Queryable, id: string): Promise<Applica
   return (await q.query<ApplicationRow>(`${SELECT_APPLICATION} WHERE a.id = $1`, [id])).rows[0];
 }
 
-export async function insertApplication(q: Queryable, a: Omit<ApplicationRow, 'created_at' | 'updated_at' | 'vendor_id'>): Promise<ApplicationRow> {
+export async function insertApplication(
+  q: Queryable,
+  a: Omit<ApplicationRow, 'created_at' | 'updated_at' | 'vendor_id'>,
+): Promise<ApplicationRow> {
   // Exactly one default: a new default takes the flag from the old one.
   if (a.is_default) await q.query('UPDATE applications SET is_default = false, updated_at = now() WHERE is_default');
   const { rows } = await q.query<ApplicationRow>(
     `INSERT INTO applications (id, name, app_url, login_url, logo_url, access_type, app_type, frontend_stack, is_default, auto_assign, is_active, description, metadata, app_host, allow_dcr)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::jsonb, $14, $15) RETURNING *, (SELECT e.id::text FROM environment e) AS vendor_id`,
-    [a.id, a.name, a.app_url, a.login_url, a.logo_url, a.access_type, a.app_type, a.frontend_stack, a.is_default, a.auto_assign, a.is_active, a.description, JSON.stringify(a.metadata), a.app_host, a.allow_dcr],
+    [
+      a.id,
+      a.name,
+      a.app_url,
+      a.login_url,
+      a.logo_url,
+      a.access_type,
+      a.app_type,
+      a.frontend_stack,
+      a.is_default,
+      a.auto_assign,
+      a.is_active,
+      a.description,
+      JSON.stringify(a.metadata),
+      a.app_host,
+      a.allow_dcr,
+    ],
   );
   return rows[0];
 }
 
 /** Ids of the active default and auto-assign applications: where every migrated user goes. */
 export async function autoApplicationIds(q: Queryable): Promise<string[]> {
-  const { rows } = await q.query<{ id: string }>('SELECT id FROM applications WHERE is_active AND (is_default OR auto_assign) ORDER BY id');
+  const { rows } = await q.query<{ id: string }>(
+    'SELECT id FROM applications WHERE is_active AND (is_default OR auto_assign) ORDER BY id',
+  );
   return rows.map((r) => r.id);
 }
 
-export async function assignApplications(q: Queryable, tenantId: string, userId: string, appIds: string[]): Promise<void> {
+export async function assignApplications(
+  q: Queryable,
+  tenantId: string,
+  userId: string,
+  appIds: string[],
+): Promise<void> {
   if (appIds.length === 0) return;
   await q.query(
     `INSERT INTO user_applications (app_id, tenant_id, user_id) SELECT unnest($3::uuid[]), $1, $2 ON CONFLICT DO NOTHING`,
@@ -88,16 +114,25 @@ export async function assignUsers(q: Queryable, appId: string, tenantId: string,
 }
 
 export async function unassignUsers(q: Queryable, appId: string, tenantId: string, userIds: string[]): Promise<void> {
-  await q.query('DELETE FROM user_applications WHERE app_id = $1 AND tenant_id = $2 AND user_id::text = ANY($3::text[])', [appId, tenantId, userIds]);
+  await q.query(
+    'DELETE FROM user_applications WHERE app_id = $1 AND tenant_id = $2 AND user_id::text = ANY($3::text[])',
+    [appId, tenantId, userIds],
+  );
 }
 
 export async function usersOfApplication(q: Queryable, appId: string): Promise<string[]> {
-  const { rows } = await q.query<{ user_id: string }>('SELECT DISTINCT user_id::text FROM user_applications WHERE app_id = $1 ORDER BY 1', [appId]);
+  const { rows } = await q.query<{ user_id: string }>(
+    'SELECT DISTINCT user_id::text FROM user_applications WHERE app_id = $1 ORDER BY 1',
+    [appId],
+  );
   return rows.map((r) => r.user_id);
 }
 
 export async function applicationsOfUser(q: Queryable, userId: string): Promise<string[]> {
-  const { rows } = await q.query<{ app_id: string }>('SELECT DISTINCT app_id::text FROM user_applications WHERE user_id::text = $1 ORDER BY 1', [userId]);
+  const { rows } = await q.query<{ app_id: string }>(
+    'SELECT DISTINCT app_id::text FROM user_applications WHERE user_id::text = $1 ORDER BY 1',
+    [userId],
+  );
   return rows.map((r) => r.app_id);
 }
 
@@ -107,11 +142,17 @@ export async function insertEmptyUsersMigration(q: Queryable, id: string): Promi
 }
 
 export async function fillMigration(q: Queryable, id: string, items: unknown[]): Promise<void> {
-  await q.query(`UPDATE migrations SET items = $2::jsonb, total = $3 WHERE id = $1 AND kind = 'users' AND state = 'pending'`, [id, JSON.stringify(items), items.length]);
+  await q.query(
+    `UPDATE migrations SET items = $2::jsonb, total = $3 WHERE id = $1 AND kind = 'users' AND state = 'pending'`,
+    [id, JSON.stringify(items), items.length],
+  );
 }
 
 export async function failMigration(q: Queryable, id: string, reason: string): Promise<void> {
-  await q.query(`UPDATE migrations SET state = 'failed', failure = $2, completed_at = now() WHERE id = $1 AND state IN ('pending', 'running')`, [id, reason]);
+  await q.query(
+    `UPDATE migrations SET state = 'failed', failure = $2, completed_at = now() WHERE id = $1 AND state IN ('pending', 'running')`,
+    [id, reason],
+  );
 }
 
 export async function migrationFailure(q: Queryable, id: string): Promise<string | null> {
@@ -122,6 +163,9 @@ export async function migrationFailure(q: Queryable, id: string): Promise<string
 /** Roles by key that an account may hold (environment roles and its own), for provider role names. */
 export async function roleIdsByKeys(q: Queryable, tenantId: string, keys: string[]): Promise<string[]> {
   if (keys.length === 0) return [];
-  const { rows } = await q.query<{ id: string }>('SELECT id::text FROM roles WHERE key = ANY($2::text[]) AND (tenant_id IS NULL OR tenant_id = $1) ORDER BY id', [tenantId, keys]);
+  const { rows } = await q.query<{ id: string }>(
+    'SELECT id::text FROM roles WHERE key = ANY($2::text[]) AND (tenant_id IS NULL OR tenant_id = $1) ORDER BY id',
+    [tenantId, keys],
+  );
   return rows.map((r) => r.id);
 }

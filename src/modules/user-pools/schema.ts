@@ -8,28 +8,56 @@ export const MASK = '********';
 const Str = (max = 2048) => Type.String({ minLength: 1, maxLength: max });
 const Secret = Type.String({ minLength: 1, maxLength: 16384, description: `stored sealed; answered as ${MASK}` });
 /** Which account users of the source land in (dynamic, static, new, from the source): stored as given. */
-const TenantConfig = Type.Object({}, { additionalProperties: true, description: 'how the account of a user from this source is chosen; stored and answered as given' });
+const TenantConfig = Type.Object(
+  {},
+  {
+    additionalProperties: true,
+    description: 'how the account of a user from this source is chosen; stored and answered as given',
+  },
+);
 const common = { syncOnLogin: Type.Boolean(), tenantConfig: TenantConfig };
 
 /** The configuration schema of each external type and which of its fields are secrets. */
 export const TYPES: Record<string, { schema: TSchema; secrets: string[] }> = {
   auth0: {
-    schema: Type.Object({ ...common, isMigrated: Type.Boolean(), domain: Str(255), clientId: Str(255), secret: Secret }),
+    schema: Type.Object({
+      ...common,
+      isMigrated: Type.Boolean(),
+      domain: Str(255),
+      clientId: Str(255),
+      secret: Secret,
+    }),
     secrets: ['secret'],
   },
   cognito: {
     schema: Type.Object({
-      ...common, isMigrated: Type.Boolean(), region: Str(64), clientId: Str(255), userPoolId: Str(255), accessKeyId: Str(255),
-      secretAccessKey: Secret, clientSecret: Type.Optional(Secret),
+      ...common,
+      isMigrated: Type.Boolean(),
+      region: Str(64),
+      clientId: Str(255),
+      userPoolId: Str(255),
+      accessKeyId: Str(255),
+      secretAccessKey: Secret,
+      clientSecret: Type.Optional(Secret),
     }),
     secrets: ['secretAccessKey', 'clientSecret'],
   },
   firebase: {
-    schema: Type.Object({ ...common, isMigrated: Type.Boolean(), apiKey: Secret, serviceAccount: Type.Object({}, { additionalProperties: true }) }),
+    schema: Type.Object({
+      ...common,
+      isMigrated: Type.Boolean(),
+      apiKey: Secret,
+      serviceAccount: Type.Object({}, { additionalProperties: true }),
+    }),
     secrets: ['apiKey', 'serviceAccount'],
   },
   'custom-code': {
-    schema: Type.Object({ ...common, isMigrated: Type.Boolean(), codePayload: Str(100_000), getUserCodePayload: Type.Optional(Str(100_000)) }),
+    schema: Type.Object({
+      ...common,
+      isMigrated: Type.Boolean(),
+      codePayload: Str(100_000),
+      getUserCodePayload: Type.Optional(Str(100_000)),
+    }),
     secrets: [],
   },
   federation: {
@@ -78,7 +106,9 @@ export interface SourceBody {
 export const UserSource = Type.Object({
   id: Type.String(),
   name: Type.String(),
-  type: Type.String({ description: 'gatehouse (the built-in pool), auth0, cognito, firebase, custom-code or federation' }),
+  type: Type.String({
+    description: 'gatehouse (the built-in pool), auth0, cognito, firebase, custom-code or federation',
+  }),
   description: Type.String(),
   appIds: Type.Array(Type.String()),
   index: Type.Integer(),
@@ -86,7 +116,14 @@ export const UserSource = Type.Object({
   usersCount: Type.Optional(Type.Integer()),
 });
 export type UserSource = Static<typeof UserSource>;
-export const CreatedSource = Type.Object({ id: Type.String(), name: Type.String(), type: Type.String(), appIds: Type.Array(Type.String()), description: Type.String(), index: Type.Integer() });
+export const CreatedSource = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  type: Type.String(),
+  appIds: Type.Array(Type.String()),
+  description: Type.String(),
+  index: Type.Integer(),
+});
 export const AssignBody = Type.Object({
   appIds: Type.Array(Type.String({ maxLength: 64 }), { minItems: 1, maxItems: 500, uniqueItems: true }),
   userSourceId: Type.String({ minLength: 1, maxLength: 64 }),
@@ -99,5 +136,8 @@ export const SourceUsersQuery = Type.Object({
 
 export const Empty = Type.Object({}, { description: 'empty object' });
 /** A user of a source as its users page lists it. */
-export const SourceUser = Type.Object({ email: Type.String(), lastLogin: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]) });
+export const SourceUser = Type.Object({
+  email: Type.String(),
+  lastLogin: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+});
 export const SourceUsersPage = PageEnvelopeOf(SourceUser);

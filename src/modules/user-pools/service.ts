@@ -24,16 +24,26 @@ export function createUserPoolsService(deps: { db: Db; kek: Buffer }) {
     for (const [k, v] of Object.entries(configuration)) {
       if (!TYPES[type].secrets.includes(k)) clear[k] = v;
       else if (v === MASK) {
-        if (previous[k] === undefined) throw new AppError('VALIDATION', `configuration.${k} is the placeholder ${MASK} but no ${k} is stored; send the secret itself`);
+        if (previous[k] === undefined)
+          throw new AppError(
+            'VALIDATION',
+            `configuration.${k} is the placeholder ${MASK} but no ${k} is stored; send the secret itself`,
+          );
         secrets[k] = previous[k];
       } else secrets[k] = v;
     }
-    return { configuration: clear, secrets_enc: Object.keys(secrets).length ? encrypt(kek, JSON.stringify(secrets)) : null };
+    return {
+      configuration: clear,
+      secrets_enc: Object.keys(secrets).length ? encrypt(kek, JSON.stringify(secrets)) : null,
+    };
   }
-  const unseal = (row: store.SourceRow): Record<string, unknown> => (row.secrets_enc ? JSON.parse(decrypt(kek, row.secrets_enc)) : {});
+  const unseal = (row: store.SourceRow): Record<string, unknown> =>
+    row.secrets_enc ? JSON.parse(decrypt(kek, row.secrets_enc)) : {};
 
   function toSource(r: store.SourceRow & { app_ids: string[]; users_count: number }, withCount = true): UserSource {
-    const masked = Object.fromEntries((TYPES[r.type]?.secrets ?? []).filter((k) => r.secrets_enc && k in unseal(r)).map((k) => [k, MASK]));
+    const masked = Object.fromEntries(
+      (TYPES[r.type]?.secrets ?? []).filter((k) => r.secrets_enc && k in unseal(r)).map((k) => [k, MASK]),
+    );
     return {
       id: r.id,
       name: r.name,
@@ -56,7 +66,12 @@ export function createUserPoolsService(deps: { db: Db; kek: Buffer }) {
     const ids = appIds.map((s) => s.toLowerCase());
     const known = await store.existingApps(q, ids.filter(isUuid));
     const unknown = appIds.filter((_, i) => !known.has(ids[i]));
-    if (unknown.length) throw new AppError('UNKNOWN_IDS', `${field} names applications that do not exist: ${unknown.slice(0, 20).join(', ')}`, { [field]: unknown });
+    if (unknown.length)
+      throw new AppError(
+        'UNKNOWN_IDS',
+        `${field} names applications that do not exist: ${unknown.slice(0, 20).join(', ')}`,
+        { [field]: unknown },
+      );
     return ids;
   }
 
@@ -81,7 +96,14 @@ export function createUserPoolsService(deps: { db: Db; kek: Buffer }) {
         const appIds = body.appIds?.length ? await requireApps(tx, body.appIds) : [];
         const id = newId();
         const sealed = seal(type, body.configuration ?? {});
-        await store.insertSource(tx, { id, name, type, description: body.description ?? '', idx: body.index ?? 0, ...sealed });
+        await store.insertSource(tx, {
+          id,
+          name,
+          type,
+          description: body.description ?? '',
+          idx: body.index ?? 0,
+          ...sealed,
+        });
         if (appIds.length) await store.assignApps(tx, id, appIds);
         return { id, name, type, appIds, description: body.description ?? '', index: body.index ?? 0 };
       });
@@ -91,8 +113,13 @@ export function createUserPoolsService(deps: { db: Db; kek: Buffer }) {
     async update(type: string, id: string, body: SourceBody): Promise<UserSource> {
       return db.transaction(async (tx) => {
         const row = await requireSource(tx, id, true);
-        if (row.id === BUILT_IN_ID) throw new AppError('BUILT_IN_SOURCE', 'The built-in user pool has no external configuration to change');
-        if (row.type !== type) throw new AppError('VALIDATION', `User source ${row.id} is of type ${row.type}; update it through the ${row.type} route`);
+        if (row.id === BUILT_IN_ID)
+          throw new AppError('BUILT_IN_SOURCE', 'The built-in user pool has no external configuration to change');
+        if (row.type !== type)
+          throw new AppError(
+            'VALIDATION',
+            `User source ${row.id} is of type ${row.type}; update it through the ${row.type} route`,
+          );
         const values: Parameters<typeof store.updateSource>[2] = {};
         const name = checkName(body.name);
         if (name !== undefined) values.name = name;
@@ -125,7 +152,11 @@ export function createUserPoolsService(deps: { db: Db; kek: Buffer }) {
     async unassign(sourceId: string, appIds: string[]): Promise<UserSource> {
       return db.transaction(async (tx) => {
         const row = await requireSource(tx, sourceId, true);
-        if (row.id === BUILT_IN_ID) throw new AppError('BUILT_IN_SOURCE', 'Applications leave the built-in pool by being assigned to another source');
+        if (row.id === BUILT_IN_ID)
+          throw new AppError(
+            'BUILT_IN_SOURCE',
+            'Applications leave the built-in pool by being assigned to another source',
+          );
         await store.unassignApps(tx, row.id, await requireApps(tx, appIds));
         return toSource((await store.listSources(tx, row.id))[0], false);
       });

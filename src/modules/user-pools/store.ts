@@ -19,7 +19,10 @@ export interface SourceRow {
  * no external source claims, and counts every user of the environment; an external source counts the users who hold
  * access to one of its applications.
  */
-export async function listSources(q: Queryable, id?: string): Promise<(SourceRow & { app_ids: string[]; users_count: number })[]> {
+export async function listSources(
+  q: Queryable,
+  id?: string,
+): Promise<(SourceRow & { app_ids: string[]; users_count: number })[]> {
   const { rows } = await q.query<SourceRow & { app_ids: string[]; users_count: number }>(
     `SELECT s.*,
        CASE WHEN s.id = $1::uuid
@@ -34,7 +37,9 @@ export async function listSources(q: Queryable, id?: string): Promise<(SourceRow
 }
 
 export async function findSource(q: Queryable, id: string, lock = false): Promise<SourceRow | undefined> {
-  const { rows } = await q.query<SourceRow>(`SELECT * FROM user_sources WHERE id = $1${lock ? ' FOR UPDATE' : ''}`, [id]);
+  const { rows } = await q.query<SourceRow>(`SELECT * FROM user_sources WHERE id = $1${lock ? ' FOR UPDATE' : ''}`, [
+    id,
+  ]);
   return rows[0];
 }
 
@@ -45,7 +50,11 @@ export async function insertSource(q: Queryable, r: Omit<SourceRow, 'created_at'
   );
 }
 
-export async function updateSource(q: Queryable, id: string, values: Partial<Omit<SourceRow, 'id' | 'created_at' | 'updated_at'>>): Promise<void> {
+export async function updateSource(
+  q: Queryable,
+  id: string,
+  values: Partial<Omit<SourceRow, 'id' | 'created_at' | 'updated_at'>>,
+): Promise<void> {
   const cols = Object.keys(values) as (keyof typeof values)[];
   if (!cols.length) return;
   await q.query(
@@ -82,14 +91,22 @@ export async function unassignApps(q: Queryable, sourceId: string, appIds: strin
 }
 
 /** One page of a source's users by email, with the total. */
-export async function usersOf(q: Queryable, sourceId: string, limit: number, page: number): Promise<{ rows: { email: string; last_login: Date | null }[]; total: number }> {
+export async function usersOf(
+  q: Queryable,
+  sourceId: string,
+  limit: number,
+  page: number,
+): Promise<{ rows: { email: string; last_login: Date | null }[]; total: number }> {
   const builtIn = sourceId === BUILT_IN_ID;
   const from = builtIn
     ? `FROM (${userTablesSql.users}) u`
     : `FROM (${userTablesSql.users}) u WHERE EXISTS (SELECT 1 FROM user_applications ua
          JOIN user_source_apps x ON x.app_id = ua.app_id WHERE x.source_id = $1 AND ua.user_id = u.id)`;
   const params = builtIn ? [] : [sourceId];
-  const { rows } = await q.query<{ email: string; last_login: Date | null }>(`SELECT coalesce(u.email, '') AS email, u.last_login ${from} ORDER BY u.email LIMIT ${limit} OFFSET ${page * limit}`, params);
+  const { rows } = await q.query<{ email: string; last_login: Date | null }>(
+    `SELECT coalesce(u.email, '') AS email, u.last_login ${from} ORDER BY u.email LIMIT ${limit} OFFSET ${page * limit}`,
+    params,
+  );
   const { rows: c } = await q.query<{ n: number }>(`SELECT count(*)::int AS n ${from}`, params);
   return { rows, total: c[0].n };
 }

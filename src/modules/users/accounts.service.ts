@@ -23,7 +23,8 @@ export function createAccountOps(deps: UsersDeps, core: UsersCore) {
   const { db, roles } = deps;
   let inviter: Inviter | undefined;
 
-  const outside = (tenantId: string) => new AppError('OUTSIDE_HIERARCHY', `Account ${tenantId} is not your account or a sub-account your access reaches`);
+  const outside = (tenantId: string) =>
+    new AppError('OUTSIDE_HIERARCHY', `Account ${tenantId} is not your account or a sub-account your access reaches`);
 
   return {
     /**
@@ -38,12 +39,19 @@ export function createAccountOps(deps: UsersDeps, core: UsersCore) {
         await deps.tenants.requireLive(q, tenantId, 'gatehouse-tenant-id');
         return;
       }
-      if (tenantId !== caller.tenantId && !(await accounts.isAncestor(q, caller.tenantId, tenantId))) throw outside(tenantId);
+      if (tenantId !== caller.tenantId && !(await accounts.isAncestor(q, caller.tenantId, tenantId)))
+        throw outside(tenantId);
       const membership = await accessTo(q, caller.userId, tenantId);
       if (!membership) throw outside(tenantId);
-      const held = membership.tenant_id === caller.tenantId ? caller.permissions : await roles.permissionKeysOfRoles(q, membership.role_ids);
+      const held =
+        membership.tenant_id === caller.tenantId
+          ? caller.permissions
+          : await roles.permissionKeysOfRoles(q, membership.role_ids);
       if (!holdsPermission(held, permission)) {
-        throw new AppError('MISSING_PERMISSION', `Managing the users of account ${tenantId} needs the permission ${permission} in account ${membership.tenant_id}`);
+        throw new AppError(
+          'MISSING_PERMISSION',
+          `Managing the users of account ${tenantId} needs the permission ${permission} in account ${membership.tenant_id}`,
+        );
       }
     },
 
@@ -57,10 +65,24 @@ export function createAccountOps(deps: UsersDeps, core: UsersCore) {
         await roles.assertAssignable(tx, tenantId, roleIds);
         const held = await accounts.roleIdsOf(tx, tenantId, userId);
         const wanted = new Set(roleIds.map((id) => id.toLowerCase()));
-        await roles.assertGrantable(tx, tenantId, caller, roleIds.filter((id) => !held.includes(id.toLowerCase())));
-        await roles.assertRevocable(tx, tenantId, caller, held.filter((id) => !wanted.has(id)));
+        await roles.assertGrantable(
+          tx,
+          tenantId,
+          caller,
+          roleIds.filter((id) => !held.includes(id.toLowerCase())),
+        );
+        await roles.assertRevocable(
+          tx,
+          tenantId,
+          caller,
+          held.filter((id) => !wanted.has(id)),
+        );
         await accounts.replaceRoles(tx, tenantId, userId, roleIds);
-        return { tenantId, userId, roles: (await core.record(tx, (await store.findById(tx, userId))!, tenantId)).roles };
+        return {
+          tenantId,
+          userId,
+          roles: (await core.record(tx, (await store.findById(tx, userId))!, tenantId)).roles,
+        };
       });
     },
 
@@ -68,7 +90,11 @@ export function createAccountOps(deps: UsersDeps, core: UsersCore) {
      * A user who creates or invites the first member of an account (a sub-account they reach) without roleIds gives
      * that member the account's first-user roles: 403 unless the caller may grant them. Checked before the call.
      */
-    async assertFirstMemberRoles(tenantId: string, caller: Caller, roleIds: readonly string[] | undefined): Promise<void> {
+    async assertFirstMemberRoles(
+      tenantId: string,
+      caller: Caller,
+      roleIds: readonly string[] | undefined,
+    ): Promise<void> {
       if (caller.kind === 'vendor' || roleIds?.length) return;
       if (await accounts.hasMembers(db, tenantId)) return;
       const ids = await roles.firstUserRoleIds(db, tenantId);

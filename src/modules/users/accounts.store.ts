@@ -81,6 +81,9 @@ export async function roleIdsOf(q: Queryable, tenantId: string, userId: string):
 export async function replaceRoles(q: Queryable, tenantId: string, userId: string, roleIds: string[]): Promise<void> {
   await q.query('DELETE FROM user_roles WHERE tenant_id = $1 AND user_id = $2', [tenantId, userId]);
   if (roleIds.length) {
-    await q.query('INSERT INTO user_roles (tenant_id, user_id, role_id) SELECT $1, $2, unnest($3::uuid[]) ON CONFLICT DO NOTHING', [tenantId, userId, roleIds]);
+    await q.query(
+      'INSERT INTO user_roles (tenant_id, user_id, role_id) SELECT $1, $2, unnest($3::uuid[]) ON CONFLICT DO NOTHING',
+      [tenantId, userId, roleIds],
+    );
   }
 }

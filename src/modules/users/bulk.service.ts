@@ -18,24 +18,39 @@ export const BULK_ROLES_MAX_TENANTS = 500;
 
 type By = Parameters<Inviter>[2];
 
-const failure = (err: unknown) => (err instanceof AppError
-  ? { errorCode: err.errorCode, message: err.message }
-  : { errorCode: catalogue.INTERNAL.errorCode, message: 'The invitation failed unexpectedly; retry this user' });
+const failure = (err: unknown) =>
+  err instanceof AppError
+    ? { errorCode: err.errorCode, message: err.message }
+    : { errorCode: catalogue.INTERNAL.errorCode, message: 'The invitation failed unexpectedly; retry this user' };
 
 function inviteStatus(t: bulk.BulkTaskRow) {
   return {
-    id: t.id, tenantId: t.tenant_id!, status: t.status, total: t.total, processed: t.processed, succeeded: t.succeeded, failed: t.failed,
+    id: t.id,
+    tenantId: t.tenant_id!,
+    status: t.status,
+    total: t.total,
+    processed: t.processed,
+    succeeded: t.succeeded,
+    failed: t.failed,
     users: (t.details.users ?? []) as { index: number; email: string; userId: string }[],
     errors: t.errors as { index: number; email: string; errorCode: string; message: string }[],
-    createdAt: iso(t.created_at)!, completedAt: iso(t.completed_at),
+    createdAt: iso(t.created_at)!,
+    completedAt: iso(t.completed_at),
   };
 }
 
 function rolesStatus(t: bulk.BulkTaskRow) {
   return {
-    id: t.id, userId: t.user_id!, status: t.status, totalTenants: t.total, processedTenants: t.processed,
-    addedRoleIds: (t.details.addedRoleIds ?? []) as string[], removedRoleIds: (t.details.removedRoleIds ?? []) as string[],
-    errors: t.errors as { message: string; tenantId: string }[], createdAt: iso(t.created_at)!, completedAt: iso(t.completed_at),
+    id: t.id,
+    userId: t.user_id!,
+    status: t.status,
+    totalTenants: t.total,
+    processedTenants: t.processed,
+    addedRoleIds: (t.details.addedRoleIds ?? []) as string[],
+    removedRoleIds: (t.details.removedRoleIds ?? []) as string[],
+    errors: t.errors as { message: string; tenantId: string }[],
+    createdAt: iso(t.created_at)!,
+    completedAt: iso(t.completed_at),
   };
 }
 
@@ -57,7 +72,9 @@ export function createBulkOps(deps: UsersDeps, core: UsersCore, inviter: () => I
       const done: { index: number; email: string; userId: string }[] = [];
       const errors: { index: number; email: string; errorCode: string; message: string }[] = [];
       for (const [index, body] of users.entries()) {
-        const email = String(body.email ?? '').trim().toLowerCase();
+        const email = String(body.email ?? '')
+          .trim()
+          .toLowerCase();
         try {
           const user = await invite(tenantId, body, by);
           done.push({ index, email, userId: user.id });
@@ -66,8 +83,18 @@ export function createBulkOps(deps: UsersDeps, core: UsersCore, inviter: () => I
         }
       }
       const task = await bulk.insertTask(db, {
-        id: newId(), kind: 'invite', tenant_id: tenantId, user_id: null, status: 'completed', total: users.length, processed: users.length,
-        succeeded: done.length, failed: errors.length, details: { users: done }, errors, createdAt,
+        id: newId(),
+        kind: 'invite',
+        tenant_id: tenantId,
+        user_id: null,
+        status: 'completed',
+        total: users.length,
+        processed: users.length,
+        succeeded: done.length,
+        failed: errors.length,
+        details: { users: done },
+        errors,
+        createdAt,
       });
       return inviteStatus(task);
     },
@@ -75,7 +102,8 @@ export function createBulkOps(deps: UsersDeps, core: UsersCore, inviter: () => I
     /** A bulk invitation's record; with `tenantId` (a user token's account), only that account's. */
     async bulkInviteStatus(id: string, tenantId?: string) {
       const task = isUuid(id) ? await bulk.findTask(db, id, 'invite') : undefined;
-      if (!task || (tenantId && task.tenant_id !== tenantId)) throw new AppError('BULK_TASK_NOT_FOUND', `No bulk invitation task ${id}`);
+      if (!task || (tenantId && task.tenant_id !== tenantId))
+        throw new AppError('BULK_TASK_NOT_FOUND', `No bulk invitation task ${id}`);
       return inviteStatus(task);
     },
 
@@ -87,16 +115,25 @@ export function createBulkOps(deps: UsersDeps, core: UsersCore, inviter: () => I
     async bulkRoles(userId: string, body: { addRoleIds?: string[]; removeRoleIds?: string[]; tenantIds?: string[] }) {
       const add = [...new Set(body.addRoleIds ?? [])];
       const remove = [...new Set(body.removeRoleIds ?? [])];
-      if (add.length === 0 && remove.length === 0) throw new AppError('VALIDATION', 'body.addRoleIds or body.removeRoleIds must name at least one role', { fields: ['addRoleIds', 'removeRoleIds'] });
+      if (add.length === 0 && remove.length === 0)
+        throw new AppError('VALIDATION', 'body.addRoleIds or body.removeRoleIds must name at least one role', {
+          fields: ['addRoleIds', 'removeRoleIds'],
+        });
       const both = add.filter((id) => remove.includes(id));
-      if (both.length) throw new AppError('VALIDATION', `body.addRoleIds and body.removeRoleIds both name ${both.join(', ')}`, { fields: ['addRoleIds', 'removeRoleIds'] });
+      if (both.length)
+        throw new AppError('VALIDATION', `body.addRoleIds and body.removeRoleIds both name ${both.join(', ')}`, {
+          fields: ['addRoleIds', 'removeRoleIds'],
+        });
       const createdAt = new Date();
       const task = await db.transaction(async (tx) => {
         const user = await core.requireUser(tx, userId, true);
         const asked = [...add, ...remove];
         const known = await roles.rolesByIds(tx, asked.filter(isUuid));
         const unknown = asked.filter((id) => !known.some((r) => r.id === id));
-        if (unknown.length) throw new AppError('UNKNOWN_IDS', `body.addRoleIds/removeRoleIds: no roles ${unknown.join(', ')}`, { ids: unknown });
+        if (unknown.length)
+          throw new AppError('UNKNOWN_IDS', `body.addRoleIds/removeRoleIds: no roles ${unknown.join(', ')}`, {
+            ids: unknown,
+          });
         const memberships = await store.memberships(tx, user.id);
         const member = new Set(memberships.map((m) => m.tenant_id));
         const targets = body.tenantIds ? [...new Set(body.tenantIds)] : [...member];
@@ -109,23 +146,55 @@ export function createBulkOps(deps: UsersDeps, core: UsersCore, inviter: () => I
           }
           const outOfReach = known.filter((r) => add.includes(r.id) && r.tenantId !== null && r.tenantId !== tenantId);
           if (outOfReach.length) {
-            errors.push({ tenantId, message: `Roles ${outOfReach.map((r) => r.id).join(', ')} belong to another account and cannot be assigned in ${tenantId}` });
+            errors.push({
+              tenantId,
+              message: `Roles ${outOfReach.map((r) => r.id).join(', ')} belong to another account and cannot be assigned in ${tenantId}`,
+            });
             continue;
           }
           await store.addRoles(tx, tenantId, user.id, add);
           if (remove.length) await store.removeRoles(tx, tenantId, user.id, remove);
           affected.push(tenantId);
         }
-        await deps.events?.emitMany(tx, affected.map((tenantId) => ({
-          eventKey: 'user.updated' as const, tenantId, entity: { type: 'user', id: user.id },
-          data: { userId: user.id, email: user.email, tenantId, changed: ['roles'], addedRoleIds: add, removedRoleIds: remove },
-        })));
+        await deps.events?.emitMany(
+          tx,
+          affected.map((tenantId) => ({
+            eventKey: 'user.updated' as const,
+            tenantId,
+            entity: { type: 'user', id: user.id },
+            data: {
+              userId: user.id,
+              email: user.email,
+              tenantId,
+              changed: ['roles'],
+              addedRoleIds: add,
+              removedRoleIds: remove,
+            },
+          })),
+        );
         return bulk.insertTask(tx, {
-          id: newId(), kind: 'roles', tenant_id: null, user_id: user.id, status: 'completed', total: targets.length, processed: targets.length,
-          succeeded: affected.length, failed: errors.length, details: { addedRoleIds: add, removedRoleIds: remove, tenantIds: affected }, errors, createdAt,
+          id: newId(),
+          kind: 'roles',
+          tenant_id: null,
+          user_id: user.id,
+          status: 'completed',
+          total: targets.length,
+          processed: targets.length,
+          succeeded: affected.length,
+          failed: errors.length,
+          details: { addedRoleIds: add, removedRoleIds: remove, tenantIds: affected },
+          errors,
+          createdAt,
         });
       });
-      return { userId: task.user_id!, affectedTenants: task.succeeded, rolesAdded: add, rolesRemoved: remove, taskId: task.id, errors: task.errors as { message: string; tenantId: string }[] };
+      return {
+        userId: task.user_id!,
+        affectedTenants: task.succeeded,
+        rolesAdded: add,
+        rolesRemoved: remove,
+        taskId: task.id,
+        errors: task.errors as { message: string; tenantId: string }[],
+      };
     },
 
     async bulkRolesStatus(taskId: string) {
@@ -142,20 +211,43 @@ export function createBulkOps(deps: UsersDeps, core: UsersCore, inviter: () => I
      * now in the target. user.updated for each moved user.
      */
     async migrateAccountUsers(srcTenantId: string, targetTenantId: string) {
-      if (srcTenantId === targetTenantId) throw new AppError('VALIDATION', 'body.targetTenantId must differ from body.srcTenantId', { fields: ['targetTenantId'] });
+      if (srcTenantId === targetTenantId)
+        throw new AppError('VALIDATION', 'body.targetTenantId must differ from body.srcTenantId', {
+          fields: ['targetTenantId'],
+        });
       return db.transaction(async (tx) => {
         await deps.tenants.requireLive(tx, srcTenantId, 'srcTenantId', 'FOR UPDATE');
         const target = await deps.tenants.requireLive(tx, targetTenantId, 'targetTenantId', 'FOR SHARE');
-        const added = await bulk.copyMemberships(tx, srcTenantId, targetTenantId, target.sub_account_access_type !== 'defaultOff');
-        const envRoles = (await roles.rolesByIds(tx, await bulk.roleIdsInAccount(tx, srcTenantId))).filter((r) => r.tenantId === null).map((r) => r.id);
+        const added = await bulk.copyMemberships(
+          tx,
+          srcTenantId,
+          targetTenantId,
+          target.sub_account_access_type !== 'defaultOff',
+        );
+        const envRoles = (await roles.rolesByIds(tx, await bulk.roleIdsInAccount(tx, srcTenantId)))
+          .filter((r) => r.tenantId === null)
+          .map((r) => r.id);
         await bulk.copyRoles(tx, srcTenantId, targetTenantId, added, envRoles);
         const bare = await bulk.withoutRoles(tx, targetTenantId, added);
-        if (bare.length) await bulk.addRolesToUsers(tx, targetTenantId, bare, await roles.defaultRoleIds(tx, targetTenantId));
+        if (bare.length)
+          await bulk.addRolesToUsers(tx, targetTenantId, bare, await roles.defaultRoleIds(tx, targetTenantId));
         const moved = await bulk.removeAllMembers(tx, srcTenantId, targetTenantId);
-        await deps.events?.emitMany(tx, moved.map((u) => ({
-          eventKey: 'user.updated' as const, tenantId: targetTenantId, entity: { type: 'user', id: u.user_id },
-          data: { userId: u.user_id, email: u.email, tenantId: targetTenantId, changed: ['tenantIds'], fromTenantId: srcTenantId, reason: 'account_users_moved' },
-        })));
+        await deps.events?.emitMany(
+          tx,
+          moved.map((u) => ({
+            eventKey: 'user.updated' as const,
+            tenantId: targetTenantId,
+            entity: { type: 'user', id: u.user_id },
+            data: {
+              userId: u.user_id,
+              email: u.email,
+              tenantId: targetTenantId,
+              changed: ['tenantIds'],
+              fromTenantId: srcTenantId,
+              reason: 'account_users_moved',
+            },
+          })),
+        );
         return { srcTenantId, targetTenantId, movedUsers: moved.length, alreadyMembers: moved.length - added.length };
       });
     },

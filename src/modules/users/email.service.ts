@@ -41,20 +41,25 @@ export function createEmailOps(deps: UsersDeps, core: UsersCore) {
         return await db.transaction(async (tx) => {
           const before = await core.requireUser(tx, userId, true);
           if (before.email === email) return core.record(tx, before);
-          if (await store.findByEmail(tx, email)) throw new AppError('USER_EXISTS', `A user with email ${email} already exists in the environment`);
-          for (const m of await store.memberships(tx, userId)) await assertEmailDomainAllowed(tx, m.tenant_id, email, 'body.email');
+          if (await store.findByEmail(tx, email))
+            throw new AppError('USER_EXISTS', `A user with email ${email} already exists in the environment`);
+          for (const m of await store.memberships(tx, userId))
+            await assertEmailDomainAllowed(tx, m.tenant_id, email, 'body.email');
           await store.updateUser(tx, userId, { email, verified: false });
           for (const fn of emailChanged) await fn(tx, userId);
           const changed = before.verified ? ['email', 'verified'] : ['email'];
           await deps.events?.emit(tx, {
-            eventKey: 'user.updated', tenantId: before.active_tenant_id, entity: { type: 'user', id: userId },
+            eventKey: 'user.updated',
+            tenantId: before.active_tenant_id,
+            entity: { type: 'user', id: userId },
             data: { userId, email, previousEmail: before.email, tenantId: before.active_tenant_id, changed },
           });
           return core.record(tx, (await store.findById(tx, userId))!);
         });
       } catch (err) {
         // Two changes to one address at once: the unique index decides, and the loser gets the same 409.
-        if (isUniqueViolation(err)) throw new AppError('USER_EXISTS', `A user with email ${email} already exists in the environment`);
+        if (isUniqueViolation(err))
+          throw new AppError('USER_EXISTS', `A user with email ${email} already exists in the environment`);
         throw err;
       }
     },
@@ -73,7 +78,8 @@ export function createEmailOps(deps: UsersDeps, core: UsersCore) {
         return { isValid: false };
       }
       const { ok, needsRehash } = await deps.passwords.verify(password, user.password_hash);
-      if (ok && needsRehash && user.password_hash) await store.replacePasswordHash(db, user.id, user.password_hash, await deps.passwords.hash(password));
+      if (ok && needsRehash && user.password_hash)
+        await store.replacePasswordHash(db, user.id, user.password_hash, await deps.passwords.hash(password));
       return { isValid: ok, userId: user.id };
     },
   };

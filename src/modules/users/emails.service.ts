@@ -26,11 +26,24 @@ export interface EmailCodesPort {
   limiter: { hit(key: string): { limited: boolean; retryAfter: number } };
 }
 
-export interface UserEmail { id: string; userId: string; email: string; verified: boolean; isPrimary: boolean; createdAt: string; updatedAt: string }
+export interface UserEmail {
+  id: string;
+  userId: string;
+  email: string;
+  verified: boolean;
+  isPrimary: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
 
 const toWire = (r: emails.ListedEmail): UserEmail => ({
-  id: r.id, userId: r.user_id, email: r.email, verified: r.verified, isPrimary: r.is_primary,
-  createdAt: new Date(r.created_at).toISOString(), updatedAt: new Date(r.updated_at).toISOString(),
+  id: r.id,
+  userId: r.user_id,
+  email: r.email,
+  verified: r.verified,
+  isPrimary: r.is_primary,
+  createdAt: new Date(r.created_at).toISOString(),
+  updatedAt: new Date(r.updated_at).toISOString(),
 });
 const secondary = (r: emails.EmailRow): UserEmail => toWire({ ...r, is_primary: false });
 
@@ -46,27 +59,44 @@ const taken = (email: string) => new AppError('USER_EXISTS', `email ${email} bel
  * secondary ones are proven with an emailed code before they can become primary. `prior` are the email ops whose
  * `onEmailChange` hooks (voiding emailed proofs of the old address) also run on a primary switch.
  */
-export function createUserEmailOps(deps: UsersDeps, core: UsersCore, prior: { onEmailChange(fn: (tx: Queryable, userId: string) => Promise<void>): void }) {
+export function createUserEmailOps(
+  deps: UsersDeps,
+  core: UsersCore,
+  prior: { onEmailChange(fn: (tx: Queryable, userId: string) => Promise<void>): void },
+) {
   const { db } = deps;
   const hooks: Array<(tx: Queryable, userId: string) => Promise<void>> = [];
   const codes = deps.emailCodes;
   const port = codes && {
-    ...codes, key: createHmac('sha256', codes.kek).update('gatehouse user email codes v1').digest() };
+    ...codes,
+    key: createHmac('sha256', codes.kek).update('gatehouse user email codes v1').digest(),
+  };
   const hash = (id: string, code: string) => createHmac('sha256', port!.key).update(`${id}:${code}`).digest('hex');
 
   async function sendCode(tx: Queryable, user: store.UserRow, row: emails.EmailRow): Promise<void> {
     const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
     await emails.setCode(tx, row.id, hash(row.id, code), EMAIL_CODE_TTL);
     await port!.sendEmail(tx, {
-      tenantId: user.active_tenant_id, to: row.email, type: 'EmailVerification',
+      tenantId: user.active_tenant_id,
+      to: row.email,
+      type: 'EmailVerification',
       vars: { name: user.name, email: row.email, code, expiresInMinutes: String(EMAIL_CODE_TTL / 60) },
     });
   }
 
   /** Adds an address after the checks every writer of an address makes (free in the environment, allowed domain). */
-  async function add(userId: string, emailIn: string, verified: boolean, selfService: boolean): Promise<{ created: boolean; email: UserEmail }> {
+  async function add(
+    userId: string,
+    emailIn: string,
+    verified: boolean,
+    selfService: boolean,
+  ): Promise<{ created: boolean; email: UserEmail }> {
     const email = normalise(emailIn);
-    if (!verified && !port) throw new AppError('EMAIL_CODES_UNAVAILABLE', 'Email codes are not configured on this server (the users module has no emailCodes)');
+    if (!verified && !port)
+      throw new AppError(
+        'EMAIL_CODES_UNAVAILABLE',
+        'Email codes are not configured on this server (the users module has no emailCodes)',
+      );
     try {
       return await db.transaction(async (tx) => {
         const user = await core.requireUser(tx, userId, true);
@@ -75,11 +105,16 @@ export function createUserEmailOps(deps: UsersDeps, core: UsersCore, prior: { on
         if (owner && owner !== user.id) throw taken(email);
         const mine = owner ? await emails.findOfUser(tx, user.id, { email }, true) : undefined;
         // Adding again an unverified address of one's own: a new code (self-service), or the vendor's proof of it.
-        if (owner && (!mine || mine.verified || (!selfService && !verified))) throw new AppError('CONFLICT', `email ${email} is already an address of this user`);
-        for (const m of await store.memberships(tx, user.id)) await assertEmailDomainAllowed(tx, m.tenant_id, email, 'body.email');
+        if (owner && (!mine || mine.verified || (!selfService && !verified)))
+          throw new AppError('CONFLICT', `email ${email} is already an address of this user`);
+        for (const m of await store.memberships(tx, user.id))
+          await assertEmailDomainAllowed(tx, m.tenant_id, email, 'body.email');
         if (selfService) {
           const r = port!.limiter.hit(`user-email:${user.id}`);
-          if (r.limited) throw new AppError('RATE_LIMITED', `Too many email code requests; retry in ${r.retryAfter} s`, undefined, { 'retry-after': String(r.retryAfter) });
+          if (r.limited)
+            throw new AppError('RATE_LIMITED', `Too many email code requests; retry in ${r.retryAfter} s`, undefined, {
+              'retry-after': String(r.retryAfter),
+            });
         }
         if (mine) {
           if (selfService) await sendCode(tx, user, mine);
@@ -87,7 +122,12 @@ export function createUserEmailOps(deps: UsersDeps, core: UsersCore, prior: { on
         }
         const row = await emails.insert(tx, { id: newId(), userId: user.id, email, verified });
         if (!verified) await sendCode(tx, user, row);
-        await deps.events?.emit(tx, { eventKey: 'user.updated', tenantId: user.active_tenant_id, entity: { type: 'user', id: user.id }, data: { userId: user.id, changed: ['emails'], addedEmail: email } });
+        await deps.events?.emit(tx, {
+          eventKey: 'user.updated',
+          tenantId: user.active_tenant_id,
+          entity: { type: 'user', id: user.id },
+          data: { userId: user.id, changed: ['emails'], addedEmail: email },
+        });
         return { created: true, email: secondary(row) };
       });
     } catch (err) {
@@ -99,11 +139,20 @@ export function createUserEmailOps(deps: UsersDeps, core: UsersCore, prior: { on
   async function remove(userId: string, emailId: string): Promise<void> {
     await db.transaction(async (tx) => {
       const user = await core.requireUser(tx, userId, true);
-      if (emailId === user.id) throw new AppError('CONFLICT', 'The primary email cannot be deleted; make another verified address primary first');
+      if (emailId === user.id)
+        throw new AppError(
+          'CONFLICT',
+          'The primary email cannot be deleted; make another verified address primary first',
+        );
       const row = isUuid(emailId) ? await emails.findOfUser(tx, user.id, { id: emailId }, true) : undefined;
       if (!row) throw new AppError('USER_EMAIL_NOT_FOUND', `User ${user.id} has no email with id ${emailId}`);
       await emails.remove(tx, row.id);
-      await deps.events?.emit(tx, { eventKey: 'user.updated', tenantId: user.active_tenant_id, entity: { type: 'user', id: user.id }, data: { userId: user.id, changed: ['emails'], removedEmail: row.email } });
+      await deps.events?.emit(tx, {
+        eventKey: 'user.updated',
+        tenantId: user.active_tenant_id,
+        entity: { type: 'user', id: user.id },
+        data: { userId: user.id, changed: ['emails'], removedEmail: row.email },
+      });
     });
   }
 
@@ -119,15 +168,24 @@ export function createUserEmailOps(deps: UsersDeps, core: UsersCore, prior: { on
         if (user.email) await emails.lockAddress(tx, user.email);
         const row = await emails.findOfUser(tx, user.id, { email }, true);
         if (!row) throw new AppError('USER_EMAIL_NOT_FOUND', `User ${user.id} has no email ${email}`);
-        if (!row.verified) throw new AppError('CONFLICT', `email ${email} is not verified; verify it before making it primary`);
+        if (!row.verified)
+          throw new AppError('CONFLICT', `email ${email} is not verified; verify it before making it primary`);
         // A user without a primary address (signed up with a username) has nothing to keep as a secondary one.
         if (user.email) await emails.replaceAddress(tx, row.id, user.email, user.verified);
         else await emails.remove(tx, row.id);
         await store.updateUser(tx, user.id, { email, verified: true });
         for (const fn of hooks) await fn(tx, user.id);
         await deps.events?.emit(tx, {
-          eventKey: 'user.updated', tenantId: user.active_tenant_id, entity: { type: 'user', id: user.id },
-          data: { userId: user.id, email, previousEmail: user.email, tenantId: user.active_tenant_id, changed: user.verified ? ['email'] : ['email', 'verified'] },
+          eventKey: 'user.updated',
+          tenantId: user.active_tenant_id,
+          entity: { type: 'user', id: user.id },
+          data: {
+            userId: user.id,
+            email,
+            previousEmail: user.email,
+            tenantId: user.active_tenant_id,
+            changed: user.verified ? ['email'] : ['email', 'verified'],
+          },
         });
       });
     } catch (err) {
@@ -143,16 +201,30 @@ export function createUserEmailOps(deps: UsersDeps, core: UsersCore, prior: { on
       hooks.push(fn);
     },
     emails: {
-      add, remove, makePrimary,
+      add,
+      remove,
+      makePrimary,
       async listOfUser(userId: string): Promise<UserEmail[]> {
         await core.requireUser(db, userId);
         return (await emails.listOfUser(db, userId)).map(toWire);
       },
-      async list(f: Omit<emails.ListFilter, 'userIds' | 'email'> & { userIds?: string; email?: string }): Promise<{ items: UserEmail[]; total: number }> {
-        const ids = f.userIds?.split(',').map((s) => s.trim()).filter(Boolean);
+      async list(
+        f: Omit<emails.ListFilter, 'userIds' | 'email'> & { userIds?: string; email?: string },
+      ): Promise<{ items: UserEmail[]; total: number }> {
+        const ids = f.userIds
+          ?.split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
         const bad = ids?.find((id) => !isUuid(id));
-        if (bad) throw new AppError('VALIDATION', `userIds must be a comma-separated list of user ids (${bad} is not one)`, { fields: ['userIds'] });
-        const r = await emails.list(db, { ...f, userIds: ids?.length ? ids : undefined, email: f.email?.trim().toLowerCase() || undefined });
+        if (bad)
+          throw new AppError('VALIDATION', `userIds must be a comma-separated list of user ids (${bad} is not one)`, {
+            fields: ['userIds'],
+          });
+        const r = await emails.list(db, {
+          ...f,
+          userIds: ids?.length ? ids : undefined,
+          email: f.email?.trim().toLowerCase() || undefined,
+        });
         return { items: r.items.map(toWire), total: r.total };
       },
       /** The code sent to `email` marks it verified. 400 wrong (5 tries), 410 expired or used. */
@@ -163,22 +235,36 @@ export function createUserEmailOps(deps: UsersDeps, core: UsersCore, prior: { on
           const user = await core.requireUser(tx, userId, true);
           const row = await emails.findOfUser(tx, user.id, { email }, true);
           if (!row) {
-            if (user.email === email) throw new AppError('CONFLICT', `email ${email} is the primary address; verify it with POST /identity/resources/users/v1/email/verify`);
+            if (user.email === email)
+              throw new AppError(
+                'CONFLICT',
+                `email ${email} is the primary address; verify it with POST /identity/resources/users/v1/email/verify`,
+              );
             throw new AppError('USER_EMAIL_NOT_FOUND', `User ${user.id} has no email ${email}`);
           }
           if (row.verified) throw new AppError('CONFLICT', `email ${email} is already verified`);
-          if (!row.code_hash || !port) return new AppError('OTC_EXPIRED', 'The code was already used or replaced; request a new one');
-          if (row.code_expires_at! <= new Date()) return new AppError('OTC_EXPIRED', 'The code has expired; request a new one');
+          if (!row.code_hash || !port)
+            return new AppError('OTC_EXPIRED', 'The code was already used or replaced; request a new one');
+          if (row.code_expires_at! <= new Date())
+            return new AppError('OTC_EXPIRED', 'The code has expired; request a new one');
           const given = /^\d{6}$/.test(b.code.trim()) ? b.code.trim() : '';
           if (!safeEqual(hash(row.id, given), row.code_hash)) {
             const burn = row.code_attempts + 1 >= EMAIL_CODE_ATTEMPTS;
             await emails.countAttempt(tx, row.id, burn);
             return burn
-              ? new AppError('OTC_ATTEMPTS_EXCEEDED', `Too many wrong codes (${EMAIL_CODE_ATTEMPTS}); this code no longer works, request a new one`)
+              ? new AppError(
+                  'OTC_ATTEMPTS_EXCEEDED',
+                  `Too many wrong codes (${EMAIL_CODE_ATTEMPTS}); this code no longer works, request a new one`,
+                )
               : new AppError('OTC_INVALID', 'The code is wrong');
           }
           answer = secondary(await emails.markVerified(tx, row.id));
-          await deps.events?.emit(tx, { eventKey: 'user.updated', tenantId: user.active_tenant_id, entity: { type: 'user', id: user.id }, data: { userId: user.id, changed: ['emails'], verifiedEmail: email } });
+          await deps.events?.emit(tx, {
+            eventKey: 'user.updated',
+            tenantId: user.active_tenant_id,
+            entity: { type: 'user', id: user.id },
+            data: { userId: user.id, changed: ['emails'], verifiedEmail: email },
+          });
           return null;
         });
         if (error) throw error; // after commit: a wrong try is counted

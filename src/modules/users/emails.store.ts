@@ -38,13 +38,24 @@ export async function ownerOf(q: Queryable, email: string): Promise<string | und
   return rows[0]?.user_id;
 }
 
-export async function findOfUser(q: Queryable, userId: string, by: { id?: string; email?: string }, lock = false): Promise<EmailRow | undefined> {
+export async function findOfUser(
+  q: Queryable,
+  userId: string,
+  by: { id?: string; email?: string },
+  lock = false,
+): Promise<EmailRow | undefined> {
   const [col, value] = by.id !== undefined ? ['id', by.id] : ['lower(email)', by.email!];
-  const { rows } = await q.query<EmailRow>(`SELECT * FROM user_emails WHERE user_id = $1 AND ${col} = $2${lock ? ' FOR UPDATE' : ''}`, [userId, value]);
+  const { rows } = await q.query<EmailRow>(
+    `SELECT * FROM user_emails WHERE user_id = $1 AND ${col} = $2${lock ? ' FOR UPDATE' : ''}`,
+    [userId, value],
+  );
   return rows[0];
 }
 
-export async function insert(q: Queryable, r: { id: string; userId: string; email: string; verified: boolean }): Promise<EmailRow> {
+export async function insert(
+  q: Queryable,
+  r: { id: string; userId: string; email: string; verified: boolean },
+): Promise<EmailRow> {
   const { rows } = await q.query<EmailRow>(
     'INSERT INTO user_emails (id, user_id, email, verified) VALUES ($1, $2, $3, $4) RETURNING *',
     [r.id, r.userId, r.email, r.verified],
@@ -61,7 +72,10 @@ export async function setCode(q: Queryable, id: string, codeHash: string, ttlSec
 }
 
 export async function countAttempt(q: Queryable, id: string, burn: boolean): Promise<void> {
-  await q.query(`UPDATE user_emails SET code_attempts = code_attempts + 1${burn ? ', code_hash = NULL' : ''} WHERE id = $1`, [id]);
+  await q.query(
+    `UPDATE user_emails SET code_attempts = code_attempts + 1${burn ? ', code_hash = NULL' : ''} WHERE id = $1`,
+    [id],
+  );
 }
 
 export async function markVerified(q: Queryable, id: string): Promise<EmailRow> {
@@ -89,11 +103,22 @@ const LISTED = `SELECT u.id, u.id AS user_id, u.email, u.verified, true AS is_pr
 
 /** A user's addresses: the primary first, then the others by age. */
 export async function listOfUser(q: Queryable, userId: string): Promise<ListedEmail[]> {
-  const { rows } = await q.query<ListedEmail>(`SELECT * FROM (${LISTED}) x ORDER BY is_primary DESC, created_at, email`, [[userId]]);
+  const { rows } = await q.query<ListedEmail>(
+    `SELECT * FROM (${LISTED}) x ORDER BY is_primary DESC, created_at, email`,
+    [[userId]],
+  );
   return rows;
 }
 
-export interface ListFilter { userIds?: string[]; email?: string; tenantId?: string; sortBy: 'userId' | 'email'; order: 'ASC' | 'DESC'; limit: number; page: number }
+export interface ListFilter {
+  userIds?: string[];
+  email?: string;
+  tenantId?: string;
+  sortBy: 'userId' | 'email';
+  order: 'ASC' | 'DESC';
+  limit: number;
+  page: number;
+}
 
 /** Every address of the environment (or of one account's members), filtered, sorted and paged. */
 export async function list(q: Queryable, f: ListFilter): Promise<{ items: ListedEmail[]; total: number }> {
@@ -101,7 +126,10 @@ export async function list(q: Queryable, f: ListFilter): Promise<{ items: Listed
   const where: string[] = [];
   if (f.userIds) where.push(`x.user_id = ANY($${params.push(f.userIds)}::uuid[])`);
   if (f.email) where.push(`lower(x.email) = $${params.push(f.email)}`);
-  if (f.tenantId) where.push(`EXISTS (SELECT 1 FROM user_tenants m WHERE m.user_id = x.user_id AND m.tenant_id = $${params.push(f.tenantId)})`);
+  if (f.tenantId)
+    where.push(
+      `EXISTS (SELECT 1 FROM user_tenants m WHERE m.user_id = x.user_id AND m.tenant_id = $${params.push(f.tenantId)})`,
+    );
   const all = `SELECT u.id, u.id AS user_id, u.email, u.verified, true AS is_primary, u.created_at, u.updated_at FROM users u WHERE u.email IS NOT NULL
     UNION ALL SELECT e.id, e.user_id, e.email, e.verified, false, e.created_at, e.updated_at FROM user_emails e`;
   const filtered = `FROM (${all}) x${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`;

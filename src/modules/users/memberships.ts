@@ -8,10 +8,21 @@ import * as store from './store.ts';
 // A user's memberships of accounts: joining one, and the access they give (for the users service, service.ts).
 
 /** Joins a user to an account with the given roles (or the account's default roles). */
-export async function joinAccount(tx: Queryable, deps: { tenants: TenantsService; roles: RolesService }, tenantId: string, userId: string, roleIds: string[] | undefined, expiresAt: Date | null, firstUser = false) {
+export async function joinAccount(
+  tx: Queryable,
+  deps: { tenants: TenantsService; roles: RolesService },
+  tenantId: string,
+  userId: string,
+  roleIds: string[] | undefined,
+  expiresAt: Date | null,
+  firstUser = false,
+) {
   const { roles } = deps;
   const account = await deps.tenants.requireLive(tx, tenantId);
-  const added = await store.addMembership(tx, tenantId, userId, { subAccess: account.sub_account_access_type !== 'defaultOff', expiresAt });
+  const added = await store.addMembership(tx, tenantId, userId, {
+    subAccess: account.sub_account_access_type !== 'defaultOff',
+    expiresAt,
+  });
   if (!added) throw new AppError('ALREADY_MEMBER', `User ${userId} is already a member of account ${tenantId}`);
   let ids = roleIds ?? [];
   if (ids.length) await roles.assertAssignable(tx, tenantId, ids);
@@ -35,7 +46,11 @@ function usable(membership: store.MembershipRow, distance: number): store.Member
  * How a user may act in an account: through their own membership, or through the nearest ancestor membership
  * that has sub-account access. Undefined when neither; disabled or expired memberships give no access.
  */
-export async function accessTo(q: Queryable, userId: string, tenantId: string): Promise<store.MembershipRow | undefined> {
+export async function accessTo(
+  q: Queryable,
+  userId: string,
+  tenantId: string,
+): Promise<store.MembershipRow | undefined> {
   const found = await store.nearestMembership(q, userId, tenantId);
   return found ? usable(found.membership, found.distance) : undefined;
 }

@@ -32,24 +32,43 @@ export function createPasswordChangeOps(deps: UsersDeps, core: UsersCore) {
      * transaction. The user's other sessions end (`keepSessionId`, the caller's own, stays). A wrong current password
      * counts towards the lockout policy and the sign-in rate limits, as a wrong password at sign-in does.
      */
-    async changePassword(userId: string, current: string, next: string, client: { ip?: string; keepSessionId?: string } = {}): Promise<void> {
+    async changePassword(
+      userId: string,
+      current: string,
+      next: string,
+      client: { ip?: string; keepSessionId?: string } = {},
+    ): Promise<void> {
       const wrong = await db.transaction(async (tx) => {
         const user = await core.requireUser(tx, userId, true);
         checks?.limit(client.ip, user.email ?? user.username ?? user.id);
-        if (isLockedNow(user)) throw new AppError('USER_LOCKED', 'The user is locked; ask an administrator to unlock it or wait for the lock to expire');
+        if (isLockedNow(user))
+          throw new AppError(
+            'USER_LOCKED',
+            'The user is locked; ask an administrator to unlock it or wait for the lock to expire',
+          );
         // A lock whose time has passed counts afresh, as at sign-in.
-        if (!(await deps.passwords.verify(current, user.password_hash)).ok) return user.is_locked ? { ...user, failed_attempts: 0 } : user;
-        await deps.passwords.validate(tx, next, { tenantId: user.active_tenant_id ?? undefined, userId, email: user.email ?? undefined });
+        if (!(await deps.passwords.verify(current, user.password_hash)).ok)
+          return user.is_locked ? { ...user, failed_attempts: 0 } : user;
+        await deps.passwords.validate(tx, next, {
+          tenantId: user.active_tenant_id ?? undefined,
+          userId,
+          email: user.email ?? undefined,
+        });
         const hash = await deps.passwords.hash(next);
         await store.updateUser(tx, userId, { password_hash: hash, must_reset_password: false, failed_attempts: 0 });
         await deps.passwords.remember(tx, userId, hash);
         await checks?.endOtherSessions(tx, userId, client.keepSessionId);
-        await deps.events?.emit(tx, { eventKey: 'user.password_changed', tenantId: user.active_tenant_id, entity: { type: 'user', id: userId }, data: { userId, tenantId: user.active_tenant_id } });
+        await deps.events?.emit(tx, {
+          eventKey: 'user.password_changed',
+          tenantId: user.active_tenant_id,
+          entity: { type: 'user', id: userId },
+          data: { userId, tenantId: user.active_tenant_id },
+        });
         return undefined;
       });
       if (wrong) {
         await checks?.failed(wrong);
-        throw new AppError('CURRENT_PASSWORD_INVALID', 'body.password is not the user\'s current password');
+        throw new AppError('CURRENT_PASSWORD_INVALID', "body.password is not the user's current password");
       }
     },
   };

@@ -10,7 +10,12 @@ import * as store from './store.ts';
 export interface UsersCore {
   requireUser: (q: Queryable, userId: string, lock?: boolean) => Promise<store.UserRow>;
   requireMembership: (q: Queryable, tenantId: string, userId: string) => Promise<store.UserRow>;
-  record: (q: Queryable, user: store.UserRow, tenantId?: string, known?: { groups?: Awaited<ReturnType<typeof groupsOfUsers>> }) => Promise<User>;
+  record: (
+    q: Queryable,
+    user: store.UserRow,
+    tenantId?: string,
+    known?: { groups?: Awaited<ReturnType<typeof groupsOfUsers>> },
+  ) => Promise<User>;
 }
 
 /**
@@ -28,7 +33,12 @@ export const NOT_SELF_SERVICE = ['vendorMetadata', 'mfaBypass', 'externalId', 'e
 export const VENDOR_ONLY_CREATE = ['vendorMetadata', 'mfaBypass', 'externalId', 'verified'] as const;
 
 /** The fields of the profile routes (PUT /users/v1, PUT /users/v2/me), copied one by one: nothing else reaches the update. */
-const profileFields = (b: UpdateProfile): UpdateProfile => ({ name: b.name, profilePictureUrl: b.profilePictureUrl, metadata: b.metadata, phoneNumber: b.phoneNumber });
+const profileFields = (b: UpdateProfile): UpdateProfile => ({
+  name: b.name,
+  profilePictureUrl: b.profilePictureUrl,
+  metadata: b.metadata,
+  phoneNumber: b.phoneNumber,
+});
 
 /** Column values of an update body; a metadata field that is not a JSON object is a 400 before anything is written. */
 function columnsOf(body: UpdateUser): Record<string, unknown> {
@@ -54,7 +64,12 @@ export function createProfileOps(deps: UsersDeps, core: UsersCore) {
       throw new AppError('PHONE_TAKEN', `Phone number ${body.phoneNumber} belongs to another user`);
     }
     const changed = Object.keys(body).filter((k) => (body as Record<string, unknown>)[k] !== undefined);
-    await deps.events?.emit(tx, { eventKey: 'user.updated', tenantId: before.active_tenant_id, entity: { type: 'user', id: before.id }, data: { userId: before.id, email: before.email, changed } });
+    await deps.events?.emit(tx, {
+      eventKey: 'user.updated',
+      tenantId: before.active_tenant_id,
+      entity: { type: 'user', id: before.id },
+      data: { userId: before.id, email: before.email, changed },
+    });
   }
 
   return {
@@ -75,7 +90,11 @@ export function createProfileOps(deps: UsersDeps, core: UsersCore) {
     async updateProfile(userId: string, tenantId: string, body: UpdateProfile): Promise<User> {
       const refused = NOT_SELF_SERVICE.filter((k) => (body as Record<string, unknown>)[k] !== undefined);
       if (refused.length > 0) {
-        throw new AppError('VALIDATION', `${refused.map((k) => `body.${k}`).join(', ')}: a user cannot change ${refused.join(', ')} of their own profile (an environment token changes them with PUT /identity/resources/users/v1/{userId} or PUT /identity/resources/users/v1/{userId}/email)`, { fields: refused });
+        throw new AppError(
+          'VALIDATION',
+          `${refused.map((k) => `body.${k}`).join(', ')}: a user cannot change ${refused.join(', ')} of their own profile (an environment token changes them with PUT /identity/resources/users/v1/{userId} or PUT /identity/resources/users/v1/{userId}/email)`,
+          { fields: refused },
+        );
       }
       const own = profileFields(body);
       columnsOf(own);

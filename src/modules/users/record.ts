@@ -6,7 +6,8 @@ import type { User } from './schema.ts';
 import * as store from './store.ts';
 
 /** Sub-account access of a membership: forced on when its account says alwaysOn. */
-export const subAccess = (m: store.MembershipRow) => m.sub_account_access_type === 'alwaysOn' || m.sub_account_access_allowed;
+export const subAccess = (m: store.MembershipRow) =>
+  m.sub_account_access_type === 'alwaysOn' || m.sub_account_access_allowed;
 
 /** The account a user acts in by default: the stored active one if still a membership, else the oldest accepted one. */
 export function activeMembership(user: store.UserRow, ms: store.MembershipRow[]): store.MembershipRow | undefined {
@@ -19,9 +20,19 @@ export function activeMembership(user: store.UserRow, ms: store.MembershipRow[])
  * pooled PostgreSQL answers each pair at once (PGlite and a transaction run them one after the other). `tenantId`
  * picks the account whose roles and permissions fill `roles`/`permissions`.
  */
-export async function buildUserRecord(q: Queryable, roles: RolesService, user: store.UserRow, tenantId?: string, known?: { groups?: Awaited<ReturnType<typeof groupsOfUsers>> }): Promise<User> {
+export async function buildUserRecord(
+  q: Queryable,
+  roles: RolesService,
+  user: store.UserRow,
+  tenantId?: string,
+  known?: { groups?: Awaited<ReturnType<typeof groupsOfUsers>> },
+): Promise<User> {
   // `known.groups`: a list page reads the groups of all its users in one statement (groupsOfUsers) and passes them in.
-  const [ms, phoneList, groupMap] = await Promise.all([store.memberships(q, user.id), store.phones(q, user.id), known?.groups ?? groupsOfUsers(q, [user.id])]);
+  const [ms, phoneList, groupMap] = await Promise.all([
+    store.memberships(q, user.id),
+    store.phones(q, user.id),
+    known?.groups ?? groupsOfUsers(q, [user.id]),
+  ]);
   const current = (tenantId ? ms.find((m) => m.tenant_id === tenantId) : undefined) ?? activeMembership(user, ms);
   const allRoleIds = [...new Set(ms.flatMap((m) => m.role_ids))];
   const [roleRecords, permissions] = await Promise.all([
@@ -65,7 +76,9 @@ export async function buildUserRecord(q: Queryable, roles: RolesService, user: s
     externalId: user.external_id,
     createdAt: iso(user.created_at)!,
     lastLogin: iso(user.last_login),
-    groups: (groupMap.get(user.id) ?? []).filter((g) => g.tenantId === current?.tenant_id).map(({ tenantId: _t, ...g }) => g),
+    groups: (groupMap.get(user.id) ?? [])
+      .filter((g) => g.tenantId === current?.tenant_id)
+      .map(({ tenantId: _t, ...g }) => g),
     subAccountAccessAllowed: current ? subAccess(current) : false,
     managedBy: user.managed_by,
   };
@@ -91,16 +104,41 @@ export function scopeToAccount(rec: User, tenantId: string): User {
   const mine = rec.tenants.find((t) => t.tenantId === tenantId);
   if (mine?.pending) {
     return {
-      id: rec.id, sub: rec.sub, email: rec.email, name: rec.name, username: null, profilePictureUrl: '', verified: false,
-      mfaEnrolled: false, mfaBypass: false, phoneNumbers: [], roles: mine.roles, permissions: [], provider: '',
-      tenantId, tenantIds: [], activatedForTenant: false, isLocked: false, tenants: [mine], invisible: false,
-      superUser: false, metadata: '{}', vendorMetadata: '{}', externalId: null, createdAt: rec.createdAt, lastLogin: null,
-      groups: [], subAccountAccessAllowed: false, managedBy: rec.managedBy, invitationPending: true,
+      id: rec.id,
+      sub: rec.sub,
+      email: rec.email,
+      name: rec.name,
+      username: null,
+      profilePictureUrl: '',
+      verified: false,
+      mfaEnrolled: false,
+      mfaBypass: false,
+      phoneNumbers: [],
+      roles: mine.roles,
+      permissions: [],
+      provider: '',
+      tenantId,
+      tenantIds: [],
+      activatedForTenant: false,
+      isLocked: false,
+      tenants: [mine],
+      invisible: false,
+      superUser: false,
+      metadata: '{}',
+      vendorMetadata: '{}',
+      externalId: null,
+      createdAt: rec.createdAt,
+      lastLogin: null,
+      groups: [],
+      subAccountAccessAllowed: false,
+      managedBy: rec.managedBy,
+      invitationPending: true,
     };
   }
   // The record's roles, permissions and groups are those of `rec.tenantId`: another account's are dropped.
-  const other = rec.tenantId !== tenantId
-    ? { tenantId, roles: [], permissions: [], groups: [], activatedForTenant: false, subAccountAccessAllowed: false }
-    : {};
+  const other =
+    rec.tenantId !== tenantId
+      ? { tenantId, roles: [], permissions: [], groups: [], activatedForTenant: false, subAccountAccessAllowed: false }
+      : {};
   return { ...rec, ...other, tenantIds: mine ? [tenantId] : [], tenants: mine ? [mine] : [], vendorMetadata: '{}' };
 }

@@ -22,14 +22,20 @@ export function createSearchOps(deps: UsersDeps, core: UsersCore) {
       const rows = await db.transaction(async (tx) => {
         const tenantIds = tenantId ? await accountAndBelow(tx, tenantId, query._includeSubTenants === true) : undefined;
         return searchUsers(tx, {
-          limit, page, phrase, tenantIds,
+          limit,
+          page,
+          phrase,
+          tenantIds,
           email: ident && type === 'email' ? ident : undefined,
           username: ident && type === 'username' ? ident : undefined,
           phone: ident && type === 'phoneNumber' ? ident : undefined,
           namePrefix: query._namePrefix?.trim() || undefined,
         });
       });
-      const groups = await groupsOfUsers(db, rows.map((r) => r.id));
+      const groups = await groupsOfUsers(
+        db,
+        rows.map((r) => r.id),
+      );
       const items: User[] = [];
       for (const row of rows) items.push(await core.record(db, row, tenantId, { groups }));
       return { items };

@@ -55,10 +55,16 @@ export async function searchUsers(q: Queryable, p: UserSearchParams): Promise<Us
   const where: string[] = ['true'];
   const params: unknown[] = [];
   const arg = (v: unknown) => `$${params.push(v)}`;
-  if (p.tenantIds) where.push(`EXISTS (SELECT 1 FROM user_tenants ut WHERE ut.user_id = u.id AND ut.tenant_id = ANY(${arg(p.tenantIds)}::text[]))`);
+  if (p.tenantIds)
+    where.push(
+      `EXISTS (SELECT 1 FROM user_tenants ut WHERE ut.user_id = u.id AND ut.tenant_id = ANY(${arg(p.tenantIds)}::text[]))`,
+    );
   if (p.email) where.push(`u.email = ${arg(p.email.trim().toLowerCase())}`);
   if (p.username) where.push(`lower(u.username) = lower(${arg(p.username)})`);
-  if (p.phone) where.push(`EXISTS (SELECT 1 FROM user_phone_numbers ph WHERE ph.user_id = u.id AND ph.phone_number = ${arg(p.phone)})`);
+  if (p.phone)
+    where.push(
+      `EXISTS (SELECT 1 FROM user_phone_numbers ph WHERE ph.user_id = u.id AND ph.phone_number = ${arg(p.phone)})`,
+    );
   if (p.namePrefix) where.push(`lower(u.name) LIKE ${arg(`${escapeLike(p.namePrefix.toLowerCase())}%`)}`);
   let order = 'u.created_at, u.id';
   if (p.phrase) {

@@ -50,17 +50,28 @@ export function createUsersService(deps: UsersDeps) {
 
   async function requireMembership(q: Queryable, tenantId: string, userId: string): Promise<store.UserRow> {
     const user = await requireUser(q, userId);
-    const { rows } = await q.query('SELECT 1 FROM user_tenants WHERE tenant_id = $1 AND user_id = $2', [tenantId, userId]);
+    const { rows } = await q.query('SELECT 1 FROM user_tenants WHERE tenant_id = $1 AND user_id = $2', [
+      tenantId,
+      userId,
+    ]);
     if (rows.length === 0) throw new AppError('NOT_A_MEMBER', `User ${userId} is not a member of account ${tenantId}`);
     return user;
   }
 
-  const record = (q: Queryable, user: store.UserRow, tenantId?: string, known?: Parameters<typeof buildUserRecord>[4]) => buildUserRecord(q, roles, user, tenantId, known);
+  const record = (
+    q: Queryable,
+    user: store.UserRow,
+    tenantId?: string,
+    known?: Parameters<typeof buildUserRecord>[4],
+  ) => buildUserRecord(q, roles, user, tenantId, known);
 
   async function expiryFor(seconds: number | undefined, q: Queryable = db): Promise<Date | null> {
     if (seconds === undefined) return null;
     if (!(await deps.environment.settings(q)).temporaryUsersEnabled) {
-      throw new AppError('TEMPORARY_USERS_DISABLED', 'expirationInSeconds needs temporary users to be enabled (PUT /identity/resources/users/temporary/v1/configuration)');
+      throw new AppError(
+        'TEMPORARY_USERS_DISABLED',
+        'expirationInSeconds needs temporary users to be enabled (PUT /identity/resources/users/temporary/v1/configuration)',
+      );
     }
     return new Date(Date.now() + seconds * 1000);
   }
@@ -93,12 +104,17 @@ export function createUsersService(deps: UsersDeps) {
       if (by.kind === 'user') {
         const refused = VENDOR_ONLY_CREATE.filter((k) => (body as Record<string, unknown>)[k] !== undefined);
         if (refused.length > 0) {
-          throw new AppError('VALIDATION', `${refused.map((k) => `body.${k}`).join(', ')}: only an environment token sets ${refused.join(', ')} of a user`, { fields: refused });
+          throw new AppError(
+            'VALIDATION',
+            `${refused.map((k) => `body.${k}`).join(', ')}: only an environment token sets ${refused.join(', ')} of a user`,
+            { fields: refused },
+          );
         }
       }
       const email = body.email.trim().toLowerCase();
       const metadata = body.metadata !== undefined ? parseMetadata(body.metadata, 'metadata') : {};
-      const vendorMetadata = body.vendorMetadata !== undefined ? parseMetadata(body.vendorMetadata, 'vendorMetadata') : {};
+      const vendorMetadata =
+        body.vendorMetadata !== undefined ? parseMetadata(body.vendorMetadata, 'vendorMetadata') : {};
       const expiresAt = await expiryFor(body.expirationInSeconds);
       return db.transaction(async (tx) => {
         await deps.tenants.requireLive(tx, tenantId);
@@ -110,11 +126,22 @@ export function createUsersService(deps: UsersDeps) {
           passwordHash = await deps.passwords.hash(body.password);
         }
         const user = await creation.create(tx, {
-          source: 'api', tenantId, email, username: body.username ?? null, name: body.name ?? '',
-          profilePictureUrl: body.profilePictureUrl ?? null, externalId: body.externalId ?? null,
+          source: 'api',
+          tenantId,
+          email,
+          username: body.username ?? null,
+          name: body.name ?? '',
+          profilePictureUrl: body.profilePictureUrl ?? null,
+          externalId: body.externalId ?? null,
           phoneNumber: body.phoneNumber,
-          verified: body.verified ?? false, mfaBypass: body.mfaBypass ?? false, provider: body.provider ?? 'local',
-          metadata, vendorMetadata, passwordHash, expiresAt, roleIds: body.roleIds?.length ? body.roleIds : undefined,
+          verified: body.verified ?? false,
+          mfaBypass: body.mfaBypass ?? false,
+          provider: body.provider ?? 'local',
+          metadata,
+          vendorMetadata,
+          passwordHash,
+          expiresAt,
+          roleIds: body.roleIds?.length ? body.roleIds : undefined,
           defaults: 'firstMember',
           // An account administrator's password for someone else lasts until the owner proves the mailbox.
           passwordTemporary: passwordHash !== null && by.kind === 'user',
@@ -135,23 +162,38 @@ export function createUsersService(deps: UsersDeps) {
         if (!tenantId) {
           const user = await requireUser(tx, userId, true);
           await store.deleteUser(tx, userId);
-          await deps.events?.emit(tx, { eventKey: 'user.deleted', tenantId: user.active_tenant_id, entity: { type: 'user', id: userId }, data: { userId, email: user.email, tenantId: null, scope: 'environment' } });
+          await deps.events?.emit(tx, {
+            eventKey: 'user.deleted',
+            tenantId: user.active_tenant_id,
+            entity: { type: 'user', id: userId },
+            data: { userId, email: user.email, tenantId: null, scope: 'environment' },
+          });
           return;
         }
         const member = await requireMembership(tx, tenantId, userId);
         await store.removeMembership(tx, tenantId, userId);
         await store.settleAfterLeaving(tx, [userId], tenantId);
-        await deps.events?.emit(tx, { eventKey: 'user.deleted', tenantId, entity: { type: 'user', id: userId }, data: { userId, email: member.email, tenantId, scope: 'account' } });
+        await deps.events?.emit(tx, {
+          eventKey: 'user.deleted',
+          tenantId,
+          entity: { type: 'user', id: userId },
+          data: { userId, email: member.email, tenantId, scope: 'account' },
+        });
       });
     },
 
     /** Account removal hook: every membership goes (users left with none are deleted); user.deleted (scope account) for each. */
     async forgetAccount(tx: Queryable, tenantId: string): Promise<void> {
       const gone = await store.removeAccountUsers(tx, tenantId);
-      await deps.events?.emitMany(tx, gone.map((u) => ({
-        eventKey: 'user.deleted' as const, tenantId, entity: { type: 'user', id: u.user_id },
-        data: { userId: u.user_id, email: u.email, tenantId, scope: 'account', reason: 'account_deleted' },
-      })));
+      await deps.events?.emitMany(
+        tx,
+        gone.map((u) => ({
+          eventKey: 'user.deleted' as const,
+          tenantId,
+          entity: { type: 'user', id: u.user_id },
+          data: { userId: u.user_id, email: u.email, tenantId, scope: 'account', reason: 'account_deleted' },
+        })),
+      );
     },
 
     async addToAccount(userId: string, tenantId: string, roleIds?: string[]): Promise<User> {
@@ -191,7 +233,11 @@ export function createUsersService(deps: UsersDeps) {
       });
     },
 
-    async setMembershipFlag(tenantId: string, userId: string, values: { is_disabled?: boolean; sub_account_access_allowed?: boolean; temporary_expiration_date?: Date | null }) {
+    async setMembershipFlag(
+      tenantId: string,
+      userId: string,
+      values: { is_disabled?: boolean; sub_account_access_allowed?: boolean; temporary_expiration_date?: Date | null },
+    ) {
       await requireMembership(db, tenantId, userId);
       await store.updateMembership(db, tenantId, userId, values);
       return record(db, (await store.findById(db, userId))!, tenantId);
@@ -202,7 +248,12 @@ export function createUsersService(deps: UsersDeps) {
       return this.setMembershipFlag(tenantId, userId, { temporary_expiration_date: expiresAt });
     },
 
-    async setFlags(userId: string, values: Partial<Pick<store.UserRow, 'is_locked' | 'locked_until' | 'failed_attempts' | 'verified' | 'invisible' | 'super_user'>>) {
+    async setFlags(
+      userId: string,
+      values: Partial<
+        Pick<store.UserRow, 'is_locked' | 'locked_until' | 'failed_attempts' | 'verified' | 'invisible' | 'super_user'>
+      >,
+    ) {
       return db.transaction(async (tx) => {
         const user = await requireUser(tx, userId, true);
         await store.updateUser(tx, userId, values);
@@ -210,9 +261,19 @@ export function createUsersService(deps: UsersDeps) {
         const entity = { type: 'user', id: userId };
         if (values.is_locked !== undefined) {
           // An administrator's lock or unlock (the lockout policy's own lock is emitted by the sign-in).
-          await deps.events?.emit(tx, { eventKey: values.is_locked ? 'user.locked' : 'user.unlocked', tenantId: user.active_tenant_id, entity, data: { ...data, reason: 'administrator' } });
+          await deps.events?.emit(tx, {
+            eventKey: values.is_locked ? 'user.locked' : 'user.unlocked',
+            tenantId: user.active_tenant_id,
+            entity,
+            data: { ...data, reason: 'administrator' },
+          });
         } else {
-          await deps.events?.emit(tx, { eventKey: 'user.updated', tenantId: user.active_tenant_id, entity, data: { ...data, changed: Object.keys(values) } });
+          await deps.events?.emit(tx, {
+            eventKey: 'user.updated',
+            tenantId: user.active_tenant_id,
+            entity,
+            data: { ...data, changed: Object.keys(values) },
+          });
         }
         return record(tx, (await store.findById(tx, userId))!);
       });
@@ -239,7 +300,10 @@ export function createUsersService(deps: UsersDeps) {
         order: q._order ?? 'ASC',
       });
       const items: User[] = [];
-      const groups = await groupsOfUsers(db, rows.map((r) => r.id));
+      const groups = await groupsOfUsers(
+        db,
+        rows.map((r) => r.id),
+      );
       for (const row of rows) items.push(await record(db, row, tenantId, { groups }));
       return { items, total, limit, page };
     },
@@ -248,7 +312,8 @@ export function createUsersService(deps: UsersDeps) {
     accessTo,
     accessView,
     /** The accounts a user belongs to, with names. */
-    accountsOf: (userId: string, q: Queryable = db): Promise<{ tenantId: string; name: string }[]> => accountsOf(userId, q),
+    accountsOf: (userId: string, q: Queryable = db): Promise<{ tenantId: string; name: string }[]> =>
+      accountsOf(userId, q),
     /**
      * The current user's accounts as the browser SDK reads them: account records with the environment as `vendorId`,
      * and the active one (an account reached through sub-account access is not among the memberships).

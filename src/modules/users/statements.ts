@@ -15,7 +15,8 @@ export const findByPhone = (q: Queryable, phone: string) => store.findByPhone(q,
 /** The user's phone numbers (user_phone_numbers). */
 export const phones = (q: Queryable, userId: string) => store.phones(q, userId);
 /** Sets columns of the user row (column → value). */
-export const updateUser = (q: Queryable, id: string, values: Record<string, unknown>) => store.updateUser(q, id, values);
+export const updateUser = (q: Queryable, id: string, values: Record<string, unknown>) =>
+  store.updateUser(q, id, values);
 
 // For the refresh and MFA sign-in views, which read a session, its user and their memberships in one statement.
 export const userFromJson = (o: Record<string, unknown>) => store.userFromJson(o);
@@ -26,7 +27,10 @@ export const membershipsWithState = (q: Queryable, userId: string) => store.memb
 
 // For the flows that add an existing user to an account (new users: createUserCreation, create.ts).
 export const addMembership = (
-  q: Queryable, tenantId: string, userId: string, m: { subAccess: boolean; expiresAt: Date | null; pending?: boolean },
+  q: Queryable,
+  tenantId: string,
+  userId: string,
+  m: { subAccess: boolean; expiresAt: Date | null; pending?: boolean },
 ) => store.addMembership(q, tenantId, userId, m);
 export const addRoles = (q: Queryable, tenantId: string, userId: string, roleIds: string[]) =>
   store.addRoles(q, tenantId, userId, roleIds);
@@ -40,4 +44,3 @@ export const removeRoles = (q: Queryable, tenantId: string, userId: string, role
   store.removeRoles(q, tenantId, userId, roleIds);
 export const settleAfterLeaving = (q: Queryable, userIds: string[], tenantId: string) =>
   store.settleAfterLeaving(q, userIds, tenantId);
-

@@ -38,8 +38,15 @@ export interface UserRow {
 /** The keys of T whose values are dates. */
 type DateKeys<T> = { [K in keyof T]-?: NonNullable<T[K]> extends Date ? K : never }[keyof T];
 /** Every date column of UserRow (the compiler checks the list is complete): what `userFromJson` turns back into Dates. */
-const USER_DATE_COLUMNS = ['created_at', 'updated_at', 'last_login', 'locked_until', 'password_changed_at'] as const satisfies readonly DateKeys<UserRow>[];
-const USER_DATES_COMPLETE: Exclude<DateKeys<UserRow>, (typeof USER_DATE_COLUMNS)[number]> extends never ? true : never = true;
+const USER_DATE_COLUMNS = [
+  'created_at',
+  'updated_at',
+  'last_login',
+  'locked_until',
+  'password_changed_at',
+] as const satisfies readonly DateKeys<UserRow>[];
+const USER_DATES_COMPLETE: Exclude<DateKeys<UserRow>, (typeof USER_DATE_COLUMNS)[number]> extends never ? true : never =
+  true;
 void USER_DATES_COMPLETE;
 
 /**
@@ -56,7 +63,14 @@ export function userFromJson(o: Record<string, unknown>): UserRow {
  * one JSON value) with their dates as Dates, as `membershipsWithState` would give them.
  */
 export function membershipsFromJson(rows: Record<string, unknown>[]): (MembershipRow & { live: boolean })[] {
-  return rows.map((m) => ({ ...m, created_at: dateFromJson(m.created_at), temporary_expiration_date: dateFromJson(m.temporary_expiration_date) }) as unknown as MembershipRow & { live: boolean });
+  return rows.map(
+    (m) =>
+      ({
+        ...m,
+        created_at: dateFromJson(m.created_at),
+        temporary_expiration_date: dateFromJson(m.temporary_expiration_date),
+      }) as unknown as MembershipRow & { live: boolean },
+  );
 }
 
 export interface MembershipRow {
@@ -88,7 +102,10 @@ export async function findByUsername(q: Queryable, username: string): Promise<Us
 }
 
 export async function findByPhone(q: Queryable, phone: string): Promise<UserRow | undefined> {
-  const { rows } = await q.query<UserRow>('SELECT u.* FROM user_phone_numbers p JOIN users u ON u.id = p.user_id WHERE p.phone_number = $1', [phone]);
+  const { rows } = await q.query<UserRow>(
+    'SELECT u.* FROM user_phone_numbers p JOIN users u ON u.id = p.user_id WHERE p.phone_number = $1',
+    [phone],
+  );
   return rows[0];
 }
 
@@ -114,7 +131,10 @@ export const membershipsWithStateSql = (userExpr: string) =>
 const MEMBERSHIPS_WITH_STATE = prepared(membershipsWithStateSql('$1'));
 
 /** `memberships`, each also saying whether it is live: its account not removed and the membership not pending. */
-export async function membershipsWithState(q: Queryable, userId: string): Promise<(MembershipRow & { live: boolean })[]> {
+export async function membershipsWithState(
+  q: Queryable,
+  userId: string,
+): Promise<(MembershipRow & { live: boolean })[]> {
   const { rows } = await q.query<MembershipRow & { live: boolean }>(MEMBERSHIPS_WITH_STATE, [userId]);
   return rows;
 }
@@ -124,7 +144,11 @@ export async function membershipsWithState(q: Queryable, userId: string): Promis
  * membership has the shape `memberships` gives. Pending memberships are skipped (they give no access). One statement:
  * it runs on every sign-in and token refresh.
  */
-export async function nearestMembership(q: Queryable, userId: string, tenantId: string): Promise<{ membership: MembershipRow; distance: number } | undefined> {
+export async function nearestMembership(
+  q: Queryable,
+  userId: string,
+  tenantId: string,
+): Promise<{ membership: MembershipRow; distance: number } | undefined> {
   const { rows } = await q.query<MembershipRow & { d: number }>(
     `WITH RECURSIVE up AS (
        SELECT tenant_id, parent_tenant_id, 0 AS d FROM tenants WHERE tenant_id = $2 AND deleted_at IS NULL
@@ -193,7 +217,10 @@ export async function replacePasswordHash(q: Queryable, id: string, current: str
 }
 
 export async function addMembership(
-  q: Queryable, tenantId: string, userId: string, m: { subAccess: boolean; expiresAt: Date | null; pending?: boolean },
+  q: Queryable,
+  tenantId: string,
+  userId: string,
+  m: { subAccess: boolean; expiresAt: Date | null; pending?: boolean },
 ): Promise<boolean> {
   const r = await q.query(
     `INSERT INTO user_tenants (tenant_id, user_id, sub_account_access_allowed, temporary_expiration_date, pending)
@@ -203,7 +230,12 @@ export async function addMembership(
   return r.rowCount > 0;
 }
 
-export async function updateMembership(q: Queryable, tenantId: string, userId: string, values: Record<string, unknown>): Promise<boolean> {
+export async function updateMembership(
+  q: Queryable,
+  tenantId: string,
+  userId: string,
+  values: Record<string, unknown>,
+): Promise<boolean> {
   const cols = Object.keys(values);
   const r = await q.query(
     `UPDATE user_tenants SET ${cols.map((c, i) => `${c} = $${i + 3}`).join(', ')} WHERE tenant_id = $1 AND user_id = $2`,
@@ -226,7 +258,11 @@ export async function addRoles(q: Queryable, tenantId: string, userId: string, r
 }
 
 export async function removeRoles(q: Queryable, tenantId: string, userId: string, roleIds: string[]): Promise<void> {
-  await q.query('DELETE FROM user_roles WHERE tenant_id = $1 AND user_id = $2 AND role_id::text = ANY($3::text[])', [tenantId, userId, roleIds]);
+  await q.query('DELETE FROM user_roles WHERE tenant_id = $1 AND user_id = $2 AND role_id::text = ANY($3::text[])', [
+    tenantId,
+    userId,
+    roleIds,
+  ]);
 }
 
 export async function deleteUser(q: Queryable, id: string): Promise<boolean> {
@@ -240,7 +276,10 @@ export async function deleteUser(q: Queryable, id: string): Promise<boolean> {
  */
 export async function settleAfterLeaving(q: Queryable, userIds: string[], tenantId: string): Promise<void> {
   if (userIds.length === 0) return;
-  await q.query('DELETE FROM users WHERE id = ANY($1::uuid[]) AND NOT EXISTS (SELECT 1 FROM user_tenants ut WHERE ut.user_id = users.id)', [userIds]);
+  await q.query(
+    'DELETE FROM users WHERE id = ANY($1::uuid[]) AND NOT EXISTS (SELECT 1 FROM user_tenants ut WHERE ut.user_id = users.id)',
+    [userIds],
+  );
   await q.query(
     `UPDATE users u SET active_tenant_id = (SELECT ut.tenant_id FROM user_tenants ut WHERE ut.user_id = u.id
                                               ORDER BY ut.pending, ut.created_at, ut.tenant_id LIMIT 1)
@@ -250,18 +289,28 @@ export async function settleAfterLeaving(q: Queryable, userIds: string[], tenant
 }
 
 /** An account is going away: all its memberships go, then the users are settled. */
-export async function removeAccountUsers(q: Queryable, tenantId: string): Promise<Array<{ user_id: string; email: string }>> {
+export async function removeAccountUsers(
+  q: Queryable,
+  tenantId: string,
+): Promise<Array<{ user_id: string; email: string }>> {
   const { rows } = await q.query<{ user_id: string; email: string }>(
     'WITH gone AS (DELETE FROM user_tenants WHERE tenant_id = $1 RETURNING user_id) SELECT g.user_id, u.email FROM gone g JOIN users u ON u.id = g.user_id ORDER BY u.email, g.user_id',
     [tenantId],
   );
-  await settleAfterLeaving(q, rows.map((r) => r.user_id), tenantId);
+  await settleAfterLeaving(
+    q,
+    rows.map((r) => r.user_id),
+    tenantId,
+  );
   return rows;
 }
 
 /** Accepts a pending membership (it gives access from now on); false when there is none pending. */
 export async function acceptMembership(q: Queryable, tenantId: string, userId: string): Promise<boolean> {
-  const r = await q.query('UPDATE user_tenants SET pending = false WHERE tenant_id = $1 AND user_id = $2 AND pending', [tenantId, userId]);
+  const r = await q.query('UPDATE user_tenants SET pending = false WHERE tenant_id = $1 AND user_id = $2 AND pending', [
+    tenantId,
+    userId,
+  ]);
   return r.rowCount > 0;
 }
 

@@ -17,7 +17,11 @@ export async function issueUnlockToken(q: Queryable, userId: string): Promise<{ 
   const token = randomSecret(32);
   const expiresAt = new Date(Date.now() + UNLOCK_TOKEN_TTL_SECONDS * 1000);
   await q.query('DELETE FROM user_unlock_tokens WHERE user_id = $1 AND used_at IS NULL', [userId]);
-  await q.query('INSERT INTO user_unlock_tokens (token_hash, user_id, expires_at) VALUES ($1, $2, $3)', [sha256Hex(token), userId, expiresAt]);
+  await q.query('INSERT INTO user_unlock_tokens (token_hash, user_id, expires_at) VALUES ($1, $2, $3)', [
+    sha256Hex(token),
+    userId,
+    expiresAt,
+  ]);
   return { token, expiresAt };
 }
 
@@ -29,7 +33,11 @@ export function createUnlockOps(deps: UsersDeps, core: UsersCore) {
     async generateUnlockToken(userId: string): Promise<{ token: string; userId: string; expiresAt: string }> {
       return db.transaction(async (tx) => {
         const user = await core.requireUser(tx, userId, true);
-        if (!isLockedNow(user)) throw new AppError('CONFLICT', `User ${userId} is not locked; an unlock token is issued only for a locked user`);
+        if (!isLockedNow(user))
+          throw new AppError(
+            'CONFLICT',
+            `User ${userId} is not locked; an unlock token is issued only for a locked user`,
+          );
         const { token, expiresAt } = await issueUnlockToken(tx, user.id);
         return { token, userId: user.id, expiresAt: expiresAt.toISOString() };
       });
@@ -48,14 +56,17 @@ export function createUnlockOps(deps: UsersDeps, core: UsersCore) {
         );
         const row = rows[0];
         if (!row) throw new AppError('CODE_INVALID', 'body.token is not an unlock token');
-        if (row.used_at || row.expires_at <= new Date()) throw new AppError('CODE_EXPIRED', 'body.token has expired or was already used; ask for a new unlock email');
+        if (row.used_at || row.expires_at <= new Date())
+          throw new AppError('CODE_EXPIRED', 'body.token has expired or was already used; ask for a new unlock email');
         await tx.query('UPDATE user_unlock_tokens SET used_at = now() WHERE token_hash = $1', [sha256Hex(token)]);
         const user = await core.requireUser(tx, row.user_id, true);
         if (!user.is_locked && user.failed_attempts === 0) return;
         await store.updateUser(tx, user.id, { is_locked: false, locked_until: null, failed_attempts: 0 });
         if (user.is_locked) {
           await deps.events?.emit(tx, {
-            eventKey: 'user.unlocked', tenantId: user.active_tenant_id, entity: { type: 'user', id: user.id },
+            eventKey: 'user.unlocked',
+            tenantId: user.active_tenant_id,
+            entity: { type: 'user', id: user.id },
             data: { userId: user.id, email: user.email, tenantId: user.active_tenant_id, reason: 'self_service' },
           });
         }

@@ -28,11 +28,14 @@ export interface UsernameAnswer {
 export function createUsernameOps(deps: UsersDeps, core: UsersCore) {
   const { db } = deps;
 
-  const target = (q: Queryable, userId: string, tenantId?: string) => (tenantId ? core.requireMembership(q, tenantId, userId) : core.requireUser(q, userId, true));
+  const target = (q: Queryable, userId: string, tenantId?: string) =>
+    tenantId ? core.requireMembership(q, tenantId, userId) : core.requireUser(q, userId, true);
 
   async function changed(tx: Queryable, user: store.UserRow, username: string | null) {
     await deps.events?.emit(tx, {
-      eventKey: 'user.updated', tenantId: user.active_tenant_id, entity: { type: 'user', id: user.id },
+      eventKey: 'user.updated',
+      tenantId: user.active_tenant_id,
+      entity: { type: 'user', id: user.id },
       data: { userId: user.id, email: user.email, tenantId: user.active_tenant_id, changed: ['username'], username },
     });
   }
@@ -42,20 +45,33 @@ export function createUsernameOps(deps: UsersDeps, core: UsersCore) {
     async listUsernames(query: UsernamesQuery, tenantId?: string) {
       const limit = query._limit ?? 50;
       const page = query._offset ?? 0;
-      const ids = query.userIds?.flatMap((s) => s.split(',')).map((s) => s.trim()).filter(Boolean);
+      const ids = query.userIds
+        ?.flatMap((s) => s.split(','))
+        .map((s) => s.trim())
+        .filter(Boolean);
       // An id that is not a user id names no user: it matches nothing (as an unknown uuid does).
       const userIds = ids?.filter((id) => isUuid(id));
-      if (ids && ids.length > 200) throw new AppError('VALIDATION', 'query.userIds: at most 200 ids', { fields: ['userIds'] });
+      if (ids && ids.length > 200)
+        throw new AppError('VALIDATION', 'query.userIds: at most 200 ids', { fields: ['userIds'] });
       const { rows, total } = await listUsernames(db, {
-        limit, page, tenantId, prefix: query._usernamePrefix?.trim() || undefined,
-        userIds, sortBy: query._sortBy ?? 'username', order: query._order ?? 'ASC',
+        limit,
+        page,
+        tenantId,
+        prefix: query._usernamePrefix?.trim() || undefined,
+        userIds,
+        sortBy: query._sortBy ?? 'username',
+        order: query._order ?? 'ASC',
       });
       const vendorId = deps.environment.id;
       return { items: rows.map((r) => ({ vendorId, userId: r.id, username: r.username })), total, limit, page };
     },
 
     /** Sets a user's username; `created` is false when it replaced one (or was already this one). */
-    async setUsername(userId: string, username: string, tenantId?: string): Promise<UsernameAnswer & { created: boolean }> {
+    async setUsername(
+      userId: string,
+      username: string,
+      tenantId?: string,
+    ): Promise<UsernameAnswer & { created: boolean }> {
       try {
         return await db.transaction(async (tx) => {
           const user = await target(tx, userId, tenantId);
@@ -83,10 +99,17 @@ export function createUsernameOps(deps: UsersDeps, core: UsersCore) {
         const missing = () => new AppError('USERNAME_NOT_FOUND', `No user has the username ${username}`);
         if (!user || (scope.owner && user.id !== scope.owner)) throw missing();
         if (scope.tenantId) {
-          const { rows } = await tx.query('SELECT 1 FROM user_tenants WHERE tenant_id = $1 AND user_id = $2', [scope.tenantId, user.id]);
+          const { rows } = await tx.query('SELECT 1 FROM user_tenants WHERE tenant_id = $1 AND user_id = $2', [
+            scope.tenantId,
+            user.id,
+          ]);
           if (rows.length === 0) throw missing();
         }
-        if (!user.email) throw new AppError('CONFLICT', `Username ${username} is the only identifier of user ${user.id} (no email): it cannot be removed, only replaced`);
+        if (!user.email)
+          throw new AppError(
+            'CONFLICT',
+            `Username ${username} is the only identifier of user ${user.id} (no email): it cannot be removed, only replaced`,
+          );
         await setUsername(tx, user.id, null);
         await changed(tx, user, null);
       });

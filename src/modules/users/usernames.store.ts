@@ -15,14 +15,18 @@ const escapeLike = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 const SORT = { userId: 'u.id', username: '(lower(u.username) COLLATE "C")' } as const;
 
 /** One page of users that have a username, with the total; ties broken by id. */
-export async function listUsernames(q: Queryable, p: UsernameListParams): Promise<{ rows: { id: string; username: string }[]; total: number }> {
+export async function listUsernames(
+  q: Queryable,
+  p: UsernameListParams,
+): Promise<{ rows: { id: string; username: string }[]; total: number }> {
   const where = ['u.username IS NOT NULL'];
   const params: unknown[] = [];
   const add = (sql: (n: number) => string, v: unknown) => {
     params.push(v);
     where.push(sql(params.length));
   };
-  if (p.tenantId) add((n) => `EXISTS (SELECT 1 FROM user_tenants ut WHERE ut.tenant_id = $${n} AND ut.user_id = u.id)`, p.tenantId);
+  if (p.tenantId)
+    add((n) => `EXISTS (SELECT 1 FROM user_tenants ut WHERE ut.tenant_id = $${n} AND ut.user_id = u.id)`, p.tenantId);
   // The unique index is on lower(username): a prefix match on it (LIKE with a literal prefix, "C" collation) uses it.
   if (p.prefix) add((n) => `(lower(u.username) COLLATE "C") LIKE $${n}`, `${escapeLike(p.prefix.toLowerCase())}%`);
   if (p.userIds) add((n) => `u.id = ANY($${n}::uuid[])`, p.userIds);

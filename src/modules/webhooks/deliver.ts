@@ -26,8 +26,18 @@ const IDLE_MS = 4000;
 const AGENTS: Record<string, HttpAgent> = {
   'http:open': new HttpAgent({ keepAlive: true, maxFreeSockets: 64, timeout: IDLE_MS }),
   'https:open': new HttpsAgent({ keepAlive: true, maxFreeSockets: 64, timeout: IDLE_MS }),
-  'http:guarded': new HttpAgent({ keepAlive: true, maxFreeSockets: 64, timeout: IDLE_MS, lookup: guardedLookup as never }),
-  'https:guarded': new HttpsAgent({ keepAlive: true, maxFreeSockets: 64, timeout: IDLE_MS, lookup: guardedLookup as never }),
+  'http:guarded': new HttpAgent({
+    keepAlive: true,
+    maxFreeSockets: 64,
+    timeout: IDLE_MS,
+    lookup: guardedLookup as never,
+  }),
+  'https:guarded': new HttpsAgent({
+    keepAlive: true,
+    maxFreeSockets: 64,
+    timeout: IDLE_MS,
+    lookup: guardedLookup as never,
+  }),
 };
 
 /**
@@ -36,7 +46,15 @@ const AGENTS: Record<string, HttpAgent> = {
  * Only http(s); with `allowPrivate` false the address is checked when the socket resolves it (see ssrf.ts), so a
  * host whose DNS changed to a private address since the URL was saved is refused too.
  */
-export async function send(url: string, secret: string, eventId: string, body: string, timeoutMs: number, allowPrivate = true, retried = false): Promise<SendResult> {
+export async function send(
+  url: string,
+  secret: string,
+  eventId: string,
+  body: string,
+  timeoutMs: number,
+  allowPrivate = true,
+  retried = false,
+): Promise<SendResult> {
   const timestamp = Math.floor(Date.now() / 1000);
   const fail = (error: string): SendResult => ({ ok: false, status: null, body: null, error: error.slice(0, 500) });
   let u: URL;
@@ -45,9 +63,11 @@ export async function send(url: string, secret: string, eventId: string, body: s
   } catch {
     return fail('the webhook URL is not valid');
   }
-  if (u.protocol !== 'http:' && u.protocol !== 'https:') return fail(`refused: the ${u.protocol} scheme (http and https only)`);
+  if (u.protocol !== 'http:' && u.protocol !== 'https:')
+    return fail(`refused: the ${u.protocol} scheme (http and https only)`);
   const host = u.hostname.replace(/^\[|\]$/g, '');
-  if (!allowPrivate && isIP(host) && isPrivateAddress(host)) return fail(`refused: ${host} is a private address (WEBHOOK_ALLOW_PRIVATE_NETWORKS is off)`);
+  if (!allowPrivate && isIP(host) && isPrivateAddress(host))
+    return fail(`refused: ${host} is a private address (WEBHOOK_ALLOW_PRIVATE_NETWORKS is off)`);
   return new Promise<SendResult>((resolve) => {
     let done = false;
     // The socket is kept for the next delivery (keep-alive) only when the answer was read to its end.
@@ -86,7 +106,15 @@ export async function send(url: string, secret: string, eventId: string, body: s
       let size = 0;
       const end = (complete: boolean) => {
         const ok = status >= 200 && status < 300;
-        finish({ ok, status, body: Buffer.concat(chunks).toString('utf8').slice(0, RESPONSE_BODY_LIMIT), error: ok ? null : `receiver answered ${status}` }, complete);
+        finish(
+          {
+            ok,
+            status,
+            body: Buffer.concat(chunks).toString('utf8').slice(0, RESPONSE_BODY_LIMIT),
+            error: ok ? null : `receiver answered ${status}`,
+          },
+          complete,
+        );
       };
       res.on('data', (c: Buffer) => {
         if (size >= RESPONSE_BODY_LIMIT) return;

@@ -22,8 +22,20 @@ export interface DispatcherOptions {
 const FAN_OUT_BATCH = 500;
 
 /** The delivery body of wire.md section 10; built once at fan-out and stored, so a retry or replay sends the same bytes. */
-export function deliveryBody(e: { id: string; event_key: string; created_at: Date; tenant_id: string | null; data: unknown }): string {
-  return JSON.stringify({ id: e.id, eventKey: e.event_key, createdAt: e.created_at.toISOString(), tenantId: e.tenant_id, data: e.data });
+export function deliveryBody(e: {
+  id: string;
+  event_key: string;
+  created_at: Date;
+  tenant_id: string | null;
+  data: unknown;
+}): string {
+  return JSON.stringify({
+    id: e.id,
+    eventKey: e.event_key,
+    createdAt: e.created_at.toISOString(),
+    tenantId: e.tenant_id,
+    data: e.data,
+  });
 }
 
 /** Exponential backoff from the base, capped, with ±20% jitter. */
@@ -89,9 +101,14 @@ export function createDispatcher(opts: DispatcherOptions) {
           if (!h.event_keys.includes(e.event_key) && !h.event_keys.includes('*')) continue;
           body ??= deliveryBody(e);
           rows.push({
-            id: newId(), webhook_id: h.id, tenant_id: e.tenant_id, event_id: e.id, event_key: e.event_key,
+            id: newId(),
+            webhook_id: h.id,
+            tenant_id: e.tenant_id,
+            event_id: e.id,
+            event_key: e.event_key,
             entity_key: e.entity_type && e.entity_id ? `${e.entity_type}:${e.entity_id}` : `event:${e.id}`,
-            body, give_up_seconds: opts.retryForSeconds,
+            body,
+            give_up_seconds: opts.retryForSeconds,
           });
         }
       }
@@ -104,7 +121,15 @@ export function createDispatcher(opts: DispatcherOptions) {
   async function attempt(d: store.ClaimedDelivery): Promise<void> {
     let result: { ok: boolean; status: number | null; body: string | null; error: string | null };
     if (!d.is_active) result = { ok: false, status: null, body: null, error: 'the webhook is inactive' };
-    else result = await send(d.url, decrypt(opts.kek, d.secret_sealed), d.event_id, d.body, opts.timeoutMs, opts.allowPrivateNetworks !== false);
+    else
+      result = await send(
+        d.url,
+        decrypt(opts.kek, d.secret_sealed),
+        d.event_id,
+        d.body,
+        opts.timeoutMs,
+        opts.allowPrivateNetworks !== false,
+      );
     const retryInMs = backoffMs(d.attempts, opts.backoffBaseMs, opts.backoffMaxMs);
     const final = !result.ok && (!d.is_active || Date.now() + retryInMs > d.give_up_at.getTime());
     await store.finishDelivery(db, d.id, { ...result, final, retryInMs });
@@ -112,7 +137,12 @@ export function createDispatcher(opts: DispatcherOptions) {
 
   function launch(d: store.ClaimedDelivery): void {
     const done = attempt(d)
-      .catch((err) => opts.log.error({ err: String(err), deliveryId: d.id }, 'webhook delivery bookkeeping failed (retried after the lease)'))
+      .catch((err) =>
+        opts.log.error(
+          { err: String(err), deliveryId: d.id },
+          'webhook delivery bookkeeping failed (retried after the lease)',
+        ),
+      )
       .finally(() => {
         inflight.delete(d.id);
         nudge();

@@ -1,9 +1,20 @@
 import { Type, type Static } from 'typebox';
 import { EVENT_KEYS } from '../events/index.ts';
 
-export const EventKeyName = Type.Union([...EVENT_KEYS.map((k) => Type.Literal(k)), Type.Literal('*')], { description: 'an event key of docs/events.md, or * for all' });
-const Url = Type.String({ minLength: 8, maxLength: 2048, pattern: '^https?://', description: 'http(s) URL the deliveries are POSTed to' });
-const Secret = Type.String({ minLength: 8, maxLength: 512, description: 'HMAC key of the signature; write-only (never returned)' });
+export const EventKeyName = Type.Union([...EVENT_KEYS.map((k) => Type.Literal(k)), Type.Literal('*')], {
+  description: 'an event key of docs/events.md, or * for all',
+});
+const Url = Type.String({
+  minLength: 8,
+  maxLength: 2048,
+  pattern: '^https?://',
+  description: 'http(s) URL the deliveries are POSTed to',
+});
+const Secret = Type.String({
+  minLength: 8,
+  maxLength: 512,
+  description: 'HMAC key of the signature; write-only (never returned)',
+});
 
 export const CreateWebhook = Type.Object({
   displayName: Type.String({ minLength: 1, maxLength: 255 }),
@@ -11,7 +22,7 @@ export const CreateWebhook = Type.Object({
   secret: Type.Optional(Secret),
   eventKeys: Type.Array(EventKeyName, { minItems: 1, maxItems: 64, uniqueItems: true }),
   isActive: Type.Optional(Type.Boolean()),
-  tenantId: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'only this account\'s events' })),
+  tenantId: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: "only this account's events" })),
   description: Type.Optional(Type.String({ maxLength: 1024 })),
 });
 export type CreateWebhook = Static<typeof CreateWebhook>;
@@ -58,7 +69,10 @@ export const Delivery = Type.Object({
 export type Delivery = Static<typeof Delivery>;
 
 export const WebhookParams = Type.Object({ id: Type.String({ maxLength: 64 }) });
-export const DeliveryParams = Type.Object({ id: Type.String({ maxLength: 64 }), deliveryId: Type.String({ maxLength: 64 }) });
+export const DeliveryParams = Type.Object({
+  id: Type.String({ maxLength: 64 }),
+  deliveryId: Type.String({ maxLength: 64 }),
+});
 export const ListWebhooksQuery = Type.Object({ tenantId: Type.Optional(Type.String({ maxLength: 255 })) });
 export const LogsQuery = Type.Object({
   offset: Type.Optional(Type.Integer({ minimum: 0, default: 0 })),

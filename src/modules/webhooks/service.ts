@@ -60,7 +60,8 @@ export function createWebhooksService(deps: WebhooksDeps) {
 
   async function requireWebhook(id: string, tenantId?: string): Promise<store.WebhookRow> {
     const row = isUuid(id) ? await store.findWebhook(db, id) : undefined;
-    if (!row || (tenantId && row.tenant_id !== tenantId)) throw new AppError('WEBHOOK_NOT_FOUND', `No webhook with id ${id}`);
+    if (!row || (tenantId && row.tenant_id !== tenantId))
+      throw new AppError('WEBHOOK_NOT_FOUND', `No webhook with id ${id}`);
     return row;
   }
 
@@ -101,7 +102,11 @@ export function createWebhooksService(deps: WebhooksDeps) {
       if (body.secret !== undefined) values.secret_sealed = encrypt(kek, body.secret);
       if (body.eventKeys !== undefined) values.event_keys = body.eventKeys;
       if (body.isActive !== undefined) values.is_active = body.isActive;
-      if (Object.keys(values).length === 0) throw new AppError('VALIDATION', 'The body must set at least one of displayName, url, secret, eventKeys, isActive');
+      if (Object.keys(values).length === 0)
+        throw new AppError(
+          'VALIDATION',
+          'The body must set at least one of displayName, url, secret, eventKeys, isActive',
+        );
       const row = await store.updateWebhook(db, id, values);
       if (!row) throw new AppError('WEBHOOK_NOT_FOUND', `No webhook with id ${id}`);
       return toWebhook(row);
@@ -115,7 +120,11 @@ export function createWebhooksService(deps: WebhooksDeps) {
 
     async logs(id: string, q: { offset?: number; limit?: number; status?: string }, tenantId?: string) {
       await requireWebhook(id, tenantId);
-      const { rows, total } = await store.listDeliveries(db, id, { offset: q.offset ?? 0, limit: q.limit ?? 50, status: q.status });
+      const { rows, total } = await store.listDeliveries(db, id, {
+        offset: q.offset ?? 0,
+        limit: q.limit ?? 50,
+        status: q.status,
+      });
       return { data: rows.map(toDelivery), total };
     },
 
@@ -127,14 +136,37 @@ export function createWebhooksService(deps: WebhooksDeps) {
       const hook = await requireWebhook(id, tenantId);
       const eventId = newId();
       const deliveryId = newId();
-      const body = JSON.stringify({ id: eventId, eventKey: 'webhook.test', createdAt: new Date().toISOString(), tenantId: hook.tenant_id, data: { webhookId: hook.id, test: true } });
-      await store.insertDeliveries(db, [{
-        id: deliveryId, webhook_id: hook.id, tenant_id: hook.tenant_id, event_id: eventId, event_key: 'webhook.test', entity_key: `test:${deliveryId}`,
-        body, give_up_seconds: 0, status: 'delivering', attempts: 1,
-      }]);
+      const body = JSON.stringify({
+        id: eventId,
+        eventKey: 'webhook.test',
+        createdAt: new Date().toISOString(),
+        tenantId: hook.tenant_id,
+        data: { webhookId: hook.id, test: true },
+      });
+      await store.insertDeliveries(db, [
+        {
+          id: deliveryId,
+          webhook_id: hook.id,
+          tenant_id: hook.tenant_id,
+          event_id: eventId,
+          event_key: 'webhook.test',
+          entity_key: `test:${deliveryId}`,
+          body,
+          give_up_seconds: 0,
+          status: 'delivering',
+          attempts: 1,
+        },
+      ]);
       const r = await send(hook.url, decrypt(kek, hook.secret_sealed), eventId, body, deps.timeoutMs, allowPrivate);
       await store.finishDelivery(db, deliveryId, { ...r, final: true, retryInMs: 0 });
-      return { deliveryId, eventId, status: r.ok ? 'succeeded' : 'failed', responseStatus: r.status, responseBody: r.body, error: r.error };
+      return {
+        deliveryId,
+        eventId,
+        status: r.ok ? 'succeeded' : 'failed',
+        responseStatus: r.status,
+        responseBody: r.body,
+        error: r.error,
+      };
     },
 
     /**
@@ -162,10 +194,19 @@ export function createWebhooksService(deps: WebhooksDeps) {
       const original = isUuid(deliveryId) ? await store.findDelivery(db, id, deliveryId) : undefined;
       if (!original) throw new AppError('DELIVERY_NOT_FOUND', `Webhook ${id} has no delivery ${deliveryId}`);
       const copyId = newId();
-      await store.insertDeliveries(db, [{
-        id: copyId, webhook_id: id, tenant_id: original.tenant_id, event_id: original.event_id, event_key: original.event_key,
-        entity_key: original.entity_key, body: original.body, give_up_seconds: deps.retryForSeconds, replay_of: original.id,
-      }]);
+      await store.insertDeliveries(db, [
+        {
+          id: copyId,
+          webhook_id: id,
+          tenant_id: original.tenant_id,
+          event_id: original.event_id,
+          event_key: original.event_key,
+          entity_key: original.entity_key,
+          body: original.body,
+          give_up_seconds: deps.retryForSeconds,
+          replay_of: original.id,
+        },
+      ]);
       deps.dispatcher.notify();
       return toDelivery((await store.findDelivery(db, id, copyId))!);
     },

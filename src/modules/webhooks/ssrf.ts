@@ -14,6 +14,14 @@ export async function assertWebhookUrl(url: string, allowPrivate: boolean, field
   if (allowPrivate) return;
   const host = u.hostname.replace(/^\[|\]$/g, '');
   const bad = await refusedAddressOf(u);
-  if (bad === null) throw new AppError('WEBHOOK_URL_REFUSED', `${field} host ${host} does not resolve, so it cannot be checked against private networks`);
-  if (bad) throw new AppError('WEBHOOK_URL_REFUSED', `${field} host ${host} is or resolves to ${bad}, a loopback, private, link-local or metadata address (set WEBHOOK_ALLOW_PRIVATE_NETWORKS=true to allow)`);
+  if (bad === null)
+    throw new AppError(
+      'WEBHOOK_URL_REFUSED',
+      `${field} host ${host} does not resolve, so it cannot be checked against private networks`,
+    );
+  if (bad)
+    throw new AppError(
+      'WEBHOOK_URL_REFUSED',
+      `${field} host ${host} is or resolves to ${bad}, a loopback, private, link-local or metadata address (set WEBHOOK_ALLOW_PRIVATE_NETWORKS=true to allow)`,
+    );
 }

@@ -36,7 +36,8 @@ export interface DeliveryRow {
 }
 
 /** A claimed delivery with what sending it needs. */
-export interface ClaimedDelivery extends Pick<DeliveryRow, 'id' | 'seq' | 'webhook_id' | 'event_id' | 'body' | 'attempts' | 'give_up_at'> {
+export interface ClaimedDelivery
+  extends Pick<DeliveryRow, 'id' | 'seq' | 'webhook_id' | 'event_id' | 'body' | 'attempts' | 'give_up_at'> {
   url: string;
   secret_sealed: string;
   is_active: boolean;
@@ -53,7 +54,10 @@ export interface EventRow {
   created_at: Date;
 }
 
-export async function insertWebhook(q: Queryable, w: Omit<WebhookRow, 'created_at' | 'updated_at'>): Promise<WebhookRow> {
+export async function insertWebhook(
+  q: Queryable,
+  w: Omit<WebhookRow, 'created_at' | 'updated_at'>,
+): Promise<WebhookRow> {
   const { rows } = await q.query<WebhookRow>(
     `INSERT INTO webhooks (id, tenant_id, display_name, url, secret_sealed, event_keys, is_active)
      VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
@@ -67,14 +71,24 @@ export async function findWebhook(q: Queryable, id: string): Promise<WebhookRow 
 }
 
 export async function listWebhooks(q: Queryable, tenantId?: string): Promise<WebhookRow[]> {
-  if (tenantId) return (await q.query<WebhookRow>('SELECT * FROM webhooks WHERE tenant_id = $1 ORDER BY created_at, id', [tenantId])).rows;
+  if (tenantId)
+    return (
+      await q.query<WebhookRow>('SELECT * FROM webhooks WHERE tenant_id = $1 ORDER BY created_at, id', [tenantId])
+    ).rows;
   return (await q.query<WebhookRow>('SELECT * FROM webhooks ORDER BY created_at, id')).rows;
 }
 
-export async function updateWebhook(q: Queryable, id: string, values: Record<string, unknown>): Promise<WebhookRow | undefined> {
+export async function updateWebhook(
+  q: Queryable,
+  id: string,
+  values: Record<string, unknown>,
+): Promise<WebhookRow | undefined> {
   const cols = Object.keys(values);
   const set = cols.map((c, i) => `${c} = $${i + 2}`).join(', ');
-  const { rows } = await q.query<WebhookRow>(`UPDATE webhooks SET ${set}, updated_at = now() WHERE id = $1 RETURNING *`, [id, ...cols.map((c) => values[c])]);
+  const { rows } = await q.query<WebhookRow>(
+    `UPDATE webhooks SET ${set}, updated_at = now() WHERE id = $1 RETURNING *`,
+    [id, ...cols.map((c) => values[c])],
+  );
   return rows[0];
 }
 
@@ -82,8 +96,14 @@ export async function deleteWebhook(q: Queryable, id: string): Promise<boolean> 
   return (await q.query('DELETE FROM webhooks WHERE id = $1', [id])).rowCount > 0;
 }
 
-export async function activeWebhooks(q: Queryable): Promise<Pick<WebhookRow, 'id' | 'tenant_id' | 'event_keys' | 'created_at'>[]> {
-  return (await q.query<Pick<WebhookRow, 'id' | 'tenant_id' | 'event_keys' | 'created_at'>>('SELECT id, tenant_id, event_keys, created_at FROM webhooks WHERE is_active')).rows;
+export async function activeWebhooks(
+  q: Queryable,
+): Promise<Pick<WebhookRow, 'id' | 'tenant_id' | 'event_keys' | 'created_at'>[]> {
+  return (
+    await q.query<Pick<WebhookRow, 'id' | 'tenant_id' | 'event_keys' | 'created_at'>>(
+      'SELECT id, tenant_id, event_keys, created_at FROM webhooks WHERE is_active',
+    )
+  ).rows;
 }
 
 /** Takes the fan-out lock (one row), so fan-outs run one at a time and keep the events' order. */
@@ -111,10 +131,12 @@ export async function takeUndispatched(q: Queryable, limit: number): Promise<Eve
 }
 
 export async function undispatchedEvents(q: Queryable, limit: number): Promise<EventRow[]> {
-  return (await q.query<EventRow>(
-    'SELECT seq, id, event_key, tenant_id, entity_type, entity_id, data, created_at FROM events WHERE dispatched_at IS NULL ORDER BY seq LIMIT $1',
-    [limit],
-  )).rows;
+  return (
+    await q.query<EventRow>(
+      'SELECT seq, id, event_key, tenant_id, entity_type, entity_id, data, created_at FROM events WHERE dispatched_at IS NULL ORDER BY seq LIMIT $1',
+      [limit],
+    )
+  ).rows;
 }
 
 export async function markDispatched(q: Queryable, seqs: number[]): Promise<void> {
@@ -141,7 +163,19 @@ export async function insertDeliveries(q: Queryable, rows: NewDelivery[]): Promi
     const chunk = rows.slice(i, i + 500);
     const params: unknown[] = [];
     const values = chunk.map((r) => {
-      params.push(r.id, r.webhook_id, r.tenant_id, r.event_id, r.event_key, r.entity_key, r.body, r.give_up_seconds, r.replay_of ?? null, r.status ?? 'pending', r.attempts ?? 0);
+      params.push(
+        r.id,
+        r.webhook_id,
+        r.tenant_id,
+        r.event_id,
+        r.event_key,
+        r.entity_key,
+        r.body,
+        r.give_up_seconds,
+        r.replay_of ?? null,
+        r.status ?? 'pending',
+        r.attempts ?? 0,
+      );
       const b = params.length - 11;
       return `($${b + 1}, $${b + 2}, $${b + 3}, $${b + 4}, $${b + 5}, $${b + 6}, $${b + 7}, now() + make_interval(secs => $${b + 8}::int), $${b + 9}::uuid, $${b + 10}, $${b + 11}::int)`;
     });
@@ -157,7 +191,12 @@ export async function insertDeliveries(q: Queryable, rows: NewDelivery[]): Promi
  * Claims up to `limit` due deliveries: pending ones whose time has come, or ones whose worker died (lease expired).
  * Only the head of each (endpoint, entity) queue is eligible, so an entity's events are delivered in order.
  */
-export async function claimDeliveries(q: Queryable, limit: number, leaseSeconds: number, skipWebhooks: string[]): Promise<ClaimedDelivery[]> {
+export async function claimDeliveries(
+  q: Queryable,
+  limit: number,
+  leaseSeconds: number,
+  skipWebhooks: string[],
+): Promise<ClaimedDelivery[]> {
   const { rows } = await q.query<ClaimedDelivery>(
     `UPDATE webhook_deliveries d SET status = 'delivering', attempts = d.attempts + 1, locked_until = now() + make_interval(secs => $2::int)
      FROM webhooks w
@@ -175,7 +214,18 @@ export async function claimDeliveries(q: Queryable, limit: number, leaseSeconds:
   return rows.sort((a, b) => a.seq - b.seq);
 }
 
-export async function finishDelivery(q: Queryable, id: string, r: { ok: boolean; final: boolean; retryInMs: number; status: number | null; body: string | null; error: string | null }): Promise<void> {
+export async function finishDelivery(
+  q: Queryable,
+  id: string,
+  r: {
+    ok: boolean;
+    final: boolean;
+    retryInMs: number;
+    status: number | null;
+    body: string | null;
+    error: string | null;
+  },
+): Promise<void> {
   await q.query(
     `UPDATE webhook_deliveries SET
        status = CASE WHEN $2 THEN 'succeeded' WHEN $3 THEN 'failed' ELSE 'pending' END,
@@ -188,13 +238,22 @@ export async function finishDelivery(q: Queryable, id: string, r: { ok: boolean;
 }
 
 export async function findDelivery(q: Queryable, webhookId: string, id: string): Promise<DeliveryRow | undefined> {
-  return (await q.query<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE webhook_id = $1 AND id = $2', [webhookId, id])).rows[0];
+  return (
+    await q.query<DeliveryRow>('SELECT * FROM webhook_deliveries WHERE webhook_id = $1 AND id = $2', [webhookId, id])
+  ).rows[0];
 }
 
-export async function listDeliveries(q: Queryable, webhookId: string, o: { offset: number; limit: number; status?: string }) {
+export async function listDeliveries(
+  q: Queryable,
+  webhookId: string,
+  o: { offset: number; limit: number; status?: string },
+) {
   const where = o.status ? 'webhook_id = $1 AND status = $2' : 'webhook_id = $1';
   const params: unknown[] = o.status ? [webhookId, o.status] : [webhookId];
-  const total = Number((await q.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE ${where}`, params)).rows[0].n);
+  const total = Number(
+    (await q.query<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_deliveries WHERE ${where}`, params)).rows[0]
+      .n,
+  );
   const { rows } = await q.query<DeliveryRow>(
     `SELECT * FROM webhook_deliveries WHERE ${where} ORDER BY seq DESC LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
     [...params, o.limit, o.offset],
@@ -207,13 +266,15 @@ export async function listDeliveries(q: Queryable, webhookId: string, o: { offse
  * past their retry window. Answers how many were removed.
  */
 export async function removeOldDeliveries(q: Queryable, before: Date, limit: number): Promise<number> {
-  return (await q.query(
-    `DELETE FROM webhook_deliveries WHERE seq IN (
+  return (
+    await q.query(
+      `DELETE FROM webhook_deliveries WHERE seq IN (
        SELECT seq FROM webhook_deliveries
        WHERE created_at < $1 AND (status IN ('succeeded', 'failed') OR give_up_at < now())
        ORDER BY seq LIMIT $2)`,
-    [before, limit],
-  )).rowCount;
+      [before, limit],
+    )
+  ).rowCount;
 }
 
 /**
@@ -221,12 +282,14 @@ export async function removeOldDeliveries(q: Queryable, before: Date, limit: num
  * to send (an event whose delivery is pending or being sent stays until that delivery finishes or gives up).
  */
 export async function removeOldEvents(q: Queryable, before: Date, limit: number): Promise<number> {
-  return (await q.query(
-    `DELETE FROM events WHERE seq IN (
+  return (
+    await q.query(
+      `DELETE FROM events WHERE seq IN (
        SELECT e.seq FROM events e
        WHERE e.created_at < $1 AND e.dispatched_at IS NOT NULL
          AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.status IN ('pending', 'delivering') AND d.give_up_at >= now())
        ORDER BY e.seq LIMIT $2)`,
-    [before, limit],
-  )).rowCount;
+      [before, limit],
+    )
+  ).rowCount;
 }

@@ -18,7 +18,10 @@ export const bcrypt: Hasher = {
   imports: {
     type: 'bcrypt',
     required: [],
-    check: (_config, hash) => (MCF.test(hash) ? undefined : 'passwordHash must be a bcrypt string $2a$, $2b$ or $2y$ with cost 04-31, a 22-character salt and a 31-character hash'),
+    check: (_config, hash) =>
+      MCF.test(hash)
+        ? undefined
+        : 'passwordHash must be a bcrypt string $2a$, $2b$ or $2y$ with cost 04-31, a 22-character salt and a 31-character hash',
     store: (hash) => hash,
   },
 };

@@ -19,9 +19,16 @@ export const firebaseScrypt: Hasher = {
     if (!d || check(d.config, d.hash)) return false;
     const parts = split(d.config, d.hash)!;
     try {
-      const derived = await scryptBytes(password, Buffer.concat([parts.salt, parts.sep]), 64, { N: 2 ** int(d.config.memCost)!, r: int(d.config.rounds)!, p: 1 });
+      const derived = await scryptBytes(password, Buffer.concat([parts.salt, parts.sep]), 64, {
+        N: 2 ** int(d.config.memCost)!,
+        r: int(d.config.rounds)!,
+        p: 1,
+      });
       const cipher = createCipheriv('aes-256-ctr', derived.subarray(0, 32), Buffer.alloc(16));
-      const computed = Buffer.concat([cipher.update(Buffer.from(String(d.config.signerKey), 'base64')), cipher.final()]);
+      const computed = Buffer.concat([
+        cipher.update(Buffer.from(String(d.config.signerKey), 'base64')),
+        cipher.final(),
+      ]);
       return bytesEqual(computed, parts.hash);
     } catch {
       return false;
@@ -41,7 +48,11 @@ function split(c: Record<string, unknown>, hash: string): { salt: Buffer; sep: B
   // A base64 salt ends at a 4-character boundary; look for the separator only there.
   for (let i = 4; i + sepText.length <= hash.length; i += 4) {
     if (hash.startsWith(sepText, i) && B64.test(hash.slice(0, i)) && B64.test(hash.slice(i + sepText.length))) {
-      return { salt: Buffer.from(hash.slice(0, i), 'base64'), sep: Buffer.from(sepText, 'base64'), hash: Buffer.from(hash.slice(i + sepText.length), 'base64') };
+      return {
+        salt: Buffer.from(hash.slice(0, i), 'base64'),
+        sep: Buffer.from(sepText, 'base64'),
+        hash: Buffer.from(hash.slice(i + sepText.length), 'base64'),
+      };
     }
   }
   return undefined;
@@ -50,8 +61,10 @@ function split(c: Record<string, unknown>, hash: string): { salt: Buffer; sep: B
 function check(c: Record<string, unknown>, hash: string): string | undefined {
   const problem = intIn('memCost', c.memCost, 1, 20) ?? intIn('rounds', c.rounds, 1, 32);
   if (problem) return problem;
-  if (typeof c.saltSeparator !== 'string' || c.saltSeparator === '' || !B64.test(c.saltSeparator)) return 'passwordHashConfig.saltSeparator must be standard base64';
-  if (typeof c.signerKey !== 'string' || c.signerKey === '' || !B64.test(c.signerKey)) return 'passwordHashConfig.signerKey must be standard base64';
+  if (typeof c.saltSeparator !== 'string' || c.saltSeparator === '' || !B64.test(c.saltSeparator))
+    return 'passwordHashConfig.saltSeparator must be standard base64';
+  if (typeof c.signerKey !== 'string' || c.signerKey === '' || !B64.test(c.signerKey))
+    return 'passwordHashConfig.signerKey must be standard base64';
   if (!split(c, hash)) return 'passwordHash must be base64 salt + saltSeparator + base64 hash';
   return undefined;
 }

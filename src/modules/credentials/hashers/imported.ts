@@ -9,7 +9,10 @@ export function encodeImported(type: string, config: Record<string, unknown> | u
   return `$gh-${type}$${Buffer.from(JSON.stringify(config ?? {})).toString('base64url')}$${hash}`;
 }
 
-export function decodeImported(type: string, stored: string): { config: Record<string, unknown>; hash: string } | undefined {
+export function decodeImported(
+  type: string,
+  stored: string,
+): { config: Record<string, unknown>; hash: string } | undefined {
   const prefix = `$gh-${type}$`;
   if (!stored.startsWith(prefix)) return undefined;
   const rest = stored.slice(prefix.length);
@@ -31,12 +34,15 @@ export function bytesEqual(a: Buffer, b: Buffer): boolean {
   return a.length === b.length && a.length > 0 && timingSafeEqual(a, b);
 }
 
-export const int = (v: unknown): number | undefined => (typeof v === 'number' && Number.isInteger(v) ? v : typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : undefined);
+export const int = (v: unknown): number | undefined =>
+  typeof v === 'number' && Number.isInteger(v) ? v : typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : undefined;
 
 /** A problem message when `v` is not an integer in [min, max]. */
 export function intIn(name: string, v: unknown, min: number, max: number): string | undefined {
   const n = int(v);
-  return n === undefined || n < min || n > max ? `passwordHashConfig.${name} must be a whole number from ${min} to ${max}` : undefined;
+  return n === undefined || n < min || n > max
+    ? `passwordHashConfig.${name} must be a whole number from ${min} to ${max}`
+    : undefined;
 }
 
 /** scrypt needs 128·N·r·p bytes; Node refuses above `maxmem`, so it is sized to the job (with headroom). */

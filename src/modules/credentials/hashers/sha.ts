@@ -12,10 +12,13 @@ function shaHasher(algo: 'sha256' | 'sha1'): Hasher {
   const check = (c: Record<string, unknown> | undefined, hash: string): string | undefined => {
     const cfg = c ?? {};
     if (cfg.salt !== undefined && typeof cfg.salt !== 'string') return 'passwordHashConfig.salt must be a string';
-    if (cfg.salt !== undefined && cfg.saltPosition !== 'prefix' && cfg.saltPosition !== 'suffix') return 'passwordHashConfig.saltPosition must be prefix or suffix';
-    if (cfg.encoding !== undefined && cfg.encoding !== 'hex' && cfg.encoding !== 'base64') return 'passwordHashConfig.encoding must be hex or base64';
+    if (cfg.salt !== undefined && cfg.saltPosition !== 'prefix' && cfg.saltPosition !== 'suffix')
+      return 'passwordHashConfig.saltPosition must be prefix or suffix';
+    if (cfg.encoding !== undefined && cfg.encoding !== 'hex' && cfg.encoding !== 'base64')
+      return 'passwordHashConfig.encoding must be hex or base64';
     const bytes = decodeDigest(hash, cfg.encoding === 'base64' ? 'base64' : 'hex');
-    if (!bytes || bytes.length !== size) return `passwordHash must be a ${algo} digest (${size} bytes) in ${cfg.encoding === 'base64' ? 'base64' : 'hex'}`;
+    if (!bytes || bytes.length !== size)
+      return `passwordHash must be a ${algo} digest (${size} bytes) in ${cfg.encoding === 'base64' ? 'base64' : 'hex'}`;
     return undefined;
   };
   return {

@@ -16,11 +16,14 @@ const MAX_DEPTH = 32;
 
 /** The RFC keywords are case-insensitive: `active eq True` is valid. Lower-cases them outside quoted strings. */
 function normaliseKeywords(text: string): string {
-  return text.replace(/"(?:[^"\\]|\\.)*"|\b(true|false|null)\b/gi, (m, kw: string | undefined) => (kw ? kw.toLowerCase() : m));
+  return text.replace(/"(?:[^"\\]|\\.)*"|\b(true|false|null)\b/gi, (m, kw: string | undefined) =>
+    kw ? kw.toLowerCase() : m,
+  );
 }
 
 export function parseFilter(text: string): Filter {
-  if (text.length > MAX_FILTER_LENGTH) throw new AppError('SCIM_INVALID_FILTER', `filter must be at most ${MAX_FILTER_LENGTH} characters`);
+  if (text.length > MAX_FILTER_LENGTH)
+    throw new AppError('SCIM_INVALID_FILTER', `filter must be at most ${MAX_FILTER_LENGTH} characters`);
   try {
     return parse(normaliseKeywords(text));
   } catch (err) {
@@ -56,13 +59,20 @@ const text = (sql: string, attr: Attr): Col => ({ sql, type: attr.type, caseExac
 function columnOf(kind: ResourceKind, canonical: string): Col | undefined {
   const c = (sql: string, type: AttrType, caseExact: boolean): Col => ({ sql, type, caseExact });
   switch (canonical) {
-    case 'id': return c('r.id::text', 'string', true);
-    case 'externalId': return c('r.external_id', 'string', true);
-    case 'meta.created': return c('r.created_at', 'dateTime', true);
-    case 'meta.lastModified': return c('r.updated_at', 'dateTime', true);
-    case 'meta.resourceType': return c(`'${kind}'`, 'string', true);
-    case 'meta.version': return c(`('W/"' || r.version || '"')`, 'string', true);
-    case 'displayName': return c('r.display_name', 'string', false);
+    case 'id':
+      return c('r.id::text', 'string', true);
+    case 'externalId':
+      return c('r.external_id', 'string', true);
+    case 'meta.created':
+      return c('r.created_at', 'dateTime', true);
+    case 'meta.lastModified':
+      return c('r.updated_at', 'dateTime', true);
+    case 'meta.resourceType':
+      return c(`'${kind}'`, 'string', true);
+    case 'meta.version':
+      return c(`('W/"' || r.version || '"')`, 'string', true);
+    case 'displayName':
+      return c('r.display_name', 'string', false);
   }
   if (kind === 'User' && canonical === 'userName') return c('r.user_name', 'string', false);
   if (kind === 'User' && canonical === 'active') return c('r.active', 'boolean', true);
@@ -79,7 +89,8 @@ function sourceOf(kind: ResourceKind, path: string, p: SqlParams): Source {
   if (attr.returned === 'never') throw new AppError('SCIM_INVALID_FILTER', `Attribute ${attr.name} cannot be filtered`);
   const col = columnOf(kind, rp.canonical);
   if (col) {
-    const present = col.type === 'string' ? `(${col.sql} IS NOT NULL AND ${col.sql} <> '')` : `(${col.sql} IS NOT NULL)`;
+    const present =
+      col.type === 'string' ? `(${col.sql} IS NOT NULL AND ${col.sql} <> '')` : `(${col.sql} IS NOT NULL)`;
     return { kind: 'value', col, present };
   }
   if (attr.name === 'schemas') throw new AppError('SCIM_INVALID_FILTER', 'schemas can be filtered with eq only');
@@ -94,7 +105,8 @@ function sourceOf(kind: ResourceKind, path: string, p: SqlParams): Source {
       `EXISTS (SELECT 1 FROM scim_group_members m ${join} WHERE m.tenant_id = r.tenant_id AND m.connection_id = r.connection_id AND m.${userSide ? 'user_id' : 'group_id'} = r.id AND (${cond}))`;
     const subCol = (name: string): Col | undefined => {
       const n = name.toLowerCase();
-      if (n === 'value') return { sql: `m.${userSide ? 'group_id' : 'user_id'}::text`, type: 'string', caseExact: true };
+      if (n === 'value')
+        return { sql: `m.${userSide ? 'group_id' : 'user_id'}::text`, type: 'string', caseExact: true };
       if (n === 'display') return { sql: 'o.display_name', type: 'string', caseExact: false };
       if (n === 'type') return { sql: userSide ? `'direct'` : `'User'`, type: 'string', caseExact: false };
       return undefined;
@@ -104,14 +116,26 @@ function sourceOf(kind: ResourceKind, path: string, p: SqlParams): Source {
   }
   if (attr.multiValued) {
     const arr = `r.data #> ${jsonPath(p, extension, [attr.name])}`;
-    const exists = (cond: string) => `EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof(${arr}) = 'array' THEN ${arr} ELSE '[]'::jsonb END) e(v) WHERE ${cond})`;
+    const exists = (cond: string) =>
+      `EXISTS (SELECT 1 FROM jsonb_array_elements(CASE WHEN jsonb_typeof(${arr}) = 'array' THEN ${arr} ELSE '[]'::jsonb END) e(v) WHERE ${cond})`;
     const subCol = (name: string): Col | undefined => {
       const s = attr.subAttributes?.find((x) => x.name.toLowerCase() === name.toLowerCase());
       return s ? text(`(e.v ->> ${p.add(s.name)})`, s) : undefined;
     };
-    if (!attr.subAttributes) return { kind: 'multi', exists: (cond) => exists(cond.replaceAll('__elem__', 'e.v #>> \'{}\'')), sub: () => undefined, present: `(jsonb_typeof(${arr}) = 'array' AND jsonb_array_length(${arr}) > 0)` };
+    if (!attr.subAttributes)
+      return {
+        kind: 'multi',
+        exists: (cond) => exists(cond.replaceAll('__elem__', "e.v #>> '{}'")),
+        sub: () => undefined,
+        present: `(jsonb_typeof(${arr}) = 'array' AND jsonb_array_length(${arr}) > 0)`,
+      };
     if (sub) return single(subCol(sub.name), rp.canonical, exists);
-    return { kind: 'multi', exists, sub: subCol, present: `(jsonb_typeof(${arr}) = 'array' AND jsonb_array_length(${arr}) > 0)` };
+    return {
+      kind: 'multi',
+      exists,
+      sub: subCol,
+      present: `(jsonb_typeof(${arr}) = 'array' AND jsonb_array_length(${arr}) > 0)`,
+    };
   }
   if (attr.type === 'complex' && !sub) {
     const obj = `r.data #> ${jsonPath(p, extension, attr.name === extension ? [] : [attr.name])}`;
@@ -125,7 +149,12 @@ function sourceOf(kind: ResourceKind, path: string, p: SqlParams): Source {
 /** `emails.type eq "work"`: the condition applies to any one element. */
 function single(col: Col | undefined, canonical: string, exists: (cond: string) => string): Source {
   if (!col) throw new AppError('SCIM_INVALID_FILTER', `Attribute ${canonical} cannot be filtered`);
-  return { kind: 'multi', exists, sub: (n) => (n === '__self__' ? col : undefined), present: exists(`${col.sql} IS NOT NULL`) };
+  return {
+    kind: 'multi',
+    exists,
+    sub: (n) => (n === '__self__' ? col : undefined),
+    present: exists(`${col.sql} IS NOT NULL`),
+  };
 }
 
 function likeEscape(s: string): string {
@@ -139,15 +168,22 @@ function compare(col: Col, op: string, value: unknown, p: SqlParams, path: strin
     throw new AppError('SCIM_INVALID_FILTER', `${path} ${op} null is not a valid comparison`);
   }
   if (col.type === 'boolean') {
-    const b = typeof value === 'boolean' ? value : typeof value === 'string' && /^(true|false)$/i.test(value) ? value.toLowerCase() === 'true' : undefined;
+    const b =
+      typeof value === 'boolean'
+        ? value
+        : typeof value === 'string' && /^(true|false)$/i.test(value)
+          ? value.toLowerCase() === 'true'
+          : undefined;
     if (b === undefined) throw new AppError('SCIM_INVALID_FILTER', `${path} is boolean: compare it with true or false`);
-    if (op !== 'eq' && op !== 'ne') throw new AppError('SCIM_INVALID_FILTER', `${path} is boolean: only eq, ne and pr apply`);
+    if (op !== 'eq' && op !== 'ne')
+      throw new AppError('SCIM_INVALID_FILTER', `${path} is boolean: only eq, ne and pr apply`);
     const lhs = col.sql.startsWith('r.') ? col.sql : `(${col.sql})::boolean`;
     const eq = `${lhs} = ${p.add(b)}`;
     return op === 'eq' ? eq : `NOT coalesce(${eq}, false)`;
   }
   if (col.type === 'dateTime') {
-    if (typeof value !== 'string' || Number.isNaN(Date.parse(value))) throw new AppError('SCIM_INVALID_FILTER', `${path} is a dateTime: compare it with an xsd:dateTime string`);
+    if (typeof value !== 'string' || Number.isNaN(Date.parse(value)))
+      throw new AppError('SCIM_INVALID_FILTER', `${path} is a dateTime: compare it with an xsd:dateTime string`);
     const sqlOp = { eq: '=', ne: '<>', gt: '>', ge: '>=', lt: '<', le: '<=' }[op];
     if (!sqlOp) throw new AppError('SCIM_INVALID_FILTER', `${path} is a dateTime: ${op} does not apply`);
     const cmp = `${col.sql} ${op === 'ne' ? '=' : sqlOp} ${p.add(new Date(value).toISOString())}::timestamptz`;
@@ -158,20 +194,35 @@ function compare(col: Col, op: string, value: unknown, p: SqlParams, path: strin
   const lhs = col.caseExact ? col.sql : `lower(${col.sql})`;
   const rhs = (x: string) => (col.caseExact ? p.add(x) : `lower(${p.add(x)})`);
   switch (op) {
-    case 'eq': return `${lhs} = ${rhs(v)}`;
-    case 'ne': return `NOT coalesce(${lhs} = ${rhs(v)}, false)`;
-    case 'co': return `${lhs} LIKE ${rhs(`%${likeEscape(v)}%`)}`;
-    case 'sw': return `${lhs} LIKE ${rhs(`${likeEscape(v)}%`)}`;
-    case 'ew': return `${lhs} LIKE ${rhs(`%${likeEscape(v)}`)}`;
-    case 'gt': return `${lhs} > ${rhs(v)}`;
-    case 'ge': return `${lhs} >= ${rhs(v)}`;
-    case 'lt': return `${lhs} < ${rhs(v)}`;
-    case 'le': return `${lhs} <= ${rhs(v)}`;
+    case 'eq':
+      return `${lhs} = ${rhs(v)}`;
+    case 'ne':
+      return `NOT coalesce(${lhs} = ${rhs(v)}, false)`;
+    case 'co':
+      return `${lhs} LIKE ${rhs(`%${likeEscape(v)}%`)}`;
+    case 'sw':
+      return `${lhs} LIKE ${rhs(`${likeEscape(v)}%`)}`;
+    case 'ew':
+      return `${lhs} LIKE ${rhs(`%${likeEscape(v)}`)}`;
+    case 'gt':
+      return `${lhs} > ${rhs(v)}`;
+    case 'ge':
+      return `${lhs} >= ${rhs(v)}`;
+    case 'lt':
+      return `${lhs} < ${rhs(v)}`;
+    case 'le':
+      return `${lhs} <= ${rhs(v)}`;
   }
   throw new AppError('SCIM_INVALID_FILTER', `Unknown operator ${op}`);
 }
 
-function compileNode(kind: ResourceKind, f: Filter, p: SqlParams, depth: number, element?: (name: string) => Col | undefined): string {
+function compileNode(
+  kind: ResourceKind,
+  f: Filter,
+  p: SqlParams,
+  depth: number,
+  element?: (name: string) => Col | undefined,
+): string {
   if (depth > MAX_DEPTH) throw new AppError('SCIM_INVALID_FILTER', `filter nests deeper than ${MAX_DEPTH} levels`);
   switch (f.op) {
     case 'and':
@@ -183,12 +234,15 @@ function compileNode(kind: ResourceKind, f: Filter, p: SqlParams, depth: number,
     case '[]': {
       if (element) throw new AppError('SCIM_INVALID_FILTER', 'A value filter cannot contain another value filter');
       const src = sourceOf(kind, f.attrPath, p);
-      if (src.kind !== 'multi') throw new AppError('SCIM_INVALID_FILTER', `${f.attrPath}[...] needs a multi-valued attribute`);
-      return src.exists(compileNode(kind, f.valFilter, p, depth + 1, (name) => {
-        const col = src.sub(name);
-        if (!col) throw new AppError('SCIM_INVALID_FILTER', `${f.attrPath} has no sub-attribute ${name}`);
-        return col;
-      }));
+      if (src.kind !== 'multi')
+        throw new AppError('SCIM_INVALID_FILTER', `${f.attrPath}[...] needs a multi-valued attribute`);
+      return src.exists(
+        compileNode(kind, f.valFilter, p, depth + 1, (name) => {
+          const col = src.sub(name);
+          if (!col) throw new AppError('SCIM_INVALID_FILTER', `${f.attrPath} has no sub-attribute ${name}`);
+          return col;
+        }),
+      );
     }
     default: {
       if (element) {
@@ -199,10 +253,12 @@ function compileNode(kind: ResourceKind, f: Filter, p: SqlParams, depth: number,
       if (f.attrPath.toLowerCase() === 'schemas') return schemasFilter(kind, f, p);
       const src = sourceOf(kind, f.attrPath, p);
       if (f.op === 'pr') return src.present;
-      if (src.kind === 'complex') throw new AppError('SCIM_INVALID_FILTER', `${f.attrPath} is complex: compare one of its sub-attributes`);
+      if (src.kind === 'complex')
+        throw new AppError('SCIM_INVALID_FILTER', `${f.attrPath} is complex: compare one of its sub-attributes`);
       if (src.kind === 'value') return compare(src.col, f.op, f.compValue, p, f.attrPath);
       // A multi-valued attribute without a sub-attribute compares its `value` (RFC 7644 3.4.2.2).
-      const col = src.sub('__self__') ?? src.sub('value') ?? { sql: `(e.v #>> '{}')`, type: 'string' as const, caseExact: false };
+      const col = src.sub('__self__') ??
+        src.sub('value') ?? { sql: `(e.v #>> '{}')`, type: 'string' as const, caseExact: false };
       if (f.op === 'ne') return `NOT ${src.exists(compare(col, 'eq', f.compValue, p, f.attrPath))}`;
       return src.exists(compare(col, f.op, f.compValue, p, f.attrPath));
     }
@@ -210,8 +266,9 @@ function compileNode(kind: ResourceKind, f: Filter, p: SqlParams, depth: number,
 }
 
 function schemasFilter(kind: ResourceKind, f: Filter, p: SqlParams): string {
-  if (f.op !== 'eq' || typeof (f as { compValue?: unknown }).compValue !== 'string') throw new AppError('SCIM_INVALID_FILTER', 'schemas can be filtered with eq "<urn>" only');
-  const v = ((f as { compValue: string }).compValue).toLowerCase();
+  if (f.op !== 'eq' || typeof (f as { compValue?: unknown }).compValue !== 'string')
+    throw new AppError('SCIM_INVALID_FILTER', 'schemas can be filtered with eq "<urn>" only');
+  const v = (f as { compValue: string }).compValue.toLowerCase();
   if (v === (kind === 'User' ? URN.user : URN.group).toLowerCase()) return 'TRUE';
   if (kind === 'User' && v === URN.enterprise.toLowerCase()) return `(r.data ? ${p.add(URN.enterprise)})`;
   return 'FALSE';
@@ -228,13 +285,20 @@ export function sortToSql(kind: ResourceKind, sortBy: string, p: SqlParams): str
   const col = columnOf(kind, rp.canonical);
   if (col) return col.caseExact || col.type !== 'string' ? col.sql : `lower(${col.sql})`;
   const { attr, sub, extension } = rp;
-  if ((kind === 'User' && attr.name === 'groups') || (kind === 'Group' && attr.name === 'members') || attr.name === 'meta' || attr.name === 'schemas') return 'NULL';
+  if (
+    (kind === 'User' && attr.name === 'groups') ||
+    (kind === 'Group' && attr.name === 'members') ||
+    attr.name === 'meta' ||
+    attr.name === 'schemas'
+  )
+    return 'NULL';
   if (attr.multiValued) {
     const arr = `r.data #> ${jsonPath(p, extension, [attr.name])}`;
     const key = p.add(sub?.name ?? 'value');
     return `(SELECT lower(e.v ->> ${key}) FROM jsonb_array_elements(CASE WHEN jsonb_typeof(${arr}) = 'array' THEN ${arr} ELSE '[]'::jsonb END) WITH ORDINALITY e(v, n) ORDER BY (e.v ->> 'primary') = 'true' DESC, n LIMIT 1)`;
   }
-  if (attr.type === 'complex' && !sub) throw new AppError('SCIM_INVALID_PATH', `sortBy ${sortBy} is complex: name one of its sub-attributes`);
+  if (attr.type === 'complex' && !sub)
+    throw new AppError('SCIM_INVALID_PATH', `sortBy ${sortBy} is complex: name one of its sub-attributes`);
   const leaf = sub ?? attr;
   const sql = `(r.data #>> ${jsonPath(p, extension, sub ? [attr.name, sub.name] : [attr.name])})`;
   return leaf.caseExact ? sql : `lower(${sql})`;

@@ -39,19 +39,33 @@ function splitPath(path: string): { attr: string; filter?: string; sub?: string 
 }
 
 /** Checks a path against the schema and gives its canonical spelling (the filter inside brackets is kept). */
-export function canonicalPath(kind: ResourceKind, path: string): { path: string; attrName: string; extension: string; readOnly: boolean } {
+export function canonicalPath(
+  kind: ResourceKind,
+  path: string,
+): { path: string; attrName: string; extension: string; readOnly: boolean } {
   const { attr, filter, sub } = splitPath(path);
   const rp = requirePath(kind, attr);
   if (filter !== undefined) {
-    if (!rp.attr.multiValued || rp.sub) throw new AppError('SCIM_INVALID_PATH', `${attr}[...] needs a multi-valued attribute`);
+    if (!rp.attr.multiValued || rp.sub)
+      throw new AppError('SCIM_INVALID_PATH', `${attr}[...] needs a multi-valued attribute`);
     try {
       parse(filter);
     } catch (err) {
-      throw new AppError('SCIM_INVALID_PATH', `The value filter in path "${path}" is malformed: ${(err as Error).message}`);
+      throw new AppError(
+        'SCIM_INVALID_PATH',
+        `The value filter in path "${path}" is malformed: ${(err as Error).message}`,
+      );
     }
-    const subAttr = sub === undefined ? undefined : rp.attr.subAttributes?.find((s) => s.name.toLowerCase() === sub.toLowerCase());
-    if (sub !== undefined && !subAttr) throw new AppError('SCIM_INVALID_PATH', `${rp.attr.name} has no sub-attribute ${sub}`);
-    return { path: `${rp.canonical}[${filter}]${subAttr ? `.${subAttr.name}` : ''}`, attrName: rp.attr.name, extension: rp.extension, readOnly: rp.attr.mutability === 'readOnly' };
+    const subAttr =
+      sub === undefined ? undefined : rp.attr.subAttributes?.find((s) => s.name.toLowerCase() === sub.toLowerCase());
+    if (sub !== undefined && !subAttr)
+      throw new AppError('SCIM_INVALID_PATH', `${rp.attr.name} has no sub-attribute ${sub}`);
+    return {
+      path: `${rp.canonical}[${filter}]${subAttr ? `.${subAttr.name}` : ''}`,
+      attrName: rp.attr.name,
+      extension: rp.extension,
+      readOnly: rp.attr.mutability === 'readOnly',
+    };
   }
   const readOnly = rp.attr.mutability === 'readOnly' || rp.sub?.mutability === 'readOnly';
   return { path: rp.canonical, attrName: rp.attr.name, extension: rp.extension, readOnly };
@@ -69,28 +83,40 @@ function tryPath(kind: ResourceKind, path: string): ReturnType<typeof canonicalP
 export function readPatchBody(kind: ResourceKind, body: unknown): PatchOp[] {
   if (!isObject(body)) throw new AppError('SCIM_INVALID_SYNTAX', 'The body must be a PatchOp JSON object');
   const schemas = body.schemas;
-  if (!Array.isArray(schemas) || !schemas.some((s) => typeof s === 'string' && s.toLowerCase() === URN.patch.toLowerCase())) {
+  if (
+    !Array.isArray(schemas) ||
+    !schemas.some((s) => typeof s === 'string' && s.toLowerCase() === URN.patch.toLowerCase())
+  ) {
     throw new AppError('SCIM_INVALID_SYNTAX', `schemas must contain ${URN.patch}`);
   }
   const ops = body.Operations ?? body.operations;
-  if (!Array.isArray(ops) || ops.length === 0) throw new AppError('SCIM_INVALID_SYNTAX', 'Operations must be a non-empty array');
+  if (!Array.isArray(ops) || ops.length === 0)
+    throw new AppError('SCIM_INVALID_SYNTAX', 'Operations must be a non-empty array');
   const out: PatchOp[] = [];
   ops.forEach((raw, i) => {
     if (!isObject(raw)) throw new AppError('SCIM_INVALID_SYNTAX', `Operations[${i}] must be an object`);
     const op = typeof raw.op === 'string' ? raw.op.toLowerCase() : '';
-    if (op !== 'add' && op !== 'remove' && op !== 'replace') throw new AppError('SCIM_INVALID_SYNTAX', `Operations[${i}].op must be add, remove or replace (got ${JSON.stringify(raw.op)})`);
+    if (op !== 'add' && op !== 'remove' && op !== 'replace')
+      throw new AppError(
+        'SCIM_INVALID_SYNTAX',
+        `Operations[${i}].op must be add, remove or replace (got ${JSON.stringify(raw.op)})`,
+      );
     const path = raw.path;
-    if (path !== undefined && path !== null && (typeof path !== 'string' || path.trim() === '')) throw new AppError('SCIM_INVALID_PATH', `Operations[${i}].path must be a non-empty string`);
+    if (path !== undefined && path !== null && (typeof path !== 'string' || path.trim() === ''))
+      throw new AppError('SCIM_INVALID_PATH', `Operations[${i}].path must be a non-empty string`);
     if (op === 'remove' && !path) throw new AppError('SCIM_NO_TARGET', `Operations[${i}]: remove needs a path`);
-    if (op !== 'remove' && !('value' in raw)) throw new AppError('SCIM_INVALID_SYNTAX', `Operations[${i}]: ${op} needs a value`);
+    if (op !== 'remove' && !('value' in raw))
+      throw new AppError('SCIM_INVALID_SYNTAX', `Operations[${i}]: ${op} needs a value`);
     if (path && (path as string).trim().toLowerCase() === URN.enterprise.toLowerCase()) {
       // The whole extension as the target: one op per attribute of it (the library cannot address a URN alone).
       if (op === 'remove') {
         out.push({ op, path: `${URN.enterprise}:employeeNumber` });
-        for (const a of ['costCenter', 'organization', 'division', 'department', 'manager']) out.push({ op, path: `${URN.enterprise}:${a}` });
+        for (const a of ['costCenter', 'organization', 'division', 'department', 'manager'])
+          out.push({ op, path: `${URN.enterprise}:${a}` });
         return;
       }
-      if (!isObject(raw.value)) throw new AppError('SCIM_INVALID_VALUE', `Operations[${i}]: the value of ${URN.enterprise} must be an object`);
+      if (!isObject(raw.value))
+        throw new AppError('SCIM_INVALID_VALUE', `Operations[${i}]: the value of ${URN.enterprise} must be an object`);
       for (const [ek, ev] of Object.entries(raw.value)) {
         const c = tryPath(kind, `${URN.enterprise}:${ek}`);
         if (c && !c.readOnly) out.push({ op, path: c.path, value: ev });
@@ -103,14 +129,22 @@ export function readPatchBody(kind: ResourceKind, body: unknown): PatchOp[] {
       out.push({ op, path: c.path, value: raw.value });
       return;
     }
-    if (!isObject(raw.value)) throw new AppError('SCIM_INVALID_SYNTAX', `Operations[${i}]: without a path, value must be an object of attributes`);
+    if (!isObject(raw.value))
+      throw new AppError(
+        'SCIM_INVALID_SYNTAX',
+        `Operations[${i}]: without a path, value must be an object of attributes`,
+      );
     const plain: Record<string, unknown> = {};
     const core = `${(kind === 'User' ? URN.user : URN.group).toLowerCase()}:`;
     const ext = `${URN.enterprise.toLowerCase()}:`;
     for (const [k, v] of Object.entries(raw.value)) {
       const lower = k.toLowerCase();
       if (kind === 'User' && lower === URN.enterprise.toLowerCase()) {
-        if (!isObject(v)) throw new AppError('SCIM_INVALID_VALUE', `Operations[${i}]: the value of ${URN.enterprise} must be an object`);
+        if (!isObject(v))
+          throw new AppError(
+            'SCIM_INVALID_VALUE',
+            `Operations[${i}]: the value of ${URN.enterprise} must be an object`,
+          );
         for (const [ek, ev] of Object.entries(v)) {
           const c = tryPath(kind, `${URN.enterprise}:${ek}`);
           if (c && !c.readOnly) out.push({ op, path: c.path, value: ev });
@@ -144,10 +178,20 @@ export function readPatchBody(kind: ResourceKind, body: unknown): PatchOp[] {
 export function applyPatch<T extends Record<string, unknown>>(resource: T, ops: PatchOp[]): T {
   // The library keeps extension attributes under the URN key, as we store them.
   try {
-    return scimPatch(resource as never, ops as unknown as ScimPatchOperation[], { mutateDocument: false, treatMissingAsAdd: true }) as unknown as T;
+    return scimPatch(resource as never, ops as unknown as ScimPatchOperation[], {
+      mutateDocument: false,
+      treatMissingAsAdd: true,
+    }) as unknown as T;
   } catch (err) {
     if (err instanceof ScimError) {
-      const code = err.scimCode === 'noTarget' ? 'SCIM_NO_TARGET' : err.scimCode === 'invalidValue' ? 'SCIM_INVALID_VALUE' : err.scimCode === 'invalidPath' ? 'SCIM_INVALID_PATH' : 'SCIM_INVALID_SYNTAX';
+      const code =
+        err.scimCode === 'noTarget'
+          ? 'SCIM_NO_TARGET'
+          : err.scimCode === 'invalidValue'
+            ? 'SCIM_INVALID_VALUE'
+            : err.scimCode === 'invalidPath'
+              ? 'SCIM_INVALID_PATH'
+              : 'SCIM_INVALID_SYNTAX';
       throw new AppError(code, err.message);
     }
     if (err instanceof AppError) throw err;

@@ -1,5 +1,14 @@
 import { AppError } from '../../../http/errors.ts';
-import { commonAttributes, enterpriseAttributes, groupAttributes, resolvePath, URN, userAttributes, type Attr, type ResourceKind } from './schemas.ts';
+import {
+  commonAttributes,
+  enterpriseAttributes,
+  groupAttributes,
+  resolvePath,
+  URN,
+  userAttributes,
+  type Attr,
+  type ResourceKind,
+} from './schemas.ts';
 
 /**
  * Incoming resources are normalised to the schema: attribute names take their canonical spelling (names are
@@ -55,7 +64,9 @@ function normaliseAttr(attr: Attr, v: unknown, at: string): unknown {
   }
   if (v === null || v === undefined) return undefined;
   const list = Array.isArray(v) ? v : [v];
-  const out = list.map((x, i) => coerce(attr, x, `${at}[${i}]`)).filter((x) => x !== undefined && !(isObject(x) && Object.keys(x).length === 0));
+  const out = list
+    .map((x, i) => coerce(attr, x, `${at}[${i}]`))
+    .filter((x) => x !== undefined && !(isObject(x) && Object.keys(x).length === 0));
   let primarySeen = false;
   for (const x of out) {
     if (isObject(x) && x.primary === true) {
@@ -100,7 +111,8 @@ export function normaliseUser(input: unknown): Json {
     normaliseObject(enterpriseAttributes, ext, `${URN.enterprise}:`, e);
     if (Object.keys(e).length) out[URN.enterprise] = e;
   }
-  if (typeof out.userName !== 'string' || out.userName.trim() === '') throw new AppError('SCIM_INVALID_VALUE', 'userName is required (a non-empty string)');
+  if (typeof out.userName !== 'string' || out.userName.trim() === '')
+    throw new AppError('SCIM_INVALID_VALUE', 'userName is required (a non-empty string)');
   out.userName = out.userName.trim();
   if (out.active === undefined) out.active = true;
   return out;
@@ -140,17 +152,30 @@ export function normaliseGroup(input: unknown): NormalGroup {
     if (key.toLowerCase() === 'members') members = v;
     else rest[key] = v;
   }
-  normaliseObject([...commonAttributes.filter((x) => x.name === 'externalId'), ...groupAttributes.filter((x) => x.name !== 'members')], rest, '', data);
-  if (typeof data.displayName !== 'string' || data.displayName.trim() === '') throw new AppError('SCIM_INVALID_VALUE', 'displayName is required (a non-empty string)');
+  normaliseObject(
+    [
+      ...commonAttributes.filter((x) => x.name === 'externalId'),
+      ...groupAttributes.filter((x) => x.name !== 'members'),
+    ],
+    rest,
+    '',
+    data,
+  );
+  if (typeof data.displayName !== 'string' || data.displayName.trim() === '')
+    throw new AppError('SCIM_INVALID_VALUE', 'displayName is required (a non-empty string)');
   data.displayName = data.displayName.trim();
-  return { data, members: members === undefined || members === null ? (members === null ? [] : undefined) : memberIds(members) };
+  return {
+    data,
+    members: members === undefined || members === null ? (members === null ? [] : undefined) : memberIds(members),
+  };
 }
 
 export function memberIds(v: unknown): string[] {
   const list = Array.isArray(v) ? v : [v];
   const ids = list.map((m, i) => {
     const id = isObject(m) ? m.value : m;
-    if (typeof id !== 'string' || !id) throw new AppError('SCIM_INVALID_VALUE', `members[${i}].value must be a string (a User id)`);
+    if (typeof id !== 'string' || !id)
+      throw new AppError('SCIM_INVALID_VALUE', `members[${i}].value must be a string (a User id)`);
     return id;
   });
   return [...new Set(ids)];
@@ -197,7 +222,15 @@ export function ifMatchHolds(header: string | string[] | undefined, version: num
  * (`name.givenName`) and extension paths keep or drop parts of a complex value. Unknown names are ignored.
  */
 export function project(kind: ResourceKind, resource: Json, attributes?: string, excluded?: string): Json {
-  const parse = (s?: string) => (s ? s.split(',').map((x) => x.trim()).filter(Boolean).map((x) => resolvePath(kind, x)).filter((x) => x !== undefined) : []);
+  const parse = (s?: string) =>
+    s
+      ? s
+          .split(',')
+          .map((x) => x.trim())
+          .filter(Boolean)
+          .map((x) => resolvePath(kind, x))
+          .filter((x) => x !== undefined)
+      : [];
   const keyOf = (ext: string, name: string) => (ext ? ext : name);
   const inc = parse(attributes);
   if (inc.length) {
@@ -206,7 +239,7 @@ export function project(kind: ResourceKind, resource: Json, attributes?: string,
       const top = keyOf(p.extension, p.attr.name);
       const holder = p.extension ? (resource[p.extension] as Json | undefined) : resource;
       if (!holder) continue;
-      const target = p.extension ? ((out[top] as Json | undefined) ?? (out[top] = {}) as Json) : out;
+      const target = p.extension ? ((out[top] as Json | undefined) ?? ((out[top] = {}) as Json)) : out;
       const name = p.attr.name === p.extension ? undefined : p.attr.name;
       if (name === undefined) {
         out[top] = resource[p.extension];
@@ -215,8 +248,12 @@ export function project(kind: ResourceKind, resource: Json, attributes?: string,
       const value = holder[name];
       if (value === undefined) continue;
       if (!p.sub) target[name] = value;
-      else if (Array.isArray(value)) target[name] = value.map((x) => (isObject(x) && p.sub!.name in x ? { [p.sub!.name]: x[p.sub!.name] } : {})).filter((x) => Object.keys(x).length);
-      else if (isObject(value) && p.sub.name in value) target[name] = { ...((target[name] as Json) ?? {}), [p.sub.name]: value[p.sub.name] };
+      else if (Array.isArray(value))
+        target[name] = value
+          .map((x) => (isObject(x) && p.sub!.name in x ? { [p.sub!.name]: x[p.sub!.name] } : {}))
+          .filter((x) => Object.keys(x).length);
+      else if (isObject(value) && p.sub.name in value)
+        target[name] = { ...((target[name] as Json) ?? {}), [p.sub.name]: value[p.sub.name] };
     }
     return out;
   }

@@ -33,7 +33,18 @@ export interface Attr {
 }
 
 function a(name: string, type: AttrType, o: Partial<Attr> = {}): Attr {
-  return { name, type, multiValued: false, required: false, caseExact: false, mutability: 'readWrite', returned: 'default', uniqueness: 'none', description: name, ...o };
+  return {
+    name,
+    type,
+    multiValued: false,
+    required: false,
+    caseExact: false,
+    mutability: 'readWrite',
+    returned: 'default',
+    uniqueness: 'none',
+    description: name,
+    ...o,
+  };
 }
 
 /** The sub-attributes of the RFC's multi-valued complex attributes (emails, phoneNumbers, ims, photos, ...). */
@@ -52,9 +63,15 @@ const multi = (name: string, valueType: AttrType = 'string', types: string[] = [
 const ro: Partial<Attr> = { mutability: 'readOnly' };
 
 export const userAttributes: Attr[] = [
-  a('userName', 'string', { required: true, uniqueness: 'server', description: 'Unique identifier for the User, typically used by the user to directly authenticate' }),
+  a('userName', 'string', {
+    required: true,
+    uniqueness: 'server',
+    description: 'Unique identifier for the User, typically used by the user to directly authenticate',
+  }),
   a('name', 'complex', {
-    subAttributes: ['formatted', 'familyName', 'givenName', 'middleName', 'honorificPrefix', 'honorificSuffix'].map((n) => a(n, 'string')),
+    subAttributes: ['formatted', 'familyName', 'givenName', 'middleName', 'honorificPrefix', 'honorificSuffix'].map(
+      (n) => a(n, 'string'),
+    ),
   }),
   a('displayName', 'string'),
   a('nickName', 'string'),
@@ -72,12 +89,21 @@ export const userAttributes: Attr[] = [
   multi('photos', 'reference', ['photo', 'thumbnail']),
   a('addresses', 'complex', {
     multiValued: true,
-    subAttributes: [...['formatted', 'streetAddress', 'locality', 'region', 'postalCode', 'country'].map((n) => a(n, 'string')), a('type', 'string', { canonicalValues: ['work', 'home', 'other'] }), a('primary', 'boolean')],
+    subAttributes: [
+      ...['formatted', 'streetAddress', 'locality', 'region', 'postalCode', 'country'].map((n) => a(n, 'string')),
+      a('type', 'string', { canonicalValues: ['work', 'home', 'other'] }),
+      a('primary', 'boolean'),
+    ],
   }),
   a('groups', 'complex', {
     multiValued: true,
     mutability: 'readOnly',
-    subAttributes: [a('value', 'string', ro), a('$ref', 'reference', { ...ro, referenceTypes: ['Group'] }), a('display', 'string', ro), a('type', 'string', { ...ro, canonicalValues: ['direct', 'indirect'] })],
+    subAttributes: [
+      a('value', 'string', ro),
+      a('$ref', 'reference', { ...ro, referenceTypes: ['Group'] }),
+      a('display', 'string', ro),
+      a('type', 'string', { ...ro, canonicalValues: ['direct', 'indirect'] }),
+    ],
   }),
   multi('entitlements'),
   multi('roles'),
@@ -90,14 +116,25 @@ export const enterpriseAttributes: Attr[] = [
   a('organization', 'string'),
   a('division', 'string'),
   a('department', 'string'),
-  a('manager', 'complex', { subAttributes: [a('value', 'string'), a('$ref', 'reference', { referenceTypes: ['User'] }), a('displayName', 'string', ro)] }),
+  a('manager', 'complex', {
+    subAttributes: [
+      a('value', 'string'),
+      a('$ref', 'reference', { referenceTypes: ['User'] }),
+      a('displayName', 'string', ro),
+    ],
+  }),
 ];
 
 export const groupAttributes: Attr[] = [
   a('displayName', 'string', { required: true, description: 'A human-readable name for the Group' }),
   a('members', 'complex', {
     multiValued: true,
-    subAttributes: [a('value', 'string', { mutability: 'immutable', caseExact: true }), a('$ref', 'reference', { mutability: 'immutable', referenceTypes: ['User', 'Group'] }), a('display', 'string', ro), a('type', 'string', { mutability: 'immutable', canonicalValues: ['User', 'Group'] })],
+    subAttributes: [
+      a('value', 'string', { mutability: 'immutable', caseExact: true }),
+      a('$ref', 'reference', { mutability: 'immutable', referenceTypes: ['User', 'Group'] }),
+      a('display', 'string', ro),
+      a('type', 'string', { mutability: 'immutable', canonicalValues: ['User', 'Group'] }),
+    ],
   }),
 ];
 
@@ -107,7 +144,13 @@ export const commonAttributes: Attr[] = [
   a('externalId', 'string', { caseExact: true }),
   a('meta', 'complex', {
     mutability: 'readOnly',
-    subAttributes: [a('resourceType', 'string', ro), a('created', 'dateTime', ro), a('lastModified', 'dateTime', ro), a('location', 'reference', ro), a('version', 'string', { ...ro, caseExact: true })],
+    subAttributes: [
+      a('resourceType', 'string', ro),
+      a('created', 'dateTime', ro),
+      a('lastModified', 'dateTime', ro),
+      a('location', 'reference', ro),
+      a('version', 'string', { ...ro, caseExact: true }),
+    ],
   }),
   a('schemas', 'reference', { multiValued: true, caseExact: true, returned: 'always' }),
 ];
@@ -139,27 +182,50 @@ export function resolvePath(kind: ResourceKind, path: string): ResolvedPath | un
   else if (kind === 'User' && lower.startsWith(URN.enterprise.toLowerCase())) {
     extension = URN.enterprise;
     rest = path.slice(URN.enterprise.length + 1);
-    if (path.length === URN.enterprise.length) return { extension, attr: a(URN.enterprise, 'complex', { subAttributes: enterpriseAttributes }), canonical: URN.enterprise };
+    if (path.length === URN.enterprise.length)
+      return {
+        extension,
+        attr: a(URN.enterprise, 'complex', { subAttributes: enterpriseAttributes }),
+        canonical: URN.enterprise,
+      };
   } else if (lower.startsWith('urn:')) return undefined;
   const [head, sub, ...more] = rest.split('.');
   if (more.length || !head) return undefined;
-  const list = extension ? enterpriseAttributes : [...commonAttributes, ...(kind === 'User' ? userAttributes : groupAttributes)];
+  const list = extension
+    ? enterpriseAttributes
+    : [...commonAttributes, ...(kind === 'User' ? userAttributes : groupAttributes)];
   const attr = find(list, head);
   if (!attr) return undefined;
   if (sub === undefined) return { extension, attr, canonical: extension ? `${extension}:${attr.name}` : attr.name };
   const subAttr = find(attr.subAttributes, sub);
   if (!subAttr) return undefined;
-  return { extension, attr, sub: subAttr, canonical: `${extension ? `${extension}:` : ''}${attr.name}.${subAttr.name}` };
+  return {
+    extension,
+    attr,
+    sub: subAttr,
+    canonical: `${extension ? `${extension}:` : ''}${attr.name}.${subAttr.name}`,
+  };
 }
 
-export function requirePath(kind: ResourceKind, path: string, code: 'SCIM_INVALID_PATH' | 'SCIM_INVALID_FILTER' = 'SCIM_INVALID_PATH'): ResolvedPath {
+export function requirePath(
+  kind: ResourceKind,
+  path: string,
+  code: 'SCIM_INVALID_PATH' | 'SCIM_INVALID_FILTER' = 'SCIM_INVALID_PATH',
+): ResolvedPath {
   const r = resolvePath(kind, path);
   if (!r) throw new AppError(code, `Attribute path "${path}" names no attribute of the ${kind} schema`);
   return r;
 }
 
 function schemaDoc(id: string, name: string, description: string, attributes: Attr[], base: string) {
-  return { schemas: [URN.schema], id, name, description, attributes, meta: { resourceType: 'Schema', location: `${base}/Schemas/${id}` } };
+  return {
+    schemas: [URN.schema],
+    id,
+    name,
+    description,
+    attributes,
+    meta: { resourceType: 'Schema', location: `${base}/Schemas/${id}` },
+  };
 }
 
 export function schemaDocs(base: string) {
@@ -173,12 +239,23 @@ export function schemaDocs(base: string) {
 export function resourceTypeDocs(base: string) {
   return [
     {
-      schemas: [URN.resourceType], id: 'User', name: 'User', endpoint: '/Users', description: 'User Account', schema: URN.user,
+      schemas: [URN.resourceType],
+      id: 'User',
+      name: 'User',
+      endpoint: '/Users',
+      description: 'User Account',
+      schema: URN.user,
       schemaExtensions: [{ schema: URN.enterprise, required: false }],
       meta: { resourceType: 'ResourceType', location: `${base}/ResourceTypes/User` },
     },
     {
-      schemas: [URN.resourceType], id: 'Group', name: 'Group', endpoint: '/Groups', description: 'Group', schema: URN.group, schemaExtensions: [],
+      schemas: [URN.resourceType],
+      id: 'Group',
+      name: 'Group',
+      endpoint: '/Groups',
+      description: 'Group',
+      schema: URN.group,
+      schemaExtensions: [],
       meta: { resourceType: 'ResourceType', location: `${base}/ResourceTypes/Group` },
     },
   ];
@@ -195,7 +272,12 @@ export function serviceProviderConfig(base: string, maxResults: number, bodyLimi
     sort: { supported: true },
     etag: { supported: true },
     authenticationSchemes: [
-      { type: 'oauthbearertoken', name: 'Bearer token', description: 'The token returned when the SCIM connection was created (or its token rotated)', primary: true },
+      {
+        type: 'oauthbearertoken',
+        name: 'Bearer token',
+        description: 'The token returned when the SCIM connection was created (or its token rotated)',
+        primary: true,
+      },
     ],
     meta: { resourceType: 'ServiceProviderConfig', location: `${base}/ServiceProviderConfig` },
   };

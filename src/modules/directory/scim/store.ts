@@ -68,7 +68,14 @@ export type CheckedInsert =
  * takes anyway), so a concurrent settings change either committed before (and is seen: `stale`) or waits for this
  * transaction. Nothing is inserted unless every check holds.
  */
-export async function insertUserChecked(q: Queryable, s: Scope, id: string, c: UserColumns, link: { userId: string; owns: boolean } | undefined, check: ConnectionCheck): Promise<CheckedInsert> {
+export async function insertUserChecked(
+  q: Queryable,
+  s: Scope,
+  id: string,
+  c: UserColumns,
+  link: { userId: string; owns: boolean } | undefined,
+  check: ConnectionCheck,
+): Promise<CheckedInsert> {
   const { rows } = await q.query<ScimUserRow & { c_token_ok: boolean; c_sync: boolean; c_group_roles: unknown[] }>(
     `WITH c AS (SELECT token_hash, sync_to_user_management, group_roles FROM scim_connections WHERE tenant_id = $1 AND id = $2 FOR KEY SHARE),
      ins AS (
@@ -77,8 +84,22 @@ export async function insertUserChecked(q: Queryable, s: Scope, id: string, c: U
        WHERE c.token_hash = $12 AND c.sync_to_user_management = $13 AND c.group_roles = $14::jsonb
        RETURNING *)
      SELECT ins.*, c.token_hash = $12 AS c_token_ok, c.sync_to_user_management AS c_sync, c.group_roles AS c_group_roles FROM c LEFT JOIN ins ON true`,
-    [s.tenantId, s.connectionId, id, c.user_name, c.external_id, c.display_name, c.email, c.active, JSON.stringify(c.data), link?.userId ?? null, link?.owns ?? false,
-      check.tokenHash, check.sync, JSON.stringify(check.groupRoles)],
+    [
+      s.tenantId,
+      s.connectionId,
+      id,
+      c.user_name,
+      c.external_id,
+      c.display_name,
+      c.email,
+      c.active,
+      JSON.stringify(c.data),
+      link?.userId ?? null,
+      link?.owns ?? false,
+      check.tokenHash,
+      check.sync,
+      JSON.stringify(check.groupRoles),
+    ],
   );
   const r = rows[0];
   if (!r || !r.c_token_ok) return { kind: 'revoked' };
@@ -92,17 +113,39 @@ export async function updateUser(q: Queryable, s: Scope, id: string, c: UserColu
     `UPDATE scim_users SET user_name = $4, external_id = $5, display_name = $6, email = $7, active = $8, data = $9,
        version = version + 1, updated_at = now()
      WHERE tenant_id = $1 AND connection_id = $2 AND id = $3 RETURNING *`,
-    [s.tenantId, s.connectionId, id, c.user_name, c.external_id, c.display_name, c.email, c.active, JSON.stringify(c.data)],
+    [
+      s.tenantId,
+      s.connectionId,
+      id,
+      c.user_name,
+      c.external_id,
+      c.display_name,
+      c.email,
+      c.active,
+      JSON.stringify(c.data),
+    ],
   );
   return rows[0];
 }
 
-export async function linkUser(q: Queryable, s: Scope, id: string, userId: string | null, owns: boolean): Promise<void> {
-  await q.query('UPDATE scim_users SET user_id = $4, owns_user = $5 WHERE tenant_id = $1 AND connection_id = $2 AND id = $3', [s.tenantId, s.connectionId, id, userId, owns]);
+export async function linkUser(
+  q: Queryable,
+  s: Scope,
+  id: string,
+  userId: string | null,
+  owns: boolean,
+): Promise<void> {
+  await q.query(
+    'UPDATE scim_users SET user_id = $4, owns_user = $5 WHERE tenant_id = $1 AND connection_id = $2 AND id = $3',
+    [s.tenantId, s.connectionId, id, userId, owns],
+  );
 }
 
 export async function setGrantedRoles(q: Queryable, s: Scope, id: string, roleIds: string[]): Promise<void> {
-  await q.query('UPDATE scim_users SET granted_role_ids = $4::uuid[] WHERE tenant_id = $1 AND connection_id = $2 AND id = $3', [s.tenantId, s.connectionId, id, roleIds]);
+  await q.query(
+    'UPDATE scim_users SET granted_role_ids = $4::uuid[] WHERE tenant_id = $1 AND connection_id = $2 AND id = $3',
+    [s.tenantId, s.connectionId, id, roleIds],
+  );
 }
 
 export async function getUser(q: Queryable, s: Scope, id: string, lock = false): Promise<ScimUserRow | undefined> {
@@ -122,7 +165,11 @@ export async function userNameTaken(q: Queryable, s: Scope, userName: string, ex
 }
 
 export async function deleteUser(q: Queryable, s: Scope, id: string): Promise<void> {
-  await q.query('DELETE FROM scim_users WHERE tenant_id = $1 AND connection_id = $2 AND id = $3', [s.tenantId, s.connectionId, id]);
+  await q.query('DELETE FROM scim_users WHERE tenant_id = $1 AND connection_id = $2 AND id = $3', [
+    s.tenantId,
+    s.connectionId,
+    id,
+  ]);
 }
 
 export async function usersOfConnection(q: Queryable, s: Scope, onlyUnlinked = false): Promise<ScimUserRow[]> {
@@ -151,7 +198,12 @@ export interface SyncCursor {
  * The sync job's next chunk: directory users after `cursor` (in (created_at, id) order, the scim_users_created index)
  * that have an email and are not yet in user management, locked; with the cursor of the last one.
  */
-export async function unlinkedUsers(q: Queryable, s: Scope, cursor: SyncCursor | undefined, limit: number): Promise<{ rows: ScimUserRow[]; cursor?: SyncCursor }> {
+export async function unlinkedUsers(
+  q: Queryable,
+  s: Scope,
+  cursor: SyncCursor | undefined,
+  limit: number,
+): Promise<{ rows: ScimUserRow[]; cursor?: SyncCursor }> {
   const { rows } = await q.query<ScimUserRow & { created_key: string }>(
     `SELECT *, created_at::text AS created_key FROM scim_users
      WHERE tenant_id = $1 AND connection_id = $2 AND user_id IS NULL AND email IS NOT NULL
@@ -160,14 +212,27 @@ export async function unlinkedUsers(q: Queryable, s: Scope, cursor: SyncCursor |
     cursor ? [s.tenantId, s.connectionId, limit, cursor.createdAt, cursor.id] : [s.tenantId, s.connectionId, limit],
   );
   const last = rows.at(-1);
-  return { rows: rows.map(({ created_key: _k, ...r }) => r as ScimUserRow), cursor: last ? { createdAt: last.created_key, id: last.id } : cursor };
+  return {
+    rows: rows.map(({ created_key: _k, ...r }) => r as ScimUserRow),
+    cursor: last ? { createdAt: last.created_key, id: last.id } : cursor,
+  };
 }
 
 /**
  * One page of a filtered, sorted list, with the total: `where` and `order` are SQL over the alias `r`; `extra` adds
  * select-list expressions over `r` (e.g. GROUPS_OF_R).
  */
-export async function page<T>(q: Queryable, table: 'scim_users' | 'scim_groups', s: Scope, where: string, order: string, p: SqlParams, offset: number, limit: number, extra = ''): Promise<{ rows: T[]; total: number }> {
+export async function page<T>(
+  q: Queryable,
+  table: 'scim_users' | 'scim_groups',
+  s: Scope,
+  where: string,
+  order: string,
+  p: SqlParams,
+  offset: number,
+  limit: number,
+  extra = '',
+): Promise<{ rows: T[]; total: number }> {
   const base = `FROM ${table} r WHERE r.tenant_id = $1 AND r.connection_id = $2 AND (${where})`;
   if (limit === 0) {
     const { rows } = await q.query<{ n: number }>(`SELECT count(*)::int AS n ${base}`, p.values);
@@ -175,7 +240,10 @@ export async function page<T>(q: Queryable, table: 'scim_users' | 'scim_groups',
   }
   const lim = p.add(limit);
   const off = p.add(offset);
-  const { rows } = await q.query<T & { total__: number }>(`SELECT r.*${extra ? `, ${extra}` : ''}, count(*) OVER ()::int AS total__ ${base} ORDER BY ${order} LIMIT ${lim} OFFSET ${off}`, p.values);
+  const { rows } = await q.query<T & { total__: number }>(
+    `SELECT r.*${extra ? `, ${extra}` : ''}, count(*) OVER ()::int AS total__ ${base} ORDER BY ${order} LIMIT ${lim} OFFSET ${off}`,
+    p.values,
+  );
   if (rows.length === 0 && offset > 0) {
     const c = await q.query<{ n: number }>(`SELECT count(*)::int AS n ${base}`, p.values.slice(0, -2));
     return { rows: [], total: c.rows[0].n };
@@ -185,7 +253,14 @@ export async function page<T>(q: Queryable, table: 'scim_users' | 'scim_groups',
 
 // -- groups --
 
-export async function insertGroup(q: Queryable, s: Scope, id: string, displayName: string, externalId: string | null, data: Record<string, unknown>): Promise<ScimGroupRow> {
+export async function insertGroup(
+  q: Queryable,
+  s: Scope,
+  id: string,
+  displayName: string,
+  externalId: string | null,
+  data: Record<string, unknown>,
+): Promise<ScimGroupRow> {
   const { rows } = await q.query<ScimGroupRow>(
     `INSERT INTO scim_groups (tenant_id, connection_id, id, display_name, external_id, data) VALUES ($1, $2, $3, $4, $5, $6) RETURNING *`,
     [s.tenantId, s.connectionId, id, displayName, externalId, JSON.stringify(data)],
@@ -193,7 +268,14 @@ export async function insertGroup(q: Queryable, s: Scope, id: string, displayNam
   return rows[0];
 }
 
-export async function updateGroup(q: Queryable, s: Scope, id: string, displayName: string, externalId: string | null, data: Record<string, unknown>): Promise<ScimGroupRow> {
+export async function updateGroup(
+  q: Queryable,
+  s: Scope,
+  id: string,
+  displayName: string,
+  externalId: string | null,
+  data: Record<string, unknown>,
+): Promise<ScimGroupRow> {
   const { rows } = await q.query<ScimGroupRow>(
     `UPDATE scim_groups SET display_name = $4, external_id = $5, data = $6, version = version + 1, updated_at = now()
      WHERE tenant_id = $1 AND connection_id = $2 AND id = $3 RETURNING *`,
@@ -227,7 +309,11 @@ export async function groupNameTaken(q: Queryable, s: Scope, name: string, excep
 }
 
 export async function deleteGroup(q: Queryable, s: Scope, id: string): Promise<void> {
-  await q.query('DELETE FROM scim_groups WHERE tenant_id = $1 AND connection_id = $2 AND id = $3', [s.tenantId, s.connectionId, id]);
+  await q.query('DELETE FROM scim_groups WHERE tenant_id = $1 AND connection_id = $2 AND id = $3', [
+    s.tenantId,
+    s.connectionId,
+    id,
+  ]);
 }
 
 // -- memberships --
@@ -262,7 +348,11 @@ export async function removeMembers(q: Queryable, s: Scope, groupId: string, use
   return rows.map((r) => r.user_id);
 }
 
-export async function membersOf(q: Queryable, s: Scope, groupIds: string[]): Promise<Map<string, { value: string; display: string | null }[]>> {
+export async function membersOf(
+  q: Queryable,
+  s: Scope,
+  groupIds: string[],
+): Promise<Map<string, { value: string; display: string | null }[]>> {
   const out = new Map<string, { value: string; display: string | null }[]>();
   if (groupIds.length === 0) return out;
   const { rows } = await q.query<{ group_id: string; user_id: string; display: string | null }>(
@@ -271,11 +361,16 @@ export async function membersOf(q: Queryable, s: Scope, groupIds: string[]): Pro
      WHERE m.tenant_id = $1 AND m.connection_id = $2 AND m.group_id = ANY($3::uuid[]) ORDER BY m.group_id, u.created_at, u.id`,
     [s.tenantId, s.connectionId, groupIds],
   );
-  for (const r of rows) (out.get(r.group_id) ?? out.set(r.group_id, []).get(r.group_id)!).push({ value: r.user_id, display: r.display });
+  for (const r of rows)
+    (out.get(r.group_id) ?? out.set(r.group_id, []).get(r.group_id)!).push({ value: r.user_id, display: r.display });
   return out;
 }
 
-export async function groupsOf(q: Queryable, s: Scope, userIds: string[]): Promise<Map<string, { value: string; display: string }[]>> {
+export async function groupsOf(
+  q: Queryable,
+  s: Scope,
+  userIds: string[],
+): Promise<Map<string, { value: string; display: string }[]>> {
   const out = new Map<string, { value: string; display: string }[]>();
   if (userIds.length === 0) return out;
   const { rows } = await q.query<{ user_id: string; group_id: string; display_name: string }>(
@@ -284,7 +379,8 @@ export async function groupsOf(q: Queryable, s: Scope, userIds: string[]): Promi
      WHERE m.tenant_id = $1 AND m.connection_id = $2 AND m.user_id = ANY($3::uuid[]) ORDER BY g.display_name, g.id`,
     [s.tenantId, s.connectionId, userIds],
   );
-  for (const r of rows) (out.get(r.user_id) ?? out.set(r.user_id, []).get(r.user_id)!).push({ value: r.group_id, display: r.display_name });
+  for (const r of rows)
+    (out.get(r.user_id) ?? out.set(r.user_id, []).get(r.user_id)!).push({ value: r.group_id, display: r.display_name });
   return out;
 }
 
@@ -295,6 +391,9 @@ export async function groupNamesOf(q: Queryable, s: Scope, userIds: string[]): P
 }
 
 export async function memberIdsOf(q: Queryable, s: Scope, groupId: string): Promise<string[]> {
-  const { rows } = await q.query<{ user_id: string }>('SELECT user_id::text FROM scim_group_members WHERE tenant_id = $1 AND connection_id = $2 AND group_id = $3', [s.tenantId, s.connectionId, groupId]);
+  const { rows } = await q.query<{ user_id: string }>(
+    'SELECT user_id::text FROM scim_group_members WHERE tenant_id = $1 AND connection_id = $2 AND group_id = $3',
+    [s.tenantId, s.connectionId, groupId],
+  );
   return rows.map((r) => r.user_id);
 }

@@ -51,7 +51,9 @@ export function createSync(deps: SyncDeps) {
     await users.updateUser(tx, user.id, { password_hash: hash, password_temporary: false, must_reset_password: false });
     await deps.passwords.remember(tx, user.id, hash);
     await deps.events.emit(tx, {
-      eventKey: 'user.password_changed', tenantId: c.tenant_id, entity: { type: 'user', id: user.id },
+      eventKey: 'user.password_changed',
+      tenantId: c.tenant_id,
+      entity: { type: 'user', id: user.id },
       data: { userId: user.id, tenantId: c.tenant_id },
     });
   }
@@ -90,8 +92,16 @@ export function createSync(deps: SyncDeps) {
     if (!existing) {
       const passwordHash = u.password === undefined ? null : await hashFor(tx, c, u.password, u.email);
       const created = await creation.create(tx, {
-        source: 'scim', tenantId: c.tenant_id, email: u.email, name: u.name, externalId: u.externalId, verified: true,
-        provider: 'scim2', managedBy: 'scim2', passwordHash, roleIds: await facts.defaultRoleIds(),
+        source: 'scim',
+        tenantId: c.tenant_id,
+        email: u.email,
+        name: u.name,
+        externalId: u.externalId,
+        verified: true,
+        provider: 'scim2',
+        managedBy: 'scim2',
+        passwordHash,
+        roleIds: await facts.defaultRoleIds(),
       });
       // A new membership starts enabled; an inactive directory user's is disabled.
       if (!u.active) await setActive(tx, c, created.id, false);
@@ -108,7 +118,11 @@ export function createSync(deps: SyncDeps) {
 
   function emailFor(data: Record<string, unknown>, strict: boolean): string | undefined {
     const email = emailOf(data);
-    if (!email && strict) throw new AppError('SCIM_INVALID_VALUE', 'With syncToUserManagement on, a user needs an email address: emails holds no valid address and userName is not one');
+    if (!email && strict)
+      throw new AppError(
+        'SCIM_INVALID_VALUE',
+        'With syncToUserManagement on, a user needs an email address: emails holds no valid address and userName is not one',
+      );
     return email;
   }
 
@@ -117,11 +131,21 @@ export function createSync(deps: SyncDeps) {
    * email is a 400 (otherwise it stays directory-only). `recompute: false` leaves the mapped roles to the caller
    * (the sync job recomputes a whole chunk at once).
    */
-  async function materialise(tx: Queryable, c: ConnectionRow, row: store.ScimUserRow, strict: boolean, opts: { facts?: AccountFacts; recompute?: boolean; password?: string } = {}): Promise<void> {
+  async function materialise(
+    tx: Queryable,
+    c: ConnectionRow,
+    row: store.ScimUserRow,
+    strict: boolean,
+    opts: { facts?: AccountFacts; recompute?: boolean; password?: string } = {},
+  ): Promise<void> {
     const email = emailFor(row.data, strict);
     if (!email) return;
     const u = {
-      email, name: displayOf(row.data), externalId: row.external_id, active: row.active, password: opts.password,
+      email,
+      name: displayOf(row.data),
+      externalId: row.external_id,
+      active: row.active,
+      password: opts.password,
     };
     const { userId, owns } = await link(tx, c, u, opts.facts);
     await store.linkUser(tx, scopeOf(c), row.id, userId, owns);
@@ -135,10 +159,16 @@ export function createSync(deps: SyncDeps) {
     // Nothing to give and nothing given before: no statement (the common case without a mapping).
     const linked = rows.filter((r) => r.user_id && (c.group_roles.length > 0 || (r.granted_role_ids ?? []).length > 0));
     if (linked.length === 0) return;
-    const names = await store.groupNamesOf(tx, scopeOf(c), linked.map((r) => r.id));
+    const names = await store.groupNamesOf(
+      tx,
+      scopeOf(c),
+      linked.map((r) => r.id),
+    );
     for (const r of linked) {
       const groups = new Set(names.get(r.id) ?? []);
-      const desired = [...new Set(c.group_roles.filter((m) => groups.has(m.group.toLowerCase())).flatMap((m) => m.roleIds))];
+      const desired = [
+        ...new Set(c.group_roles.filter((m) => groups.has(m.group.toLowerCase())).flatMap((m) => m.roleIds)),
+      ];
       const granted = r.granted_role_ids ?? [];
       const add = desired.filter((x) => !granted.includes(x));
       const remove = granted.filter((x) => !desired.includes(x));
@@ -175,8 +205,16 @@ export function createSync(deps: SyncDeps) {
     /** After a create's insert: the events (the Gatehouse user, if any, was made by beforeCreate). */
     async created(tx: Queryable, c: ConnectionRow, row: store.ScimUserRow): Promise<void> {
       await deps.events.emit(tx, {
-        eventKey: 'scim.user_provisioned', tenantId: c.tenant_id, entity: { type: 'user', id: row.user_id ?? row.id },
-        data: { connectionId: c.id, scimUserId: row.id, userName: row.user_name, userId: row.user_id, active: row.active },
+        eventKey: 'scim.user_provisioned',
+        tenantId: c.tenant_id,
+        entity: { type: 'user', id: row.user_id ?? row.id },
+        data: {
+          connectionId: c.id,
+          scimUserId: row.id,
+          userName: row.user_name,
+          userId: row.user_id,
+          active: row.active,
+        },
       });
       if (!row.active) await deprovisioned(tx, c, row, 'deactivated');
     },
@@ -197,7 +235,8 @@ export function createSync(deps: SyncDeps) {
             const values: Record<string, unknown> = { name: displayOf(after.data), external_id: after.external_id };
             if (email && email !== emailOf(before.data)) {
               const other = await users.findByEmail(tx, email);
-              if (other && other.id !== after.user_id) throw new AppError('SCIM_UNIQUENESS', `Another Gatehouse user has the email ${email}`);
+              if (other && other.id !== after.user_id)
+                throw new AppError('SCIM_UNIQUENESS', `Another Gatehouse user has the email ${email}`);
               values.email = email;
             }
             await users.updateUser(tx, after.user_id, values);
@@ -227,9 +266,16 @@ export function createSync(deps: SyncDeps) {
     if (await users.removeMembership(tx, tenantId, userId)) await users.settleAfterLeaving(tx, [userId], tenantId);
   }
 
-  async function deprovisioned(tx: Queryable, c: ConnectionRow, row: store.ScimUserRow, reason: 'deactivated' | 'deleted'): Promise<void> {
+  async function deprovisioned(
+    tx: Queryable,
+    c: ConnectionRow,
+    row: store.ScimUserRow,
+    reason: 'deactivated' | 'deleted',
+  ): Promise<void> {
     await deps.events.emit(tx, {
-      eventKey: 'scim.user_deprovisioned', tenantId: c.tenant_id, entity: { type: 'user', id: row.user_id ?? row.id },
+      eventKey: 'scim.user_deprovisioned',
+      tenantId: c.tenant_id,
+      entity: { type: 'user', id: row.user_id ?? row.id },
       data: { connectionId: c.id, scimUserId: row.id, userName: row.user_name, userId: row.user_id, reason },
     });
   }

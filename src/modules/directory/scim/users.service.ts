@@ -25,7 +25,11 @@ export interface ScimCall {
  * The connection as it is now, read in a write's transaction: writes act on current settings (sync, mapping) and
  * never run with a token that was rotated or a connection that was deleted, whatever the auth cache holds.
  */
-export async function connectionNow(tx: Queryable, call: ScimCall, forget: (id: string) => void): Promise<ConnectionRow> {
+export async function connectionNow(
+  tx: Queryable,
+  call: ScimCall,
+  forget: (id: string) => void,
+): Promise<ConnectionRow> {
   const c = await getForWrite(tx, call.connection.tenant_id, call.connection.id);
   if (!c || !safeEqual(c.token_hash, call.tokenHash)) {
     forget(call.connection.id);
@@ -63,7 +67,11 @@ export function columnsOf(data: Record<string, unknown>): store.UserColumns {
 export function createScimUsers(deps: { db: Db; sync: Sync; maxResults: number; forget: (id: string) => void }) {
   const { db, sync } = deps;
 
-  function toResource(call: ScimCall, row: store.ScimUserRow, groups?: { value: string; display: string }[]): Record<string, unknown> {
+  function toResource(
+    call: ScimCall,
+    row: store.ScimUserRow,
+    groups?: { value: string; display: string }[],
+  ): Record<string, unknown> {
     const { userName, externalId, ...rest } = row.data;
     return {
       schemas: row.data[URN.enterprise] ? [URN.user, URN.enterprise] : [URN.user],
@@ -71,8 +79,23 @@ export function createScimUsers(deps: { db: Db; sync: Sync; maxResults: number; 
       ...(externalId !== undefined ? { externalId } : {}),
       userName,
       ...rest,
-      ...(groups && groups.length ? { groups: groups.map((g) => ({ value: g.value, display: g.display, $ref: `${call.base}/Groups/${g.value}`, type: 'direct' })) } : {}),
-      meta: { resourceType: 'User', created: iso(row.created_at), lastModified: iso(row.updated_at), location: `${call.base}/Users/${row.id}`, version: etagOf(row.version) },
+      ...(groups && groups.length
+        ? {
+            groups: groups.map((g) => ({
+              value: g.value,
+              display: g.display,
+              $ref: `${call.base}/Groups/${g.value}`,
+              type: 'direct',
+            })),
+          }
+        : {}),
+      meta: {
+        resourceType: 'User',
+        created: iso(row.created_at),
+        lastModified: iso(row.updated_at),
+        location: `${call.base}/Users/${row.id}`,
+        version: etagOf(row.version),
+      },
     };
   }
 
@@ -82,13 +105,21 @@ export function createScimUsers(deps: { db: Db; sync: Sync; maxResults: number; 
     return row;
   }
 
-  async function full(q: Queryable, call: ScimCall, row: store.ScimUserRow): Promise<Versioned<Record<string, unknown>>> {
+  async function full(
+    q: Queryable,
+    call: ScimCall,
+    row: store.ScimUserRow,
+  ): Promise<Versioned<Record<string, unknown>>> {
     const groups = (await store.groupsOf(q, scopeOf(call.connection), [row.id])).get(row.id);
     return { resource: toResource(call, row, groups), version: row.version };
   }
 
   function precondition(ifMatch: string | undefined, row: store.ScimUserRow): void {
-    if (!ifMatchHolds(ifMatch, row.version)) throw new AppError('SCIM_PRECONDITION_FAILED', `If-Match does not match the User's version ${etagOf(row.version)}`);
+    if (!ifMatchHolds(ifMatch, row.version))
+      throw new AppError(
+        'SCIM_PRECONDITION_FAILED',
+        `If-Match does not match the User's version ${etagOf(row.version)}`,
+      );
   }
 
   const uniqueness = (err: unknown, userName: unknown): never => {
@@ -96,7 +127,8 @@ export function createScimUsers(deps: { db: Db; sync: Sync; maxResults: number; 
       // userName is unique per connection (the index decides: no look-up before the insert); anything else, e.g. a
       // concurrent create of the same email in user management, is a conflict too.
       const constraint = (err as { constraint?: string }).constraint;
-      if (userName !== undefined && (constraint === undefined || constraint === 'scim_users_user_name')) throw new AppError('SCIM_UNIQUENESS', `userName ${String(userName)} is already taken in this SCIM connection`);
+      if (userName !== undefined && (constraint === undefined || constraint === 'scim_users_user_name'))
+        throw new AppError('SCIM_UNIQUENESS', `userName ${String(userName)} is already taken in this SCIM connection`);
       throw new AppError('SCIM_UNIQUENESS', 'The request conflicts with an existing resource');
     }
     throw err;
@@ -116,8 +148,14 @@ export function createScimUsers(deps: { db: Db; sync: Sync; maxResults: number; 
       return before;
     }
     const s = scopeOf(c);
-    if (String(data.userName).toLowerCase() !== before.user_name.toLowerCase() && (await store.userNameTaken(tx, s, data.userName as string, before.id))) {
-      throw new AppError('SCIM_UNIQUENESS', `userName ${String(data.userName)} is already taken in this SCIM connection`);
+    if (
+      String(data.userName).toLowerCase() !== before.user_name.toLowerCase() &&
+      (await store.userNameTaken(tx, s, data.userName as string, before.id))
+    ) {
+      throw new AppError(
+        'SCIM_UNIQUENESS',
+        `userName ${String(data.userName)} is already taken in this SCIM connection`,
+      );
     }
     const after = await store.updateUser(tx, s, before.id, columnsOf(data));
     await sync.updated(tx, c, before, after, password);
@@ -151,12 +189,21 @@ export function createScimUsers(deps: { db: Db; sync: Sync; maxResults: number; 
               }
               throw err;
             });
-            const r = await store.insertUserChecked(tx, s, newId(), columns, link, { tokenHash: call.tokenHash, sync: c.sync_to_user_management, groupRoles: c.group_roles });
+            const r = await store.insertUserChecked(tx, s, newId(), columns, link, {
+              tokenHash: call.tokenHash,
+              sync: c.sync_to_user_management,
+              groupRoles: c.group_roles,
+            });
             if (r.kind === 'revoked') {
               deps.forget(c.id);
               throw new AppError('SCIM_INVALID_TOKEN');
             }
-            if (r.kind === 'stale') throw new StaleConnection({ ...c, sync_to_user_management: r.sync, group_roles: r.groupRoles as ConnectionRow['group_roles'] });
+            if (r.kind === 'stale')
+              throw new StaleConnection({
+                ...c,
+                sync_to_user_management: r.sync,
+                group_roles: r.groupRoles as ConnectionRow['group_roles'],
+              });
             await sync.created(tx, c, r.row);
             return { resource: toResource(call, r.row), version: r.row.version };
           });
@@ -176,7 +223,12 @@ export function createScimUsers(deps: { db: Db; sync: Sync; maxResults: number; 
       return full(db, call, await require(db, call, id));
     },
 
-    async replace(call: ScimCall, id: string, body: unknown, ifMatch?: string): Promise<Versioned<Record<string, unknown>>> {
+    async replace(
+      call: ScimCall,
+      id: string,
+      body: unknown,
+      ifMatch?: string,
+    ): Promise<Versioned<Record<string, unknown>>> {
       const password = passwordOf(body);
       const data = normaliseUser(body);
       try {
@@ -192,7 +244,12 @@ export function createScimUsers(deps: { db: Db; sync: Sync; maxResults: number; 
       }
     },
 
-    async patch(call: ScimCall, id: string, body: unknown, ifMatch?: string): Promise<Versioned<Record<string, unknown>>> {
+    async patch(
+      call: ScimCall,
+      id: string,
+      body: unknown,
+      ifMatch?: string,
+    ): Promise<Versioned<Record<string, unknown>>> {
       const ops = readPatchBody('User', body);
       try {
         return await db.transaction(async (tx) => {
@@ -225,9 +282,19 @@ export function createScimUsers(deps: { db: Db; sync: Sync; maxResults: number; 
       // The users' groups come with the page (one statement), when the answer includes them.
       const withGroups = wants('groups', q);
       const { rows, total } = await store.page<store.ScimUserRow & { groups__?: { value: string; display: string }[] }>(
-        db, 'scim_users', s, plan.where, plan.order, plan.params, plan.startIndex - 1, plan.count, withGroups ? store.GROUPS_OF_R : '',
+        db,
+        'scim_users',
+        s,
+        plan.where,
+        plan.order,
+        plan.params,
+        plan.startIndex - 1,
+        plan.count,
+        withGroups ? store.GROUPS_OF_R : '',
       );
-      const resources = rows.map(({ groups__, ...r }) => project('User', toResource(call, r, groups__), q.attributes, q.excludedAttributes));
+      const resources = rows.map(({ groups__, ...r }) =>
+        project('User', toResource(call, r, groups__), q.attributes, q.excludedAttributes),
+      );
       return listResponse(resources, total, plan.startIndex);
     },
   };

@@ -8,7 +8,12 @@ import { decisionServerFactory } from './decision-server.ts';
  * decision (unknown accounts and features are negative decisions); malformed ones a 400 `{code, message}`. The
  * decision routes are served by decision-server.ts in front of Fastify (the hot path); Fastify serves the rest.
  */
-export async function createAgentApp(opts: { engine: () => Engine | undefined; offset?: () => number | undefined; logger: Logger | false; bodyLimit: number }) {
+export async function createAgentApp(opts: {
+  engine: () => Engine | undefined;
+  offset?: () => number | undefined;
+  logger: Logger | false;
+  bodyLimit: number;
+}) {
   let closing = false;
   const app = Fastify({
     serverFactory: decisionServerFactory({
@@ -18,7 +23,14 @@ export async function createAgentApp(opts: { engine: () => Engine | undefined; o
       onError: (err) => app.log.error({ err }, 'decision failed'),
     }),
     // Per-request logs at info would cost more than the decisions: the HTTP layer logs warnings and errors only.
-    ...(opts.logger ? { loggerInstance: opts.logger.child({}, { level: opts.logger.isLevelEnabled('warn') ? 'warn' : opts.logger.level }) as FastifyBaseLogger } : { logger: false }),
+    ...(opts.logger
+      ? {
+          loggerInstance: opts.logger.child(
+            {},
+            { level: opts.logger.isLevelEnabled('warn') ? 'warn' : opts.logger.level },
+          ) as FastifyBaseLogger,
+        }
+      : { logger: false }),
     // No per-request child logger (a pino child per decision costs more than the decision): request logs are off.
     childLoggerFactory: (logger) => logger,
     bodyLimit: opts.bodyLimit,
@@ -38,13 +50,21 @@ export async function createAgentApp(opts: { engine: () => Engine | undefined; o
     if (status < 500) return reply.status(400).send({ code: 'invalid_parameter', message: err.message });
     return reply.status(500).send({ code: 'internal_error', message: 'internal error' });
   });
-  app.setNotFoundHandler((req, reply) => reply.status(404).send({ code: 'resource_not_found', message: `no route ${req.method} ${req.url.split('?')[0]}` }));
+  app.setNotFoundHandler((req, reply) =>
+    reply.status(404).send({ code: 'resource_not_found', message: `no route ${req.method} ${req.url.split('?')[0]}` }),
+  );
 
   app.get('/health', async (req, reply) => {
     const q = req.query as Record<string, unknown>;
     if ('bundles' in q) {
       const ready = opts.engine() !== undefined;
-      return reply.status(ready ? 200 : 503).send(ready ? { snapshotOffset: opts.offset?.() } : { code: 'unavailable', message: 'no entitlements snapshot loaded yet' });
+      return reply
+        .status(ready ? 200 : 503)
+        .send(
+          ready
+            ? { snapshotOffset: opts.offset?.() }
+            : { code: 'unavailable', message: 'no entitlements snapshot loaded yet' },
+        );
     }
     return {};
   });

@@ -1,6 +1,12 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { DECISION_PATHS, parseDecisionRequest, type Decision, type DecisionKind, type Engine } from '../engine/index.ts';
+import {
+  DECISION_PATHS,
+  parseDecisionRequest,
+  type Decision,
+  type DecisionKind,
+  type Engine,
+} from '../engine/index.ts';
 
 /**
  * The agent's hot path: the three decision routes of wire.md section 7 answered straight from node:http, in front of
@@ -10,7 +16,9 @@ import { DECISION_PATHS, parseDecisionRequest, type Decision, type DecisionKind,
  * What a client sees is unchanged: same paths, bodies, status codes, headers and error bodies.
  */
 
-const KIND_BY_PATH = new Map<string, DecisionKind>(Object.entries(DECISION_PATHS).map(([k, p]) => [p, k as DecisionKind]));
+const KIND_BY_PATH = new Map<string, DecisionKind>(
+  Object.entries(DECISION_PATHS).map(([k, p]) => [p, k as DecisionKind]),
+);
 const JSON_TYPE = 'application/json; charset=utf-8';
 /** Fastify's default, kept so clients see the same keep-alive behaviour as on the Fastify routes. */
 const KEEP_ALIVE_TIMEOUT_MS = 72_000;
@@ -26,7 +34,12 @@ const MISSING: Record<DecisionKind, Decision> = {
 };
 
 /** One decision request's answer, from its raw body text. Any content type is read as JSON (decisions "Agent"). */
-export function answerDecision(kind: DecisionKind, text: string, engine: Engine | undefined, withMetrics: boolean): Answer {
+export function answerDecision(
+  kind: DecisionKind,
+  text: string,
+  engine: Engine | undefined,
+  withMetrics: boolean,
+): Answer {
   const started = withMetrics ? process.hrtime.bigint() : 0n;
   let body: unknown;
   if (text !== '') {
@@ -54,13 +67,22 @@ export function answerDecision(kind: DecisionKind, text: string, engine: Engine 
 
 function send(res: ServerResponse, a: Answer, close = false): void {
   const payload = JSON.stringify(a.body);
-  const headers: Record<string, string | number> = { 'content-type': JSON_TYPE, 'content-length': Buffer.byteLength(payload) };
+  const headers: Record<string, string | number> = {
+    'content-type': JSON_TYPE,
+    'content-length': Buffer.byteLength(payload),
+  };
   if (close) headers.connection = 'close';
   res.writeHead(a.status, headers);
   res.end(payload);
 }
 
-function serve(kind: DecisionKind, query: string, req: IncomingMessage, res: ServerResponse, opts: DecisionServerOptions): void {
+function serve(
+  kind: DecisionKind,
+  query: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+  opts: DecisionServerOptions,
+): void {
   if (opts.closing()) {
     send(res, { status: 503, body: { code: 'unavailable', message: 'the agent is shutting down' } }, true);
     req.resume();

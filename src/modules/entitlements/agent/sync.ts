@@ -32,7 +32,9 @@ export function createSnapshotSync(o: SyncOptions) {
     const engine = compile(s.data);
     const compileMs = performance.now() - t0;
     current = { offset: s.snapshotOffset, engine };
-    const ms = Object.fromEntries(Object.entries({ ...timings, compileMs }).map(([k, v]) => [k, Math.round(v * 100) / 100]));
+    const ms = Object.fromEntries(
+      Object.entries({ ...timings, compileMs }).map(([k, v]) => [k, Math.round(v * 100) / 100]),
+    );
     o.log.info({ offset: s.snapshotOffset, source, ...current.engine.stats(), ...ms }, 'entitlements snapshot loaded');
   }
 
@@ -42,9 +44,11 @@ export function createSnapshotSync(o: SyncOptions) {
       const raw = readFileSync(o.snapshotFile, 'utf8');
       const t1 = performance.now();
       const s = JSON.parse(raw) as Snapshot;
-      if (typeof s?.snapshotOffset === 'number' && s.data) install(s, 'disk', { readMs: t1 - t0, parseMs: performance.now() - t1, bytes: raw.length });
+      if (typeof s?.snapshotOffset === 'number' && s.data)
+        install(s, 'disk', { readMs: t1 - t0, parseMs: performance.now() - t1, bytes: raw.length });
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') o.log.warn({ err: String(err) }, 'stored snapshot unreadable; waiting for the server');
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+        o.log.warn({ err: String(err) }, 'stored snapshot unreadable; waiting for the server');
     }
   }
 
@@ -61,7 +65,9 @@ export function createSnapshotSync(o: SyncOptions) {
     if (!o.credentialsFile) return undefined;
     try {
       const c = JSON.parse(readFileSync(o.credentialsFile, 'utf8')) as { clientId?: unknown; secret?: unknown };
-      return typeof c.clientId === 'string' && typeof c.secret === 'string' ? { clientId: c.clientId, secret: c.secret } : undefined;
+      return typeof c.clientId === 'string' && typeof c.secret === 'string'
+        ? { clientId: c.clientId, secret: c.secret }
+        : undefined;
     } catch {
       return undefined;
     }
@@ -70,12 +76,23 @@ export function createSnapshotSync(o: SyncOptions) {
   async function get(path: string): Promise<Response> {
     if (!token) {
       const creds = credentials();
-      if (!creds) throw new Error('no credentials: set AGENT_CLIENT_ID/AGENT_API_KEY (or GATEHOUSE_CLIENT_ID/GATEHOUSE_API_KEY), or start the server with the same DATA_DIR');
-      const r = await fetch(`${o.serverUrl}/auth/vendor`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(creds), signal: AbortSignal.timeout(10_000) });
+      if (!creds)
+        throw new Error(
+          'no credentials: set AGENT_CLIENT_ID/AGENT_API_KEY (or GATEHOUSE_CLIENT_ID/GATEHOUSE_API_KEY), or start the server with the same DATA_DIR',
+        );
+      const r = await fetch(`${o.serverUrl}/auth/vendor`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(creds),
+        signal: AbortSignal.timeout(10_000),
+      });
       if (r.status !== 200) throw new Error(`POST /auth/vendor answered ${r.status}`);
       token = ((await r.json()) as { token: string }).token;
     }
-    const r = await fetch(`${o.serverUrl}${path}`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(30_000) });
+    const r = await fetch(`${o.serverUrl}${path}`, {
+      headers: { authorization: `Bearer ${token}` },
+      signal: AbortSignal.timeout(30_000),
+    });
     if (r.status === 401) token = undefined;
     if (r.status !== 200) throw new Error(`GET ${path} answered ${r.status}`);
     return r;
@@ -84,7 +101,9 @@ export function createSnapshotSync(o: SyncOptions) {
   /** One poll: the offset, then the snapshot when it moved. Errors keep the current snapshot. */
   async function poll(): Promise<void> {
     try {
-      const { snapshotOffset } = (await (await get('/entitlements/api/v1/vendor-entitlements-snapshot-offset')).json()) as { snapshotOffset: number };
+      const { snapshotOffset } = (await (
+        await get('/entitlements/api/v1/vendor-entitlements-snapshot-offset')
+      ).json()) as { snapshotOffset: number };
       if (current && current.offset === snapshotOffset) return;
       const t0 = performance.now();
       const raw = await (await get('/entitlements/api/v1/vendor-entitlements')).text();
@@ -96,7 +115,8 @@ export function createSnapshotSync(o: SyncOptions) {
       lastError = '';
     } catch (err) {
       const msg = err instanceof Error ? err.message : String(err);
-      if (msg !== lastError) o.log.warn({ err: msg }, 'entitlements snapshot poll failed; answering from the last good snapshot');
+      if (msg !== lastError)
+        o.log.warn({ err: msg }, 'entitlements snapshot poll failed; answering from the last good snapshot');
       lastError = msg;
     }
   }

@@ -16,13 +16,31 @@ import { OPERATORS, type Condition, type Operator, type Rule } from './types.ts'
 
 type Shape = 'list' | 'string' | 'number' | 'range' | 'boolean' | 'date' | 'dateRange';
 export const VALUE_SHAPES: Record<Operator, Shape> = {
-  in_list: 'list', starts_with: 'list', ends_with: 'list', contains: 'list', matches: 'string',
-  equal: 'number', greater_than: 'number', greater_than_equal: 'number', lower_than: 'number', lower_than_equal: 'number',
-  between_numeric: 'range', is: 'boolean', on: 'date', on_or_after: 'date', on_or_before: 'date', between_date: 'dateRange',
+  in_list: 'list',
+  starts_with: 'list',
+  ends_with: 'list',
+  contains: 'list',
+  matches: 'string',
+  equal: 'number',
+  greater_than: 'number',
+  greater_than_equal: 'number',
+  lower_than: 'number',
+  lower_than_equal: 'number',
+  between_numeric: 'range',
+  is: 'boolean',
+  on: 'date',
+  on_or_after: 'date',
+  on_or_before: 'date',
+  between_date: 'dateRange',
 };
 const SHAPE_TEXT: Record<Shape, string> = {
-  list: '{list: string[]}', string: '{string: regular expression}', number: '{number: number}', range: '{start: number, end: number}',
-  boolean: '{boolean: boolean}', date: '{date: ISO-8601 date}', dateRange: '{start: ISO-8601 date, end: ISO-8601 date}',
+  list: '{list: string[]}',
+  string: '{string: regular expression}',
+  number: '{number: number}',
+  range: '{start: number, end: number}',
+  boolean: '{boolean: boolean}',
+  date: '{date: ISO-8601 date}',
+  dateRange: '{start: ISO-8601 date, end: ISO-8601 date}',
 };
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -38,25 +56,43 @@ export function toTime(v: unknown): number {
 /** Why a condition is malformed (a message naming the field), or undefined when it is well formed. */
 export function conditionProblem(c: unknown, where: string): string | undefined {
   if (!isObj(c)) return `${where} must be an object {attribute, op, value, negate}`;
-  if (typeof c.attribute !== 'string' || c.attribute.length === 0) return `${where}.attribute must be a non-empty string`;
+  if (typeof c.attribute !== 'string' || c.attribute.length === 0)
+    return `${where}.attribute must be a non-empty string`;
   if (c.negate !== undefined && typeof c.negate !== 'boolean') return `${where}.negate must be a boolean`;
-  if (typeof c.op !== 'string' || !(OPERATORS as readonly string[]).includes(c.op)) return `${where}.op must be one of ${OPERATORS.join(', ')}`;
+  if (typeof c.op !== 'string' || !(OPERATORS as readonly string[]).includes(c.op))
+    return `${where}.op must be one of ${OPERATORS.join(', ')}`;
   const shape = VALUE_SHAPES[c.op as Operator];
   const v = c.value;
   const bad = `${where}.value must be ${SHAPE_TEXT[shape]} for op ${c.op}`;
   if (!isObj(v)) return bad;
   switch (shape) {
-    case 'list': return Array.isArray(v.list) && v.list.length > 0 && v.list.every((x) => typeof x === 'string') ? undefined : bad;
+    case 'list':
+      return Array.isArray(v.list) && v.list.length > 0 && v.list.every((x) => typeof x === 'string') ? undefined : bad;
     case 'string':
       if (typeof v.string !== 'string') return bad;
-      try { new RegExp(v.string); } catch { return `${where}.value.string is not a valid regular expression`; }
-      if (catastrophic(v.string)) return `${where}.value.string repeats a group that itself repeats or alternates (such as (a+)+ or (a|b)*): it could take exponential time on a crafted attribute`;
+      try {
+        new RegExp(v.string);
+      } catch {
+        return `${where}.value.string is not a valid regular expression`;
+      }
+      if (catastrophic(v.string))
+        return `${where}.value.string repeats a group that itself repeats or alternates (such as (a+)+ or (a|b)*): it could take exponential time on a crafted attribute`;
       return undefined;
-    case 'number': return isNum(v.number) ? undefined : bad;
-    case 'range': return isNum(v.start) && isNum(v.end) ? undefined : bad;
-    case 'boolean': return typeof v.boolean === 'boolean' ? undefined : bad;
-    case 'date': return typeof v.date === 'string' && !Number.isNaN(toTime(v.date)) ? undefined : bad;
-    case 'dateRange': return typeof v.start === 'string' && typeof v.end === 'string' && !Number.isNaN(toTime(v.start)) && !Number.isNaN(toTime(v.end)) ? undefined : bad;
+    case 'number':
+      return isNum(v.number) ? undefined : bad;
+    case 'range':
+      return isNum(v.start) && isNum(v.end) ? undefined : bad;
+    case 'boolean':
+      return typeof v.boolean === 'boolean' ? undefined : bad;
+    case 'date':
+      return typeof v.date === 'string' && !Number.isNaN(toTime(v.date)) ? undefined : bad;
+    case 'dateRange':
+      return typeof v.start === 'string' &&
+        typeof v.end === 'string' &&
+        !Number.isNaN(toTime(v.start)) &&
+        !Number.isNaN(toTime(v.end))
+        ? undefined
+        : bad;
   }
 }
 
@@ -85,34 +121,94 @@ const DAY = 86_400_000;
 
 function compileTest(c: Condition): Test {
   const v = c.value;
-  const str = (f: (s: string) => boolean): Test => (a) => (typeof a === 'string' ? f(a) : isNum(a) ? f(String(a)) : undefined);
-  const num = (f: (n: number) => boolean): Test => (a) => (isNum(a) ? f(a) : undefined);
-  const date = (f: (t: number) => boolean): Test => (a) => {
-    const t = toTime(a);
-    return Number.isNaN(t) ? undefined : f(t);
-  };
+  const str =
+    (f: (s: string) => boolean): Test =>
+    (a) =>
+      typeof a === 'string' ? f(a) : isNum(a) ? f(String(a)) : undefined;
+  const num =
+    (f: (n: number) => boolean): Test =>
+    (a) =>
+      isNum(a) ? f(a) : undefined;
+  const date =
+    (f: (t: number) => boolean): Test =>
+    (a) => {
+      const t = toTime(a);
+      return Number.isNaN(t) ? undefined : f(t);
+    };
   switch (c.op) {
-    case 'in_list': { const set = new Set(v.list as string[]); return str((s) => set.has(s)); }
-    case 'starts_with': { const l = v.list as string[]; return str((s) => l.some((p) => s.startsWith(p))); }
-    case 'ends_with': { const l = v.list as string[]; return str((s) => l.some((p) => s.endsWith(p))); }
-    case 'contains': { const l = v.list as string[]; return str((s) => l.some((p) => s.includes(p))); }
+    case 'in_list': {
+      const set = new Set(v.list as string[]);
+      return str((s) => set.has(s));
+    }
+    case 'starts_with': {
+      const l = v.list as string[];
+      return str((s) => l.some((p) => s.startsWith(p)));
+    }
+    case 'ends_with': {
+      const l = v.list as string[];
+      return str((s) => l.some((p) => s.endsWith(p)));
+    }
+    case 'contains': {
+      const l = v.list as string[];
+      return str((s) => l.some((p) => s.includes(p)));
+    }
     case 'matches': {
       let re: RegExp;
-      try { re = new RegExp(v.string as string); } catch { return () => undefined; }
+      try {
+        re = new RegExp(v.string as string);
+      } catch {
+        return () => undefined;
+      }
       return str((s) => re.test(s));
     }
-    case 'equal': { const n = v.number as number; return num((a) => a === n); }
-    case 'greater_than': { const n = v.number as number; return num((a) => a > n); }
-    case 'greater_than_equal': { const n = v.number as number; return num((a) => a >= n); }
-    case 'lower_than': { const n = v.number as number; return num((a) => a < n); }
-    case 'lower_than_equal': { const n = v.number as number; return num((a) => a <= n); }
-    case 'between_numeric': { const s = v.start as number, e = v.end as number; return num((a) => a >= s && a <= e); }
-    case 'is': { const b = v.boolean as boolean; return (a) => (typeof a === 'boolean' ? a === b : undefined); }
-    case 'on': { const d = Math.floor(toTime(v.date) / DAY); return date((t) => Math.floor(t / DAY) === d); }
-    case 'on_or_after': { const d = toTime(v.date); return date((t) => t >= d); }
-    case 'on_or_before': { const d = toTime(v.date); return date((t) => t <= d); }
-    case 'between_date': { const s = toTime(v.start), e = toTime(v.end); return date((t) => t >= s && t <= e); }
-    default: return () => undefined;
+    case 'equal': {
+      const n = v.number as number;
+      return num((a) => a === n);
+    }
+    case 'greater_than': {
+      const n = v.number as number;
+      return num((a) => a > n);
+    }
+    case 'greater_than_equal': {
+      const n = v.number as number;
+      return num((a) => a >= n);
+    }
+    case 'lower_than': {
+      const n = v.number as number;
+      return num((a) => a < n);
+    }
+    case 'lower_than_equal': {
+      const n = v.number as number;
+      return num((a) => a <= n);
+    }
+    case 'between_numeric': {
+      const s = v.start as number,
+        e = v.end as number;
+      return num((a) => a >= s && a <= e);
+    }
+    case 'is': {
+      const b = v.boolean as boolean;
+      return (a) => (typeof a === 'boolean' ? a === b : undefined);
+    }
+    case 'on': {
+      const d = Math.floor(toTime(v.date) / DAY);
+      return date((t) => Math.floor(t / DAY) === d);
+    }
+    case 'on_or_after': {
+      const d = toTime(v.date);
+      return date((t) => t >= d);
+    }
+    case 'on_or_before': {
+      const d = toTime(v.date);
+      return date((t) => t <= d);
+    }
+    case 'between_date': {
+      const s = toTime(v.start),
+        e = toTime(v.end);
+      return date((t) => t >= s && t <= e);
+    }
+    default:
+      return () => undefined;
   }
 }
 
@@ -173,10 +269,22 @@ export function catastrophic(pattern: string): boolean {
   let inClass = false;
   for (let i = 0; i < pattern.length; i++) {
     const c = pattern[i];
-    if (c === '\\') { i++; continue; }
-    if (inClass) { if (c === ']') inClass = false; continue; }
-    if (c === '[') { inClass = true; continue; }
-    if (c === '(') { open.push(false); continue; }
+    if (c === '\\') {
+      i++;
+      continue;
+    }
+    if (inClass) {
+      if (c === ']') inClass = false;
+      continue;
+    }
+    if (c === '[') {
+      inClass = true;
+      continue;
+    }
+    if (c === '(') {
+      open.push(false);
+      continue;
+    }
     if (c === ')') {
       const risky = open.pop() ?? false;
       const next = pattern[i + 1];
@@ -189,4 +297,3 @@ export function catastrophic(pattern: string): boolean {
   }
   return false;
 }
-

@@ -106,7 +106,10 @@ export function compile(data: SnapshotData) {
   for (const [planId, tenantId, userId, expirationDate] of data.entitlements ?? []) {
     let t = grants.get(tenantId);
     if (!t) grants.set(tenantId, (t = { account: [], users: new Map() }));
-    const g: Grant = { planId, expiresAt: expirationDate === null || expirationDate === undefined ? null : toTime(expirationDate) };
+    const g: Grant = {
+      planId,
+      expiresAt: expirationDate === null || expirationDate === undefined ? null : toTime(expirationDate),
+    };
     if (Number.isNaN(g.expiresAt)) g.expiresAt = 0;
     if (userId === null || userId === undefined) t.account.push(g);
     else {
@@ -118,7 +121,12 @@ export function compile(data: SnapshotData) {
 
   const flags = new Map<string, Flag>();
   for (const [key, on, , def, off, rules] of data.featureFlags ?? []) {
-    flags.set(key, { on: on === true, rules: compileRules(rules), defaultTreatment: def === 'true', offTreatment: off === 'true' });
+    flags.set(key, {
+      on: on === true,
+      rules: compileRules(rules),
+      defaultTreatment: def === 'true',
+      offTreatment: off === 'true',
+    });
   }
 
   // Stable sort: equal priorities keep the snapshot's order (the server emits them by creation).
@@ -126,12 +134,19 @@ export function compile(data: SnapshotData) {
   const routesByMethod = new Map<string, CompiledRoute[]>();
   const anyMethod = routes.filter((r) => r.method === '*');
   for (const m of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS']) {
-    routesByMethod.set(m, routes.filter((r) => r.method === m || r.method === '*'));
+    routesByMethod.set(
+      m,
+      routes.filter((r) => r.method === m || r.method === '*'),
+    );
   }
   const monitor = data.routesMode === 'monitor';
 
   function attributesOf(subject: SubjectContext): Attributes {
-    return { 'gatehouse.tenantId': subject.tenantId, 'gatehouse.userId': subject.userId ?? undefined, ...subject.attributes };
+    return {
+      'gatehouse.tenantId': subject.tenantId,
+      'gatehouse.userId': subject.userId ?? undefined,
+      ...subject.attributes,
+    };
   }
 
   /** Grants of the account and of the user: true, 'expired' (only expired grants hold it) or false. */
@@ -158,12 +173,15 @@ export function compile(data: SnapshotData) {
     if (direct === true) return TRUE;
     const flag = flags.get(key);
     if (flag) {
-      const on = flag.on ? treatmentOf(flag.rules, (attrs.v ??= attributesOf(subject)), flag.defaultTreatment) : flag.offTreatment;
+      const on = flag.on
+        ? treatmentOf(flag.rules, (attrs.v ??= attributesOf(subject)), flag.defaultTreatment)
+        : flag.offTreatment;
       if (on) return TRUE;
     }
     const targeting = targetingByFeature.get(key);
     if (targeting) {
-      for (const plan of targeting) if (treatmentOf(plan.rules, (attrs.v ??= attributesOf(subject)), plan.defaultTreatment)) return TRUE;
+      for (const plan of targeting)
+        if (treatmentOf(plan.rules, (attrs.v ??= attributesOf(subject)), plan.defaultTreatment)) return TRUE;
     }
     return direct === 'expired' ? PLAN_EXPIRED : MISSING_FEATURE;
   }
@@ -186,7 +204,13 @@ export function compile(data: SnapshotData) {
     return expired ? PLAN_EXPIRED : MISSING_FEATURE;
   }
 
-  function route(method: string, path: string, subject: SubjectContext, now: number, attrs: { v?: Attributes }): Decision {
+  function route(
+    method: string,
+    path: string,
+    subject: SubjectContext,
+    now: number,
+    attrs: { v?: Attributes },
+  ): Decision {
     const segs = pathSegments(path);
     const candidates = routesByMethod.get(method.toUpperCase()) ?? anyMethod;
     let d: Decision = MISSING_ROUTE;
@@ -197,7 +221,12 @@ export function compile(data: SnapshotData) {
       else {
         d = TRUE;
         for (const [type, value] of r.rules) {
-          const rd = type === 'permission' ? (holds(subject, value) ? TRUE : MISSING_PERMISSION) : feature(value, subject, now, attrs);
+          const rd =
+            type === 'permission'
+              ? holds(subject, value)
+                ? TRUE
+                : MISSING_PERMISSION
+              : feature(value, subject, now, attrs);
           if (!rd.result) {
             d = rd;
             break;
@@ -219,6 +248,12 @@ export function compile(data: SnapshotData) {
       if (kind === 'permission') return permission(rc.permissionKey, subject, now, attrs);
       return route(rc.method, rc.path, subject, now, attrs);
     },
-    stats: () => ({ features: featureKeyById.size, plans: planFeatures.size, tenants: grants.size, flags: flags.size, routes: routes.length }),
+    stats: () => ({
+      features: featureKeyById.size,
+      plans: planFeatures.size,
+      tenants: grants.size,
+      flags: flags.size,
+      routes: routes.length,
+    }),
   };
 }

@@ -25,26 +25,36 @@ export function parseDecisionRequest(kind: DecisionKind, body: unknown): Parsed 
   if (!isObj(input)) return fail('input must be an object');
   const sc = input.subjectContext;
   if (!isObj(sc)) return fail('input.subjectContext is required and must be an object');
-  if (typeof sc.tenantId !== 'string' || sc.tenantId.length === 0) return fail('input.subjectContext.tenantId is required and must be a non-empty string');
-  if (sc.userId !== undefined && sc.userId !== null && typeof sc.userId !== 'string') return fail('input.subjectContext.userId must be a string or null');
-  if (sc.permissions !== undefined && (!Array.isArray(sc.permissions) || !sc.permissions.every((p) => typeof p === 'string'))) {
+  if (typeof sc.tenantId !== 'string' || sc.tenantId.length === 0)
+    return fail('input.subjectContext.tenantId is required and must be a non-empty string');
+  if (sc.userId !== undefined && sc.userId !== null && typeof sc.userId !== 'string')
+    return fail('input.subjectContext.userId must be a string or null');
+  if (
+    sc.permissions !== undefined &&
+    (!Array.isArray(sc.permissions) || !sc.permissions.every((p) => typeof p === 'string'))
+  ) {
     return fail('input.subjectContext.permissions must be an array of strings');
   }
-  if (sc.attributes !== undefined && sc.attributes !== null && !isObj(sc.attributes)) return fail('input.subjectContext.attributes must be an object');
+  if (sc.attributes !== undefined && sc.attributes !== null && !isObj(sc.attributes))
+    return fail('input.subjectContext.attributes must be an object');
   const rc = input.requestContext;
   if (!isObj(rc)) return fail('input.requestContext is required and must be an object');
   let requestContext: RequestContext;
   if (kind === 'feature') {
-    if (typeof rc.featureKey !== 'string' || rc.featureKey.length === 0 || rc.featureKey.length > MAX_KEY) return fail('input.requestContext.featureKey is required and must be a non-empty string');
+    if (typeof rc.featureKey !== 'string' || rc.featureKey.length === 0 || rc.featureKey.length > MAX_KEY)
+      return fail('input.requestContext.featureKey is required and must be a non-empty string');
     requestContext = { featureKey: rc.featureKey };
   } else if (kind === 'permission') {
-    if (typeof rc.permissionKey !== 'string' || rc.permissionKey.length === 0 || rc.permissionKey.length > MAX_KEY) return fail('input.requestContext.permissionKey is required and must be a non-empty string');
+    if (typeof rc.permissionKey !== 'string' || rc.permissionKey.length === 0 || rc.permissionKey.length > MAX_KEY)
+      return fail('input.requestContext.permissionKey is required and must be a non-empty string');
     requestContext = { permissionKey: rc.permissionKey };
   } else {
     if (typeof rc.method !== 'string') return fail('input.requestContext.method is required and must be a string');
     const method = rc.method.toUpperCase();
-    if (!(ROUTE_METHODS as readonly string[]).includes(method)) return fail(`input.requestContext.method must be one of ${ROUTE_METHODS.join(', ')}`);
-    if (typeof rc.path !== 'string' || rc.path.length === 0) return fail('input.requestContext.path is required and must be a non-empty string');
+    if (!(ROUTE_METHODS as readonly string[]).includes(method))
+      return fail(`input.requestContext.method must be one of ${ROUTE_METHODS.join(', ')}`);
+    if (typeof rc.path !== 'string' || rc.path.length === 0)
+      return fail('input.requestContext.path is required and must be a non-empty string');
     requestContext = { method, path: rc.path };
   }
   return {

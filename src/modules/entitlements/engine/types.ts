@@ -5,9 +5,22 @@
 export type Treatment = 'true' | 'false';
 
 export const OPERATORS = [
-  'in_list', 'starts_with', 'ends_with', 'contains', 'matches',
-  'equal', 'greater_than', 'greater_than_equal', 'lower_than', 'lower_than_equal', 'between_numeric',
-  'is', 'on', 'on_or_after', 'on_or_before', 'between_date',
+  'in_list',
+  'starts_with',
+  'ends_with',
+  'contains',
+  'matches',
+  'equal',
+  'greater_than',
+  'greater_than_equal',
+  'lower_than',
+  'lower_than_equal',
+  'between_numeric',
+  'is',
+  'on',
+  'on_or_after',
+  'on_or_before',
+  'between_date',
 ] as const;
 export type Operator = (typeof OPERATORS)[number];
 
@@ -58,7 +71,12 @@ export interface Snapshot {
 }
 
 export type DecisionKind = 'feature' | 'permission' | 'route';
-export type Justification = 'MISSING_FEATURE' | 'MISSING_PERMISSION' | 'PLAN_EXPIRED' | 'MISSING_ROUTE' | 'ROUTE_DENIED';
+export type Justification =
+  | 'MISSING_FEATURE'
+  | 'MISSING_PERMISSION'
+  | 'PLAN_EXPIRED'
+  | 'MISSING_ROUTE'
+  | 'ROUTE_DENIED';
 
 export interface Decision {
   result: boolean;
@@ -81,5 +99,10 @@ export interface DecisionInput<R extends RequestContext = RequestContext> {
 }
 
 export const emptySnapshotData = (): SnapshotData => ({
-  features: [], featureBundles: [], entitlements: [], featureFlags: [], routes: [], routesMode: 'guard',
+  features: [],
+  featureBundles: [],
+  entitlements: [],
+  featureFlags: [],
+  routes: [],
+  routesMode: 'guard',
 });
