@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
-import { PASSWORD, account, signedIn, user } from '../fixtures/builders.ts';
+import { account, signedIn, user } from '../fixtures/builders.ts';
 
 /**
  * The token hot paths (client-credentials exchange, API-token refresh, user refresh) store their success audit entry
