@@ -156,8 +156,15 @@ export async function update(
   );
 }
 
-export async function touch(q: Queryable, id: string): Promise<void> {
-  await q.query('UPDATE scim_connections SET last_sync = now() WHERE id = $1', [id]);
+/**
+ * Moves lastSync to now unless a call that ended after `since` already did: concurrent provisioning calls then skip
+ * the row instead of queueing on its lock, and lastSync still counts every call that started before it.
+ */
+export async function touch(q: Queryable, id: string, since: Date): Promise<void> {
+  await q.query(
+    'UPDATE scim_connections SET last_sync = now() WHERE id = $1 AND (last_sync IS NULL OR last_sync < $2)',
+    [id, since],
+  );
 }
 
 export async function remove(q: Queryable, tenantId: string, id: string): Promise<void> {

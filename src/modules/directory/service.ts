@@ -255,13 +255,13 @@ export function createDirectoryService(deps: DirectoryDeps) {
      * older than the latest call, and a burst of 10,000 creates costs ~1 UPDATE a second, not 10,000.
      */
     /** `write`: a provisioning write always moves lastSync (a directory checks it after a DELETE); reads at most once a second. */
-    async touch(c: store.ConnectionRow, write = false): Promise<void> {
+    async touch(c: store.ConnectionRow, write = false, since = new Date()): Promise<void> {
       const now = Date.now();
       const last = touched.get(c.id);
       if (!write && last !== undefined && now - last < LAST_SYNC_GRANULARITY_MS) return;
       if (touched.size >= AUTH_CACHE_MAX) touched.clear();
       touched.set(c.id, now);
-      await store.touch(db, c.id);
+      await store.touch(db, c.id, since);
     },
 
     /** Job handlers (registered in src/context.ts). */

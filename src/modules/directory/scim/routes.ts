@@ -136,7 +136,7 @@ export async function scimRoutes(
     const isProvisioning = /\/(Users|Groups)(\/|$|\?)/.test(req.url);
     if (c && isProvisioning && reply.statusCode < 400)
       await directory
-        .touch(c as ConnectionRow, req.method !== 'GET')
+        .touch(c as ConnectionRow, req.method !== 'GET', new Date(Date.now() - reply.elapsedTime))
         .catch((err) => req.log.warn({ err }, 'lastSync update failed'));
     return payload;
   });
