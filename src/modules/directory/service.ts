@@ -249,12 +249,10 @@ export function createDirectoryService(deps: DirectoryDeps) {
     },
 
     /**
-     * lastSync follows provisioning calls (Users/Groups, reads and writes) at a granularity of
-     * LAST_SYNC_GRANULARITY_MS: this process writes it at most once a second per connection, after the call and
-     * outside its transaction (no row lock held while provisioning). So lastSync is never more than about a second
-     * older than the latest call, and a burst of 10,000 creates costs ~1 UPDATE a second, not 10,000.
+     * lastSync follows provisioning calls, written after the call and outside its transaction (no row lock held while
+     * provisioning). A write always moves it unless a later call already did (store.touch); reads move it at most once
+     * per LAST_SYNC_GRANULARITY_MS per connection in this process.
      */
-    /** `write`: a provisioning write always moves lastSync (a directory checks it after a DELETE); reads at most once a second. */
     async touch(c: store.ConnectionRow, write = false, since = new Date()): Promise<void> {
       const now = Date.now();
       const last = touched.get(c.id);
