@@ -59,10 +59,10 @@ export function createDirectoryService(deps: DirectoryDeps) {
     passwords: deps.passwords,
   });
 
-  // Auth cache: connection id → the row read to authenticate, until `expires`. Touched: when this process last wrote
-  // lastSync for the connection.
+  // Auth cache: connection id → the row read to authenticate, until `expires`. Touched: this process's latest lastSync
+  // update per connection, when it began and its outcome.
   const authCache = new Map<string, { row: store.ConnectionRow; expires: number }>();
-  const touched = new Map<string, number>();
+  const touched = new Map<string, { startedAt: number; done: Promise<void> }>();
   const forget = (id: string) => {
     authCache.delete(id);
   };
@@ -250,16 +250,19 @@ export function createDirectoryService(deps: DirectoryDeps) {
 
     /**
      * lastSync follows provisioning calls, written after the call and outside its transaction (no row lock held while
-     * provisioning). A write always moves it unless a later call already did (store.touch); reads move it at most once
-     * per LAST_SYNC_GRANULARITY_MS per connection in this process.
+     * provisioning). A call is counted by any update that began after the call did: this process then waits for its
+     * own such update instead of writing again, and the store skips the row when another instance already moved it.
+     * Reads move it at most once per LAST_SYNC_GRANULARITY_MS per connection in this process.
      */
-    async touch(c: store.ConnectionRow, write = false, since = new Date()): Promise<void> {
+    async touch(c: store.ConnectionRow, write = false, since = Date.now()): Promise<void> {
       const now = Date.now();
       const last = touched.get(c.id);
-      if (!write && last !== undefined && now - last < LAST_SYNC_GRANULARITY_MS) return;
+      if (last && last.startedAt >= since) return last.done;
+      if (!write && last && now - last.startedAt < LAST_SYNC_GRANULARITY_MS) return;
       if (touched.size >= AUTH_CACHE_MAX) touched.clear();
-      touched.set(c.id, now);
-      await store.touch(db, c.id, since);
+      const done = store.touch(db, c.id, new Date(since));
+      touched.set(c.id, { startedAt: now, done: done.catch(() => void touched.delete(c.id)) });
+      await done;
     },
 
     /** Job handlers (registered in src/context.ts). */

@@ -127,7 +127,7 @@ export async function scimRoutes(
     req.auditTenantId = (call.connection as { tenant_id?: string }).tenant_id;
   });
   // lastSync is written before the answer leaves (after the call's own transaction committed), so a client that
-  // has the answer reads a lastSync that counts the call; at most one UPDATE a second per connection (service.touch).
+  // has the answer reads a lastSync that counts the call; an update that began after the call did counts it (service.touch).
   app.addHook('onSend', async (req, reply, payload) => {
     const ct = reply.getHeader('content-type');
     if (typeof ct === 'string' && ct.startsWith('application/json'))
@@ -136,7 +136,7 @@ export async function scimRoutes(
     const isProvisioning = /\/(Users|Groups)(\/|$|\?)/.test(req.url);
     if (c && isProvisioning && reply.statusCode < 400)
       await directory
-        .touch(c as ConnectionRow, req.method !== 'GET', new Date(Date.now() - reply.elapsedTime))
+        .touch(c as ConnectionRow, req.method !== 'GET', Date.now() - reply.elapsedTime)
         .catch((err) => req.log.warn({ err }, 'lastSync update failed'));
     return payload;
   });
