@@ -5,7 +5,9 @@ import { sql } from '../../storage/sql.ts';
 import {
   membershipsFromJson,
   membershipsWithStateSql,
+  snapshotHoldsSql,
   userFromJson,
+  userRowsSql,
   type MembershipRow,
   type UserRow,
 } from '../users/index.ts';
@@ -168,18 +170,9 @@ export function snapshotSpendGuard(
   remember?: RememberRow,
 ) {
   const step = sql.param(g.step);
-  const tenant = sql.param(g.tenantId);
   const items = sql`mfa_spent AS (DELETE FROM mfa_tokens
                          WHERE token_hash = ${g.tokenHash} AND expires_at > now() AND failures < ${g.maxAttempts} RETURNING 1),
-          mfa_fresh AS (SELECT 1 FROM users u
-                         WHERE u.id = ${g.userId}::uuid AND u.xmin::text = ${g.version}::text
-                           AND EXISTS (SELECT 1 FROM user_tenants ut JOIN tenants t ON t.tenant_id = ut.tenant_id
-                                        WHERE ut.user_id = u.id AND ut.tenant_id = ${tenant}::text AND NOT ut.is_disabled
-                                          AND NOT ut.pending AND t.deleted_at IS NULL
-                                          AND (ut.temporary_expiration_date IS NULL OR ut.temporary_expiration_date > now()))
-                           AND ARRAY(SELECT ur.role_id FROM user_roles ur
-                                      WHERE ur.user_id = u.id AND ur.tenant_id = ${tenant}::text ORDER BY 1)
-                               = ARRAY(SELECT DISTINCT unnest(${g.roleIds}::uuid[]) ORDER BY 1)),
+          mfa_fresh AS (${snapshotHoldsSql(g)}),
           mfa_step AS (UPDATE mfa_devices SET last_step = ${step}
                         WHERE id = ${g.deviceId} AND (last_step IS NULL OR last_step < ${step})
                           AND EXISTS (SELECT 1 FROM mfa_spent) AND EXISTS (SELECT 1 FROM mfa_fresh)
@@ -210,7 +203,7 @@ const VERIFY_CLAIM = prepared(
             'devices', (SELECT coalesce(json_agg(d ORDER BY d.created_at, d.id), '[]') FROM (SELECT id, user_id, kind, secret_enc, last_step, created_at FROM mfa_devices
                           WHERE user_id = tok.user_id AND kind = 'authenticator' AND verified_at IS NOT NULL) d),
             'memberships', (SELECT coalesce(json_agg(m ORDER BY m.created_at, m.tenant_id), '[]') FROM (${membershipsWithStateSql('tok.user_id')}) m)) AS view
-     FROM tok JOIN users u ON u.id = tok.user_id`,
+     FROM tok JOIN (${userRowsSql}) u ON u.id = tok.user_id`,
 );
 export interface VerifyView {
   t: TokenRow;

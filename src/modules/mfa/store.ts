@@ -1,6 +1,7 @@
 import { newId } from '../../lib/crypto.ts';
 import type { Queryable } from '../../storage/db.ts';
 import { prepared } from '../../storage/prepared.ts';
+import { clearMigratedFactors, lockMigratedFactors, setMfaEnrolled, userRowsSql } from '../users/index.ts';
 
 // The sign-in hot path's statements (gate and TOTP verify) live in signin-store.ts.
 export * from './signin-store.ts';
@@ -119,7 +120,7 @@ export async function lockTokenWithUser(
 ): Promise<{ t: TokenRow; user: Record<string, unknown> } | undefined> {
   const { rows } = await q.query<Record<string, unknown>>(
     `SELECT u.*, t.token_hash AS mfa_t_hash, t.tenant_id AS mfa_t_tenant, t.amr AS mfa_t_amr, t.failures AS mfa_t_failures, t.expires_at AS mfa_t_expires
-       FROM mfa_tokens t JOIN users u ON u.id = t.user_id WHERE t.token_hash = $1 AND t.expires_at > now() FOR UPDATE OF t`,
+       FROM mfa_tokens t JOIN (${userRowsSql}) u ON u.id = t.user_id WHERE t.token_hash = $1 AND t.expires_at > now() FOR UPDATE OF t`,
     [hash],
   );
   const r = rows[0];
@@ -231,7 +232,7 @@ export async function deleteAll(q: Queryable, userId: string): Promise<number> {
   return rows.length;
 }
 export async function setEnrolled(q: Queryable, userId: string, enrolled: boolean): Promise<void> {
-  await q.query('UPDATE users SET mfa_enrolled = $2, updated_at = now() WHERE id = $1', [userId, enrolled]);
+  await setMfaEnrolled(q, userId, enrolled);
 }
 
 /**
@@ -240,23 +241,13 @@ export async function setEnrolled(q: Queryable, userId: string, enrolled: boolea
  * device was made.
  */
 export async function adoptMigrated(q: Queryable, userId: string): Promise<boolean> {
-  const { rows } = await q.query<{ secret: string | null; phone_type: string | null; phone: string | null }>(
-    `SELECT u.authenticator_mfa_secret_enc AS secret, u.phone_number_type AS phone_type,
-            (SELECT p.phone_number FROM user_phone_numbers p WHERE p.user_id = u.id ORDER BY p.is_primary DESC, p.created_at LIMIT 1) AS phone
-       FROM users u WHERE u.id = $1 FOR UPDATE OF u`,
-    [userId],
-  );
-  const r = rows[0];
+  const r = await lockMigratedFactors(q, userId);
   if (!r || (!r.secret && r.phone_type !== 'mfa')) return false;
   if (r.secret)
     await insertDevice(q, { userId, kind: 'authenticator', secretEnc: r.secret, source: 'migrated', verified: true });
   if (r.phone_type === 'mfa' && r.phone)
     await insertDevice(q, { userId, kind: 'sms', phoneNumber: r.phone, source: 'migrated', verified: true });
-  await q.query(
-    `UPDATE users SET authenticator_mfa_secret_enc = NULL, phone_number_type = CASE WHEN phone_number_type = 'mfa' THEN NULL ELSE phone_number_type END,
-            mfa_enrolled = true WHERE id = $1`,
-    [userId],
-  );
+  await clearMigratedFactors(q, userId);
   return true;
 }
 

@@ -9,6 +9,7 @@ import {
   findByPhone,
   findByUsername,
   isLockedNow,
+  primaryPhoneOf,
   updateUser,
   type UserRow,
 } from '../users/index.ts';
@@ -90,11 +91,8 @@ export function createPasswordlessService(deps: PasswordlessDeps) {
   /** The number an SMS code goes to: the given one, else the user's primary; not a number registered for MFA only. */
   async function smsNumber(q: Queryable, user: UserRow, given?: string): Promise<string | undefined> {
     if (user.phone_number_type === 'mfa') return undefined;
-    const { rows } = await q.query<{ phone_number: string }>(
-      'SELECT phone_number FROM user_phone_numbers WHERE user_id = $1 ORDER BY is_primary DESC, created_at LIMIT 1',
-      [user.id],
-    );
-    return given ?? rows[0]?.phone_number;
+    const primary = await primaryPhoneOf(q, user.id);
+    return given ?? primary;
   }
 
   async function requireActive(type: PasswordlessType): Promise<number> {

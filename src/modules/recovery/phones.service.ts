@@ -7,7 +7,19 @@ import type { Db, Queryable } from '../../storage/db.ts';
 import type { RateLimiter } from '../auth/index.ts';
 import type { EventsService } from '../events/index.ts';
 import type { MessagingService } from '../messaging/index.ts';
-import { findById, type UserRow } from '../users/index.ts';
+import {
+  addPhoneNumber,
+  findById,
+  listPhoneNumbers,
+  markPhoneNumberVerified,
+  phoneNumberById,
+  phoneNumberByValue,
+  phoneNumbersOf,
+  removePhoneNumber,
+  type PhoneNumberFilter,
+  type PhoneNumberRow,
+  type UserRow,
+} from '../users/index.ts';
 import { limit, MAX_CODE_ATTEMPTS } from './codes.ts';
 import * as store from './phones.store.ts';
 
@@ -33,7 +45,7 @@ export interface PhonesDeps {
 
 export type PhonesService = ReturnType<typeof createPhonesService>;
 
-const out = (r: store.PhoneRow): PhoneNumberOut => ({
+const out = (r: PhoneNumberRow): PhoneNumberOut => ({
   id: r.id,
   userId: r.user_id,
   phoneNumber: r.phone_number,
@@ -61,8 +73,8 @@ export function createPhonesService(deps: PhonesDeps) {
     return u;
   }
 
-  async function ownNumber(q: Queryable, userId: string, phoneId: string, lock = false): Promise<store.PhoneRow> {
-    const row = isUuid(phoneId) ? await store.byId(q, phoneId, lock) : undefined;
+  async function ownNumber(q: Queryable, userId: string, phoneId: string, lock = false): Promise<PhoneNumberRow> {
+    const row = isUuid(phoneId) ? await phoneNumberById(q, phoneId, lock) : undefined;
     if (!row || row.user_id !== userId)
       throw new AppError('PHONE_NOT_FOUND', `The user has no phone number with id ${phoneId}`);
     return row;
@@ -136,22 +148,22 @@ export function createPhonesService(deps: PhonesDeps) {
     });
 
   /** The number must be free or the user's own; answers the user's row for it when it is theirs. */
-  async function assertAvailable(q: Queryable, userId: string, phone: string): Promise<store.PhoneRow | undefined> {
-    const held = await store.byNumber(q, phone);
+  async function assertAvailable(q: Queryable, userId: string, phone: string): Promise<PhoneNumberRow | undefined> {
+    const held = await phoneNumberByValue(q, phone);
     if (held && held.user_id !== userId)
       throw new AppError('PHONE_TAKEN', `Phone number ${phone} belongs to another user`);
     return held;
   }
 
   return {
-    async list(f: store.PhoneListFilter) {
-      const { rows, total } = await store.list(db, f);
+    async list(f: PhoneNumberFilter) {
+      const { rows, total } = await listPhoneNumbers(db, f);
       return { items: rows.map(out), total };
     },
 
     async mine(userId: string): Promise<PhoneNumberOut[]> {
       await requireUser(db, userId);
-      return (await store.ofUser(db, userId)).map(out);
+      return (await phoneNumbersOf(db, userId)).map(out);
     },
 
     /**
@@ -164,7 +176,7 @@ export function createPhonesService(deps: PhonesDeps) {
           const user = await requireUser(tx, userId, true);
           const held = await assertAvailable(tx, userId, phone);
           if (held) return out(held);
-          const row = await store.insert(tx, userId, phone, false);
+          const row = await addPhoneNumber(tx, userId, phone, false);
           if (!row) throw new AppError('PHONE_TAKEN', `Phone number ${phone} belongs to another user`);
           await changed(tx, user, 'added', phone);
           return out(row);
@@ -193,10 +205,10 @@ export function createPhonesService(deps: PhonesDeps) {
         if ('error' in r) return r;
         await store.useCode(tx, r.row.id);
         const phone = r.row.phone_number;
-        const held = await store.byNumber(tx, phone, true);
+        const held = await phoneNumberByValue(tx, phone, true);
         if (held && held.user_id !== userId)
           return { error: new AppError('PHONE_TAKEN', `Phone number ${phone} was taken by another user meanwhile`) };
-        const row = held ? await store.markVerified(tx, held.id) : await store.insert(tx, userId, phone, true);
+        const row = held ? await markPhoneNumberVerified(tx, held.id) : await addPhoneNumber(tx, userId, phone, true);
         if (!row) return { error: new AppError('PHONE_TAKEN', `Phone number ${phone} belongs to another user`) };
         await changed(tx, user, held ? 'verified' : 'added', phone);
         return { row: out(row) };
@@ -218,7 +230,7 @@ export function createPhonesService(deps: PhonesDeps) {
         const user = await requireUser(tx, userId, true);
         const row = await ownNumber(tx, userId, phoneId, true);
         if (!row.verified) {
-          await store.remove(tx, row);
+          await removePhoneNumber(tx, row);
           await changed(tx, user, 'removed', row.phone_number);
           return { id: row.id, deleted: true };
         }
@@ -236,7 +248,7 @@ export function createPhonesService(deps: PhonesDeps) {
         if (r.row.phone_number !== row.phone_number)
           return { error: new AppError('OTC_INVALID', 'The otcToken was issued for another phone number') };
         await store.useCode(tx, r.row.id);
-        await store.remove(tx, row);
+        await removePhoneNumber(tx, row);
         await changed(tx, user, 'removed', row.phone_number);
         return {};
       });
@@ -251,8 +263,8 @@ export function createPhonesService(deps: PhonesDeps) {
         const row = held
           ? held.verified
             ? held
-            : await store.markVerified(tx, held.id)
-          : await store.insert(tx, userId, phone, true);
+            : await markPhoneNumberVerified(tx, held.id)
+          : await addPhoneNumber(tx, userId, phone, true);
         if (!row) throw new AppError('PHONE_TAKEN', `Phone number ${phone} belongs to another user`);
         if (!held?.verified) await changed(tx, user, held ? 'verified' : 'added', phone);
         return out(row);
@@ -263,7 +275,7 @@ export function createPhonesService(deps: PhonesDeps) {
       await db.transaction(async (tx) => {
         const user = await requireUser(tx, userId, true);
         const row = await ownNumber(tx, userId, phoneId, true);
-        await store.remove(tx, row);
+        await removePhoneNumber(tx, row);
         await changed(tx, user, 'removed', row.phone_number);
       });
     },

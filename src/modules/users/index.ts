@@ -23,3 +23,10 @@ export { issueUnlockToken, UNLOCK_TOKEN_TTL_SECONDS } from './unlock.service.ts'
 export { userTablesSql, passwordHashOf, membersAmong, isMember, hasMembers, roleIdsIn } from './lookups.ts';
 // For the sign-in (auth): the user's part of the one statement that starts it.
 export { recordSignInItem } from './sign-in.sql.ts';
+// For the MFA, passwordless and phone-route flows: the phone numbers as rows (phones.ts), the user row's sign-in
+// factor columns (factors.ts), and the user's parts of the MFA verify statements (second-factor.sql.ts).
+export { listPhoneNumbers, phoneNumbersOf, phoneNumberByValue, phoneNumberById, addPhoneNumber } from './phones.ts';
+export { markPhoneNumberVerified, removePhoneNumber, primaryPhoneOf } from './phones.ts';
+export type { PhoneNumberFilter, PhoneNumberRow } from './phones.ts';
+export { setMfaEnrolled, lockMigratedFactors, clearMigratedFactors, addFailedAttempt } from './factors.ts';
+export { userRowsSql, snapshotHoldsSql } from './second-factor.sql.ts';
