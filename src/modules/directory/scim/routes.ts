@@ -126,8 +126,8 @@ export async function scimRoutes(
     req.auditActor = { type: 'scim', id: call.connection.id };
     req.auditTenantId = (call.connection as { tenant_id?: string }).tenant_id;
   });
-  // lastSync is written before the answer leaves (after the call's own transaction committed), so a client that
-  // has the answer reads a lastSync that counts the call; an update that began after the call did counts it (service.touch).
+  // lastSync is written before the answer leaves (after the call's own transaction committed), so a client that has
+  // the answer reads a lastSync that counts the call; any update that began after the call did counts it.
   app.addHook('onSend', async (req, reply, payload) => {
     const ct = reply.getHeader('content-type');
     if (typeof ct === 'string' && ct.startsWith('application/json'))
