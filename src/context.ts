@@ -37,13 +37,13 @@ import { createSignupService } from './modules/signup/index.ts';
 import { createInvitationsService, createInviteTokensService } from './modules/invitations/index.ts';
 import { createRateLimiter } from './modules/auth/index.ts';
 import { createSso } from './modules/sso/index.ts';
-import { createSocialService } from './modules/social/index.ts';
+import { ACTIVE_PROVIDER_TYPES_SQL, createSocialService } from './modules/social/index.ts';
 import { createGroupsService } from './modules/groups/index.ts';
 import { assertEmailDomainAllowed, createRestrictions } from './modules/restrictions/index.ts';
 import { createUserPoolsService } from './modules/user-pools/index.ts';
 import { createDirectoryService } from './modules/directory/index.ts';
 import { createHousekeeping } from './modules/housekeeping/index.ts';
-import { createCaptchaService } from './modules/captcha/index.ts';
+import { captchaSiteKey, createCaptchaService } from './modules/captcha/index.ts';
 
 export { LOG_REDACT } from './lib/log.ts';
 
@@ -70,7 +70,8 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     config.signingKeysUnknownKidReloadMs,
   );
   await keys.init();
-  // The login box reports the sign-in methods and reset lifetimes that the passwordless and recovery modules own.
+  // The login box reports the sign-in methods and reset lifetimes that the passwordless and recovery modules own,
+  // and reads the social providers and the captcha key through those modules' SQL (they import the environment).
   const environment = createEnvironmentService({
     db,
     keys,
@@ -79,6 +80,8 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     loginBox: {
       signInFlows: (q) => readFlowSettings(q, 'passwordless'),
       resetLifetimes: { linkSeconds: RESET_LINK_TTL, smsCodeSeconds: RESET_SMS_CODE_TTL },
+      sql: { socialProviders: ACTIVE_PROVIDER_TYPES_SQL },
+      captchaSiteKey,
     },
   });
 

@@ -1,6 +1,10 @@
 import type { Queryable } from '../../storage/db.ts';
+import { accountTablesSql, setLiveColumns } from '../tenants/index.ts';
 
-/** The settings columns of a live `tenants` row (the accounts module owns the table; this module reads and sets these only). */
+/**
+ * The settings columns of a live account row (the accounts module owns the table and its statements; this module
+ * reads and sets these only).
+ */
 export interface SettingsRow {
   tenant_id: string;
   application_url: string | null;
@@ -38,7 +42,7 @@ const PUBLIC_SQL = 'tenant_id, application_url, login_url';
 
 export async function findSettings(db: Queryable, tenantId: string): Promise<SettingsRow | undefined> {
   const { rows } = await db.query<SettingsRow>(
-    `SELECT ${SETTINGS_SQL} FROM tenants WHERE tenant_id = $1 AND deleted_at IS NULL`,
+    `SELECT ${SETTINGS_SQL} FROM (${accountTablesSql.accounts}) t WHERE tenant_id = $1 AND deleted_at IS NULL`,
     [tenantId],
   );
   return rows[0];
@@ -46,7 +50,7 @@ export async function findSettings(db: Queryable, tenantId: string): Promise<Set
 
 export async function findPublicSettings(db: Queryable, tenantId: string): Promise<PublicSettingsRow | undefined> {
   const { rows } = await db.query<PublicSettingsRow>(
-    `SELECT ${PUBLIC_SQL} FROM tenants WHERE tenant_id = $1 AND deleted_at IS NULL`,
+    `SELECT ${PUBLIC_SQL} FROM (${accountTablesSql.accounts}) t WHERE tenant_id = $1 AND deleted_at IS NULL`,
     [tenantId],
   );
   return rows[0];
@@ -64,10 +68,6 @@ export async function updateSettings(
   const cols = Object.keys(values);
   if (cols.length === 0) throw new Error('updateSettings needs at least one column');
   for (const c of cols) if (!WRITABLE.has(c)) throw new Error(`updateSettings cannot write column ${c}`);
-  const sets = cols.map((c, i) => `${c} = $${i + 2}`);
-  const { rows } = await db.query<SettingsRow>(
-    `UPDATE tenants SET ${[...sets, 'updated_at = now()'].join(', ')} WHERE tenant_id = $1 AND deleted_at IS NULL RETURNING ${SETTINGS_SQL}`,
-    [tenantId, ...cols.map((c) => values[c as SettingsColumn])],
-  );
-  return rows[0];
+  // The accounts module's update of a live row (its whole row after: the settings columns among them).
+  return setLiveColumns(db, tenantId, values);
 }

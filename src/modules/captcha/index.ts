@@ -8,3 +8,5 @@ export {
 export { captchaRoutes } from './routes.ts';
 export { installCaptcha, CAPTCHA_ROUTES } from './hook.ts';
 export { siteverify, SITEVERIFY_TIMEOUT_MS, type SiteverifyResult } from './verify.ts';
+// What the login box shows of the policy, read in its statement (lookups.ts).
+export { captchaSiteKey } from './lookups.ts';

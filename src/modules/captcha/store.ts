@@ -27,6 +27,12 @@ export async function get(q: Queryable): Promise<CaptchaPolicyRow | undefined> {
   return rows[0];
 }
 
+/** The public site key of the policy when it is enabled (never the secret). */
+export async function enabledSiteKey(q: Queryable): Promise<string | undefined> {
+  const { rows } = await q.query<{ site_key: string }>('SELECT site_key FROM captcha_policies WHERE enabled');
+  return rows[0]?.site_key || undefined;
+}
+
 /** Inserts the policy; undefined when one already exists. */
 export async function insert(q: Queryable, id: string, v: CaptchaPolicyValues): Promise<CaptchaPolicyRow | undefined> {
   const { rows } = await q.query<CaptchaPolicyRow>(

@@ -1,5 +1,6 @@
 import { newId } from '../../lib/crypto.ts';
 import type { Queryable } from '../../storage/db.ts';
+import { liveAccount } from '../tenants/index.ts';
 import type { PasswordPolicy } from './policy.ts';
 
 /**
@@ -83,11 +84,7 @@ export async function findEffective<T>(q: Queryable, table: PolicyTable, scope: 
 
 /** Whether the account is live; with `lock`, holds a share lock on it until the transaction ends. */
 export async function accountIsLive(q: Queryable, tenantId: string, lock = false): Promise<boolean> {
-  const { rows } = await q.query(
-    `SELECT 1 FROM tenants WHERE tenant_id = $1 AND deleted_at IS NULL${lock ? ' FOR SHARE' : ''}`,
-    [tenantId],
-  );
-  return rows.length > 0;
+  return (await liveAccount(q, tenantId, lock ? 'FOR SHARE' : undefined)) !== undefined;
 }
 
 /** Serialises writers of one scope's policies (the first write of a scope has no row to lock yet). */

@@ -1,6 +1,6 @@
 import type { Db, Queryable } from '../../storage/db.ts';
 import type { AuthStrategy, PublicConfig, RecoveryStrategies, VendorConfigBasic } from './login-box.schema.ts';
-import { readCaptchaSiteKey, readFacts } from './login-box.store.ts';
+import { factsSql, readFacts, type LoginBoxSql } from './login-box.store.ts';
 import type { VendorSettings } from './schema.ts';
 
 /** Which sign-in methods are on: the passwordless module keeps them (signin_flow_settings 'passwordless'). */
@@ -16,6 +16,10 @@ export interface LoginBoxFlows {
   signInFlows: (q: Queryable) => Promise<SignInFlows>;
   /** Lifetimes of the recovery module's reset link and SMS code, in seconds. */
   resetLifetimes: { linkSeconds: number; smsCodeSeconds: number };
+  /** The owners' SQL the facts statement embeds (the social providers). */
+  sql: LoginBoxSql;
+  /** The captcha module's public site key when its policy is enabled (one statement of its own). */
+  captchaSiteKey: (q: Queryable) => Promise<string | undefined>;
 }
 
 export interface LoginBoxDeps extends LoginBoxFlows {
@@ -39,9 +43,10 @@ export type LoginBox = ReturnType<typeof createLoginBox>;
 /** The public, read-only view of the environment's sign-in configuration for login boxes (no secrets). */
 export function createLoginBox(deps: LoginBoxDeps) {
   const { db } = deps;
+  const factsText = factsSql(deps.sql);
 
   async function facts() {
-    const row = await readFacts(db);
+    const row = await readFacts(db, factsText);
     const email = row.mail || deps.devOutbox;
     const sms = row.sms || deps.devOutbox;
     const channels: Channels = {
@@ -66,7 +71,7 @@ export function createLoginBox(deps: LoginBoxDeps) {
         deps.settings(),
         facts(),
         deps.signInFlows(db),
-        readCaptchaSiteKey(db),
+        deps.captchaSiteKey(db),
       ]);
       const signIn = {
         password: flows.EmailAndPassword.active,

@@ -1,8 +1,11 @@
 import type { Queryable } from '../../storage/db.ts';
-import type { TenantRow } from '../tenants/index.ts';
+import { accountTablesSql, liveAccount, setLiveColumns, type TenantRow } from '../tenants/index.ts';
+
+// The accounts module's table, as its subquery (flattened by the planner: the walks keep their index scans).
+const ACCOUNTS = `(${accountTablesSql.accounts})`;
 
 /**
- * SQL for the hierarchy columns of `tenants` (parent_tenant_id, is_reseller, sub_account_access_type).
+ * SQL for the hierarchy columns of accounts (parent_tenant_id, is_reseller, sub_account_access_type).
  * Walks are recursive CTEs that touch only the rows of the answer: up through the primary key, down through the
  * index `tenants_parent (parent_tenant_id, tenant_id) WHERE deleted_at IS NULL`. Every walk stops at `maxDepth`
  * levels, so even a corrupted (cyclic) hierarchy cannot make a query run away.
@@ -32,12 +35,8 @@ export async function lockLive(
   tenantId: string,
   mode: 'update' | 'share',
 ): Promise<WalkRow | undefined> {
-  const { rows } = await tx.query<WalkRow>(
-    `SELECT tenant_id, name, parent_tenant_id, 0 AS level FROM tenants
-      WHERE tenant_id = $1 AND deleted_at IS NULL FOR ${mode === 'update' ? 'UPDATE' : 'SHARE'}`,
-    [tenantId],
-  );
-  return rows[0];
+  const row = await liveAccount(tx, tenantId, mode === 'update' ? 'FOR UPDATE' : 'FOR SHARE');
+  return row && { tenant_id: row.tenant_id, name: row.name, parent_tenant_id: row.parent_tenant_id, level: 0 };
 }
 
 /**
@@ -47,11 +46,11 @@ export async function lockLive(
 export const ANCESTORS_SQL = `
   WITH RECURSIVE up (tenant_id, name, parent_tenant_id, level) AS (
     SELECT tenant_id, name, parent_tenant_id, 0
-      FROM tenants
+      FROM ${ACCOUNTS} t
      WHERE tenant_id = $1 AND deleted_at IS NULL
     UNION ALL
     SELECT p.tenant_id, p.name, p.parent_tenant_id, up.level + 1
-      FROM up JOIN tenants p ON p.tenant_id = up.parent_tenant_id AND p.deleted_at IS NULL
+      FROM up JOIN ${ACCOUNTS} p ON p.tenant_id = up.parent_tenant_id AND p.deleted_at IS NULL
      WHERE up.level < $2
   )
   SELECT tenant_id, name, parent_tenant_id, level FROM up WHERE level > 0 ORDER BY level`;
@@ -60,11 +59,11 @@ export const ANCESTORS_SQL = `
 export const DESCENDANTS_SQL = `
   WITH RECURSIVE down (tenant_id, name, parent_tenant_id, level) AS (
     SELECT t.tenant_id, t.name, t.parent_tenant_id, 1
-      FROM tenants t
+      FROM ${ACCOUNTS} t
      WHERE t.parent_tenant_id = $1 AND t.deleted_at IS NULL
     UNION ALL
     SELECT t.tenant_id, t.name, t.parent_tenant_id, down.level + 1
-      FROM down JOIN tenants t ON t.parent_tenant_id = down.tenant_id AND t.deleted_at IS NULL
+      FROM down JOIN ${ACCOUNTS} t ON t.parent_tenant_id = down.tenant_id AND t.deleted_at IS NULL
      WHERE down.level < $2
   )
   SELECT tenant_id, name, parent_tenant_id, level FROM down
@@ -84,10 +83,10 @@ export async function descendants(db: Queryable, tenantId: string, maxDepth: num
 export async function subtreeHeight(db: Queryable, tenantId: string, maxDepth: number): Promise<number> {
   const { rows } = await db.query<{ height: number }>(
     `WITH RECURSIVE down (tenant_id, level) AS (
-       SELECT tenant_id, 1 FROM tenants WHERE parent_tenant_id = $1 AND deleted_at IS NULL
+       SELECT tenant_id, 1 FROM ${ACCOUNTS} t WHERE parent_tenant_id = $1 AND deleted_at IS NULL
        UNION ALL
        SELECT t.tenant_id, down.level + 1
-         FROM down JOIN tenants t ON t.parent_tenant_id = down.tenant_id AND t.deleted_at IS NULL
+         FROM down JOIN ${ACCOUNTS} t ON t.parent_tenant_id = down.tenant_id AND t.deleted_at IS NULL
         WHERE down.level < $2
      )
      SELECT coalesce(max(level), 0)::int AS height FROM down`,
@@ -101,12 +100,8 @@ async function setColumn(
   tenantId: string,
   column: 'parent_tenant_id' | 'is_reseller' | 'sub_account_access_type',
   value: unknown,
-) {
-  const { rows } = await db.query<TenantRow>(
-    `UPDATE tenants SET ${column} = $2, updated_at = now() WHERE tenant_id = $1 AND deleted_at IS NULL RETURNING *`,
-    [tenantId, value],
-  );
-  return rows[0] as TenantRow | undefined;
+): Promise<TenantRow | undefined> {
+  return setLiveColumns(db, tenantId, { [column]: value });
 }
 
 /** Sets (or with null clears) the parent of a live account. Call under `lockHierarchy`. */

@@ -1,4 +1,8 @@
 import type { Queryable } from '../../storage/db.ts';
+import { accountTablesSql } from '../tenants/index.ts';
+
+// The accounts module's table, as its subquery (flattened by the planner: the walk keeps its index scans).
+const ACCOUNTS = `(${accountTablesSql.accounts})`;
 
 export interface TreeRow {
   tenant_id: string;
@@ -15,14 +19,14 @@ export interface TreeRow {
  */
 const TREE_SQL = `
   WITH RECURSIVE down (tenant_id, level) AS (
-    SELECT tenant_id, 0 FROM tenants WHERE tenant_id = $1 AND deleted_at IS NULL
+    SELECT tenant_id, 0 FROM ${ACCOUNTS} t WHERE tenant_id = $1 AND deleted_at IS NULL
     UNION ALL
     SELECT t.tenant_id, down.level + 1
-      FROM down JOIN tenants t ON t.parent_tenant_id = down.tenant_id AND t.deleted_at IS NULL
+      FROM down JOIN ${ACCOUNTS} t ON t.parent_tenant_id = down.tenant_id AND t.deleted_at IS NULL
      WHERE down.level < $2
   )
   SELECT t.tenant_id, t.name, t.parent_tenant_id, d.level, CASE WHEN $3 THEN t.metadata END AS metadata
-    FROM down d JOIN tenants t ON t.tenant_id = d.tenant_id
+    FROM down d JOIN ${ACCOUNTS} t ON t.tenant_id = d.tenant_id
    ORDER BY d.level, lower(t.name) COLLATE "C", t.tenant_id`;
 
 export async function subtree(

@@ -1,5 +1,9 @@
 import type { Queryable } from '../../storage/db.ts';
+import { accountTablesSql } from '../tenants/index.ts';
 import { userTablesSql } from '../users/index.ts';
+
+// The accounts module's table, as its subquery (flattened by the planner: the walk keeps its index scans).
+const ACCOUNTS = `(${accountTablesSql.accounts})`;
 
 export interface ReachRow {
   tenant_id: string;
@@ -24,11 +28,11 @@ export const USER_REACH_SQL = `
   ),
   down (tenant_id, level) AS (
     SELECT c.tenant_id, 1
-      FROM member m JOIN tenants c ON c.parent_tenant_id = m.tenant_id AND c.deleted_at IS NULL
+      FROM member m JOIN ${ACCOUNTS} c ON c.parent_tenant_id = m.tenant_id AND c.deleted_at IS NULL
      WHERE m.opens AND NOT EXISTS (SELECT 1 FROM member x WHERE x.tenant_id = c.tenant_id)
     UNION ALL
     SELECT c.tenant_id, down.level + 1
-      FROM down JOIN tenants c ON c.parent_tenant_id = down.tenant_id AND c.deleted_at IS NULL
+      FROM down JOIN ${ACCOUNTS} c ON c.parent_tenant_id = down.tenant_id AND c.deleted_at IS NULL
      WHERE down.level < $2 AND NOT EXISTS (SELECT 1 FROM member x WHERE x.tenant_id = c.tenant_id)
   ),
   reach AS (
@@ -37,7 +41,7 @@ export const USER_REACH_SQL = `
     SELECT tenant_id, false FROM down
   )
   SELECT t.tenant_id, t.name, t.parent_tenant_id, r.member
-    FROM reach r JOIN tenants t ON t.tenant_id = r.tenant_id
+    FROM reach r JOIN ${ACCOUNTS} t ON t.tenant_id = r.tenant_id
    ORDER BY lower(t.name) COLLATE "C", t.tenant_id`;
 
 /** `userId` must be a uuid (user ids are). */

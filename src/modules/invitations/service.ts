@@ -34,6 +34,7 @@ import {
   type StrategySettings,
 } from '../passwordless/index.ts';
 import { assertEmailDomainAllowed } from '../restrictions/index.ts';
+import { awaitsActivation } from '../signup/index.ts';
 import type { InviteBody } from './schema.ts';
 import * as store from './store.ts';
 
@@ -230,8 +231,7 @@ export function createInvitationsService(deps: InvitationsDeps) {
           `User ${user.id} has no email address: there is no activation email to send`,
         );
       if (inv && !inv.accepted_at) return this.resend(tenantId, user.email, client);
-      if ((await db.query('SELECT 1 FROM pending_activations WHERE user_id = $1', [user.id])).rows.length)
-        return resendSignup(user.email, client);
+      if (await awaitsActivation(db, user.id)) return resendSignup(user.email, client);
       throw new AppError(
         'ALREADY_ACTIVATED',
         `${user.email} has already accepted the invitation or activated the account`,

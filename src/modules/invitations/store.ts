@@ -1,4 +1,6 @@
 import type { Queryable } from '../../storage/db.ts';
+import { signupTablesSql } from '../signup/index.ts';
+import { accountTablesSql } from '../tenants/index.ts';
 import { userTablesSql } from '../users/index.ts';
 
 export interface InvitationRow {
@@ -43,7 +45,10 @@ export async function markAccepted(q: Queryable, tenantId: string, userId: strin
 }
 
 export async function accountName(q: Queryable, tenantId: string): Promise<string> {
-  const { rows } = await q.query<{ name: string }>('SELECT name FROM tenants WHERE tenant_id = $1', [tenantId]);
+  const { rows } = await q.query<{ name: string }>(
+    `SELECT name FROM (${accountTablesSql.accounts}) t WHERE tenant_id = $1`,
+    [tenantId],
+  );
   return rows[0]?.name ?? '';
 }
 
@@ -93,7 +98,7 @@ export async function userTenantStatuses(
                  ELSE 'Activated' END AS status
      FROM (${userTablesSql.liveMemberships}) m
      JOIN (${userTablesSql.users}) u ON u.id = m.user_id
-     LEFT JOIN pending_activations pa ON pa.user_id = m.user_id
+     LEFT JOIN (${signupTablesSql.pendingActivations}) pa ON pa.user_id = m.user_id
      LEFT JOIN user_invitations ui ON ui.tenant_id = m.tenant_id AND ui.user_id = m.user_id
      WHERE m.user_id::text = ANY($1::text[]) AND ($2::text IS NULL OR m.tenant_id = $2)
      ORDER BY m.user_id, m.created_at, m.tenant_id`,

@@ -7,6 +7,7 @@ import type { MessagingService } from '../messaging/index.ts';
 import type { Grantor, RolesService } from '../roles/index.ts';
 import { addMembership, addRoles, findById, isMember, updateUser, type UserRow } from '../users/index.ts';
 import { userTablesSql } from '../users/index.ts';
+import { accountTablesSql } from '../tenants/index.ts';
 import { readFlowSettings } from '../passwordless/index.ts';
 import * as invitations from './store.ts';
 import * as store from './tokens.store.ts';
@@ -192,7 +193,7 @@ export function createInviteTokensService(deps: InviteTokensDeps) {
       const { rows } = await q.query<{ sub_account_access_type: string; empty: boolean }>(
         `SELECT sub_account_access_type,
                 NOT EXISTS (SELECT 1 FROM (${userTablesSql.memberships}) m WHERE m.tenant_id = $1) AS empty
-           FROM tenants WHERE tenant_id = $1`,
+           FROM (${accountTablesSql.accounts}) t WHERE tenant_id = $1`,
         [tenantId],
       );
       const added = await addMembership(q, tenantId, user.id, {
@@ -200,7 +201,7 @@ export function createInviteTokensService(deps: InviteTokensDeps) {
         expiresAt: null,
       });
       if (added) {
-        let roleIds = await store.liveRoleIds(q, tenantId, row.role_ids);
+        let roleIds = await deps.roles.idsInScope(q, tenantId, row.role_ids);
         if (!roleIds.length)
           roleIds = rows[0].empty
             ? await deps.roles.firstUserRoleIds(q, tenantId)

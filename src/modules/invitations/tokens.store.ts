@@ -1,4 +1,5 @@
 import type { Queryable } from '../../storage/db.ts';
+import { accountTablesSql } from '../tenants/index.ts';
 
 /** A row of `tenant_invite_tokens` (0022). */
 export interface InviteTokenRow {
@@ -84,20 +85,10 @@ export async function removeOfAccount(q: Queryable, tenantId: string): Promise<v
   await q.query('DELETE FROM tenant_invite_tokens WHERE tenant_id = $1', [tenantId]);
 }
 
-/** The ids among `roleIds` that still name a role assignable in the account (environment roles or its own). */
-export async function liveRoleIds(q: Queryable, tenantId: string, roleIds: string[]): Promise<string[]> {
-  if (roleIds.length === 0) return [];
-  const { rows } = await q.query<{ id: string }>(
-    'SELECT id::text AS id FROM roles WHERE id::text = ANY($1::text[]) AND (tenant_id IS NULL OR tenant_id = $2)',
-    [roleIds, tenantId],
-  );
-  return rows.map((r) => r.id);
-}
-
 /** Whether the account exists and is not removed. */
 export async function accountLive(q: Queryable, tenantId: string): Promise<{ name: string } | undefined> {
   const { rows } = await q.query<{ name: string }>(
-    'SELECT name FROM tenants WHERE tenant_id = $1 AND deleted_at IS NULL',
+    `SELECT name FROM (${accountTablesSql.accounts}) t WHERE tenant_id = $1 AND deleted_at IS NULL`,
     [tenantId],
   );
   return rows[0];

@@ -133,6 +133,9 @@ export function createRolesService(deps: RolesDeps) {
     /** Ids of the roles the first user of an account gets. */
     firstUserRoleIds: (q: Queryable, tenantId: string): Promise<string[]> =>
       store.flaggedRoleIds(q, tenantId, 'first_user_role'),
+    /** The ids among `roleIds` that still name a role assignable in the account (environment roles or its own). */
+    idsInScope: (q: Queryable, tenantId: string, roleIds: string[]): Promise<string[]> =>
+      store.idsInScope(q, tenantId, roleIds),
     // assertGrantable / assertRevocable (grants.ts): the one rule for who may give or take away which roles.
     ...createGrants(rolesInReach),
     /** The id check alone (400 `UNKNOWN_IDS`: no role in the account's reach); grants use assertGrantable. */

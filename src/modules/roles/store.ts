@@ -97,6 +97,16 @@ export async function flaggedRoleIds(
   return rows.map((r) => r.id);
 }
 
+/** The ids among `roleIds` that still name a role of the account's scope (environment roles or its own). */
+export async function idsInScope(q: Queryable, tenantId: string, roleIds: string[]): Promise<string[]> {
+  if (roleIds.length === 0) return [];
+  const { rows } = await q.query<{ id: string }>(
+    'SELECT id::text AS id FROM roles WHERE id::text = ANY($1::text[]) AND (tenant_id IS NULL OR tenant_id = $2)',
+    [roleIds, tenantId],
+  );
+  return rows.map((r) => r.id);
+}
+
 export interface NewRole {
   id: string;
   tenant_id: string | null;

@@ -5,6 +5,9 @@ export async function markPending(q: Queryable, userId: string): Promise<void> {
   await q.query('INSERT INTO pending_activations (user_id) VALUES ($1) ON CONFLICT DO NOTHING', [userId]);
 }
 
+/** The users awaiting activation, as a subquery (one row per user) for another module's statement to join. */
+export const PENDING_ACTIVATIONS_SQL = 'SELECT user_id FROM pending_activations';
+
 /** Whether the user `userExpr` (SQL) awaits activation, as a SQL expression (the sign-in gate's prefetch). */
 export const pendingSql = (userExpr: string) =>
   `EXISTS (SELECT 1 FROM pending_activations WHERE user_id = ${userExpr})`;

@@ -10,5 +10,6 @@ export {
 export { tenantsRoutes } from './routes.ts';
 export type { NewTenant, TenantRow } from './rows.ts';
 export { Account, AccessType, CreateAccount, TenantId, TenantParams, AccountFields } from './schema.ts';
-// The accounts table as subqueries, for other modules' statements that join it in one round trip (lookups.ts).
-export { accountTablesSql } from './lookups.ts';
+// What other modules read and write of the accounts table (lookups.ts): subqueries their statements join in one
+// round trip, and statements on one account that run in their transaction.
+export { accountTablesSql, liveAccount, setLiveColumns } from './lookups.ts';

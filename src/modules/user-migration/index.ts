@@ -6,6 +6,8 @@ export { createUserMigrationService, USERS_MIGRATION_JOB, type UserMigrationServ
 export { createApplicationsService, type ApplicationsService } from './applications.ts';
 export { userMigrationRoutes } from './routes.ts';
 export { IDP_FETCH_JOB, SUPPORTED_PROVIDERS } from './idp.ts';
+// The applications tables as subqueries, for other modules' statements that join them (lookups.ts).
+export { applicationTablesSql } from './lookups.ts';
 
 /** Job handlers keyed by job kind, for the runner: the bulk import and the provider fetch. */
 export function userMigrationJobs(

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../storage/db.ts';
+import { applicationTablesSql } from '../user-migration/index.ts';
 import { userTablesSql } from '../users/index.ts';
 import { BUILT_IN_ID } from './schema.ts';
 
@@ -26,10 +27,13 @@ export async function listSources(
   const { rows } = await q.query<SourceRow & { app_ids: string[]; users_count: number }>(
     `SELECT s.*,
        CASE WHEN s.id = $1::uuid
-         THEN ARRAY(SELECT a.id::text FROM applications a WHERE NOT EXISTS (SELECT 1 FROM user_source_apps x WHERE x.app_id = a.id) ORDER BY a.created_at, a.id)
+         THEN ARRAY(SELECT a.id::text FROM (${applicationTablesSql.applications}) a
+                     WHERE NOT EXISTS (SELECT 1 FROM user_source_apps x WHERE x.app_id = a.id)
+                     ORDER BY a.created_at, a.id)
          ELSE ARRAY(SELECT x.app_id::text FROM user_source_apps x WHERE x.source_id = s.id ORDER BY x.app_id) END AS app_ids,
        CASE WHEN s.id = $1::uuid THEN (SELECT count(*)::int FROM (${userTablesSql.users}) u)
-         ELSE (SELECT count(DISTINCT ua.user_id)::int FROM user_applications ua JOIN user_source_apps x ON x.app_id = ua.app_id WHERE x.source_id = s.id) END AS users_count
+         ELSE (SELECT count(DISTINCT ua.user_id)::int FROM (${applicationTablesSql.userApplications}) ua
+                 JOIN user_source_apps x ON x.app_id = ua.app_id WHERE x.source_id = s.id) END AS users_count
      FROM user_sources s WHERE ($2::uuid IS NULL OR s.id = $2::uuid) ORDER BY s.idx, s.name, s.id`,
     [BUILT_IN_ID, id ?? null],
   );
@@ -68,7 +72,10 @@ export async function deleteSource(q: Queryable, id: string): Promise<void> {
 }
 
 export async function existingApps(q: Queryable, ids: string[]): Promise<Set<string>> {
-  const { rows } = await q.query<{ id: string }>('SELECT id FROM applications WHERE id = ANY($1::uuid[])', [ids]);
+  const { rows } = await q.query<{ id: string }>(
+    `SELECT id FROM (${applicationTablesSql.applications}) a WHERE id = ANY($1::uuid[])`,
+    [ids],
+  );
   return new Set(rows.map((r) => r.id));
 }
 
@@ -100,7 +107,7 @@ export async function usersOf(
   const builtIn = sourceId === BUILT_IN_ID;
   const from = builtIn
     ? `FROM (${userTablesSql.users}) u`
-    : `FROM (${userTablesSql.users}) u WHERE EXISTS (SELECT 1 FROM user_applications ua
+    : `FROM (${userTablesSql.users}) u WHERE EXISTS (SELECT 1 FROM (${applicationTablesSql.userApplications}) ua
          JOIN user_source_apps x ON x.app_id = ua.app_id WHERE x.source_id = $1 AND ua.user_id = u.id)`;
   const params = builtIn ? [] : [sourceId];
   const { rows } = await q.query<{ email: string; last_login: Date | null }>(

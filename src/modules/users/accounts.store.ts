@@ -1,4 +1,5 @@
 import type { Queryable } from '../../storage/db.ts';
+import { accountTablesSql } from '../tenants/index.ts';
 
 // Account-level reads of the users module's tables (user_tenants, users): counts per account and member statistics,
 // and the one walk up the (live) account hierarchy that sub-account user management needs (as nearestMembership does).
@@ -7,9 +8,11 @@ import type { Queryable } from '../../storage/db.ts';
 export async function isAncestor(q: Queryable, ancestorId: string, tenantId: string): Promise<boolean> {
   const { rows } = await q.query(
     `WITH RECURSIVE up AS (
-       SELECT tenant_id, parent_tenant_id, 0 AS d FROM tenants WHERE tenant_id = $2 AND deleted_at IS NULL
+       SELECT tenant_id, parent_tenant_id, 0 AS d FROM (${accountTablesSql.accounts}) t
+        WHERE tenant_id = $2 AND deleted_at IS NULL
        UNION ALL
-       SELECT t.tenant_id, t.parent_tenant_id, up.d + 1 FROM tenants t JOIN up ON t.tenant_id = up.parent_tenant_id
+       SELECT t.tenant_id, t.parent_tenant_id, up.d + 1
+         FROM (${accountTablesSql.accounts}) t JOIN up ON t.tenant_id = up.parent_tenant_id
        WHERE up.d < 1000 AND t.deleted_at IS NULL)
      SELECT 1 FROM up WHERE tenant_id = $1 AND d > 0 LIMIT 1`,
     [ancestorId, tenantId],
@@ -28,7 +31,7 @@ export async function countMembers(q: Queryable, tenantIds: string[], excludeInv
               WHERE ut.sub_account_access_allowed OR t.sub_account_access_type = 'alwaysOn'
             )::int AS allowed
        FROM user_tenants ut
-       JOIN tenants t ON t.tenant_id = ut.tenant_id AND t.deleted_at IS NULL
+       JOIN (${accountTablesSql.accounts}) t ON t.tenant_id = ut.tenant_id AND t.deleted_at IS NULL
        ${excludeInvisible ? 'JOIN users u ON u.id = ut.user_id AND NOT u.invisible' : ''}
      WHERE ut.tenant_id = ANY($1::text[]) GROUP BY ut.tenant_id`,
     [tenantIds],

@@ -1,7 +1,7 @@
 import { AppError } from '../../http/errors.ts';
 import type { Queryable } from '../../storage/db.ts';
 import type { RolesService } from '../roles/index.ts';
-import { toAccount, type Account, type TenantRow, type TenantsService } from '../tenants/index.ts';
+import { accountTablesSql, toAccount, type Account, type TenantRow, type TenantsService } from '../tenants/index.ts';
 import { subAccess } from './record.ts';
 import * as store from './store.ts';
 
@@ -78,7 +78,7 @@ export async function accessView(q: Queryable, userId: string, rows?: (store.Mem
 /** The accounts a user belongs to (accepted memberships of live accounts), with names. */
 export async function accountsOf(userId: string, q: Queryable): Promise<{ tenantId: string; name: string }[]> {
   const { rows } = await q.query<{ tenant_id: string; name: string }>(
-    `SELECT t.tenant_id, t.name FROM user_tenants ut JOIN tenants t ON t.tenant_id = ut.tenant_id
+    `SELECT t.tenant_id, t.name FROM user_tenants ut JOIN (${accountTablesSql.accounts}) t ON t.tenant_id = ut.tenant_id
          WHERE ut.user_id = $1 AND t.deleted_at IS NULL AND NOT ut.pending ORDER BY ut.created_at, t.tenant_id`,
     [userId],
   );
@@ -88,7 +88,7 @@ export async function accountsOf(userId: string, q: Queryable): Promise<{ tenant
 /** The account records of the accounts a user belongs to, in the order of `accountsOf`. */
 export async function accountRecordsOf(userId: string, q: Queryable): Promise<Account[]> {
   const { rows } = await q.query<TenantRow>(
-    `SELECT t.* FROM user_tenants ut JOIN tenants t ON t.tenant_id = ut.tenant_id
+    `SELECT t.* FROM user_tenants ut JOIN (${accountTablesSql.accounts}) t ON t.tenant_id = ut.tenant_id
          WHERE ut.user_id = $1 AND t.deleted_at IS NULL AND NOT ut.pending ORDER BY ut.created_at, t.tenant_id`,
     [userId],
   );

@@ -1,5 +1,6 @@
 import type { Queryable } from '../../storage/db.ts';
 import type { UserRow } from './store.ts';
+import { accountTablesSql } from '../tenants/index.ts';
 
 /** The searched text of a user: the expression of the trigram index users_search_trgm (migration 0041), verbatim. */
 const TEXT = "(lower(u.name) || ' ' || coalesce(u.email, '') || ' ' || coalesce(lower(u.username), ''))";
@@ -36,9 +37,10 @@ export async function accountAndBelow(q: Queryable, tenantId: string, subAccount
   if (!subAccounts) return [tenantId];
   const { rows } = await q.query<{ tenant_id: string }>(
     `WITH RECURSIVE down AS (
-       SELECT tenant_id, 0 AS d FROM tenants WHERE tenant_id = $1 AND deleted_at IS NULL
+       SELECT tenant_id, 0 AS d FROM (${accountTablesSql.accounts}) t WHERE tenant_id = $1 AND deleted_at IS NULL
        UNION ALL
-       SELECT t.tenant_id, down.d + 1 FROM tenants t JOIN down ON t.parent_tenant_id = down.tenant_id
+       SELECT t.tenant_id, down.d + 1
+         FROM (${accountTablesSql.accounts}) t JOIN down ON t.parent_tenant_id = down.tenant_id
        WHERE t.deleted_at IS NULL AND down.d < 1000)
      SELECT tenant_id FROM down`,
     [tenantId],

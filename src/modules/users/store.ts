@@ -1,6 +1,7 @@
 import type { Queryable } from '../../storage/db.ts';
 import { prepared } from '../../storage/prepared.ts';
 import { dateFromJson } from '../../lib/time.ts';
+import { accountTablesSql } from '../tenants/index.ts';
 
 export interface UserRow {
   id: string;
@@ -123,7 +124,7 @@ export const membershipsWithStateSql = (userExpr: string) =>
             ut.pending, t.sub_account_access_type, t.deleted_at IS NULL AND NOT ut.pending AS live,
             coalesce(array_agg(ur.role_id::text) FILTER (WHERE ur.role_id IS NOT NULL), '{}') AS role_ids
      FROM user_tenants ut
-     JOIN tenants t ON t.tenant_id = ut.tenant_id
+     JOIN (${accountTablesSql.accounts}) t ON t.tenant_id = ut.tenant_id
      LEFT JOIN user_roles ur ON ur.tenant_id = ut.tenant_id AND ur.user_id = ut.user_id
      WHERE ut.user_id = ${userExpr}
      GROUP BY ut.tenant_id, ut.user_id, t.sub_account_access_type, t.deleted_at
@@ -151,9 +152,11 @@ export async function nearestMembership(
 ): Promise<{ membership: MembershipRow; distance: number } | undefined> {
   const { rows } = await q.query<MembershipRow & { d: number }>(
     `WITH RECURSIVE up AS (
-       SELECT tenant_id, parent_tenant_id, 0 AS d FROM tenants WHERE tenant_id = $2 AND deleted_at IS NULL
+       SELECT tenant_id, parent_tenant_id, 0 AS d FROM (${accountTablesSql.accounts}) t
+        WHERE tenant_id = $2 AND deleted_at IS NULL
        UNION ALL
-       SELECT t.tenant_id, t.parent_tenant_id, up.d + 1 FROM tenants t JOIN up ON t.tenant_id = up.parent_tenant_id
+       SELECT t.tenant_id, t.parent_tenant_id, up.d + 1
+         FROM (${accountTablesSql.accounts}) t JOIN up ON t.tenant_id = up.parent_tenant_id
        WHERE up.d < 1000 AND t.deleted_at IS NULL),
      nearest AS (
        SELECT up.tenant_id, up.d FROM up
@@ -164,7 +167,7 @@ export async function nearestMembership(
             coalesce(array_agg(ur.role_id::text) FILTER (WHERE ur.role_id IS NOT NULL), '{}') AS role_ids
      FROM nearest n
      JOIN user_tenants ut ON ut.tenant_id = n.tenant_id AND ut.user_id = $1
-     JOIN tenants t ON t.tenant_id = ut.tenant_id
+     JOIN (${accountTablesSql.accounts}) t ON t.tenant_id = ut.tenant_id
      LEFT JOIN user_roles ur ON ur.tenant_id = ut.tenant_id AND ur.user_id = ut.user_id
      GROUP BY n.d, ut.tenant_id, ut.user_id, t.sub_account_access_type`,
     [userId, tenantId],
