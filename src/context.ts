@@ -18,7 +18,7 @@ import { createUsersService, issueUnlockToken, UNLOCK_TOKEN_TTL_SECONDS } from '
 // What modules the users module imports read of its records, given to them here (lookups.ts of users).
 import { membersAmong, passwordHashOf, userTablesSql } from './modules/users/index.ts';
 import { createAuth } from './modules/auth/index.ts';
-import { createMfaService } from './modules/mfa/index.ts';
+import { createMfaService, MFA_FACTORS_SQL } from './modules/mfa/index.ts';
 import { readFileSync } from 'node:fs';
 import {
   createApplicationsService,
@@ -36,7 +36,7 @@ import { createCodeBook, createPasswordlessService, readFlowSettings } from './m
 import { createSignupService } from './modules/signup/index.ts';
 import { createInvitationsService, createInviteTokensService } from './modules/invitations/index.ts';
 import { createRateLimiter } from './modules/auth/index.ts';
-import { createSso } from './modules/sso/index.ts';
+import { createSso, SSO_OFFERED_SQL } from './modules/sso/index.ts';
 import { ACTIVE_PROVIDER_TYPES_SQL, createSocialService } from './modules/social/index.ts';
 import { createGroupsService } from './modules/groups/index.ts';
 import { assertEmailDomainAllowed, createRestrictions } from './modules/restrictions/index.ts';
@@ -80,7 +80,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     loginBox: {
       signInFlows: (q) => readFlowSettings(q, 'passwordless'),
       resetLifetimes: { linkSeconds: RESET_LINK_TTL, smsCodeSeconds: RESET_SMS_CODE_TTL },
-      sql: { socialProviders: ACTIVE_PROVIDER_TYPES_SQL },
+      sql: { socialProviders: ACTIVE_PROVIDER_TYPES_SQL, mfaFactors: MFA_FACTORS_SQL, ssoOffered: SSO_OFFERED_SQL },
       captchaSiteKey,
     },
   });

@@ -1,6 +1,5 @@
 import type { Queryable } from '../../storage/db.ts';
 import { deliveryFactsSql } from '../messaging/index.ts';
-import { accountTablesSql } from '../tenants/index.ts';
 
 /**
  * Read-only SQL over the environment-wide configuration that other modules own (MFA factors, social providers,
@@ -24,16 +23,18 @@ export interface LoginBoxRow {
 export interface LoginBoxSql {
   /** The active social provider types, sorted (text[]). */
   socialProviders: string;
+  /** Which second factors are offered (three booleans). */
+  mfaFactors: { authenticator: string; sms: string; email: string };
+  /** Whether SSO is offered (boolean). */
+  ssoOffered: string;
 }
 
 export const factsSql = (given: LoginBoxSql) => `
-  SELECT coalesce((SELECT authenticator_active FROM mfa_config WHERE id), true) AS mfa_authenticator,
-         coalesce((SELECT sms_active FROM mfa_config WHERE id), true) AS mfa_sms,
-         coalesce((SELECT email_active FROM mfa_config WHERE id), false) AS mfa_email,
+  SELECT ${given.mfaFactors.authenticator} AS mfa_authenticator,
+         ${given.mfaFactors.sms} AS mfa_sms,
+         ${given.mfaFactors.email} AS mfa_email,
          ${given.socialProviders} AS social,
-         EXISTS (SELECT 1 FROM sso_configurations s
-                   JOIN (${accountTablesSql.liveAccounts}) t ON t.tenant_id = s.tenant_id
-                  WHERE s.enabled) AS sso,
+         ${given.ssoOffered} AS sso,
          ${deliveryFactsSql.mailConfigured} AS mail,
          ${deliveryFactsSql.smsConfigured} AS sms,
          ${deliveryFactsSql.inactiveEmailTemplates} AS inactive_email,

@@ -14,6 +14,8 @@ export { flowSecrets, saveFlow, takeFlow, pkceChallenge, FLOW_TTL_SECONDS } from
 export { provisionIntoAccount, type IdpIdentity } from './provision.ts';
 export type { SsoConfigService } from './config.service.ts';
 export { TXT_PREFIX, type TxtResolver } from './domains.service.ts';
+// For the login box (environment): whether SSO is offered, as SQL it embeds in its one statement.
+export { SSO_OFFERED_SQL } from './lookups.ts';
 export type { SsoLoginService } from './login.service.ts';
 
 export interface SsoDeps {
