@@ -23,3 +23,5 @@ export { issueUnlockToken, UNLOCK_TOKEN_TTL_SECONDS } from './unlock.service.ts'
 export { userTablesSql, passwordHashOf, membersAmong, isMember, hasMembers, roleIdsIn } from './lookups.ts';
 // For the sign-in (auth): the user's part of the one statement that starts it.
 export { recordSignInItem } from './sign-in.sql.ts';
+// For auth's sign-in, refresh and step-up statements: the users module's parts of them (session.sql.ts).
+export { userJsonSql, signInUserSql, resetFailedAttemptsItem, rehashPassword } from './session.sql.ts';
