@@ -228,6 +228,8 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   });
   // A vendor's email change voids the verification and reset links and codes sent to the old address.
   users.onEmailChange((tx, userId) => recovery.forgetEmailProofs(tx, userId));
+  // The sign-in's reset answer (a migrated user without a usable password, an expired one) stores its token there.
+  auth.login.useResetTokens((q, t) => recovery.storeResetToken(q, t));
   // Sign-up and activation, invitations, passwordless: one-time links and codes, delivered by messaging.
   const codeLimits = () => ({
     perIp: createRateLimiter(config.codeRateLimit.perIp, config.codeRateLimit.windowSeconds),

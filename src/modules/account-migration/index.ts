@@ -25,3 +25,5 @@ export {
   MigrationState,
   migrationStatusSchema,
 } from './schema.ts';
+// For a migration whose items are fetched first (the user migration from an identity provider): its row's statements.
+export { insertEmptyMigration, fillMigration, failMigration, migrationFailure } from './prefill.ts';

@@ -1,5 +1,7 @@
 import type { Queryable } from '../../storage/db.ts';
 import { prepared } from '../../storage/prepared.ts';
+// `fragment`: the storage/sql.ts builder (`sql` here names the token statements below).
+import { sql as fragment, type Sql } from '../../storage/sql.ts';
 import { userTablesSql } from '../users/index.ts';
 
 export type TokenKind = 'client' | 'access';
@@ -213,42 +215,30 @@ export async function activeAccessTokenIds(q: Queryable, tenantId: string): Prom
 
 /**
  * Stores a new refresh token and drops the API token's oldest beyond `keep` in one statement. The DELETE does not
- * see the row its own statement inserts, so it keeps the newest `keep - 1` existing ones plus the new one.
+ * see the row its own statement inserts, so it keeps the newest `keep - 1` existing ones plus the new one. `audit`,
+ * when given, is the request's audit entry (a WITH item), stored by the same statement.
  */
 export async function addRefreshToken(
   q: Queryable,
   r: { tenantId: string; apiTokenId: string; tokenHash: string; expiresAt: Date },
   keep: number,
-  audit?: { cte: (first: number) => string; values: unknown[] },
+  audit?: { item: () => Sql },
 ): Promise<void> {
-  await q.query(audit ? addRefreshSql(audit.cte) : ADD_REFRESH, [
-    r.tokenHash,
-    r.tenantId,
-    r.apiTokenId,
-    r.expiresAt,
-    keep - 1,
-    ...(audit?.values ?? []),
-  ]);
-}
-
-const addRefreshText = (extra: string) =>
-  `WITH added AS (
-     INSERT INTO api_token_refresh_tokens (token_hash, tenant_id, api_token_id, expires_at) VALUES ($1, $2, $3, $4))${extra}
+  const tenant = fragment.param(r.tenantId);
+  const token = fragment.param(r.apiTokenId);
+  // The text is constant per shape (with or without the audit item): marked for preparing.
+  const { text, values } = fragment`WITH added AS (
+     INSERT INTO api_token_refresh_tokens (token_hash, tenant_id, api_token_id, expires_at)
+     VALUES (${r.tokenHash}, ${tenant}, ${token}, ${r.expiresAt}))${
+       audit
+         ? fragment`,
+   ${audit.item()}`
+         : fragment.raw('')
+     }
    DELETE FROM api_token_refresh_tokens WHERE token_hash IN (
-     SELECT token_hash FROM api_token_refresh_tokens WHERE tenant_id = $2 AND api_token_id = $3 ORDER BY seq DESC OFFSET $5)`;
-const ADD_REFRESH = prepared(addRefreshText(''));
-let withAudit: { cte: (first: number) => string; sql: string } | undefined;
-/** The statement with the request's audit entry staged by a WITH item (parameters from $6); constant per process. */
-function addRefreshSql(cte: (first: number) => string): string {
-  if (withAudit?.cte !== cte)
-    withAudit = {
-      cte,
-      sql: prepared(
-        addRefreshText(`,
-   ${cte(6)}`),
-      ),
-    };
-  return withAudit.sql;
+     SELECT token_hash FROM api_token_refresh_tokens WHERE tenant_id = ${tenant} AND api_token_id = ${token}
+      ORDER BY seq DESC OFFSET ${keep - 1})`.build();
+  await q.query(prepared(text), values);
 }
 
 const TAKE_REFRESH = prepared(

@@ -6,7 +6,7 @@ import type { PasswordService } from '../credentials/index.ts';
 import { updateUser, type UserRow, type UsersService } from '../users/index.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import type { EventsService } from '../events/index.ts';
-import { passwordSignInSteps, runSteps, type PasswordSignIn } from './login.steps.ts';
+import { passwordSignInSteps, runSteps, type PasswordSignIn, type ResetTokenStore } from './login.steps.ts';
 import { createRefresh } from './refresh.service.ts';
 import { createReissue } from './reissue.service.ts';
 import { createStepUp, type StepUpFactor } from './step-up.service.ts';
@@ -40,6 +40,7 @@ export function createLoginService(deps: LoginDeps) {
   const gates: Array<{ name: string; gate: SignInGate; stable?: boolean }> = [];
   let prefetches: store.GatePrefetch[] = [];
   let inviteJoin: ((q: Queryable, user: UserRow, token: string) => Promise<string>) | undefined;
+  let resetTokens: ResetTokenStore | undefined;
   let stepUpFactor: StepUpFactor | undefined;
 
   async function runGates(
@@ -283,6 +284,7 @@ export function createLoginService(deps: LoginDeps) {
     signInUser,
     prefetches: () => prefetches,
     inviteJoin: () => inviteJoin,
+    resetTokens: () => resetTokens,
   });
 
   return {
@@ -329,6 +331,11 @@ export function createLoginService(deps: LoginDeps) {
     /** Sets what a password sign-in with `invitationToken` runs after the password checks (joins the account; answers its id). */
     useInviteTokens(join: (q: Queryable, user: UserRow, token: string) => Promise<string>): void {
       inviteJoin = join;
+    },
+
+    /** Sets where the reset answer of a migrated user or an expired password stores its token (recovery owns them). */
+    useResetTokens(store: ResetTokenStore): void {
+      resetTokens = store;
     },
 
     /**

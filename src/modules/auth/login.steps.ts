@@ -3,7 +3,7 @@ import { AppError } from '../../http/errors.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
 import { hasherFor, type PasswordService, type RotationStatus } from '../credentials/index.ts';
 import type { EventsService } from '../events/index.ts';
-import { isLockedNow, updateUser, type UserRow } from '../users/index.ts';
+import { isLockedNow, rehashPassword, updateUser, type UserRow } from '../users/index.ts';
 import type { ClientInfo, SignInOptions, UsedSettings } from './sign-in.types.ts';
 import * as store from './store.ts';
 import { emailOf, type LoginResponse, type ResetPasswordResponse } from './tokens.ts';
@@ -61,7 +61,22 @@ export interface StepDeps {
     used?: UsedSettings,
   ) => Promise<LoginResponse | Record<string, unknown>>;
   inviteJoin: () => ((q: Queryable, user: UserRow, token: string) => Promise<string>) | undefined;
+  resetTokens: () => ResetTokenStore | undefined;
 }
+
+/**
+ * Stores a one-time password-reset token (its SHA-256) that the password-reset route redeems. The recovery module
+ * owns the tokens and registers this (it depends on auth, so auth cannot import it).
+ */
+export type ResetTokenStore = (
+  q: Queryable,
+  t: {
+    userId: string;
+    tokenHash: string;
+    reason: 'migrated-without-password' | 'password-expired';
+    ttlSeconds: number;
+  },
+) => Promise<void>;
 
 /** A step's input that an earlier step fills in (a missing one is a bug in the list's order). */
 function had<T>(value: T | undefined, what: string): T {
@@ -70,10 +85,16 @@ function had<T>(value: T | undefined, what: string): T {
 }
 
 /** The reset answer: a one-time token (stored hashed, 1 hour) that the password-reset route takes with a new one. */
-async function resetAnswer(db: Db, user: UserRow, reason: string): Promise<ResetPasswordResponse> {
+async function resetAnswer(
+  db: Db,
+  tokens: ResetTokenStore | undefined,
+  user: UserRow,
+  reason: 'migrated-without-password' | 'password-expired',
+): Promise<ResetPasswordResponse> {
+  if (!tokens) throw new Error('no password-reset token store registered (login.useResetTokens)');
   const resetPasswordToken = randomSecret(32);
   const tokenHash = sha256Hex(resetPasswordToken);
-  await store.insertResetToken(db, { userId: user.id, tokenHash, reason, ttlSeconds: 3600 });
+  await tokens(db, { userId: user.id, tokenHash, reason, ttlSeconds: 3600 });
   return { mfaRequired: false, resetPasswordToken, userId: user.id, ...emailOf(user) };
 }
 
@@ -117,7 +138,8 @@ export function passwordSignInSteps(d: StepDeps): readonly SignInStep[] {
     // A migrated user whose hash is absent or of a format Gatehouse cannot verify must set a password: the reset
     // flow, never a silent failure. Only users marked so at migration.
     const verifiable = user.password_hash && hasherFor(user.password_hash);
-    if (user.must_reset_password && !verifiable) return resetAnswer(db, user, 'migrated-without-password');
+    if (user.must_reset_password && !verifiable)
+      return resetAnswer(db, d.resetTokens(), user, 'migrated-without-password');
   }
 
   /** credentials: the password, its rotation rule and, for an imported or old hash, the rehash. */
@@ -133,9 +155,9 @@ export function passwordSignInSteps(d: StepDeps): readonly SignInStep[] {
     const account = user.active_tenant_id ?? had(s.view, 'the view').memberships[0]?.tenant_id;
     const rule = await passwords.rotation.forAccount(db, account);
     s.rotation = passwords.rotation.status(rule, user.password_changed_at);
-    if (s.rotation?.expired) return resetAnswer(db, user, 'password-expired');
+    if (s.rotation?.expired) return resetAnswer(db, d.resetTokens(), user, 'password-expired');
     // An imported hash of another format is replaced by our own (the password was right; kept even if a gate refuses).
-    if (needsRehash) await store.rehashPassword(db, user.id, await passwords.hash(s.body.password));
+    if (needsRehash) await rehashPassword(db, user.id, await passwords.hash(s.body.password));
   }
 
   /** auth: the account, the sign-in gates and the one statement that starts the sign-in (login.service.ts). */

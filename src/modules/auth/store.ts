@@ -1,9 +1,9 @@
 import type { Queryable } from '../../storage/db.ts';
 import { prepared } from '../../storage/prepared.ts';
-import { dispatchedAtSql } from '../events/index.ts';
+import { dispatchedAtSql, eventsFromRowsItem } from '../events/index.ts';
 import { revocations } from '../../lib/revocations.ts';
 import { sql, type Param, type Sql } from '../../storage/sql.ts';
-import { recordSignInItem } from '../users/index.ts';
+import { recordSignInItem, resetFailedAttemptsItem } from '../users/index.ts';
 import type { ClaimsSql, RoleClaims } from './tokens.ts';
 
 export interface SessionRow {
@@ -168,8 +168,7 @@ export async function stepUpWithClaims(
             RETURNING id, auth_time),
           rotated AS (UPDATE refresh_tokens SET rotated_at = now() WHERE session_id IN (SELECT id FROM stepped) AND rotated_at IS NULL),
           issued AS (INSERT INTO refresh_tokens (token_hash, session_id) SELECT ${r.newHash}, id FROM stepped),
-          reset AS (UPDATE users SET failed_attempts = 0
-                     WHERE id = ${r.userId} AND failed_attempts <> 0 AND EXISTS (SELECT 1 FROM stepped)),
+          ${resetFailedAttemptsItem({ userId: r.userId, onlyIf: 'stepped' })},
           ${claims.item}
      SELECT (SELECT auth_time FROM stepped) AS auth_time, ${claims.select}`,
   );
@@ -249,24 +248,46 @@ export async function roleClaims(q: Queryable, claims: ClaimsSql): Promise<RoleC
   return run<RoleClaims>(q, sql`WITH ${claims.item} SELECT ${claims.select}`);
 }
 
-/** The `dispatched_at` of a session.revoked event written from a `revoked` row (events module, dispatchedAtSql). */
-const SESSION_REVOKED_DISPATCHED = dispatchedAtSql(`'session.revoked'`, 'revoked.tenant_id');
+/**
+ * The WITH items that revoke the sessions `victims` (a condition over sessions' columns) with `reason`: `revoked`
+ * (id, user_id, tenant_id of each), and `emitted`, a session.revoked event per revoked session in the outbox (events),
+ * so in the same transaction.
+ */
+function revokeItems(victims: Sql, reason: string): Sql {
+  const why = sql.param(reason);
+  return sql`revoked AS (UPDATE sessions SET revoked_at = now(), revoke_reason = ${why}
+                  WHERE ${victims} AND revoked_at IS NULL RETURNING id, user_id, tenant_id),
+          ${eventsFromRowsItem({
+            name: 'emitted',
+            from: 'revoked',
+            eventKey: 'session.revoked',
+            entityType: 'session',
+            tenant: 'revoked.tenant_id',
+            entityId: 'id::text',
+            data: sql`jsonb_build_object('sessionId', id, 'userId', user_id, 'tenantId', tenant_id,
+                                         'reason', ${why}::text)`,
+          })}`;
+}
+
+/** Runs a revocation (revokeItems) and answers how many sessions it revoked. */
+async function revokeWith(q: Queryable, items: Sql): Promise<number> {
+  const { text, values } = sql`WITH ${items}
+     SELECT count(*)::int AS n FROM revoked`.build();
+  const r = await q.query<{ n: number }>(text, values);
+  const n = Number(r.rows[0]?.n ?? 0);
+  // Access tokens of the revoked sessions stop at once on this instance (auth/liveness.ts).
+  if (n > 0) revocations.bump();
+  return n;
+}
 
 /** With a concurrent-session limit: revokes the user's live sessions past the newest `keep`, in one statement. */
 export async function revokeBeyond(q: Queryable, userId: string, keep: number, reason: string): Promise<number> {
-  const r = await q.query<{ n: number }>(
-    `WITH victims AS (SELECT id FROM sessions WHERE user_id = $2 AND revoked_at IS NULL AND expires_at > now() ORDER BY created_at DESC, id OFFSET $3),
-          revoked AS (UPDATE sessions SET revoked_at = now(), revoke_reason = $1 WHERE id IN (SELECT id FROM victims) AND revoked_at IS NULL RETURNING id, user_id, tenant_id),
-          emitted AS (INSERT INTO events (id, event_key, tenant_id, entity_type, entity_id, data, dispatched_at)
-            SELECT gen_random_uuid(), 'session.revoked', tenant_id, 'session', id::text,
-                   jsonb_build_object('sessionId', id, 'userId', user_id, 'tenantId', tenant_id, 'reason', $1::text),
-                   ${SESSION_REVOKED_DISPATCHED} FROM revoked)
-     SELECT count(*)::int AS n FROM revoked`,
-    [reason, userId, keep],
+  return revokeWith(
+    q,
+    sql`victims AS (SELECT id FROM sessions WHERE user_id = ${userId} AND revoked_at IS NULL AND expires_at > now()
+                      ORDER BY created_at DESC, id OFFSET ${keep}),
+          ${revokeItems(sql`id IN (SELECT id FROM victims)`, reason)}`,
   );
-  const n = Number(r.rows[0]?.n ?? 0);
-  if (n > 0) revocations.bump();
-  return n;
 }
 
 export async function revoke(
@@ -274,27 +295,13 @@ export async function revoke(
   where: { sessionId?: string; sessionIds?: string[]; userId?: string; exceptSessionId?: string; tenantId?: string },
   reason: string,
 ): Promise<number> {
-  const conds = ['revoked_at IS NULL'];
-  const params: unknown[] = [reason];
-  if (where.sessionId) conds.push(`id = $${params.push(where.sessionId)}`);
-  if (where.sessionIds) conds.push(`id = ANY($${params.push(where.sessionIds)}::uuid[])`);
-  if (where.userId) conds.push(`user_id = $${params.push(where.userId)}`);
-  if (where.exceptSessionId) conds.push(`id <> $${params.push(where.exceptSessionId)}`);
-  if (where.tenantId) conds.push(`tenant_id = $${params.push(where.tenantId)}`);
-  // Each revoked session emits session.revoked into the outbox in the same statement, so in the same transaction.
-  const r = await q.query<{ n: number }>(
-    `WITH revoked AS (UPDATE sessions SET revoked_at = now(), revoke_reason = $1 WHERE ${conds.join(' AND ')} RETURNING id, user_id, tenant_id),
-          emitted AS (INSERT INTO events (id, event_key, tenant_id, entity_type, entity_id, data, dispatched_at)
-            SELECT gen_random_uuid(), 'session.revoked', tenant_id, 'session', id::text,
-                   jsonb_build_object('sessionId', id, 'userId', user_id, 'tenantId', tenant_id, 'reason', $1::text),
-                   ${SESSION_REVOKED_DISPATCHED} FROM revoked)
-     SELECT count(*)::int AS n FROM revoked`,
-    params,
-  );
-  const n = Number(r.rows[0]?.n ?? 0);
-  // Access tokens of the revoked sessions stop at once on this instance (auth/liveness.ts).
-  if (n > 0) revocations.bump();
-  return n;
+  const conds: Sql[] = [];
+  if (where.sessionId) conds.push(sql`id = ${where.sessionId}`);
+  if (where.sessionIds) conds.push(sql`id = ANY(${where.sessionIds}::uuid[])`);
+  if (where.userId) conds.push(sql`user_id = ${where.userId}`);
+  if (where.exceptSessionId) conds.push(sql`id <> ${where.exceptSessionId}`);
+  if (where.tenantId) conds.push(sql`tenant_id = ${where.tenantId}`);
+  return revokeWith(q, revokeItems(conds.length ? sql.join(conds, ' AND ') : sql`true`, reason));
 }
 
 export async function activeSessions(q: Queryable, userId: string): Promise<SessionRow[]> {
@@ -333,30 +340,6 @@ export async function savePolicy(q: Queryable, p: Omit<SessionPolicyRow, 'update
 
 export async function deletePolicy(q: Queryable, scope: string): Promise<void> {
   await q.query('DELETE FROM session_policies WHERE scope = $1', [scope]);
-}
-
-/** A one-time password-reset token (its SHA-256); redeemed by the password-reset route. */
-export async function insertResetToken(
-  q: Queryable,
-  t: { userId: string; tokenHash: string; reason: string; ttlSeconds: number },
-): Promise<void> {
-  await q.query(
-    `INSERT INTO password_reset_tokens (token_hash, user_id, reason, expires_at) VALUES ($1, $2, $3, now() + make_interval(secs => $4))`,
-    [t.tokenHash, t.userId, t.reason, t.ttlSeconds],
-  );
-}
-
-/**
- * Replaces a password hash by a rehash of the same password (an imported format replaced by argon2id at sign-in), in
- * one statement. The user is named in the transaction-local setting gatehouse.password_rehash first, so the trigger of
- * migration 0031 keeps password_changed_at: the password itself did not change (its expiry clock runs on).
- */
-export async function rehashPassword(q: Queryable, userId: string, hash: string): Promise<void> {
-  await q.query(
-    `WITH marked AS (SELECT set_config('gatehouse.password_rehash', $1::text, true) AS v)
-     UPDATE users SET password_hash = $2, updated_at = now() FROM marked WHERE id = $1::uuid AND marked.v IS NOT NULL`,
-    [userId, hash],
-  );
 }
 
 /** Slots of sign_in_decoys (migration 0040). */

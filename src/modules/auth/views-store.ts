@@ -1,10 +1,13 @@
 import { dateFromJson } from '../../lib/time.ts';
 import type { Queryable } from '../../storage/db.ts';
 import { prepared } from '../../storage/prepared.ts';
+import { sql } from '../../storage/sql.ts';
 import {
   membershipsFromJson,
   membershipsWithStateSql,
+  signInUserSql,
   userFromJson,
+  userJsonSql,
   type MembershipRow,
   type UserRow,
 } from '../users/index.ts';
@@ -33,11 +36,10 @@ const REFRESH_VIEW = prepared(
             'session', to_json(s),
             'rotated_at', rt.rotated_at,
             'idle_timeout_seconds', (SELECT p.idle_timeout_seconds FROM session_policies p WHERE p.scope IN (s.tenant_id, '') ORDER BY p.scope = '' LIMIT 1),
-            'user', to_json(u),
+            'user', ${userJsonSql('s.user_id')},
             'memberships', ${MEMBERSHIPS_JSON('s.user_id')}) AS view
      FROM refresh_tokens rt
      JOIN sessions s ON s.id = rt.session_id
-     LEFT JOIN users u ON u.id = s.user_id
     WHERE rt.token_hash = $1`,
 );
 
@@ -67,10 +69,9 @@ const SESSION_VIEW = prepared(
             'session', to_json(s),
             'rotated_at', NULL::timestamptz,
             'idle_timeout_seconds', (SELECT p.idle_timeout_seconds FROM session_policies p WHERE p.scope IN (s.tenant_id, '') ORDER BY p.scope = '' LIMIT 1),
-            'user', to_json(u),
+            'user', ${userJsonSql('s.user_id')},
             'memberships', ${MEMBERSHIPS_JSON('s.user_id')}) AS view
      FROM sessions s
-     LEFT JOIN users u ON u.id = s.user_id
     WHERE s.id = $1`,
 );
 
@@ -117,11 +118,10 @@ export interface SignInView {
   gates: Record<string, unknown>;
 }
 
-const signInViews = new Map<string, string>();
 /**
  * What a password sign-in reads before the password is checked, in one statement: the user by email (lower-cased by
- * the caller) or username, the user's memberships as `membershipsWithState` reads them, in its order, and the gates'
- * prefetched values, and the user row's version. Answers undefined for an unknown identifier.
+ * the caller) or username (users: signInUserSql), the user's memberships as `membershipsWithState` reads them, in its
+ * order, and the gates' prefetched values, and the user row's version. Answers undefined for an unknown identifier.
  */
 export async function signInView(
   q: Queryable,
@@ -129,20 +129,14 @@ export async function signInView(
   identifier: string,
   prefetch: readonly GatePrefetch[],
 ): Promise<SignInView | undefined> {
-  const key = `${by}:${prefetch.map((p) => p.name).join(',')}`;
-  let sql = signInViews.get(key);
-  if (sql === undefined) {
-    sql = prepared(
-      `SELECT json_build_object(
-                'user', to_json(u),
-                'version', u.xmin::text,
-                'memberships', ${MEMBERSHIPS_JSON('u.id')},
-                'gates', json_build_object(${prefetch.map((p) => `'${p.name}', ${p.sql('u.id')}`).join(', ')})) AS view
-         FROM users u
-        WHERE ${by === 'email' ? 'u.email = $1' : 'lower(u.username) = lower($1)'}`,
-    );
-    signInViews.set(key, sql);
-  }
+  const gates = prefetch.map((p) => `'${p.name}', ${p.sql('su.id')}`).join(', ');
+  // The text is constant per identifier kind and gate list: marked for preparing.
+  const { text, values } = sql`SELECT json_build_object(
+                'user', su.json,
+                'version', su.version,
+                'memberships', ${sql.raw(MEMBERSHIPS_JSON('su.id'))},
+                'gates', json_build_object(${sql.raw(gates)})) AS view
+         FROM (${signInUserSql(by, identifier)}) su`.build();
   const { rows } = await q.query<{
     view: {
       user: Record<string, unknown>;
@@ -150,7 +144,7 @@ export async function signInView(
       memberships: Record<string, unknown>[];
       gates: Record<string, unknown>;
     };
-  }>(sql, [identifier]);
+  }>(prepared(text), values);
   if (rows.length === 0) return undefined;
   const v = rows[0].view;
   return {

@@ -62,6 +62,16 @@ export function createRecovery(deps: {
   });
   /** For the users module's email change (registered by the composition root): emailed proofs die with the address. */
   const forgetEmailProofs = (q: Queryable, userId: string): Promise<void> => store.forgetEmailProofs(q, userId);
-  return { reset, verification, phones, forgetEmailProofs };
+  /** For the sign-in's reset answer (auth, registered by the composition root): a token the reset route redeems. */
+  const storeResetToken = (
+    q: Queryable,
+    t: {
+      userId: string;
+      tokenHash: string;
+      reason: 'migrated-without-password' | 'password-expired';
+      ttlSeconds: number;
+    },
+  ): Promise<void> => store.insertResetToken(q, t);
+  return { reset, verification, phones, forgetEmailProofs, storeResetToken };
 }
 export type Recovery = ReturnType<typeof createRecovery>;

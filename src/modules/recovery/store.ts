@@ -1,6 +1,6 @@
 import type { Queryable } from '../../storage/db.ts';
 
-export type ResetReason = 'email' | 'sms' | 'vendor-link' | 'migrated-without-password';
+export type ResetReason = 'email' | 'sms' | 'vendor-link' | 'migrated-without-password' | 'password-expired';
 
 export interface ResetTokenRow {
   token_hash: string;

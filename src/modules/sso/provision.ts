@@ -4,7 +4,15 @@ import type { EventsService } from '../events/index.ts';
 import type { RolesService } from '../roles/index.ts';
 import type { TenantsService } from '../tenants/index.ts';
 import { activateByIdentityProvider } from '../signup/index.ts';
-import { addMembership, addRoles, createUserCreation, findByEmail, updateUser, type UserRow } from '../users/index.ts';
+import {
+  addMembership,
+  addRoles,
+  createUserCreation,
+  findByEmail,
+  isMember,
+  updateUser,
+  type UserRow,
+} from '../users/index.ts';
 
 export interface ProvisionDeps {
   roles: RolesService;
@@ -42,10 +50,7 @@ export async function provisionIntoAccount(
   const account = await deps.tenants.requireLive(tx, tenantId);
   let user = await findByEmail(tx, email);
   // Domain rules apply to new users of the account (a new user, or a known one joining), never to its members.
-  const member = user
-    ? (await tx.query('SELECT 1 FROM user_tenants WHERE tenant_id = $1 AND user_id = $2', [tenantId, user.id])).rows
-        .length > 0
-    : false;
+  const member = user ? await isMember(tx, tenantId, user.id) : false;
   if (deps.domainCheck && !member) await deps.domainCheck(tx, tenantId, email);
   const roleIds = who.roleIds.length ? who.roleIds : await deps.roles.defaultRoleIds(tx, tenantId);
   if (!user) {

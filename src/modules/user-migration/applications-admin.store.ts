@@ -1,4 +1,6 @@
 import type { Queryable } from '../../storage/db.ts';
+import { accountTablesSql } from '../tenants/index.ts';
+import { userTablesSql } from '../users/index.ts';
 import type { ApplicationRow } from './store.ts';
 
 /** SQL of application management: update and delete, account assignments, active accounts, multi-id lookups. */
@@ -63,7 +65,7 @@ export interface AssignmentFilter {
 export async function listAssignments(q: Queryable, f: AssignmentFilter): Promise<AssignmentRow[]> {
   const { rows } = await q.query<AssignmentRow>(
     `SELECT x.app_id::text, x.tenant_id, x.access_type, x.created_at, x.updated_at
-     FROM application_tenants x JOIN tenants t ON t.tenant_id = x.tenant_id AND t.deleted_at IS NULL
+     FROM application_tenants x JOIN (${accountTablesSql.liveAccounts}) t ON t.tenant_id = x.tenant_id
      WHERE ($1::text[] IS NULL OR x.app_id::text = ANY($1::text[])) AND ($2::text[] IS NULL OR x.tenant_id = ANY($2::text[]))
        AND ($3::text IS NULL OR x.access_type = $3)
      ORDER BY x.tenant_id, x.app_id`,
@@ -121,14 +123,14 @@ export async function isAssigned(q: Queryable, appId: string, tenantId: string):
 /** The user's memberships among `tenantIds`. */
 export async function memberships(q: Queryable, userId: string, tenantIds: string[]): Promise<Set<string>> {
   const { rows } = await q.query<{ tenant_id: string }>(
-    'SELECT tenant_id FROM user_tenants WHERE user_id = $1 AND tenant_id = ANY($2::text[])',
+    `SELECT m.tenant_id FROM (${userTablesSql.memberships}) m WHERE m.user_id = $1 AND m.tenant_id = ANY($2::text[])`,
     [userId, tenantIds],
   );
   return new Set(rows.map((r) => r.tenant_id));
 }
 
 export async function userExists(q: Queryable, userId: string): Promise<boolean> {
-  return (await q.query('SELECT 1 FROM users WHERE id = $1', [userId])).rows.length > 0;
+  return (await q.query(`SELECT 1 FROM (${userTablesSql.users}) u WHERE u.id = $1`, [userId])).rows.length > 0;
 }
 
 export async function activeTenants(q: Queryable, userId: string): Promise<{ app_id: string; tenant_id: string }[]> {
@@ -181,7 +183,7 @@ export async function applicationsOfUsers(
 ): Promise<{ user_id: string; app_ids: string[] }[]> {
   const { rows } = await q.query<{ user_id: string; app_ids: string[] }>(
     `SELECT u.id::text AS user_id, ARRAY(SELECT DISTINCT ua.app_id::text FROM user_applications ua WHERE ua.user_id = u.id ORDER BY 1) AS app_ids
-     FROM users u WHERE u.id = ANY($1::uuid[]) ORDER BY u.id`,
+     FROM (${userTablesSql.users}) u WHERE u.id = ANY($1::uuid[]) ORDER BY u.id`,
     [userIds],
   );
   return rows;

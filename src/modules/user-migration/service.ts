@@ -2,8 +2,15 @@ import type { EventsService } from '../events/index.ts';
 import type { JobHandler, JobRunner } from '../../jobs/runner.ts';
 import { encrypt, newId } from '../../lib/crypto.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
-import { createMigrationEngine, MAX_MIGRATION_ITEMS } from '../account-migration/index.ts';
-import type { RolesService } from '../roles/index.ts';
+import {
+  createMigrationEngine,
+  failMigration,
+  fillMigration,
+  insertEmptyMigration,
+  MAX_MIGRATION_ITEMS,
+  migrationFailure,
+} from '../account-migration/index.ts';
+import { roleIdsByKeys, type RolesService } from '../roles/index.ts';
 import type { TenantsService } from '../tenants/index.ts';
 import { createUserCreation, findById, type UsersService } from '../users/index.ts';
 import type { User } from '../users/index.ts';
@@ -52,7 +59,7 @@ export function createUserMigrationService(deps: UserMigrationDeps) {
     const { body } = p;
     return async (): Promise<string[] | undefined> => {
       const keys = p.providerRoleKeys;
-      const byKeys = () => store.roleIdsByKeys(tx, body.tenantId, keys!);
+      const byKeys = () => roleIdsByKeys(tx, body.tenantId, keys!);
       const providerRoles = keys ? await once(`p\0${body.tenantId}\0${JSON.stringify(keys)}`, byKeys) : [];
       const ids = body.roleIds;
       if (ids?.length) {
@@ -112,7 +119,7 @@ export function createUserMigrationService(deps: UserMigrationDeps) {
 
     async status(migrationId: string) {
       const s = await engine.status(migrationId);
-      const failure = s.state === 'failed' ? await store.migrationFailure(db, migrationId) : null;
+      const failure = s.state === 'failed' ? await migrationFailure(db, migrationId) : null;
       return failure ? { ...s, failureReason: failure } : s;
     },
 
@@ -127,7 +134,7 @@ export function createUserMigrationService(deps: UserMigrationDeps) {
     ) {
       const migrationId = newId();
       await db.transaction(async (tx) => {
-        await store.insertEmptyUsersMigration(tx, migrationId);
+        await insertEmptyMigration(tx, migrationId, 'users');
         await deps.jobs.enqueue(tx, {
           kind: fetchJobKind,
           payload: { migrationId, provider, ...params, secret: encrypt(deps.kek, params.secret) },
@@ -141,13 +148,13 @@ export function createUserMigrationService(deps: UserMigrationDeps) {
     /** For the fetch job: the fetched items become the migration's items, and the bulk job is queued. */
     async fillAndImport(migrationId: string, items: unknown[]): Promise<void> {
       await db.transaction(async (tx) => {
-        await store.fillMigration(tx, migrationId, items);
+        await fillMigration(tx, migrationId, 'users', items);
         await deps.jobs.enqueue(tx, { kind: USERS_MIGRATION_JOB, payload: { migrationId } });
       });
       deps.jobs.notify();
     },
 
-    failMigration: (q: Queryable, migrationId: string, reason: string) => store.failMigration(q, migrationId, reason),
+    failMigration: (q: Queryable, migrationId: string, reason: string) => failMigration(q, migrationId, reason),
     jobHandler: engine.handler as JobHandler,
     findUser: (q: Queryable, id: string) => findById(q, id),
   };

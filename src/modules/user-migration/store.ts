@@ -1,6 +1,8 @@
 import type { Queryable } from '../../storage/db.ts';
+import { environmentIdSql } from '../environment/index.ts';
+import { userTablesSql } from '../users/index.ts';
 
-/** SQL of the user migration: applications and their users, and the prefill of a provider migration. */
+/** SQL of the user migration: applications and their users. */
 
 export interface ApplicationRow {
   id: string;
@@ -33,7 +35,7 @@ export interface ApplicationFilter {
   type?: string;
 }
 
-const SELECT_APPLICATION = 'SELECT a.*, (SELECT e.id::text FROM environment e) AS vendor_id FROM applications a';
+const SELECT_APPLICATION = `SELECT a.*, ${environmentIdSql} AS vendor_id FROM applications a`;
 
 export async function listApplications(q: Queryable, f: ApplicationFilter = {}): Promise<ApplicationRow[]> {
   const { rows } = await q.query<ApplicationRow>(
@@ -58,7 +60,8 @@ export async function insertApplication(
   if (a.is_default) await q.query('UPDATE applications SET is_default = false, updated_at = now() WHERE is_default');
   const { rows } = await q.query<ApplicationRow>(
     `INSERT INTO applications (id, name, app_url, login_url, logo_url, access_type, app_type, frontend_stack, is_default, auto_assign, is_active, description, metadata, app_host, allow_dcr)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::jsonb, $14, $15) RETURNING *, (SELECT e.id::text FROM environment e) AS vendor_id`,
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::jsonb, $14, $15)
+     RETURNING *, ${environmentIdSql} AS vendor_id`,
     [
       a.id,
       a.name,
@@ -105,7 +108,8 @@ export async function assignApplications(
 export async function assignUsers(q: Queryable, appId: string, tenantId: string, userIds: string[]) {
   const { rows } = await q.query<{ user_id: string; created_at: Date }>(
     `INSERT INTO user_applications (app_id, tenant_id, user_id)
-     SELECT $1, ut.tenant_id, ut.user_id FROM user_tenants ut WHERE ut.tenant_id = $2 AND ut.user_id::text = ANY($3::text[])
+     SELECT $1, ut.tenant_id, ut.user_id FROM (${userTablesSql.memberships}) ut
+      WHERE ut.tenant_id = $2 AND ut.user_id::text = ANY($3::text[])
      ON CONFLICT (app_id, tenant_id, user_id) DO UPDATE SET app_id = EXCLUDED.app_id
      RETURNING user_id::text, created_at`,
     [appId, tenantId, userIds],
@@ -134,38 +138,4 @@ export async function applicationsOfUser(q: Queryable, userId: string): Promise<
     [userId],
   );
   return rows.map((r) => r.app_id);
-}
-
-/** A provider migration: the row exists (pending, no items) until the fetch job fills it. */
-export async function insertEmptyUsersMigration(q: Queryable, id: string): Promise<void> {
-  await q.query(`INSERT INTO migrations (id, kind, items, total) VALUES ($1, 'users', '[]'::jsonb, 0)`, [id]);
-}
-
-export async function fillMigration(q: Queryable, id: string, items: unknown[]): Promise<void> {
-  await q.query(
-    `UPDATE migrations SET items = $2::jsonb, total = $3 WHERE id = $1 AND kind = 'users' AND state = 'pending'`,
-    [id, JSON.stringify(items), items.length],
-  );
-}
-
-export async function failMigration(q: Queryable, id: string, reason: string): Promise<void> {
-  await q.query(
-    `UPDATE migrations SET state = 'failed', failure = $2, completed_at = now() WHERE id = $1 AND state IN ('pending', 'running')`,
-    [id, reason],
-  );
-}
-
-export async function migrationFailure(q: Queryable, id: string): Promise<string | null> {
-  const { rows } = await q.query<{ failure: string | null }>('SELECT failure FROM migrations WHERE id = $1', [id]);
-  return rows[0]?.failure ?? null;
-}
-
-/** Roles by key that an account may hold (environment roles and its own), for provider role names. */
-export async function roleIdsByKeys(q: Queryable, tenantId: string, keys: string[]): Promise<string[]> {
-  if (keys.length === 0) return [];
-  const { rows } = await q.query<{ id: string }>(
-    'SELECT id::text FROM roles WHERE key = ANY($2::text[]) AND (tenant_id IS NULL OR tenant_id = $1) ORDER BY id',
-    [tenantId, keys],
-  );
-  return rows.map((r) => r.id);
 }

@@ -30,3 +30,5 @@ export { markPhoneNumberVerified, removePhoneNumber, primaryPhoneOf } from './ph
 export type { PhoneNumberFilter, PhoneNumberRow } from './phones.ts';
 export { setMfaEnrolled, lockMigratedFactors, clearMigratedFactors, addFailedAttempt } from './factors.ts';
 export { userRowsSql, snapshotHoldsSql } from './second-factor.sql.ts';
+// For auth's sign-in, refresh and step-up statements: the users module's parts of them (session.sql.ts).
+export { userJsonSql, signInUserSql, resetFailedAttemptsItem, rehashPassword } from './session.sql.ts';
