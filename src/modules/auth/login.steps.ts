@@ -4,7 +4,7 @@ import type { Db, Queryable } from '../../storage/db.ts';
 import { hasherFor, type PasswordService, type RotationStatus } from '../credentials/index.ts';
 import type { EventsService } from '../events/index.ts';
 import { isLockedNow, updateUser, type UserRow } from '../users/index.ts';
-import type { ClientInfo, SignInOptions, UsedSettings } from './sign-in.types.ts';
+import type { ClientInfo, InviteJoin, SignInOptions, UsedSettings } from './sign-in.types.ts';
 import * as store from './store.ts';
 import { emailOf, type LoginResponse, type ResetPasswordResponse } from './tokens.ts';
 
@@ -49,7 +49,7 @@ export interface StepDeps {
   passwords: PasswordService;
   events?: EventsService;
   limit: (ip: string | undefined, identifier: string) => void;
-  prefetches: () => readonly store.GatePrefetch[];
+  prefetches: readonly store.GatePrefetch[];
   registerFailure: (user: UserRow) => Promise<void>;
   registerUnknownFailure: (identifier: string) => Promise<void>;
   signInUser: (
@@ -60,7 +60,7 @@ export interface StepDeps {
     opts: SignInOptions,
     used?: UsedSettings,
   ) => Promise<LoginResponse | Record<string, unknown>>;
-  inviteJoin: () => ((q: Queryable, user: UserRow, token: string) => Promise<string>) | undefined;
+  inviteJoin?: InviteJoin;
 }
 
 /** A step's input that an earlier step fills in (a missing one is a bug in the list's order). */
@@ -85,7 +85,7 @@ export function passwordSignInSteps(d: StepDeps): readonly SignInStep[] {
     const identifier = (s.body.email ?? s.body.username ?? '').trim().toLowerCase();
     if (!identifier) throw new AppError('VALIDATION', 'body.email or body.username is required');
     d.limit(s.client.ip, identifier);
-    const view = await store.signInView(db, s.body.email ? 'email' : 'username', identifier, d.prefetches());
+    const view = await store.signInView(db, s.body.email ? 'email' : 'username', identifier, d.prefetches);
     if (!view || !view.user) {
       await passwords.decoy(s.body.password);
       await d.registerUnknownFailure(identifier);
@@ -143,7 +143,7 @@ export function passwordSignInSteps(d: StepDeps): readonly SignInStep[] {
     const user = had(s.user, 'the user');
     const view = had(s.view, 'the view');
     const { invitationToken } = s.body;
-    const join = d.inviteJoin();
+    const join = d.inviteJoin;
     // An account invite token (invitations module): the user joins that account and signs in to it, in one
     // transaction.
     // Otherwise no transaction (docs/decisions.md, "Sign-in without a transaction"): the reads were made with the
