@@ -213,7 +213,7 @@ export function createPasswordService(deps: PasswordServiceDeps) {
       await store.deleteHistory(q, userId);
     },
 
-    /** Drops an account's own policies (for an account-removal hook, so a reactivated id starts afresh). */
+    /** Drops an account's own policies (on account.removed, so a reactivated id starts afresh). */
     async forgetAccount(q: Queryable, tenantId: string): Promise<void> {
       await store.deleteAccountPolicies(q, tenantId);
       rotation.invalidate();

@@ -187,7 +187,7 @@ export function createUsersService(deps: UsersDeps) {
       });
     },
 
-    /** Account removal hook: every membership goes (users left with none are deleted); user.deleted (scope account) for each. */
+    /** account.removed: every membership goes (users left with none are deleted); user.deleted (scope account) for each. */
     async forgetAccount(tx: Queryable, tenantId: string): Promise<void> {
       const gone = await store.removeAccountUsers(tx, tenantId);
       await deps.events?.emitMany(
