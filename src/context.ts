@@ -29,12 +29,12 @@ import { createEntitlementsService } from './modules/entitlements/index.ts';
 import { createEventsService } from './modules/events/index.ts';
 import { createDispatcher, createWebhooksService } from './modules/webhooks/index.ts';
 import { auditRetention, createAuditService } from './modules/audit/index.ts';
-import { createMachineAccess } from './modules/api-tokens/index.ts';
+import { actLive, createMachineAccess, impersonationClaims } from './modules/api-tokens/index.ts';
 import { createMessagingService } from './modules/messaging/index.ts';
 import { createRecovery, RESET_LINK_TTL, RESET_SMS_CODE_TTL } from './modules/recovery/index.ts';
 import { createCodeBook, createPasswordlessService, readFlowSettings } from './modules/passwordless/index.ts';
 import { createSignupService } from './modules/signup/index.ts';
-import { createInvitationsService, createInviteTokensService } from './modules/invitations/index.ts';
+import { createInvitationsService, createInviteTokensService, type InviteBody } from './modules/invitations/index.ts';
 import { createRateLimiter } from './modules/auth/index.ts';
 import { createSso, SSO_OFFERED_SQL } from './modules/sso/index.ts';
 import { ACTIVE_PROVIDER_TYPES_SQL, createSocialService } from './modules/social/index.ts';
@@ -85,14 +85,19 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     },
   });
 
-  // The outbox: services emit events in the transaction of the change (`events.emit(tx, ...)`).
+  // The outbox: services emit events in the transaction of the change (`events.emit(tx, ...)`); and the bus of
+  // domain events (`events.bus`), whose subscribers are registered below, once every service exists.
   const events = createEventsService({ enabled: config.events.enabled });
   const tenants = createTenantsService({ db, events, listCache: { broadMatches: config.accountListBroadMatches } });
   const hierarchy = createHierarchyService({ db, tenants, events });
   const accountSettings = createAccountSettingsService({ db, tenants });
-  const passwords = createPasswordService({ db, hashConcurrency: config.passwordHashConcurrency, passwordHashOf });
+  const passwords = createPasswordService({
+    db,
+    hashConcurrency: config.passwordHashConcurrency,
+    passwordHashOf,
+    bus: events.bus,
+  });
   const roles = createRolesService({ db, environment, tenants, userTables: userTablesSql });
-  tenants.onRemove(async (tx, tenantId) => void (await roles.removeAccountRoles(tx, tenantId)));
   // Durable jobs; their handlers are added by the modules that own them, as those are built.
   const handlers = {};
   const jobs = createJobRunner({ db, log, pollMs: config.jobs.pollMs, leaseMs: config.jobs.leaseMs, handlers });
@@ -107,6 +112,11 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     maxAttempts: config.messaging.maxAttempts,
   });
   Object.assign(handlers, messaging.jobs);
+  // IP and email-domain restrictions (the sign-in's IP gate), user pools.
+  const restrictions = createRestrictions({ db, tenants, userRolesSql: userTablesSql.userRoles });
+  const userPools = createUserPoolsService({ db, kek });
+  // Account invite tokens: a shared link to join an account at sign-up, password or passwordless sign-in.
+  const inviteTokens = createInviteTokensService({ db, kek, roles, events, messaging, vendorId: () => environment.id });
   // Secondary email addresses (/users/emails/v1) are proven with a code emailed through messaging.
   const users = createUsersService({
     db,
@@ -120,9 +130,16 @@ export async function createContext(config: Config, db: Db, log: Logger) {
       sendEmail: (tx, m) => messaging.sendEmail(tx, m),
       limiter: createRateLimiter(config.codeRateLimit.perIdentifier, config.codeRateLimit.windowSeconds),
     },
+    // A password change: the sign-in's limits and failure count apply to the current password; other sessions end.
+    // Functions over `auth`, called only after it exists: auth's sign-in reads users through this service.
+    passwordChecks: {
+      limit: (ip, id) => auth.login.limitAttempt(ip, id),
+      failed: (user) => auth.login.registerFailure(user),
+      endOtherSessions: (q, userId, keep) => auth.sessions.endOtherSessions(q, userId, keep),
+    },
+    // POST /sub-tenants/users/v2/ (users module) invites through the invitations module, which depends on users.
+    invite: (tenantId, body, by) => invitations.invite(tenantId, body as InviteBody, by),
   });
-  tenants.onRemove((tx, tenantId) => users.forgetAccount(tx, tenantId));
-  tenants.onRemove((tx, tenantId) => passwords.forgetAccount(tx, tenantId));
   // User groups: members receive the groups' roles (a role source of the token issuer).
   const groups = createGroupsService({
     db,
@@ -131,7 +148,8 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     environment,
     users: { membersAmong, tables: userTablesSql },
   });
-  tenants.onRemove((tx, tenantId) => groups.forgetAccount(tx, tenantId));
+  // The MFA and sign-up modules sign users in through auth (login), so their gates, the `acr` claim and the step-up
+  // factor below are functions over those services, called only after they exist.
   const auth = createAuth({
     db,
     config,
@@ -143,20 +161,20 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     tenants,
     events,
     roleSources: [groups.roleSource],
+    claimSources: [(q, a) => mfa.core.acr(q, a), impersonationClaims],
+    // In order: a refused address gets no second-factor challenge; activation refuses before MFA challenges.
+    gates: [
+      { name: 'ip-restrictions', gate: (q, a) => restrictions.ip.gate(q, a) },
+      // Stable: a user is pending only from sign-up until activated, so the MFA verify (resuming 'mfa') skips it.
+      { name: 'activation', gate: (q, a) => signup.gate(q, a), stable: true, prefetch: (u) => signup.gatePrefetch(u) },
+      { name: 'mfa', gate: (q, a) => mfa.core.gate(q, a), prefetch: (u) => mfa.core.gatePrefetch(u) },
+    ],
+    inviteJoin: (q, user, token) => inviteTokens.join(q, user, token),
+    // Step-up re-authentication accepts a current code of the user's authenticator app besides the password.
+    stepUpFactor: (userId, code) => mfa.devices.checkCode(userId, code),
+    resetTokens: (q, t) => recovery.storeResetToken(q, t),
+    acts: actLive,
   });
-  tenants.onRemove((tx, tenantId) => auth.sessions.forgetAccount(tx, tenantId));
-  // A password change: the sign-in's limits and failure count apply to the current password; other sessions end.
-  users.usePasswordChecks({
-    limit: (ip, id) => auth.login.limitAttempt(ip, id),
-    failed: (user) => auth.login.registerFailure(user),
-    endOtherSessions: (q, userId, keep) => auth.sessions.endOtherSessions(q, userId, keep),
-  });
-  // IP and email-domain restrictions, user pools. The IP gate is added before the MFA gate so that a refused
-  // address gets no second-factor challenge.
-  const restrictions = createRestrictions({ db, tenants, userRolesSql: userTablesSql.userRoles });
-  tenants.onRemove((tx, tenantId) => restrictions.forgetAccount(tx, tenantId));
-  auth.login.addGate('ip-restrictions', (q, a) => restrictions.ip.gate(q, a));
-  const userPools = createUserPoolsService({ db, kek });
   // MFA: the `mfa` sign-in gate, second-factor flows, policy; authenticator secrets sealed with the KEK.
   const mfa = createMfaService({
     db,
@@ -173,9 +191,6 @@ export async function createContext(config: Config, db: Db, log: Logger) {
       windowSeconds: config.loginRateLimit.windowSeconds,
     },
   });
-  tenants.onRemove((tx, tenantId) => mfa.forgetAccount(tx, tenantId));
-  // Step-up re-authentication accepts a current code of the user's authenticator app besides the password.
-  auth.login.useStepUpFactor((userId, code) => mfa.devices.checkCode(userId, code));
 
   const accountMigration = createAccountMigrationService({
     db,
@@ -203,19 +218,6 @@ export async function createContext(config: Config, db: Db, log: Logger) {
       extraCa: config.outboundCaFile ? readFileSync(config.outboundCaFile, 'utf8') : undefined,
     }),
   );
-  // A user the lockout policy locks gets the BruteForceProtection email with a one-time unlock link
-  // (POST /identity/resources/users/v3/me/unlock), in the transaction that sets the lock.
-  passwords.onLockedOut(async (tx, user) => {
-    if (!user.email) return; // no mailbox for the unlock link: an administrator unlocks the user
-    const { token } = await issueUnlockToken(tx, user.id);
-    await messaging.sendEmail(tx, {
-      tenantId: user.active_tenant_id,
-      to: user.email,
-      type: 'BruteForceProtection',
-      vars: { name: user.name ?? '', expiresInMinutes: String(UNLOCK_TOKEN_TTL_SECONDS / 60) },
-      linkParams: { token },
-    });
-  });
   // Password reset (email link, SMS code) and email verification.
   const recovery = createRecovery({
     db,
@@ -226,20 +228,12 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     events,
     endSessions: (userId) => auth.sessions.revokeAll(userId),
   });
-  // A vendor's email change voids the verification and reset links and codes sent to the old address.
-  users.onEmailChange((tx, userId) => recovery.forgetEmailProofs(tx, userId));
-  // The sign-in's reset answer (a migrated user without a usable password, an expired one) stores its token there.
-  auth.login.useResetTokens((q, t) => recovery.storeResetToken(q, t));
   // Sign-up and activation, invitations, passwordless: one-time links and codes, delivered by messaging.
   const codeLimits = () => ({
     perIp: createRateLimiter(config.codeRateLimit.perIp, config.codeRateLimit.windowSeconds),
     perIdentifier: createRateLimiter(config.codeRateLimit.perIdentifier, config.codeRateLimit.windowSeconds),
   });
   const codes = createCodeBook(kek);
-  // Account invite tokens: a shared link to join an account at sign-up, password or passwordless sign-in.
-  const inviteTokens = createInviteTokensService({ db, kek, roles, events, messaging, vendorId: () => environment.id });
-  tenants.onRemove((tx, tenantId) => inviteTokens.forgetAccount(tx, tenantId));
-  auth.login.useInviteTokens((q, user, token) => inviteTokens.join(q, user, token));
   // endSessions: a flow that proved the mailbox dropped a temporary password; sessions it may have started end.
   const endSessions = (q: Queryable, userId: string) => auth.sessions.endUserSessions(q, userId, 'mailbox proven');
   const flowDeps = { db, passwords, login: auth.login, codes, delivery: messaging, events, inviteTokens, endSessions };
@@ -252,13 +246,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     limits: codeLimits(),
     publicUrl: config.publicUrl,
   });
-  // Stable: a user is pending only from sign-up until activated, so the MFA verify (resuming the 'mfa' challenge) skips it.
-  auth.login.addGate('activation', signup.gate, { before: 'mfa', stable: true, prefetch: signup.gatePrefetch });
   const invitations = createInvitationsService({ ...flowDeps, tenants, roles, users, limits: codeLimits() });
-  // POST /sub-tenants/users/v2/ (users module) invites through the invitations module, which depends on users.
-  users.useInviter((tenantId, body, by) =>
-    invitations.invite(tenantId, body as Parameters<typeof invitations.invite>[1], by),
-  );
 
   const entitlements = createEntitlementsService({
     db,
@@ -266,8 +254,6 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     requireAccount: (q, tenantId) => tenants.requireLive(q, tenantId),
     events,
   });
-  tenants.onRemove((tx, tenantId) => entitlements.forgetAccount(tx, tenantId));
-  tenants.onCreate((tx, tenantIds) => entitlements.assignSignupPlans(tx, tenantIds));
 
   // Events, webhooks, audit: the dispatcher and audit retention run with the job runner.
   const dispatcher = createDispatcher({ db, kek, log, ...config.webhooks });
@@ -306,8 +292,6 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     ipAllowed: restrictions.ip.allows,
   });
   for (const [type, verify] of machine.tokenTypes) tokenTypes.set(type, verify);
-  tenants.onRemove((tx, tenantId) => machine.forgetAccount(tx, tenantId));
-  auth.liveness.useActs((q, actId, userId, tenantId) => machine.delegation.actLive(q, actId, userId, tenantId));
   const authenticate: Authenticate = async (token): Promise<AuthContext> => {
     const claims = await keys.verify(token);
     if (claims.aud !== environment.id && !(Array.isArray(claims.aud) && claims.aud.includes(environment.id))) {
@@ -372,7 +356,38 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     scim: config.scim,
   });
   Object.assign(handlers, directory.jobs);
-  tenants.onRemove((tx, tenantId) => directory.forgetAccount(tx, tenantId));
+
+  // Domain events (events/domain.ts): each subscriber runs in the publisher's transaction, in the order registered
+  // here; an error rolls the publisher's change back. A removed account's roles go first, then its users.
+  const { bus } = events;
+  bus.on('account.removed', (tx, { tenantId }) => roles.removeAccountRoles(tx, tenantId));
+  bus.on('account.removed', (tx, { tenantId }) => users.forgetAccount(tx, tenantId));
+  bus.on('account.removed', (tx, { tenantId }) => passwords.forgetAccount(tx, tenantId));
+  bus.on('account.removed', (tx, { tenantId }) => groups.forgetAccount(tx, tenantId));
+  bus.on('account.removed', (tx, { tenantId }) => auth.sessions.forgetAccount(tx, tenantId));
+  bus.on('account.removed', (tx, { tenantId }) => restrictions.forgetAccount(tx, tenantId));
+  bus.on('account.removed', (tx, { tenantId }) => mfa.forgetAccount(tx, tenantId));
+  bus.on('account.removed', (tx, { tenantId }) => inviteTokens.forgetAccount(tx, tenantId));
+  bus.on('account.removed', (tx, { tenantId }) => entitlements.forgetAccount(tx, tenantId));
+  bus.on('account.removed', (tx, { tenantId }) => machine.forgetAccount(tx, tenantId));
+  bus.on('account.removed', (tx, { tenantId }) => sso.forgetAccount(tx, tenantId));
+  bus.on('account.removed', (tx, { tenantId }) => directory.forgetAccount(tx, tenantId));
+  bus.on('accounts.created', (tx, { tenantIds }) => entitlements.assignSignupPlans(tx, tenantIds));
+  // A user the lockout policy locks gets the BruteForceProtection email with a one-time unlock link
+  // (POST /identity/resources/users/v3/me/unlock), in the transaction that sets the lock.
+  bus.on('user.locked_out', async (tx, user) => {
+    if (!user.email) return; // no mailbox for the unlock link: an administrator unlocks the user
+    const { token } = await issueUnlockToken(tx, user.id);
+    await messaging.sendEmail(tx, {
+      tenantId: user.active_tenant_id,
+      to: user.email,
+      type: 'BruteForceProtection',
+      vars: { name: user.name ?? '', expiresInMinutes: String(UNLOCK_TOKEN_TTL_SECONDS / 60) },
+      linkParams: { token },
+    });
+  });
+  // A change of a user's email voids the verification and reset links and codes sent to the old address.
+  bus.on('user.email_changed', (tx, { userId }) => recovery.forgetEmailProofs(tx, userId));
 
   // Captcha policy: the public sign-in, sign-up, passwordless, reset and activation routes check recaptchaToken (routes.ts).
   const captcha = createCaptchaService({ db, kek, verifyUrl: config.captcha.verifyUrl, log });

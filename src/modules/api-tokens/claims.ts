@@ -17,7 +17,7 @@ export const settingsOf = (row: { settings: Record<string, unknown> | null }): V
 
 /**
  * Whether a token may still be used: 403 when machine tokens are disabled, 401 when it expired or its user left the
- * account (a removed account's tokens are deleted by its removal hook, so they are simply not found).
+ * account (a removed account's tokens are deleted on account.removed, so they are simply not found).
  */
 export function assertUsable(row: store.TokenState, settings: VendorSettings, now = Date.now()): void {
   if (!settings.apiTokensEnabled) throw new AppError('API_TOKENS_DISABLED');

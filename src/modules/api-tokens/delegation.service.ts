@@ -13,7 +13,7 @@ import type { MachineDeps } from './service.ts';
 import * as store from './store.ts';
 
 export const IMPERSONATION_PERMISSION = 'fe.secure.impersonate.users';
-const IMPERSONATION_AMR = 'impersonation';
+export const IMPERSONATION_AMR = 'impersonation';
 
 const actView = (r: store.ActRow) => ({
   id: r.id,
@@ -37,14 +37,6 @@ export type DelegationService = ReturnType<typeof createDelegationService>;
  */
 export function createDelegationService(deps: MachineDeps & { events: EventsService; log: Logger }) {
   const { db } = deps;
-
-  // Tokens issued for an impersonation carry `act` (the issuer calls this at every user-token issue; it reads only
-  // when the amr marks an impersonation, so ordinary sign-ins pay nothing).
-  deps.issue.addClaimSource(async (q, a) => {
-    if (!a.amr.includes(IMPERSONATION_AMR)) return {};
-    const act = await store.findAct(q, a.sessionId);
-    return act ? { act: { sub: act.actor_id, type: act.actor_type } } : {};
-  });
 
   async function requireUser(q: Queryable, userId: string): Promise<UserRow> {
     const user = await findById(q, userId);
@@ -218,10 +210,6 @@ export function createDelegationService(deps: MachineDeps & { events: EventsServ
         };
       });
     },
-
-    /** Whether an impersonation or delegation token's act (its `sid`) is still live (the guard's liveness check). */
-    actLive: (q: Queryable, actId: string, userId: string, tenantId: string) =>
-      store.actLive(q, actId, userId, tenantId),
 
     async listActs(tenantId: string | undefined, limit = 100) {
       return (await store.listActs(db, tenantId, limit)).map(actView);

@@ -10,10 +10,12 @@ export { delegationRoutes } from './delegation.routes.ts';
 export { MAX_REFRESH_TOKENS, type ApiTokensService } from './service.ts';
 export type { AccessTokensService } from './access.service.ts';
 export type { DelegationService } from './delegation.service.ts';
+// For the sign-in (auth, through the composition root): act liveness and the impersonation's `act` claim.
+export { actLive, impersonationClaims } from './lookups.ts';
 
 /**
  * Machine access: API tokens, access tokens, delegation and impersonation, with the verifiers of their
- * JWT types for the guard (`tokenTypes`) and the account-removal hook (`forgetAccount`).
+ * JWT types for the guard (`tokenTypes`) and what goes when an account is removed (`forgetAccount`).
  */
 export function createMachineAccess(deps: MachineDeps & { events: EventsService; log: Logger }) {
   const apiTokens = createApiTokensService(deps);

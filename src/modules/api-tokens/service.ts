@@ -306,7 +306,7 @@ export function createApiTokensService(deps: MachineDeps) {
       };
     },
 
-    /** Account removal hook: the account's tokens and their refresh tokens go in the removal's transaction. */
+    /** account.removed: the account's tokens and their refresh tokens go in the removal's transaction. */
     forgetAccount: (q: Queryable, tenantId: string) => store.deleteAccountTokens(q, tenantId),
     countRefreshTokens: (tenantId: string, id: string) => store.countRefreshTokens(db, tenantId, id),
   };

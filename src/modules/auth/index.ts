@@ -7,8 +7,10 @@ import type { RolesService } from '../roles/index.ts';
 import type { TenantsService } from '../tenants/index.ts';
 import type { UsersService } from '../users/index.ts';
 import type { EventsService } from '../events/index.ts';
-import type { RoleSource } from './tokens.ts';
-import { createLiveness } from './liveness.ts';
+import type { ClaimSource, RoleSource } from './tokens.ts';
+import { createLiveness, type ActCheck } from './liveness.ts';
+import type { GateSpec, InviteJoin, ResetTokenStore } from './sign-in.types.ts';
+import type { StepUpFactor } from './step-up.service.ts';
 import { createLoginService } from './login.service.ts';
 import { createRateLimiter } from './rate-limit.ts';
 import { createSessionsService } from './sessions.service.ts';
@@ -18,7 +20,8 @@ export { authRoutes, REFRESH_COOKIE } from './routes.ts';
 /** The sign-in answer schema (wire.md section 4, with the MFA challenge fields) for every route that signs in. */
 export { LoginResponse as SignInAnswer, MfaDevices, type SignInAnswerBody } from './schema.ts';
 export type { LoginService } from './login.service.ts';
-export type { SignInGate, GateInput, SignInOptions, ClientInfo } from './sign-in.types.ts';
+export type { SignInGate, GateInput, GateSpec, InviteJoin, SignInOptions, ClientInfo } from './sign-in.types.ts';
+export type { StepUpFactor } from './step-up.service.ts';
 export type { TokenIssuer, RoleSource, ClaimSource, LoginResponse } from './tokens.ts';
 export type { SessionsService } from './sessions.service.ts';
 export { createRateLimiter, type RateLimiter } from './rate-limit.ts';
@@ -37,6 +40,18 @@ export function createAuth(deps: {
   events?: EventsService;
   /** Further roles of a user in an account (groups), added to the role claims. */
   roleSources?: RoleSource[];
+  /** Further claims of a user's access token (MFA's `acr`, impersonation's `act`), in this order. */
+  claimSources?: ClaimSource[];
+  /** The sign-in gates, in the order they run (GateSpec). */
+  gates?: GateSpec[];
+  /** A password sign-in's `invitationToken`: joins the token's account (the invitations module's invite tokens). */
+  inviteJoin?: InviteJoin;
+  /** The step-up's `{code}`: a code of the user's authenticator app (the MFA module's). */
+  stepUpFactor?: StepUpFactor;
+  /** Where the sign-in's reset answer (a migrated user without a usable password, an expired one) stores its token. */
+  resetTokens: ResetTokenStore;
+  /** Whether an act (impersonation, delegation) is live (the api-tokens module's token_acts). */
+  acts?: ActCheck;
 }) {
   const sessions = createSessionsService({ db: deps.db, environment: deps.environment, tenants: deps.tenants });
   const issue = createTokenIssuer({
@@ -44,6 +59,7 @@ export function createAuth(deps: {
     roles: deps.roles,
     environment: deps.environment,
     roleSources: deps.roleSources,
+    claimSources: deps.claimSources,
   });
   const { perIp, perIdentifier, windowSeconds } = deps.config.loginRateLimit;
   const login = createLoginService({
@@ -59,9 +75,13 @@ export function createAuth(deps: {
     },
     events: deps.events,
     issuer: deps.config.publicUrl,
+    gates: deps.gates,
+    inviteJoin: deps.inviteJoin,
+    stepUpFactor: deps.stepUpFactor,
+    resetTokens: deps.resetTokens,
   });
   // Whether a user token's session and membership are still live (checked by the guard for every user-token route).
-  const liveness = createLiveness({ db: deps.db, users: deps.users });
+  const liveness = createLiveness({ db: deps.db, users: deps.users, acts: deps.acts });
   deps.events?.onEvent((key) => liveness.observe(key));
   return { login, sessions, issue, liveness };
 }

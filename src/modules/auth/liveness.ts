@@ -31,10 +31,9 @@ export type ActCheck = (q: Queryable, actId: string, userId: string, tenantId: s
  * sid, account and user for LIVENESS_CACHE_MS, and dropped at once when this process revokes anything
  * (lib/revocations.ts): a cache hit runs no statement, a miss one (sessions) or three (acts).
  */
-export function createLiveness(deps: { db: Db; users: UsersService }) {
-  const { db } = deps;
+export function createLiveness(deps: { db: Db; users: UsersService; acts?: ActCheck }) {
+  const { db, acts } = deps;
   const cache = new Map<string, { at: number; epoch: number; error?: AppError }>();
-  let acts: ActCheck | undefined;
 
   async function membershipError(
     q: Queryable,
@@ -99,11 +98,6 @@ export function createLiveness(deps: { db: Db; users: UsersService }) {
         cache.set(key, { at: now, epoch, error });
       }
       if (error) throw error;
-    },
-
-    /** Sets how act ids (impersonation, delegation) are checked (the api-tokens module's token_acts). */
-    useActs(check: ActCheck): void {
-      acts = check;
     },
 
     /** Whether an emitted event ends someone's access (then this process's revocation epoch moves). */

@@ -6,12 +6,21 @@ import type { PasswordService } from '../credentials/index.ts';
 import { updateUser, type UserRow, type UsersService } from '../users/index.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import type { EventsService } from '../events/index.ts';
-import { passwordSignInSteps, runSteps, type PasswordSignIn, type ResetTokenStore } from './login.steps.ts';
+import { passwordSignInSteps, runSteps, type PasswordSignIn } from './login.steps.ts';
 import { createRefresh } from './refresh.service.ts';
 import { createReissue } from './reissue.service.ts';
 import { createStepUp, type StepUpFactor } from './step-up.service.ts';
 import type { SessionsService } from './sessions.service.ts';
-import type { ClientInfo, GateInput, Respond, SignInGate, SignInOptions, UsedSettings } from './sign-in.types.ts';
+import type {
+  ClientInfo,
+  GateInput,
+  GateSpec,
+  InviteJoin,
+  ResetTokenStore,
+  Respond,
+  SignInOptions,
+  UsedSettings,
+} from './sign-in.types.ts';
 import * as store from './store.ts';
 import { emailOf, type LoginResponse, type ResetPasswordResponse, type TokenIssuer } from './tokens.ts';
 
@@ -27,6 +36,14 @@ export interface LoginDeps {
   events?: EventsService;
   /** The `iss` of the tokens (PUBLIC_URL, as the keys service signs them): the OAuth discovery's issuer. */
   issuer?: string;
+  /** The sign-in gates, in the order they run (GateSpec). */
+  gates?: readonly GateSpec[];
+  /** What a password sign-in with `invitationToken` runs after the password checks (the invitations module's). */
+  inviteJoin?: InviteJoin;
+  /** The second factor the step-up accepts as `{code}` (the MFA module's authenticator app). */
+  stepUpFactor?: StepUpFactor;
+  /** Where the reset answer of a migrated user or an expired password stores its token (the recovery module's). */
+  resetTokens: ResetTokenStore;
 }
 
 export type LoginService = ReturnType<typeof createLoginService>;
@@ -37,11 +54,10 @@ const NO_USER = '00000000-0000-0000-0000-000000000000';
 /** Password sign-in, refresh-token rotation (refresh.service.ts) and logout. */
 export function createLoginService(deps: LoginDeps) {
   const { db, users, passwords } = deps;
-  const gates: Array<{ name: string; gate: SignInGate; stable?: boolean }> = [];
-  let prefetches: store.GatePrefetch[] = [];
-  let inviteJoin: ((q: Queryable, user: UserRow, token: string) => Promise<string>) | undefined;
-  let resetTokens: ResetTokenStore | undefined;
-  let stepUpFactor: StepUpFactor | undefined;
+  const gates = deps.gates ?? [];
+  const prefetches: store.GatePrefetch[] = gates.flatMap((g) =>
+    g.prefetch ? [{ name: g.name, sql: g.prefetch }] : [],
+  );
 
   async function runGates(
     q: Queryable,
@@ -282,9 +298,9 @@ export function createLoginService(deps: LoginDeps) {
     registerFailure,
     registerUnknownFailure,
     signInUser,
-    prefetches: () => prefetches,
-    inviteJoin: () => inviteJoin,
-    resetTokens: () => resetTokens,
+    prefetches,
+    inviteJoin: deps.inviteJoin,
+    resetTokens: deps.resetTokens,
   });
 
   return {
@@ -306,36 +322,6 @@ export function createLoginService(deps: LoginDeps) {
       used?: UsedSettings,
     ): Promise<LoginResponse | ResetPasswordResponse> {
       return runSteps(passwordSteps, { body, client, used });
-    },
-
-    /**
-     * Adds a gate (see SignInGate); gates run in the order added, or just before the gate named `before` (a gate that
-     * refuses, such as activation, runs before one that challenges, such as MFA, so no second factor is asked in vain).
-     * `stable`: once the gate lets a user pass, it always will (it reads no request data and its rule cannot return,
-     * e.g. activation); a sign-in that `resumes` a later gate's challenge does not run it again.
-     * `prefetch`: a SQL expression over the user's id that the password sign-in reads with the user (store.signInView);
-     * its value reaches the gate as `GateInput.prefetched`.
-     */
-    addGate(
-      name: string,
-      gate: SignInGate,
-      opts: { before?: string; stable?: boolean; prefetch?: (userExpr: string) => string } = {},
-    ): void {
-      const at = opts.before ? gates.findIndex((g) => g.name === opts.before) : -1;
-      const entry = { name, gate, stable: opts.stable };
-      if (at >= 0) gates.splice(at, 0, entry);
-      else gates.push(entry);
-      if (opts.prefetch) prefetches = [...prefetches, { name, sql: opts.prefetch }];
-    },
-
-    /** Sets what a password sign-in with `invitationToken` runs after the password checks (joins the account; answers its id). */
-    useInviteTokens(join: (q: Queryable, user: UserRow, token: string) => Promise<string>): void {
-      inviteJoin = join;
-    },
-
-    /** Sets where the reset answer of a migrated user or an expired password stores its token (recovery owns them). */
-    useResetTokens(store: ResetTokenStore): void {
-      resetTokens = store;
     },
 
     /**
@@ -388,13 +374,8 @@ export function createLoginService(deps: LoginDeps) {
       passwords,
       registerFailure,
       limit: (identifier) => limit(`id:${identifier.trim().toLowerCase()}`, deps.limits.perIdentifier),
-      factor: () => stepUpFactor,
+      factor: deps.stepUpFactor,
     }),
-
-    /** Sets the second factor the step-up accepts as `{code}` (the MFA module's authenticator app). */
-    useStepUpFactor(factor: StepUpFactor): void {
-      stepUpFactor = factor;
-    },
 
     /** Ends the session of a refresh token or of an access token's `sid`. Unknown tokens are ignored. */
     async logout(by: { refreshToken?: string; sessionId?: string }): Promise<void> {

@@ -4,7 +4,7 @@ import type { Db, Queryable } from '../../storage/db.ts';
 import { hasherFor, type PasswordService, type RotationStatus } from '../credentials/index.ts';
 import type { EventsService } from '../events/index.ts';
 import { isLockedNow, rehashPassword, updateUser, type UserRow } from '../users/index.ts';
-import type { ClientInfo, SignInOptions, UsedSettings } from './sign-in.types.ts';
+import type { ClientInfo, InviteJoin, ResetTokenStore, SignInOptions, UsedSettings } from './sign-in.types.ts';
 import * as store from './store.ts';
 import { emailOf, type LoginResponse, type ResetPasswordResponse } from './tokens.ts';
 
@@ -49,7 +49,7 @@ export interface StepDeps {
   passwords: PasswordService;
   events?: EventsService;
   limit: (ip: string | undefined, identifier: string) => void;
-  prefetches: () => readonly store.GatePrefetch[];
+  prefetches: readonly store.GatePrefetch[];
   registerFailure: (user: UserRow) => Promise<void>;
   registerUnknownFailure: (identifier: string) => Promise<void>;
   signInUser: (
@@ -60,23 +60,9 @@ export interface StepDeps {
     opts: SignInOptions,
     used?: UsedSettings,
   ) => Promise<LoginResponse | Record<string, unknown>>;
-  inviteJoin: () => ((q: Queryable, user: UserRow, token: string) => Promise<string>) | undefined;
-  resetTokens: () => ResetTokenStore | undefined;
+  inviteJoin?: InviteJoin;
+  resetTokens: ResetTokenStore;
 }
-
-/**
- * Stores a one-time password-reset token (its SHA-256) that the password-reset route redeems. The recovery module
- * owns the tokens and registers this (it depends on auth, so auth cannot import it).
- */
-export type ResetTokenStore = (
-  q: Queryable,
-  t: {
-    userId: string;
-    tokenHash: string;
-    reason: 'migrated-without-password' | 'password-expired';
-    ttlSeconds: number;
-  },
-) => Promise<void>;
 
 /** A step's input that an earlier step fills in (a missing one is a bug in the list's order). */
 function had<T>(value: T | undefined, what: string): T {
@@ -87,11 +73,10 @@ function had<T>(value: T | undefined, what: string): T {
 /** The reset answer: a one-time token (stored hashed, 1 hour) that the password-reset route takes with a new one. */
 async function resetAnswer(
   db: Db,
-  tokens: ResetTokenStore | undefined,
+  tokens: ResetTokenStore,
   user: UserRow,
   reason: 'migrated-without-password' | 'password-expired',
 ): Promise<ResetPasswordResponse> {
-  if (!tokens) throw new Error('no password-reset token store registered (login.useResetTokens)');
   const resetPasswordToken = randomSecret(32);
   const tokenHash = sha256Hex(resetPasswordToken);
   await tokens(db, { userId: user.id, tokenHash, reason, ttlSeconds: 3600 });
@@ -106,7 +91,7 @@ export function passwordSignInSteps(d: StepDeps): readonly SignInStep[] {
     const identifier = (s.body.email ?? s.body.username ?? '').trim().toLowerCase();
     if (!identifier) throw new AppError('VALIDATION', 'body.email or body.username is required');
     d.limit(s.client.ip, identifier);
-    const view = await store.signInView(db, s.body.email ? 'email' : 'username', identifier, d.prefetches());
+    const view = await store.signInView(db, s.body.email ? 'email' : 'username', identifier, d.prefetches);
     if (!view || !view.user) {
       await passwords.decoy(s.body.password);
       await d.registerUnknownFailure(identifier);
@@ -139,7 +124,7 @@ export function passwordSignInSteps(d: StepDeps): readonly SignInStep[] {
     // flow, never a silent failure. Only users marked so at migration.
     const verifiable = user.password_hash && hasherFor(user.password_hash);
     if (user.must_reset_password && !verifiable)
-      return resetAnswer(db, d.resetTokens(), user, 'migrated-without-password');
+      return resetAnswer(db, d.resetTokens, user, 'migrated-without-password');
   }
 
   /** credentials: the password, its rotation rule and, for an imported or old hash, the rehash. */
@@ -155,7 +140,7 @@ export function passwordSignInSteps(d: StepDeps): readonly SignInStep[] {
     const account = user.active_tenant_id ?? had(s.view, 'the view').memberships[0]?.tenant_id;
     const rule = await passwords.rotation.forAccount(db, account);
     s.rotation = passwords.rotation.status(rule, user.password_changed_at);
-    if (s.rotation?.expired) return resetAnswer(db, d.resetTokens(), user, 'password-expired');
+    if (s.rotation?.expired) return resetAnswer(db, d.resetTokens, user, 'password-expired');
     // An imported hash of another format is replaced by our own (the password was right; kept even if a gate refuses).
     if (needsRehash) await rehashPassword(db, user.id, await passwords.hash(s.body.password));
   }
@@ -165,7 +150,7 @@ export function passwordSignInSteps(d: StepDeps): readonly SignInStep[] {
     const user = had(s.user, 'the user');
     const view = had(s.view, 'the view');
     const { invitationToken } = s.body;
-    const join = d.inviteJoin();
+    const join = d.inviteJoin;
     // An account invite token (invitations module): the user joins that account and signs in to it, in one
     // transaction.
     // Otherwise no transaction (docs/decisions.md, "Sign-in without a transaction"): the reads were made with the

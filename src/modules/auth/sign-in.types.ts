@@ -35,7 +35,7 @@ export interface GateInput {
   /** Methods used so far, e.g. ['pwd'], ['otp'], ['sso']. */
   amr: string[];
   /**
-   * The value of the gate's `prefetch` (addGate), when the flow read it with the user (password sign-in); undefined
+   * The value of the gate's `prefetch` (GateSpec), when the flow read it with the user (password sign-in); undefined
    * when it did not, and the gate reads what it needs itself.
    */
   prefetched?: unknown;
@@ -47,6 +47,22 @@ export interface GateInput {
   version?: string;
 }
 export type SignInGate = (q: Queryable, a: GateInput) => Promise<void | Record<string, unknown>>;
+/**
+ * A gate as the login service is given it (createAuth's `gates`, in the order they run: a gate that refuses, such as
+ * activation, before one that challenges, such as MFA, so no second factor is asked in vain).
+ * `stable`: once the gate lets a user pass, it always will (it reads no request data and its rule cannot return,
+ * e.g. activation); a sign-in that `resumes` a later gate's challenge does not run it again.
+ * `prefetch`: a SQL expression over the user's id that the password sign-in reads with the user (store.signInView);
+ * its value reaches the gate as `GateInput.prefetched`.
+ */
+export interface GateSpec {
+  name: string;
+  gate: SignInGate;
+  stable?: boolean;
+  prefetch?: (userExpr: string) => string;
+}
+/** Joins the account of an account invite token (a password sign-in with `invitationToken`); answers its id. */
+export type InviteJoin = (q: Queryable, user: UserRow, token: string) => Promise<string>;
 export interface SignInOptions {
   /** Sign in to this account (must be an active membership); default: the active one or the first that works. */
   tenantId?: string;
@@ -92,3 +108,17 @@ export type Respond = (
   known?: { tenantIds?: string[]; settings?: VendorSettings; claims?: RoleClaims },
   used?: UsedSettings,
 ) => Promise<LoginResponse>;
+
+/**
+ * Stores a one-time password-reset token (its SHA-256) that the password-reset route redeems. The recovery module
+ * owns the tokens (it depends on auth, so auth cannot import it; src/context.ts passes its statement in).
+ */
+export type ResetTokenStore = (
+  q: Queryable,
+  t: {
+    userId: string;
+    tokenHash: string;
+    reason: 'migrated-without-password' | 'password-expired';
+    ttlSeconds: number;
+  },
+) => Promise<void>;

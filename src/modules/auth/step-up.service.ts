@@ -19,8 +19,8 @@ export interface StepUpDeps extends RefreshDeps {
   registerFailure: (user: UserRow) => Promise<void>;
   /** The sign-in limit per identifier (throws RATE_LIMITED). */
   limit: (identifier: string) => void;
-  /** The second factor, once the MFA module is wired (context.ts). */
-  factor: () => StepUpFactor | undefined;
+  /** The second factor (the MFA module's authenticator app); without it only the password re-authenticates. */
+  factor?: StepUpFactor;
 }
 
 /**
@@ -65,7 +65,7 @@ export function createStepUp(deps: StepUpDeps) {
         throw new AppError('CURRENT_PASSWORD_INVALID', "body.password is not the user's password");
       }
     } else {
-      const factor = deps.factor();
+      const factor = deps.factor;
       if (!factor)
         throw new AppError(
           'STEP_UP_UNAVAILABLE',

@@ -79,9 +79,11 @@ export function createTokenIssuer(deps: {
   roles: RolesService;
   environment: EnvironmentService;
   roleSources?: readonly RoleSource[];
+  /** Further claims (ClaimSource), merged in this order. */
+  claimSources?: readonly ClaimSource[];
 }) {
   const roleSources: readonly RoleSource[] = deps.roleSources ?? [];
-  const claimSources: ClaimSource[] = [];
+  const claimSources: readonly ClaimSource[] = deps.claimSources ?? [];
   /**
    * The role claims of a user in an account as part of a statement (see ClaimsSql): the membership's role ids, the
    * role sources without SQL (run here) and those with SQL (in the statement).
@@ -159,7 +161,6 @@ export function createTokenIssuer(deps: {
   };
   return Object.assign(issue, {
     claimsSql,
-    addClaimSource: (s: ClaimSource) => void claimSources.push(s),
     /** The extra role ids the role sources give a user in an account (machine tokens acting as a user need them). */
     extraRoleIds: async (q: Queryable, a: { userId: string; tenantId: string }): Promise<string[]> => {
       const ids = new Set<string>();

@@ -19,14 +19,16 @@ import * as store from './store.ts';
 import { createRotationPolicies, type PasswordHashOf } from './rotation.ts';
 import { getUserEmailsPolicy, setUserEmailsPolicy } from './emails-policy.ts';
 import { isUuid } from '../../lib/pg-errors.ts';
-import { createLockNotice } from './lock-notice.ts';
 import { createScopedPolicies } from './scoped-policies.ts';
+import type { Bus, LockedUser } from '../events/index.ts';
 
 export interface PasswordServiceDeps {
   db: Db;
   /** Hashes computed at once (PASSWORD_HASH_CONCURRENCY, default the CPUs; decision "Password hashing bounded to the CPUs"). */
   hashConcurrency?: number;
   passwordHashOf: PasswordHashOf;
+  /** Where `lockedOut` publishes user.locked_out (the unlock-link notice subscribes, src/context.ts). */
+  bus?: Bus;
 }
 
 /** The built-in lockout default, used only when the environment row (seeded by the migration) is missing. */
@@ -118,8 +120,11 @@ export function createPasswordService(deps: PasswordServiceDeps) {
   }
 
   return {
-    // A lock set by the lockout policy is announced (lock-notice.ts): onLockedOut, lockedOut.
-    ...createLockNotice(),
+    /**
+     * Every flow that counts failures against the lockout policy (password sign-in, MFA, passwordless, activation and
+     * invitation codes) calls this in the transaction that sets the lock: user.locked_out on the bus.
+     */
+    lockedOut: async (tx: Queryable, user: LockedUser): Promise<void> => deps.bus?.publish(tx, 'user.locked_out', user),
     /** The stored-hash formats this service verifies. */
     hashers: HASHERS,
 
@@ -208,7 +213,7 @@ export function createPasswordService(deps: PasswordServiceDeps) {
       await store.deleteHistory(q, userId);
     },
 
-    /** Drops an account's own policies (for an account-removal hook, so a reactivated id starts afresh). */
+    /** Drops an account's own policies (on account.removed, so a reactivated id starts afresh). */
     async forgetAccount(q: Queryable, tenantId: string): Promise<void> {
       await store.deleteAccountPolicies(q, tenantId);
       rotation.invalidate();

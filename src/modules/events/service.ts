@@ -2,6 +2,7 @@ import { newId } from '../../lib/crypto.ts';
 import type { Queryable } from '../../storage/db.ts';
 import { sql, type Sql } from '../../storage/sql.ts';
 import { EVENT_KEYS, type NewEvent } from './catalog.ts';
+import { createBus } from './bus.ts';
 
 export interface EventsOptions {
   /** EVENTS_ENABLED=false makes `emit` a no-op (a benchmark aid; see docs/events.md). */
@@ -64,6 +65,8 @@ export function createEventsService(opts: EventsOptions = {}) {
   let wakeTimer: NodeJS.Timeout | undefined;
   const api = {
     enabled: opts.enabled !== false,
+    /** Domain events in process (bus.ts, domain.ts): subscribers run in the publisher's transaction, never stored. */
+    bus: createBus(),
     async emit(q: Queryable, e: NewEvent): Promise<void> {
       return emitMany(q, [e]);
     },

@@ -17,7 +17,7 @@ export { MFA_FACTORS_SQL } from './lookups.ts';
 
 /**
  * Multi-factor authentication: policy and configuration, the sign-in gate `mfa`, second-factor verification, and
- * self-service factors. Registers the gate on the login service and the `acr` claim on the token issuer.
+ * self-service factors. The gate (`core.gate`) and the `acr` claim (`core.acr`) are given to auth by src/context.ts.
  */
 export function createMfaService(deps: {
   db: Db;
@@ -39,8 +39,6 @@ export function createMfaService(deps: {
 }) {
   const policy = createPolicyService({ db: deps.db, requireAccount: deps.requireAccount });
   const core = createMfaCore({ ...deps, policy });
-  deps.login.addGate('mfa', core.gate, { prefetch: core.gatePrefetch });
-  deps.issue.addClaimSource(core.acr);
   const devices = createDeviceFlows({ db: deps.db, core });
   return {
     policy,

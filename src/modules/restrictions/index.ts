@@ -23,7 +23,7 @@ export function createRestrictions(deps: IpRestrictionsDeps) {
     /** POST .../restrictions/ip/bulk: many rules in one transaction (ip-bulk.ts). */
     ipBulk: createIpBulk({ ...deps, ip }),
     domains: createDomainRestrictionsService(deps),
-    /** For the account-removal hook: the account's IP and domain rules and configurations. */
+    /** On account.removed: the account's IP and domain rules and configurations. */
     forgetAccount: async (q: Queryable, tenantId: string) => {
       await forgetAccount(q, tenantId);
       ip.forget(tenantId);

@@ -232,7 +232,7 @@ export function createIpRestrictionsService(deps: IpRestrictionsDeps) {
     },
 
     /**
-     * The sign-in gate (`auth.login.addGate('ip-restrictions', ...)`): sign-in and refresh into an account whose
+     * The sign-in gate (createAuth's `gates`, 'ip-restrictions'): sign-in and refresh into an account whose
      * restrictions refuse the client's address are 403 `IP_RESTRICTED`. The enforced state is cached per account
      * (IP_GATE_CACHE_MS; no statement on a hit); rules are parsed once per process.
      */

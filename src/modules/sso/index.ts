@@ -37,7 +37,12 @@ export interface SsoDeps {
 export function createSso(deps: SsoDeps) {
   const configs = createSsoConfigService(deps);
   const login = createSsoLoginService({ ...deps, configs });
-  deps.tenants.onRemove((tx, tenantId) => forgetAccount(tx, tenantId));
-  return { configs, login, purgeExpired: (q: Queryable = deps.db) => purgeExpired(q) };
+  return {
+    configs,
+    login,
+    purgeExpired: (q: Queryable = deps.db) => purgeExpired(q),
+    /** account.removed: the account's connections, domains and flows go (subscribed in src/context.ts). */
+    forgetAccount: (q: Queryable, tenantId: string) => forgetAccount(q, tenantId),
+  };
 }
 export type Sso = ReturnType<typeof createSso>;

@@ -4,8 +4,6 @@ export {
   parseMetadata,
   toColumns,
   type TenantsService,
-  type AccountRemovalHook,
-  type AccountCreationHook,
 } from './service.ts';
 export { tenantsRoutes } from './routes.ts';
 export type { NewTenant, TenantRow } from './rows.ts';

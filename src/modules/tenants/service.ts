@@ -11,16 +11,14 @@ import type { EventsService } from '../events/index.ts';
 
 export interface TenantsDeps {
   db: Db;
-  /** The outbox: account.created, account.updated, account.deleted. */
+  /**
+   * The outbox: account.created, account.updated, account.deleted; and the domain events of its bus (in the write's
+   * transaction): accounts.created, account.removed (other modules drop what they keep of the account).
+   */
   events?: EventsService;
   /** Bounds of the in-process cache of broad-filter lists (list.cache.ts); false turns it off. */
   listCache?: Partial<ListCacheLimits> | false;
 }
-
-/** Runs inside the removal transaction of an account (the identity module removes the account's users here). */
-export type AccountRemovalHook = (tx: Db, tenantId: string) => Promise<void>;
-/** Runs inside the transaction that wrote new (or reactivated) accounts, with their ids (entitlements grants signup plans). */
-export type AccountCreationHook = (tx: Db, tenantIds: string[]) => Promise<void>;
 
 export function toAccount(r: store.TenantRow): Account {
   return {
@@ -97,11 +95,9 @@ async function aliasWrite<T>(alias: string | null | undefined, write: () => Prom
 
 export function createTenantsService(deps: TenantsDeps) {
   const { db } = deps;
-  const removalHooks: AccountRemovalHook[] = [];
-  const creationHooks: AccountCreationHook[] = [];
   const listCache = deps.listCache === false ? undefined : new ListCache({ ...DEFAULT_LIST_CACHE, ...deps.listCache });
 
-  /** The one path that writes accounts (create, sub-accounts, migration): inserts, then runs the creation hooks for the ids written. */
+  /** The one path that writes accounts (create, sub-accounts, migration): inserts, then publishes accounts.created. */
   async function insertAccounts(tx: Db, rows: store.NewTenant[]): Promise<Set<string>> {
     const written = await store.insertAccounts(tx, rows);
     await deps.events?.emitMany(
@@ -119,7 +115,7 @@ export function createTenantsService(deps: TenantsDeps) {
           },
         })),
     );
-    if (written.size > 0) for (const hook of creationHooks) await hook(tx, [...written]);
+    if (written.size > 0) await deps.events?.bus.publish(tx, 'accounts.created', { tenantIds: [...written] });
     return written;
   }
 
@@ -147,12 +143,6 @@ export function createTenantsService(deps: TenantsDeps) {
   return {
     toAccount,
     requireLive,
-    onRemove(hook: AccountRemovalHook): void {
-      removalHooks.push(hook);
-    },
-    onCreate(hook: AccountCreationHook): void {
-      creationHooks.push(hook);
-    },
     insertAccounts,
     /** Which of the aliases (any case, lower-cased keys) live accounts hold, and the holder's id. */
     aliasHolders: (q: Queryable, aliases: string[]) => store.aliasHolders(q, aliases),
@@ -234,13 +224,13 @@ export function createTenantsService(deps: TenantsDeps) {
       throw new AppError('METADATA_KEY_NOT_FOUND', `Account ${tenantId} has no metadata key ${key}`);
     },
 
-    /** Removes the account and (through the hooks) its users; its sub-accounts move to its parent. */
+    /** Removes the account and (account.removed's subscribers) its users; its sub-accounts move to its parent. */
     async remove(tenantId: string): Promise<Account> {
       return db.transaction(async (tx) => {
         const row = await store.softDelete(tx, tenantId);
         if (!row)
           throw new AppError('ACCOUNT_NOT_FOUND', `No account with tenantId ${tenantId} (it may already be removed)`);
-        for (const hook of removalHooks) await hook(tx, tenantId);
+        await deps.events?.bus.publish(tx, 'account.removed', { tenantId });
         // Its sub-accounts moved up to its parent (softDelete): account.moved for each, then account.deleted.
         await deps.events?.emitMany(
           tx,

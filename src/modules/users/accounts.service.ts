@@ -21,7 +21,6 @@ export type Inviter = (tenantId: string, body: Record<string, unknown>, by: Gran
 /** Sub-account reach, role replacement, counts and statistics (for the users service, service.ts). */
 export function createAccountOps(deps: UsersDeps, core: UsersCore) {
   const { db, roles } = deps;
-  let inviter: Inviter | undefined;
 
   const outside = (tenantId: string) =>
     new AppError('OUTSIDE_HIERARCHY', `Account ${tenantId} is not your account or a sub-account your access reaches`);
@@ -122,12 +121,8 @@ export function createAccountOps(deps: UsersDeps, core: UsersCore) {
 
     /**
      * The invitation of a user to an account lives in the invitations module, which depends on this one: it lends its
-     * invite here (composition root) so the sub-account invite route can call it. Routes needing it are added only
-     * when it is set before the routes are registered.
+     * invite here (UsersDeps.invite) so the sub-account invite route can call it; without it those routes are absent.
      */
-    useInviter(fn: Inviter): void {
-      inviter = fn;
-    },
-    inviter: (): Inviter | undefined => inviter,
+    inviter: (): Inviter | undefined => deps.invite,
   };
 }

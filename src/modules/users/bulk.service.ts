@@ -66,7 +66,7 @@ export function createBulkOps(deps: UsersDeps, core: UsersCore, inviter: () => I
      */
     async bulkInvite(tenantId: string, users: Record<string, unknown>[], by: By) {
       const invite = inviter();
-      if (!invite) throw new Error('bulk invitation needs the invitations module (users.useInviter)');
+      if (!invite) throw new Error('bulk invitation needs the invitations module (UsersDeps.invite)');
       await deps.tenants.requireLive(db, tenantId, 'gatehouse-tenant-id');
       const createdAt = new Date();
       const done: { index: number; email: string; userId: string }[] = [];

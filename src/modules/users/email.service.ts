@@ -1,7 +1,6 @@
 import { AppError } from '../../http/errors.ts';
 import { isUniqueViolation } from '../../lib/pg-errors.ts';
 import { assertEmailDomainAllowed } from '../restrictions/index.ts';
-import type { Queryable } from '../../storage/db.ts';
 import type { UsersCore } from './profile.service.ts';
 import type { User } from './schema.ts';
 import type { UsersDeps } from './service.ts';
@@ -13,14 +12,8 @@ const normalise = (email: string) => email.trim().toLowerCase();
 /** Operations that find a user by email or change it: lookup, the vendor's email change, the vendor's password check. */
 export function createEmailOps(deps: UsersDeps, core: UsersCore) {
   const { db } = deps;
-  /** Called in the change's transaction (registered by the composition root: the recovery module voids emailed proofs). */
-  const emailChanged: Array<(tx: Queryable, userId: string) => Promise<void>> = [];
 
   return {
-    onEmailChange(fn: (tx: Queryable, userId: string) => Promise<void>): void {
-      emailChanged.push(fn);
-    },
-
     /** The user with this email; with `tenantId`, as a member of that account (404 otherwise), like the get by id. */
     async getByEmail(emailIn: string, tenantId?: string): Promise<User> {
       const email = normalise(emailIn);
@@ -32,7 +25,7 @@ export function createEmailOps(deps: UsersDeps, core: UsersCore) {
 
     /**
      * Environment token: gives a user a new email. The new address is unproven, so the user becomes unverified; the
-     * same address (any case) changes nothing. Links and codes emailed before are void (`onEmailChange`). 409 when another user has it; 403 when an account of the user refuses
+     * same address (any case) changes nothing. Links and codes emailed before are void (user.email_changed). 409 when another user has it; 403 when an account of the user refuses
      * its domain (as creating the user there would). user.updated (`changed`, `previousEmail`) in the same transaction.
      */
     async changeEmail(userId: string, emailIn: string): Promise<User> {
@@ -46,7 +39,7 @@ export function createEmailOps(deps: UsersDeps, core: UsersCore) {
           for (const m of await store.memberships(tx, userId))
             await assertEmailDomainAllowed(tx, m.tenant_id, email, 'body.email');
           await store.updateUser(tx, userId, { email, verified: false });
-          for (const fn of emailChanged) await fn(tx, userId);
+          await deps.events?.bus.publish(tx, 'user.email_changed', { userId });
           const changed = before.verified ? ['email', 'verified'] : ['email'];
           await deps.events?.emit(tx, {
             eventKey: 'user.updated',

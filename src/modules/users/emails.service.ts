@@ -56,16 +56,11 @@ const taken = (email: string) => new AppError('USER_EXISTS', `email ${email} bel
 
 /**
  * Several addresses per user (routes.md /users/emails/v1): the primary stays users.email (sign-in, token claim);
- * secondary ones are proven with an emailed code before they can become primary. `prior` are the email ops whose
- * `onEmailChange` hooks (voiding emailed proofs of the old address) also run on a primary switch.
+ * secondary ones are proven with an emailed code before they can become primary. A primary switch publishes
+ * user.email_changed (emailed proofs of the old address become void), as the vendor's change does.
  */
-export function createUserEmailOps(
-  deps: UsersDeps,
-  core: UsersCore,
-  prior: { onEmailChange(fn: (tx: Queryable, userId: string) => Promise<void>): void },
-) {
+export function createUserEmailOps(deps: UsersDeps, core: UsersCore) {
   const { db } = deps;
-  const hooks: Array<(tx: Queryable, userId: string) => Promise<void>> = [];
   const codes = deps.emailCodes;
   const port = codes && {
     ...codes,
@@ -174,7 +169,7 @@ export function createUserEmailOps(
         if (user.email) await emails.replaceAddress(tx, row.id, user.email, user.verified);
         else await emails.remove(tx, row.id);
         await store.updateUser(tx, user.id, { email, verified: true });
-        for (const fn of hooks) await fn(tx, user.id);
+        await deps.events?.bus.publish(tx, 'user.email_changed', { userId: user.id });
         await deps.events?.emit(tx, {
           eventKey: 'user.updated',
           tenantId: user.active_tenant_id,
@@ -195,11 +190,6 @@ export function createUserEmailOps(
   }
 
   return {
-    /** Registers a hook of an email change: for the vendor's change (email.service.ts) and the primary switch alike. */
-    onEmailChange(fn: (tx: Queryable, userId: string) => Promise<void>): void {
-      prior.onEmailChange(fn);
-      hooks.push(fn);
-    },
     emails: {
       add,
       remove,

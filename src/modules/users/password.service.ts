@@ -6,8 +6,8 @@ import type { UsersDeps } from './service.ts';
 import * as store from './store.ts';
 
 /**
- * What a password change borrows from the sign-in (lent by the composition root): its rate limits, its failure
- * count (lockout policy, user.sign_in_failed / user.locked) and the end of the user's other sessions.
+ * What a password change borrows from the sign-in (UsersDeps.passwordChecks): its rate limits, its failure count
+ * (lockout policy, user.sign_in_failed / user.locked) and the end of the user's other sessions.
  */
 export interface PasswordChangeChecks {
   /** Counts an attempt against the sign-in limits per client IP and per identifier; throws RATE_LIMITED over them. */
@@ -20,13 +20,8 @@ export interface PasswordChangeChecks {
 
 /** Password change with the current password: a guess at it costs what a wrong sign-in costs. */
 export function createPasswordChangeOps(deps: UsersDeps, core: UsersCore) {
-  const { db } = deps;
-  let checks: PasswordChangeChecks | undefined;
+  const { db, passwordChecks: checks } = deps;
   return {
-    usePasswordChecks(c: PasswordChangeChecks): void {
-      checks = c;
-    },
-
     /**
      * Changes a password, the current one required; policy and history apply; user.password_changed in the same
      * transaction. The user's other sessions end (`keepSessionId`, the caller's own, stays). A wrong current password

@@ -14,11 +14,11 @@ import type { CreateUser, ListUsersQuery, User } from './schema.ts';
 import { createProfileOps, VENDOR_ONLY_CREATE } from './profile.service.ts';
 import { createEmailOps } from './email.service.ts';
 import { createUserEmailOps, type EmailCodesPort } from './emails.service.ts';
-import { createAccountOps } from './accounts.service.ts';
+import { createAccountOps, type Inviter } from './accounts.service.ts';
 import { createUsernameOps } from './usernames.service.ts';
 import { createSearchOps } from './search.service.ts';
 import { createUnlockOps } from './unlock.service.ts';
-import { createPasswordChangeOps } from './password.service.ts';
+import { createPasswordChangeOps, type PasswordChangeChecks } from './password.service.ts';
 import { createBulkOps } from './bulk.service.ts';
 import * as store from './store.ts';
 import { createUserCreation } from './create.ts';
@@ -30,10 +30,14 @@ export interface UsersDeps {
   roles: RolesService;
   passwords: PasswordService;
   environment: EnvironmentService;
-  /** The outbox: user.created, user.updated, user.deleted, user.locked, user.unlocked. */
+  /** The outbox: user.created, user.updated, user.deleted, user.locked, user.unlocked; the bus: user.email_changed. */
   events?: EventsService;
   /** How codes to new secondary addresses are keyed, sent and limited; without it only verified ones are added. */
   emailCodes?: EmailCodesPort;
+  /** What a password change borrows from the sign-in (auth): its limits, failure count and the end of sessions. */
+  passwordChecks?: PasswordChangeChecks;
+  /** The invitation of a user to an account (the invitations module's); without it the invite routes are absent. */
+  invite?: Inviter;
 }
 
 export type UsersService = ReturnType<typeof createUsersService>;
@@ -86,7 +90,8 @@ export function createUsersService(deps: UsersDeps) {
     record,
     // The global update and the user's own (profile.service.ts); lookup, change and password check by email (email.service.ts).
     ...createProfileOps(deps, core),
-    ...((emailOps) => ({ ...emailOps, ...createUserEmailOps(deps, core, emailOps) }))(createEmailOps(deps, core)),
+    ...createEmailOps(deps, core),
+    ...createUserEmailOps(deps, core),
     // Sub-account reach, role replacement, counts per account, member statistics (accounts.service.ts).
     ...accountOps,
     // Usernames, the fuzzy search, self-service unlock, bulk invitations / roles / account moves (their files).
@@ -182,7 +187,7 @@ export function createUsersService(deps: UsersDeps) {
       });
     },
 
-    /** Account removal hook: every membership goes (users left with none are deleted); user.deleted (scope account) for each. */
+    /** account.removed: every membership goes (users left with none are deleted); user.deleted (scope account) for each. */
     async forgetAccount(tx: Queryable, tenantId: string): Promise<void> {
       const gone = await store.removeAccountUsers(tx, tenantId);
       await deps.events?.emitMany(

@@ -112,7 +112,7 @@ export const subAccountUsersRoutes: FastifyPluginAsyncTypebox<{ users: UsersServ
     },
   );
 
-  // The invitation belongs to the invitations module; the route exists when the composition root lent it (useInviter).
+  // The invitation belongs to the invitations module; the route exists when the composition root lent it (UsersDeps.invite).
   const invite = users.inviter();
   if (invite) {
     app.post(
