@@ -304,7 +304,7 @@ export function createMfaCore(deps: MfaDeps) {
     gate: createMfaGate(policy, pending),
     /** The TOTP sign-ins this instance challenged, as the challenge read them (pending.ts). */
     pending,
-    /** The gate's prefetch (login addGate): the kinds of the user's verified devices. */
+    /** The gate's prefetch (its entry in the sign-in gate list): the kinds of the user's verified devices. */
     gatePrefetch: store.heldKindsSql,
     /** Rate limits (429): code attempts per IP and per user, code sends per user. */
     limitIp: (client: ClientInfo) => limit(ipLimiter, client.ip ?? 'unknown', 'MFA attempts from this address'),
