@@ -43,6 +43,13 @@ import { assertEmailDomainAllowed, createRestrictions } from './modules/restrict
 import { createUserPoolsService } from './modules/user-pools/index.ts';
 import { createDirectoryService } from './modules/directory/index.ts';
 import { createHousekeeping } from './modules/housekeeping/index.ts';
+// The purge rules of the short-lived state, each declared by the module owning the table.
+import { authPurgeRules } from './modules/auth/index.ts';
+import { mfaPurgeRules } from './modules/mfa/index.ts';
+import { passwordlessPurgeRules } from './modules/passwordless/index.ts';
+import { recoveryPurgeRules } from './modules/recovery/index.ts';
+import { ssoPurgeRules } from './modules/sso/index.ts';
+import { jobsPurgeRules } from './jobs/purge.ts';
 import { createCaptchaService } from './modules/captcha/index.ts';
 
 export { LOG_REDACT } from './lib/log.ts';
@@ -282,7 +289,18 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   jobs.attach(audit.chainer); // chains staged audit entries (audit/chainer.ts); reads chain on their own too
   jobs.attach(auditRetention(audit, log, undefined, { events: () => webhooks.applyRetention() }));
   // Housekeeping: bounded purges of expired sign-in state (flow states, MFA tokens, codes, ended sessions).
-  const housekeeping = createHousekeeping({ db, log });
+  const housekeeping = createHousekeeping({
+    db,
+    log,
+    rules: [
+      ...ssoPurgeRules,
+      ...mfaPurgeRules,
+      ...passwordlessPurgeRules,
+      ...recoveryPurgeRules,
+      ...authPurgeRules,
+      ...jobsPurgeRules,
+    ],
+  });
   jobs.attach(housekeeping.worker);
 
   /** Verifiers for further token types (API tokens, access tokens, ...), by the `type` claim; added by their modules. */

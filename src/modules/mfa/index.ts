@@ -12,6 +12,7 @@ import { createSignInFlows } from './signin.ts';
 export { mfaRoutes } from './routes.ts';
 export { rememberCookieName, ACR_MFA } from './service.ts';
 export { totpCode, matchTotp, stepAt } from './totp.ts';
+export { mfaPurgeRules } from './purge.ts';
 
 /**
  * Multi-factor authentication: policy and configuration, the sign-in gate `mfa`, second-factor verification, and

@@ -12,3 +12,4 @@ export { countFailure, limitRequests, type Client, type CodeLimits, type Deliver
 export { readFlowSettings, writeFlowSettings, type StrategySettings } from './settings.ts';
 export { clientOf, LoginAnswer, sendLogin } from './http.ts';
 export { createEqualizer, type Equalizer } from './timing.ts';
+export { passwordlessPurgeRules } from './purge.ts';

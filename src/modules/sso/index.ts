@@ -15,6 +15,7 @@ export { provisionIntoAccount, type IdpIdentity } from './provision.ts';
 export type { SsoConfigService } from './config.service.ts';
 export { TXT_PREFIX, type TxtResolver } from './domains.service.ts';
 export type { SsoLoginService } from './login.service.ts';
+export { ssoPurgeRules } from './purge.ts';
 
 export interface SsoDeps {
   db: Db;
