@@ -44,7 +44,7 @@ import { createUserPoolsService } from './modules/user-pools/index.ts';
 import { createDirectoryService } from './modules/directory/index.ts';
 import { createHousekeeping } from './modules/housekeeping/index.ts';
 // The purge rules of the short-lived state, each declared by the module owning the table.
-import { authPurgeRules } from './modules/auth/index.ts';
+import { authPurgeRules, SESSIONS_SQL } from './modules/auth/index.ts';
 import { mfaPurgeRules } from './modules/mfa/index.ts';
 import { passwordlessPurgeRules } from './modules/passwordless/index.ts';
 import { recoveryPurgeRules } from './modules/recovery/index.ts';
@@ -157,7 +157,11 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   });
   // IP and email-domain restrictions, user pools. The IP gate is added before the MFA gate so that a refused
   // address gets no second-factor challenge.
-  const restrictions = createRestrictions({ db, tenants, userRolesSql: userTablesSql.userRoles });
+  const restrictions = createRestrictions({
+    db,
+    tenants,
+    signInTables: { userRoles: userTablesSql.userRoles, sessions: SESSIONS_SQL },
+  });
   tenants.onRemove((tx, tenantId) => restrictions.forgetAccount(tx, tenantId));
   auth.login.addGate('ip-restrictions', (q, a) => restrictions.ip.gate(q, a));
   const userPools = createUserPoolsService({ db, kek });

@@ -4,3 +4,4 @@ export type { VendorSettings } from './schema.ts';
 export { DEFAULT_SETTINGS } from './schema.ts';
 export type { Channels, SignInFlows } from './login-box.ts';
 export { assertAllowedRedirect } from './redirects.ts';
+export { ENVIRONMENT_SETTINGS_SQL } from './settings.sql.ts';

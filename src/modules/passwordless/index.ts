@@ -3,6 +3,7 @@ export { passwordlessRoutes } from './routes.ts';
 export {
   createCodeBook,
   checkError,
+  voidCodes,
   MAX_CODE_ATTEMPTS,
   type CodeBook,
   type CodePurpose,

@@ -13,3 +13,10 @@ export {
   type PermissionView,
   type AssignmentType,
 } from './schema.ts';
+export {
+  roleKeysSql,
+  rolePermissionKeysSql,
+  permissionKeysSql,
+  ROLE_PERMISSION_KEYS_SQL,
+  permissionKeysByIds,
+} from './claims.sql.ts';
