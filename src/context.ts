@@ -26,7 +26,7 @@ import {
   userMigrationJobs,
 } from './modules/user-migration/index.ts';
 import { createEntitlementsService } from './modules/entitlements/index.ts';
-import { createEventsService } from './modules/events/index.ts';
+import { createEventsService, eventFeed } from './modules/events/index.ts';
 import { createDispatcher, createWebhooksService } from './modules/webhooks/index.ts';
 import { auditRetention, createAuditService } from './modules/audit/index.ts';
 import { createMachineAccess } from './modules/api-tokens/index.ts';
@@ -276,13 +276,14 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   tenants.onCreate((tx, tenantIds) => entitlements.assignSignupPlans(tx, tenantIds));
 
   // Events, webhooks, audit: the dispatcher and audit retention run with the job runner.
-  const dispatcher = createDispatcher({ db, kek, log, ...config.webhooks });
+  const dispatcher = createDispatcher({ db, kek, log, feed: eventFeed, ...config.webhooks });
   events.onEmit(() => dispatcher.eventsEmitted());
   jobs.attach(dispatcher);
   const webhooks = createWebhooksService({
     db,
     kek,
     dispatcher,
+    feed: eventFeed,
     timeoutMs: config.webhooks.timeoutMs,
     retryForSeconds: config.webhooks.retryForSeconds,
     allowPrivateNetworks: config.webhooks.allowPrivateNetworks,

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../storage/db.ts';
+import * as store from './permissions.store.ts';
 
 // The roles module's tables as SQL pieces for statements of other modules (token claims, the IP lockout check), so
 // those read role and permission keys within their own statement. `idMatch` is a condition on an id column without
@@ -25,12 +26,5 @@ export const permissionKeysSql = (idMatch: string): string =>
 export const ROLE_PERMISSION_KEYS_SQL =
   'SELECT rp.role_id, p.key FROM role_permissions rp JOIN permissions p ON p.id = rp.permission_id';
 
-/** Permission ids and keys by id (unknown ids are absent). */
-export async function permissionKeysByIds(q: Queryable, ids: string[]): Promise<{ id: string; key: string }[]> {
-  if (ids.length === 0) return [];
-  const { rows } = await q.query<{ id: string; key: string }>(
-    'SELECT id, key FROM permissions WHERE id = ANY($1::uuid[])',
-    [ids],
-  );
-  return rows;
-}
+/** Permission ids and keys by id (unknown ids are absent), one statement in the caller's transaction. */
+export const permissionKeysByIds = (q: Queryable, ids: string[]) => store.permissionKeysByIds(q, ids);
