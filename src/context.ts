@@ -43,7 +43,7 @@ import { assertEmailDomainAllowed, createRestrictions } from './modules/restrict
 import { createUserPoolsService } from './modules/user-pools/index.ts';
 import { createDirectoryService } from './modules/directory/index.ts';
 import { createHousekeeping } from './modules/housekeeping/index.ts';
-// The purge rules of the short-lived state, each declared by the module owning the table.
+// Purge rules of short-lived state, each declared by the module owning the table; auth's sessions for restrictions.
 import { authPurgeRules, SESSIONS_SQL } from './modules/auth/index.ts';
 import { mfaPurgeRules } from './modules/mfa/index.ts';
 import { passwordlessPurgeRules } from './modules/passwordless/index.ts';
