@@ -26,7 +26,7 @@ import {
   userMigrationJobs,
 } from './modules/user-migration/index.ts';
 import { createEntitlementsService } from './modules/entitlements/index.ts';
-import { createEventsService } from './modules/events/index.ts';
+import { createEventsService, eventFeed } from './modules/events/index.ts';
 import { createDispatcher, createWebhooksService } from './modules/webhooks/index.ts';
 import { auditRetention, createAuditService } from './modules/audit/index.ts';
 import { actLive, createMachineAccess, impersonationClaims } from './modules/api-tokens/index.ts';
@@ -44,6 +44,13 @@ import { createUserPoolsService } from './modules/user-pools/index.ts';
 import { createDirectoryService } from './modules/directory/index.ts';
 import { createHousekeeping } from './modules/housekeeping/index.ts';
 import { captchaSiteKey, createCaptchaService } from './modules/captcha/index.ts';
+// Purge rules of short-lived state, each declared by the module owning the table; auth's sessions for restrictions.
+import { authPurgeRules, SESSIONS_SQL } from './modules/auth/index.ts';
+import { mfaPurgeRules } from './modules/mfa/index.ts';
+import { passwordlessPurgeRules } from './modules/passwordless/index.ts';
+import { recoveryPurgeRules } from './modules/recovery/index.ts';
+import { ssoPurgeRules } from './modules/sso/index.ts';
+import { jobsPurgeRules } from './jobs/purge.ts';
 
 export { LOG_REDACT } from './lib/log.ts';
 
@@ -113,7 +120,11 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   });
   Object.assign(handlers, messaging.jobs);
   // IP and email-domain restrictions (the sign-in's IP gate), user pools.
-  const restrictions = createRestrictions({ db, tenants, userRolesSql: userTablesSql.userRoles });
+  const restrictions = createRestrictions({
+    db,
+    tenants,
+    signInTables: { userRoles: userTablesSql.userRoles, sessions: SESSIONS_SQL },
+  });
   const userPools = createUserPoolsService({ db, kek });
   // Account invite tokens: a shared link to join an account at sign-up, password or passwordless sign-in.
   const inviteTokens = createInviteTokensService({ db, kek, roles, events, messaging, vendorId: () => environment.id });
@@ -256,13 +267,14 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   });
 
   // Events, webhooks, audit: the dispatcher and audit retention run with the job runner.
-  const dispatcher = createDispatcher({ db, kek, log, ...config.webhooks });
+  const dispatcher = createDispatcher({ db, kek, log, feed: eventFeed, ...config.webhooks });
   events.onEmit(() => dispatcher.eventsEmitted());
   jobs.attach(dispatcher);
   const webhooks = createWebhooksService({
     db,
     kek,
     dispatcher,
+    feed: eventFeed,
     timeoutMs: config.webhooks.timeoutMs,
     retryForSeconds: config.webhooks.retryForSeconds,
     allowPrivateNetworks: config.webhooks.allowPrivateNetworks,
@@ -273,7 +285,18 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   jobs.attach(audit.chainer); // chains staged audit entries (audit/chainer.ts); reads chain on their own too
   jobs.attach(auditRetention(audit, log, undefined, { events: () => webhooks.applyRetention() }));
   // Housekeeping: bounded purges of expired sign-in state (flow states, MFA tokens, codes, ended sessions).
-  const housekeeping = createHousekeeping({ db, log });
+  const housekeeping = createHousekeeping({
+    db,
+    log,
+    rules: [
+      ...ssoPurgeRules,
+      ...mfaPurgeRules,
+      ...passwordlessPurgeRules,
+      ...recoveryPurgeRules,
+      ...authPurgeRules,
+      ...jobsPurgeRules,
+    ],
+  });
   jobs.attach(housekeeping.worker);
 
   /** Verifiers for further token types (API tokens, access tokens, ...), by the `type` claim; added by their modules. */

@@ -3,7 +3,7 @@ import { holdsPermission } from '../../lib/permissions.ts';
 import type { Queryable } from '../../storage/db.ts';
 import { DEFAULT_SETTINGS, type VendorSettings } from '../environment/index.ts';
 import type { TokenIssuer } from '../auth/index.ts';
-import type { UserGrantor } from '../roles/index.ts';
+import { permissionKeysByIds, type UserGrantor } from '../roles/index.ts';
 import { roleIdsIn } from '../users/index.ts';
 import * as store from './store.ts';
 
@@ -77,7 +77,7 @@ export async function userPermissions(
 
 /** 400 naming unknown permission ids; 403 when the grantor does not hold one of the keys. Answers the keys. */
 export async function checkPermissionIds(q: Queryable, ids: string[], held: string[] | undefined): Promise<string[]> {
-  const rows = await store.permissionsByIds(q, ids);
+  const rows = await permissionKeysByIds(q, ids);
   const unknown = ids.filter((id) => !rows.some((r) => r.id === id));
   if (unknown.length)
     throw new AppError('UNKNOWN_IDS', `permissionIds names permissions that do not exist: ${unknown.join(', ')}`, {

@@ -2,6 +2,8 @@ import type { Queryable } from '../../storage/db.ts';
 import { prepared } from '../../storage/prepared.ts';
 // `fragment`: the storage/sql.ts builder (`sql` here names the token statements below).
 import { sql as fragment, type Sql } from '../../storage/sql.ts';
+import { ENVIRONMENT_SETTINGS_SQL } from '../environment/index.ts';
+import { permissionKeysSql, roleKeysSql, rolePermissionKeysSql } from '../roles/index.ts';
 import { userTablesSql } from '../users/index.ts';
 
 export type TokenKind = 'client' | 'access';
@@ -49,11 +51,10 @@ function sql() {
     ON ut.tenant_id = t.tenant_id AND ut.user_id = t.user_id AND NOT ut.pending`;
   const liveSelect = `
   SELECT t.*, ut.user_id IS NOT NULL AS member, ut.is_disabled, ut.temporary_expiration_date,
-         (SELECT settings FROM environment) AS settings,
-         ARRAY(SELECT r.key FROM roles r WHERE r.id = ANY(rid.ids) ORDER BY r.level, r.key, r.id) AS role_keys,
-         ARRAY(SELECT DISTINCT p.key FROM role_permissions rp JOIN permissions p ON p.id = rp.permission_id
-               WHERE rp.role_id = ANY(rid.ids) ORDER BY p.key) AS role_permission_keys,
-         ARRAY(SELECT p.key FROM permissions p WHERE p.id = ANY(t.permission_ids) ORDER BY p.key) AS token_permission_keys,
+         (${ENVIRONMENT_SETTINGS_SQL}) AS settings,
+         ${roleKeysSql('= ANY(rid.ids)')} AS role_keys,
+         ${rolePermissionKeysSql('= ANY(rid.ids)')} AS role_permission_keys,
+         ${permissionKeysSql('= ANY(t.permission_ids)')} AS token_permission_keys,
          CASE WHEN t.user_id IS NULL THEN '{}'::uuid[] ELSE rid.ids END AS user_role_ids
   FROM api_tokens t
   ${memberships}
@@ -65,7 +66,7 @@ function sql() {
   statements = {
     liveToken: prepared(`${liveSelect} WHERE t.id = $1 AND t.kind = $2`),
     tokenState: `SELECT t.tenant_id, t.id, t.user_id, t.expires_at, ut.user_id IS NOT NULL AS member, ut.is_disabled,
-            ut.temporary_expiration_date, (SELECT settings FROM environment) AS settings
+            ut.temporary_expiration_date, (${ENVIRONMENT_SETTINGS_SQL}) AS settings
      FROM api_tokens t ${memberships}
      WHERE t.id = $1 AND t.kind = $2`,
   };
@@ -95,22 +96,10 @@ export async function claimsOfRoles(
   roleIds: string[],
 ): Promise<{ roles: string[]; permissions: string[] }> {
   const { rows } = await q.query<{ roles: string[]; permissions: string[] }>(
-    `SELECT ARRAY(SELECT r.key FROM roles r WHERE r.id = ANY($1::uuid[]) ORDER BY r.level, r.key, r.id) AS roles,
-            ARRAY(SELECT DISTINCT p.key FROM role_permissions rp JOIN permissions p ON p.id = rp.permission_id
-                  WHERE rp.role_id = ANY($1::uuid[]) ORDER BY p.key) AS permissions`,
+    `SELECT ${roleKeysSql('= ANY($1::uuid[])')} AS roles, ${rolePermissionKeysSql('= ANY($1::uuid[])')} AS permissions`,
     [roleIds],
   );
   return rows[0];
-}
-
-/** Permission rows by id (unknown ids are absent). */
-export async function permissionsByIds(q: Queryable, ids: string[]): Promise<{ id: string; key: string }[]> {
-  if (ids.length === 0) return [];
-  const { rows } = await q.query<{ id: string; key: string }>(
-    'SELECT id, key FROM permissions WHERE id = ANY($1::uuid[])',
-    [ids],
-  );
-  return rows;
 }
 
 export async function insertToken(q: Queryable, t: Omit<TokenRow, 'created_at'>): Promise<TokenRow> {

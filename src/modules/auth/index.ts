@@ -26,6 +26,8 @@ export type { TokenIssuer, RoleSource, ClaimSource, LoginResponse } from './toke
 export type { SessionsService } from './sessions.service.ts';
 export { createRateLimiter, type RateLimiter } from './rate-limit.ts';
 export { LIVENESS_CACHE_MS, type Liveness, type ActCheck } from './liveness.ts';
+export { authPurgeRules } from './purge.ts';
+export { SESSIONS_SQL } from './sessions.sql.ts';
 
 /** Sign-in, sessions and token issuing, wired over their dependencies. */
 export function createAuth(deps: {

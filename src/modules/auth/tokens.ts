@@ -1,7 +1,7 @@
 import type { Queryable } from '../../storage/db.ts';
 import type { EnvironmentService, VendorSettings } from '../environment/index.ts';
 import type { KeysService } from '../keys/index.ts';
-import type { RolesService } from '../roles/index.ts';
+import { roleKeysSql, rolePermissionKeysSql, type RolesService } from '../roles/index.ts';
 import type { MembershipRow, UserRow } from '../users/index.ts';
 import { isUuid } from '../../lib/pg-errors.ts';
 import { sql, type Sql } from '../../storage/sql.ts';
@@ -63,10 +63,8 @@ export interface ClaimsSql {
   select: Sql;
 }
 const CLAIMS_SELECT = sql.raw(
-  `ARRAY(SELECT r.key FROM roles r WHERE r.id IN (SELECT id FROM claim_roles)
-                ORDER BY r.level, r.key, r.tenant_id NULLS FIRST, r.id) AS roles,
-               ARRAY(SELECT DISTINCT p.key FROM role_permissions rp JOIN permissions p ON p.id = rp.permission_id
-                     WHERE rp.role_id IN (SELECT id FROM claim_roles) ORDER BY p.key) AS permissions`,
+  `${roleKeysSql('IN (SELECT id FROM claim_roles)', { globalFirst: true })} AS roles,
+   ${rolePermissionKeysSql('IN (SELECT id FROM claim_roles)')} AS permissions`,
 );
 /** Adds claims to a user's access token (e.g. `act` for delegation, `acr`); cannot replace the core claims. */
 export type ClaimSource = (

@@ -76,49 +76,6 @@ export async function getForWrite(q: Queryable, tenantId: string, id: string): P
 
 export const SYNC_JOB = 'scim.sync-users';
 
-export interface SyncJobRow {
-  connection_id: string;
-  state: 'pending' | 'running' | 'completed' | 'failed';
-  processed: number;
-  created_at: Date;
-  completed_at: Date | null;
-}
-
-/**
- * The latest sync job of each connection (switching syncToUserManagement on enqueues one). Two index paths: unfinished
- * jobs through `jobs_claim`, finished ones through `jobs_finished (kind, completed_at)`; a job's progress is in its
- * payload. No row: no sync job on record (never switched on, or the finished job has been cleaned up).
- */
-export async function syncJobs(q: Queryable, ids: string[]): Promise<Map<string, SyncJobRow>> {
-  const out = new Map<string, SyncJobRow>();
-  if (ids.length === 0) return out;
-  const { rows } = await q.query<SyncJobRow>(
-    `SELECT DISTINCT ON (connection_id) * FROM (
-       SELECT payload->>'connectionId' AS connection_id, state, coalesce((payload->>'processed')::int, 0) AS processed, created_at, completed_at
-       FROM jobs WHERE state IN ('pending', 'running') AND kind = $1 AND payload->>'connectionId' = ANY($2::text[])
-       UNION ALL
-       SELECT payload->>'connectionId', state, coalesce((payload->>'processed')::int, 0), created_at, completed_at
-       FROM jobs WHERE state IN ('completed', 'failed') AND kind = $1 AND payload->>'connectionId' = ANY($2::text[])
-     ) j ORDER BY connection_id, created_at DESC`,
-    [SYNC_JOB, ids],
-  );
-  for (const r of rows) out.set(r.connection_id, r);
-  return out;
-}
-
-/** A sync job's progress (count and cursor), in its own row, in the transaction of the chunk it describes. */
-export async function recordSyncProgress(
-  q: Queryable,
-  jobId: string,
-  processed: number,
-  cursor: unknown,
-): Promise<void> {
-  await q.query(
-    `UPDATE jobs SET payload = payload || jsonb_build_object('processed', coalesce((payload->>'processed')::int, 0) + $2::int, 'cursor', $3::jsonb) WHERE id = $1`,
-    [jobId, processed, JSON.stringify(cursor ?? null)],
-  );
-}
-
 export async function list(
   q: Queryable,
   f: { tenantId?: string; source?: string; connectionName?: string; id?: string },

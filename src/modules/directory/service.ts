@@ -2,6 +2,7 @@ import { newId, randomSecret, safeEqual, sha256Hex } from '../../lib/crypto.ts';
 import { isUuid } from '../../lib/pg-errors.ts';
 import { iso } from '../../lib/time.ts';
 import { AppError } from '../../http/errors.ts';
+import { latestJobs, type LatestJob } from '../../jobs/progress.ts';
 import type { JobHandler, JobRunner } from '../../jobs/runner.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
 import type { SessionsService } from '../auth/index.ts';
@@ -17,6 +18,12 @@ import * as scimStore from './scim/store.ts';
 import { createSync } from './scim/sync.ts';
 import { createScimUsers, type ScimCall } from './scim/users.service.ts';
 import { syncJobHandler } from './sync-job.ts';
+
+/**
+ * The latest sync job of each connection (switching syncToUserManagement on enqueues one), its progress included. No
+ * entry: no sync job on record (never switched on, or the finished job has been cleaned up).
+ */
+const syncJobs = (q: Queryable, ids: string[]) => latestJobs(q, store.SYNC_JOB, 'connectionId', ids);
 
 export interface DirectoryDeps {
   db: Db;
@@ -70,13 +77,13 @@ export function createDirectoryService(deps: DirectoryDeps) {
   const scimGroups = createScimGroups({ db, sync, events: deps.events, maxResults: deps.scim.maxResults, forget });
 
   /** The state of the latest sync job (switching syncToUserManagement on); `idle` when there is none on record. */
-  const syncStatusOf = (j: store.SyncJobRow | undefined) => ({
+  const syncStatusOf = (j: LatestJob | undefined) => ({
     state: j?.state ?? ('idle' as const),
     processed: j?.processed ?? 0,
     ...(j ? { requestedAt: iso(j.created_at)!, completedAt: iso(j.completed_at) ?? null } : {}),
   });
 
-  const record = (r: store.ConnectionRow, job: store.SyncJobRow | undefined) => ({
+  const record = (r: store.ConnectionRow, job: LatestJob | undefined) => ({
     id: r.id,
     tenantId: r.tenant_id,
     connectionName: r.connection_name,
@@ -126,12 +133,12 @@ export function createDirectoryService(deps: DirectoryDeps) {
 
     async get(tenantId: string, id: string) {
       const row = await requireConnection(db, tenantId, id);
-      return record(row, (await store.syncJobs(db, [row.id])).get(row.id));
+      return record(row, (await syncJobs(db, [row.id])).get(row.id));
     },
 
     async list(filter: { tenantId?: string; source?: string; connectionName?: string; id?: string }) {
       const rows = await store.list(db, filter);
-      const jobs = await store.syncJobs(
+      const jobs = await syncJobs(
         db,
         rows.map((r) => r.id),
       );

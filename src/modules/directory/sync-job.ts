@@ -1,4 +1,5 @@
 import { isUuid } from '../../lib/pg-errors.ts';
+import { recordProgress } from '../../jobs/progress.ts';
 import { JobInterrupted, type JobHandler } from '../../jobs/runner.ts';
 import * as connections from './connections.store.ts';
 import * as store from './scim/store.ts';
@@ -30,7 +31,7 @@ export function syncJobHandler(deps: { sync: Sync; chunkSize: number }): JobHand
           const facts = deps.sync.accountFacts(tx, c);
           for (const row of chunk.rows) await deps.sync.materialise(tx, c, row, false, { facts, recompute: false });
           await deps.sync.recomputeRoles(tx, c, chunk.rows);
-          await connections.recordSyncProgress(tx, ctx.job.id, chunk.rows.length, chunk.cursor);
+          await recordProgress(tx, ctx.job.id, chunk.rows.length, chunk.cursor);
           cursor = chunk.cursor;
           return chunk.rows.length < chunkSize;
         });

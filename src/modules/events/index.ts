@@ -4,3 +4,4 @@ export { EVENT_KEYS, type EventKey, type NewEvent } from './catalog.ts';
 export { eventsFromRowsItem } from './from-rows.sql.ts';
 export type { Bus, Subscriber } from './bus.ts';
 export type { DomainEventName, DomainEvents, LockedUser } from './domain.ts';
+export { eventFeed } from './feed.ts';

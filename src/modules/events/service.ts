@@ -1,6 +1,7 @@
 import { newId } from '../../lib/crypto.ts';
 import type { Queryable } from '../../storage/db.ts';
 import { sql, type Sql } from '../../storage/sql.ts';
+import { webhookWantsSql } from '../webhooks/index.ts';
 import { EVENT_KEYS, type NewEvent } from './catalog.ts';
 import { createBus } from './bus.ts';
 
@@ -13,13 +14,12 @@ const KNOWN = new Set<string>(EVENT_KEYS);
 
 /**
  * A new event's `dispatched_at` (SQL over the row's `key` and `tenant` expressions): NULL, for the webhook dispatcher,
- * when an active webhook would receive it (the fan-out's own rule: the webhook's account or none, the key or `*`);
- * otherwise now(), since nothing will ever fan it out: the event needs no later UPDATE and no dispatcher pass. A
- * webhook receives the events emitted while it is active and visible (docs/decisions.md, "Events nobody subscribes to").
+ * when an active webhook would receive it (the webhooks module's rule); otherwise now(), since nothing will ever fan
+ * it out: the event needs no later UPDATE and no dispatcher pass. A webhook receives the events emitted while it is
+ * active and visible (docs/decisions.md, "Events nobody subscribes to").
  */
 export const dispatchedAtSql = (key: string, tenant: string): string =>
-  `CASE WHEN EXISTS (SELECT 1 FROM webhooks w WHERE w.is_active AND (w.tenant_id IS NULL OR w.tenant_id = ${tenant})
-                       AND (${key} = ANY (w.event_keys) OR '*' = ANY (w.event_keys))) THEN NULL ELSE now() END`;
+  `CASE WHEN ${webhookWantsSql(key, tenant)} THEN NULL ELSE now() END`;
 
 /** INSERT of the rows `rows` (`(…), …` in rowOf's column order), each with its dispatchedAtSql. */
 const insertEvents = (rows: Sql) =>

@@ -14,6 +14,7 @@ export { rememberCookieName, ACR_MFA } from './service.ts';
 export { totpCode, matchTotp, stepAt } from './totp.ts';
 // For the login box (environment): which factors are offered, as SQL it embeds in its one statement.
 export { MFA_FACTORS_SQL } from './lookups.ts';
+export { mfaPurgeRules } from './purge.ts';
 
 /**
  * Multi-factor authentication: policy and configuration, the sign-in gate `mfa`, second-factor verification, and

@@ -133,6 +133,14 @@ export function createCodeBook(kek: Buffer) {
   };
 }
 
+/** Marks the user's unspent codes of `purpose` used, in every account (no secret needed: nothing is checked). */
+export async function voidCodes(q: Queryable, userId: string, purpose: CodePurpose): Promise<void> {
+  await q.query('UPDATE one_time_codes SET used_at = now() WHERE user_id = $1 AND purpose = $2 AND used_at IS NULL', [
+    userId,
+    purpose,
+  ]);
+}
+
 function judge(row: CodeRow | undefined): CheckResult {
   if (!row) return { ok: false, reason: 'invalid' };
   if (row.used_at) return { ok: false, reason: 'used', row };

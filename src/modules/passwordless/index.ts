@@ -3,6 +3,7 @@ export { passwordlessRoutes } from './routes.ts';
 export {
   createCodeBook,
   checkError,
+  voidCodes,
   MAX_CODE_ATTEMPTS,
   type CodeBook,
   type CodePurpose,
@@ -12,3 +13,4 @@ export { countFailure, limitRequests, type Client, type CodeLimits, type Deliver
 export { readFlowSettings, writeFlowSettings, type StrategySettings } from './settings.ts';
 export { clientOf, LoginAnswer, sendLogin } from './http.ts';
 export { createEqualizer, type Equalizer } from './timing.ts';
+export { passwordlessPurgeRules } from './purge.ts';

@@ -15,6 +15,7 @@ export { RESET_LINK_TTL, RESET_SMS_CODE_TTL, type ResetService } from './reset.s
 export type { VerificationService } from './verification.service.ts';
 export { phoneNumbersRoutes } from './phones.routes.ts';
 export type { PhonesService } from './phones.service.ts';
+export { recoveryPurgeRules } from './purge.ts';
 
 /** Password reset and email verification, over messaging. */
 export function createRecovery(deps: {

@@ -41,7 +41,7 @@ export function createIpBulk(deps: IpRestrictionsDeps & { ip: IpRestrictionsServ
       });
       try {
         return await deps.db.transaction(async (tx) => {
-          const inner = createIpRestrictionsService({ db: tx, tenants: deps.tenants, userRolesSql: deps.userRolesSql });
+          const inner = createIpRestrictionsService({ db: tx, tenants: deps.tenants, signInTables: deps.signInTables });
           const out: IpRule[] = [];
           for (const [i, r] of rules.entries()) {
             try {

@@ -55,8 +55,8 @@ export type IpRestrictionsService = ReturnType<typeof createIpRestrictionsServic
 export interface IpRestrictionsDeps {
   db: Db;
   tenants: TenantsService;
-  /** The users module's role assignments as a subquery (its `userTablesSql.userRoles`); users imports this module. */
-  userRolesSql: string;
+  /** The users and auth modules' subqueries the lockout check reads (they import this module). */
+  signInTables: store.SignInTablesSql;
 }
 
 export function createIpRestrictionsService(deps: IpRestrictionsDeps) {
@@ -95,7 +95,7 @@ export function createIpRestrictionsService(deps: IpRestrictionsDeps) {
         { ip: caller.ip },
       );
     }
-    const signIns = await store.adminSignInAddresses(tx, deps.userRolesSql, tenantId);
+    const signIns = await store.adminSignInAddresses(tx, deps.signInTables, tenantId);
     const admins = [...new Set(signIns.filter((r) => permissionMatches(r.key, ADMIN_PERMISSION)).map((r) => r.ip))];
     if (admins.length > 0 && !admins.some((ip) => admits(state, ip))) {
       throw new AppError(

@@ -1,4 +1,15 @@
 import type { Queryable } from '../../storage/db.ts';
+import { GROUP_ROLE_ASSIGNMENTS_SQL } from '../groups/index.ts';
+import { ROLE_PERMISSION_KEYS_SQL } from '../roles/index.ts';
+
+/**
+ * Subqueries of modules that import this one, given by the composition root: the users module's role assignments
+ * (its `userTablesSql.userRoles`) and the auth module's sessions (its SESSIONS_SQL).
+ */
+export interface SignInTablesSql {
+  userRoles: string;
+  sessions: string;
+}
 
 export type Strategy = 'ALLOW' | 'BLOCK';
 
@@ -127,22 +138,20 @@ export async function listIpRules(
 
 /**
  * The addresses the account's administrators (holders of `permission` through their roles or their groups' roles)
- * signed in from during the last 30 days, with the permission keys that make them administrators. `userRolesSql`:
- * the users module's role assignments as a subquery (its `userTablesSql.userRoles`), given by the wiring.
+ * signed in from during the last 30 days, with the permission keys that make them administrators. `tables`: the
+ * subqueries of the modules owning the tables (see SignInTablesSql).
  */
 export async function adminSignInAddresses(
   q: Queryable,
-  userRolesSql: string,
+  tables: SignInTablesSql,
   tenantId: string,
 ): Promise<{ ip: string; key: string }[]> {
   const { rows } = await q.query<{ ip: string; key: string }>(
-    `SELECT DISTINCT s.ip, p.key FROM sessions s
-     JOIN (SELECT user_id, role_id FROM (${userRolesSql}) a WHERE tenant_id = $1
-           UNION SELECT gu.user_id, gr.role_id FROM group_users gu
-                 JOIN group_roles gr ON gr.tenant_id = gu.tenant_id AND gr.group_id = gu.group_id WHERE gu.tenant_id = $1) ur
+    `SELECT DISTINCT s.ip, rp.key FROM (${tables.sessions}) s
+     JOIN (SELECT user_id, role_id FROM (${tables.userRoles}) a WHERE tenant_id = $1
+           UNION SELECT user_id, role_id FROM (${GROUP_ROLE_ASSIGNMENTS_SQL}) g WHERE tenant_id = $1) ur
        ON ur.user_id = s.user_id
-     JOIN role_permissions rp ON rp.role_id = ur.role_id
-     JOIN permissions p ON p.id = rp.permission_id
+     JOIN (${ROLE_PERMISSION_KEYS_SQL}) rp ON rp.role_id = ur.role_id
      WHERE s.tenant_id = $1 AND s.ip IS NOT NULL AND s.created_at > now() - interval '30 days'`,
     [tenantId],
   );

@@ -15,3 +15,10 @@ export {
 } from './schema.ts';
 // Role ids by key, for another module's import of role names (user migration).
 export { roleIdsByKeys } from './by-keys.ts';
+export {
+  roleKeysSql,
+  rolePermissionKeysSql,
+  permissionKeysSql,
+  ROLE_PERMISSION_KEYS_SQL,
+  permissionKeysByIds,
+} from './claims.sql.ts';

@@ -20,6 +20,16 @@ export async function permissionsByIds(q: Queryable, ids: readonly string[]): Pr
   return rows;
 }
 
+/** Permission ids and keys by id, no other column (unknown ids are absent). */
+export async function permissionKeysByIds(q: Queryable, ids: string[]): Promise<{ id: string; key: string }[]> {
+  if (ids.length === 0) return [];
+  const { rows } = await q.query<{ id: string; key: string }>(
+    'SELECT id, key FROM permissions WHERE id = ANY($1::uuid[])',
+    [ids],
+  );
+  return rows;
+}
+
 export async function findPermission(q: Queryable, id: string): Promise<PermissionRow | undefined> {
   if (!isUuid(id)) return undefined;
   const { rows } = await q.query<PermissionRow>(`${PERMISSION_SELECT} WHERE p.id = $1`, [id]);

@@ -1,5 +1,6 @@
 import type { Queryable } from '../../storage/db.ts';
 import type { EventsService } from '../events/index.ts';
+import { voidCodes } from '../passwordless/index.ts';
 import { updateUser, type UserRow } from '../users/index.ts';
 import * as store from './store.ts';
 
@@ -18,10 +19,7 @@ export async function activateByIdentityProvider(
 ): Promise<UserRow> {
   if (!(await store.clearPending(q, user.id))) return user;
   await updateUser(q, user.id, { verified: true, password_hash: null });
-  await q.query(
-    "UPDATE one_time_codes SET used_at = now() WHERE user_id = $1 AND purpose = 'activation' AND used_at IS NULL",
-    [user.id],
-  );
+  await voidCodes(q, user.id, 'activation');
   await events.emit(q, {
     eventKey: 'user.activated',
     tenantId: user.active_tenant_id,

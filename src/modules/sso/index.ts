@@ -17,6 +17,7 @@ export { TXT_PREFIX, type TxtResolver } from './domains.service.ts';
 // For the login box (environment): whether SSO is offered, as SQL it embeds in its one statement.
 export { SSO_OFFERED_SQL } from './lookups.ts';
 export type { SsoLoginService } from './login.service.ts';
+export { ssoPurgeRules } from './purge.ts';
 
 export interface SsoDeps {
   db: Db;

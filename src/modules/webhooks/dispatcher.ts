@@ -3,9 +3,12 @@ import { decrypt, newId } from '../../lib/crypto.ts';
 import type { Db } from '../../storage/db.ts';
 import { send } from './deliver.ts';
 import * as store from './store.ts';
+import type { EventFeed } from './subscriptions.ts';
 
 export interface DispatcherOptions {
   db: Db;
+  /** The events outbox (the events module's eventFeed). */
+  feed: EventFeed;
   kek: Buffer;
   log: Logger;
   pollMs: number;
@@ -84,11 +87,11 @@ export function createDispatcher(opts: DispatcherOptions) {
   async function fanOut(): Promise<number> {
     // Events no active webhook wants are written already dispatched (events module, dispatchedAtSql): most passes
     // find nothing, and they find it with one read instead of a transaction under the fan-out lock.
-    if (!(await store.anyUndispatched(db))) return 0;
+    if (!(await opts.feed.anyUndispatched(db))) return 0;
     return db.transaction(async (tx) => {
       await store.lockFanOut(tx);
       // Taken and marked dispatched in one statement; with no active webhook that is the whole fan-out.
-      const events = await store.takeUndispatched(tx, FAN_OUT_BATCH);
+      const events = await opts.feed.takeUndispatched(tx, FAN_OUT_BATCH);
       if (events.length === 0) return 0;
       const hooks = await store.activeWebhooks(tx);
       const rows: store.NewDelivery[] = [];

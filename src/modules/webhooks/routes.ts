@@ -2,16 +2,15 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { guard } from '../../http/auth.ts';
 import {
-  CreateWebhook,
   Delivery,
   DeliveryParams,
   ListWebhooksQuery,
   LogsPage,
   LogsQuery,
   TestResult,
-  UpdateWebhook,
   Webhook,
   WebhookParams,
+  webhookBodies,
 } from './schema.ts';
 import type { WebhooksService } from './service.ts';
 
@@ -19,6 +18,7 @@ const tags = ['webhooks'];
 
 /** Webhook endpoints (wire.md section 10), environment (vendor) tokens only. */
 export const webhooksRoutes: FastifyPluginAsyncTypebox<{ webhooks: WebhooksService }> = async (app, { webhooks }) => {
+  const { CreateWebhook, UpdateWebhook } = webhookBodies(webhooks.eventKeys);
   app.post(
     '/webhook/custom',
     {

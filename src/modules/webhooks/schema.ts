@@ -1,9 +1,4 @@
 import { Type, type Static } from 'typebox';
-import { EVENT_KEYS } from '../events/index.ts';
-
-export const EventKeyName = Type.Union([...EVENT_KEYS.map((k) => Type.Literal(k)), Type.Literal('*')], {
-  description: 'an event key of docs/events.md, or * for all',
-});
 const Url = Type.String({
   minLength: 8,
   maxLength: 2048,
@@ -16,25 +11,34 @@ const Secret = Type.String({
   description: 'HMAC key of the signature; write-only (never returned)',
 });
 
-export const CreateWebhook = Type.Object({
-  displayName: Type.String({ minLength: 1, maxLength: 255 }),
-  url: Url,
-  secret: Type.Optional(Secret),
-  eventKeys: Type.Array(EventKeyName, { minItems: 1, maxItems: 64, uniqueItems: true }),
-  isActive: Type.Optional(Type.Boolean()),
-  tenantId: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: "only this account's events" })),
-  description: Type.Optional(Type.String({ maxLength: 1024 })),
-});
-export type CreateWebhook = Static<typeof CreateWebhook>;
-
-export const UpdateWebhook = Type.Object({
-  displayName: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
-  url: Type.Optional(Url),
-  secret: Type.Optional(Secret),
-  eventKeys: Type.Optional(Type.Array(EventKeyName, { minItems: 1, maxItems: 64, uniqueItems: true })),
-  isActive: Type.Optional(Type.Boolean()),
-});
-export type UpdateWebhook = Static<typeof UpdateWebhook>;
+/**
+ * The create and update bodies over the event catalogue `eventKeys` (the events module's, given at wiring: events
+ * imports this module).
+ */
+export function webhookBodies(eventKeys: readonly string[]) {
+  const EventKeyName = Type.Union([...eventKeys.map((k) => Type.Literal(k)), Type.Literal('*')], {
+    description: 'an event key of docs/events.md, or * for all',
+  });
+  const CreateWebhook = Type.Object({
+    displayName: Type.String({ minLength: 1, maxLength: 255 }),
+    url: Url,
+    secret: Type.Optional(Secret),
+    eventKeys: Type.Array(EventKeyName, { minItems: 1, maxItems: 64, uniqueItems: true }),
+    isActive: Type.Optional(Type.Boolean()),
+    tenantId: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: "only this account's events" })),
+    description: Type.Optional(Type.String({ maxLength: 1024 })),
+  });
+  const UpdateWebhook = Type.Object({
+    displayName: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+    url: Type.Optional(Url),
+    secret: Type.Optional(Secret),
+    eventKeys: Type.Optional(Type.Array(EventKeyName, { minItems: 1, maxItems: 64, uniqueItems: true })),
+    isActive: Type.Optional(Type.Boolean()),
+  });
+  return { CreateWebhook, UpdateWebhook };
+}
+export type CreateWebhook = Static<ReturnType<typeof webhookBodies>['CreateWebhook']>;
+export type UpdateWebhook = Static<ReturnType<typeof webhookBodies>['UpdateWebhook']>;
 
 export const Webhook = Type.Object({
   id: Type.String(),

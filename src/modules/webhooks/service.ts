@@ -8,11 +8,14 @@ import { assertWebhookUrl } from './ssrf.ts';
 import type { Dispatcher } from './dispatcher.ts';
 import type { CreateWebhook, Delivery, UpdateWebhook, Webhook } from './schema.ts';
 import * as store from './store.ts';
+import type { EventFeed } from './subscriptions.ts';
 
 export interface WebhooksDeps {
   db: Db;
   kek: Buffer;
   dispatcher: Dispatcher;
+  /** The events outbox (the events module's eventFeed): its catalogue and retention. */
+  feed: EventFeed;
   timeoutMs: number;
   retryForSeconds: number;
   /** WEBHOOK_ALLOW_PRIVATE_NETWORKS (default true): false refuses URLs whose host is or resolves to a private address. */
@@ -66,6 +69,9 @@ export function createWebhooksService(deps: WebhooksDeps) {
   }
 
   return {
+    /** The keys an endpoint may subscribe to (the event catalogue). */
+    eventKeys: deps.feed.keys,
+
     async create(body: CreateWebhook): Promise<Webhook> {
       await assertWebhookUrl(body.url, allowPrivate);
       const generated = body.secret === undefined ? randomSecret(32) : undefined;
@@ -178,7 +184,7 @@ export function createWebhooksService(deps: WebhooksDeps) {
       if (!deps.retentionDays) return 0;
       const before = new Date(now.getTime() - deps.retentionDays * 86_400_000);
       let removed = 0;
-      for (const step of [store.removeOldDeliveries, store.removeOldEvents]) {
+      for (const step of [store.removeOldDeliveries, deps.feed.removeOld]) {
         for (;;) {
           const n = await step(db, before, batch);
           removed += n;

@@ -1,5 +1,4 @@
 import type { Queryable } from '../../storage/db.ts';
-import { prepared } from '../../storage/prepared.ts';
 
 export interface WebhookRow {
   id: string;
@@ -41,17 +40,6 @@ export interface ClaimedDelivery
   url: string;
   secret_sealed: string;
   is_active: boolean;
-}
-
-export interface EventRow {
-  seq: number;
-  id: string;
-  event_key: string;
-  tenant_id: string | null;
-  entity_type: string | null;
-  entity_id: string | null;
-  data: Record<string, unknown>;
-  created_at: Date;
 }
 
 export async function insertWebhook(
@@ -109,38 +97,6 @@ export async function activeWebhooks(
 /** Takes the fan-out lock (one row), so fan-outs run one at a time and keep the events' order. */
 export async function lockFanOut(q: Queryable): Promise<void> {
   await q.query('SELECT id FROM event_dispatch WHERE id = 1 FOR UPDATE');
-}
-
-const ANY_UNDISPATCHED = prepared('SELECT EXISTS (SELECT 1 FROM events WHERE dispatched_at IS NULL) AS any');
-/** Whether any event waits for the fan-out (the partial index events_undispatched answers it). */
-export async function anyUndispatched(q: Queryable): Promise<boolean> {
-  return (await q.query<{ any: boolean }>(ANY_UNDISPATCHED)).rows[0].any;
-}
-
-/**
- * Takes up to `limit` undispatched events in seq order and marks them dispatched, in one statement (the caller holds
- * the fan-out lock and writes their deliveries in the same transaction). Answers them in seq order.
- */
-export async function takeUndispatched(q: Queryable, limit: number): Promise<EventRow[]> {
-  const { rows } = await q.query<EventRow>(
-    `UPDATE events SET dispatched_at = now() WHERE seq IN (SELECT seq FROM events WHERE dispatched_at IS NULL ORDER BY seq LIMIT $1)
-     RETURNING seq, id, event_key, tenant_id, entity_type, entity_id, data, created_at`,
-    [limit],
-  );
-  return rows.sort((a, b) => Number(a.seq) - Number(b.seq));
-}
-
-export async function undispatchedEvents(q: Queryable, limit: number): Promise<EventRow[]> {
-  return (
-    await q.query<EventRow>(
-      'SELECT seq, id, event_key, tenant_id, entity_type, entity_id, data, created_at FROM events WHERE dispatched_at IS NULL ORDER BY seq LIMIT $1',
-      [limit],
-    )
-  ).rows;
-}
-
-export async function markDispatched(q: Queryable, seqs: number[]): Promise<void> {
-  await q.query('UPDATE events SET dispatched_at = now() WHERE seq = ANY($1::bigint[])', [seqs]);
 }
 
 export interface NewDelivery {
@@ -272,23 +228,6 @@ export async function removeOldDeliveries(q: Queryable, before: Date, limit: num
        SELECT seq FROM webhook_deliveries
        WHERE created_at < $1 AND (status IN ('succeeded', 'failed') OR give_up_at < now())
        ORDER BY seq LIMIT $2)`,
-      [before, limit],
-    )
-  ).rowCount;
-}
-
-/**
- * Retention, one bounded batch: outbox rows created before `before` that were fanned out and have no delivery still
- * to send (an event whose delivery is pending or being sent stays until that delivery finishes or gives up).
- */
-export async function removeOldEvents(q: Queryable, before: Date, limit: number): Promise<number> {
-  return (
-    await q.query(
-      `DELETE FROM events WHERE seq IN (
-       SELECT e.seq FROM events e
-       WHERE e.created_at < $1 AND e.dispatched_at IS NOT NULL
-         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.status IN ('pending', 'delivering') AND d.give_up_at >= now())
-       ORDER BY e.seq LIMIT $2)`,
       [before, limit],
     )
   ).rowCount;
