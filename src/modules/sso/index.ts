@@ -7,7 +7,7 @@ import type { TenantsService } from '../tenants/index.ts';
 import { createSsoConfigService } from './config.service.ts';
 import type { TxtResolver } from './domains.service.ts';
 import { createSsoLoginService } from './login.service.ts';
-import { forgetAccount, purgeExpired } from './store.ts';
+import { forgetAccount } from './store.ts';
 
 export { ssoRoutes, acceptForms, refreshCookie } from './routes.ts';
 export { flowSecrets, saveFlow, takeFlow, pkceChallenge, FLOW_TTL_SECONDS } from './flow.ts';
@@ -41,7 +41,6 @@ export function createSso(deps: SsoDeps) {
   return {
     configs,
     login,
-    purgeExpired: (q: Queryable = deps.db) => purgeExpired(q),
     /** account.removed: the account's connections, domains and flows go (subscribed in src/context.ts). */
     forgetAccount: (q: Queryable, tenantId: string) => forgetAccount(q, tenantId),
   };

@@ -321,10 +321,6 @@ export async function rememberAssertion(q: Queryable, id: string, tenantId: stri
   );
   return rows.length > 0;
 }
-export async function purgeExpired(q: Queryable): Promise<void> {
-  await q.query("DELETE FROM sso_flow_states WHERE expires_at < now() - interval '1 hour'");
-  await q.query('DELETE FROM sso_assertions WHERE expires_at < now()');
-}
 
 // -- SP key and settings --
 export async function spKey(q: Queryable): Promise<{ private_key_enc: string; certificate: string } | undefined> {
