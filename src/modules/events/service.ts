@@ -46,6 +46,8 @@ function rowOf(e: NewEvent): unknown[] {
 export interface InlineEvents {
   cte: (first: number) => string;
   values: unknown[];
+  /** How many events (the text of `cte` depends on it). */
+  count: number;
   written: () => void;
 }
 
@@ -92,7 +94,12 @@ export function createEventsService(opts: EventsOptions = {}) {
           ', ',
         ),
       )})`;
-      return { cte: (first) => item.build(first).text, values: item.build().values, written: nudge };
+      return {
+        cte: (first) => item.build(first).text,
+        values: item.build().values,
+        count: list.length,
+        written: nudge,
+      };
     },
     /** Called (debounced) after events were written; the dispatcher uses it to look sooner than its poll. */
     onEmit(listener: () => void): void {

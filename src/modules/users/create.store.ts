@@ -1,4 +1,5 @@
 import type { Queryable } from '../../storage/db.ts';
+import { prepared } from '../../storage/prepared.ts';
 import { defaultRoleIdsSql } from '../roles/index.ts';
 import { accountTablesSql } from '../tenants/index.ts';
 import type { UserRow } from './store.ts';
@@ -41,6 +42,8 @@ export interface NewUserRow {
 export interface InlineEvents {
   cte: (first: number) => string;
   values: unknown[];
+  /** How many events (the text of `cte` depends on it). */
+  count: number;
 }
 
 const USER_COLUMNS = `id, email, username, name, profile_picture_url, external_id, verified, mfa_bypass, provider, managed_by,
@@ -63,8 +66,7 @@ export async function insertUsers(
   const answer = rows
     ? 'SELECT u.*, (SELECT count(*) FROM m)::int AS joined_count FROM u'
     : 'SELECT (SELECT count(*) FROM m)::int AS joined_count';
-  const { rows: out } = await q.query<UserRow & { joined_count: number }>(
-    `WITH x AS MATERIALIZED (
+  const text = `WITH x AS MATERIALIZED (
        SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(id uuid, email text, username text, name text, profile_picture_url text,
          external_id text, verified boolean, mfa_bypass boolean, provider text, managed_by text, metadata jsonb, vendor_metadata jsonb,
          password_hash text, password_temporary boolean, must_reset_password boolean, mfa_enrolled boolean,
@@ -84,7 +86,11 @@ export async function insertUsers(
        INSERT INTO user_roles (tenant_id, user_id, role_id)
        SELECT m.tenant_id, m.user_id, r.v::uuid FROM m JOIN x ON x.id = m.user_id, jsonb_array_elements_text(x.role_ids) AS r(v)
      )${events ? `, ${events.cte(2)}` : ''}
-     ${answer}`,
+     ${answer}`;
+  // One user (every flow but bulk import) with at most one event has a constant text: prepared, so it is planned once
+  // per connection; a batch's text varies with its event count and stays unnamed.
+  const { rows: out } = await q.query<UserRow & { joined_count: number }>(
+    users.length === 1 && (events?.count ?? 0) <= 1 ? prepared(text) : text,
     [JSON.stringify(users), ...(events?.values ?? [])],
   );
   const joined = out[0]?.joined_count ?? 0;
