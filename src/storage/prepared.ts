@@ -3,9 +3,9 @@ import { createHash } from 'node:crypto';
 /**
  * Static SQL of the hot paths (sign-in, refresh) marked for named prepared statements. On PostgreSQL (`pg`), a marked
  * text runs as `{name, text, values}`: each pooled connection parses and plans it once, then only binds and executes
- * it. Mark only constant text (string literals built at module load, never text with inlined values): every marked
- * text stays prepared on every connection for the connection's life. Bounded: past MAX_PREPARED texts, further marks
- * are ignored (the statement still runs, unnamed). PGlite has no named statements in its API; it ignores the mark.
+ * it. PGlite's store (pglite-protocol.ts) does the same with named statements on its one session. Mark only constant
+ * text (never text with inlined values): every marked text stays prepared on every connection for the connection's
+ * life. Bounded: past MAX_PREPARED texts, further marks are ignored (the statement still runs, unnamed).
  */
 const MAX_PREPARED = 256;
 const names = new Map<string, string>();
