@@ -20,7 +20,15 @@ export { authRoutes, REFRESH_COOKIE } from './routes.ts';
 /** The sign-in answer schema (wire.md section 4, with the MFA challenge fields) for every route that signs in. */
 export { LoginResponse as SignInAnswer, MfaDevices, type SignInAnswerBody } from './schema.ts';
 export type { LoginService } from './login.service.ts';
-export type { SignInGate, GateInput, GateSpec, InviteJoin, SignInOptions, ClientInfo } from './sign-in.types.ts';
+export type {
+  SignInGate,
+  GateInput,
+  GateSpec,
+  InviteJoin,
+  ResetTokenStore,
+  SignInOptions,
+  ClientInfo,
+} from './sign-in.types.ts';
 export type { StepUpFactor } from './step-up.service.ts';
 export type { TokenIssuer, RoleSource, ClaimSource, LoginResponse } from './tokens.ts';
 export type { SessionsService } from './sessions.service.ts';

@@ -1,6 +1,6 @@
 import type { Config } from '../../config.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
-import { createRateLimiter } from '../auth/index.ts';
+import { createRateLimiter, type ResetTokenStore } from '../auth/index.ts';
 import type { PasswordService } from '../credentials/index.ts';
 import type { EventsService } from '../events/index.ts';
 import type { MessagingService } from '../messaging/index.ts';
@@ -64,15 +64,7 @@ export function createRecovery(deps: {
   /** For the users module's email change (registered by the composition root): emailed proofs die with the address. */
   const forgetEmailProofs = (q: Queryable, userId: string): Promise<void> => store.forgetEmailProofs(q, userId);
   /** For the sign-in's reset answer (auth, registered by the composition root): a token the reset route redeems. */
-  const storeResetToken = (
-    q: Queryable,
-    t: {
-      userId: string;
-      tokenHash: string;
-      reason: 'migrated-without-password' | 'password-expired';
-      ttlSeconds: number;
-    },
-  ): Promise<void> => store.insertResetToken(q, t);
+  const storeResetToken: ResetTokenStore = (q, t) => store.insertResetToken(q, t);
   return { reset, verification, phones, forgetEmailProofs, storeResetToken };
 }
 export type Recovery = ReturnType<typeof createRecovery>;

@@ -13,8 +13,6 @@ export {
   type PermissionView,
   type AssignmentType,
 } from './schema.ts';
-// Role ids by key, for another module's import of role names (user migration).
-export { roleIdsByKeys } from './by-keys.ts';
 export {
   roleKeysSql,
   rolePermissionKeysSql,

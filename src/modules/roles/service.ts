@@ -136,6 +136,9 @@ export function createRolesService(deps: RolesDeps) {
     /** The ids among `roleIds` that still name a role assignable in the account (environment roles or its own). */
     idsInScope: (q: Queryable, tenantId: string, roleIds: string[]): Promise<string[]> =>
       store.idsInScope(q, tenantId, roleIds),
+    /** The ids of the roles assignable in the account whose key is among `keys` (an identity provider's role names). */
+    idsByKeys: (q: Queryable, tenantId: string, keys: string[]): Promise<string[]> =>
+      store.idsByKeys(q, tenantId, keys),
     // assertGrantable / assertRevocable (grants.ts): the one rule for who may give or take away which roles.
     ...createGrants(rolesInReach),
     /** The id check alone (400 `UNKNOWN_IDS`: no role in the account's reach); grants use assertGrantable. */

@@ -97,6 +97,16 @@ export async function flaggedRoleIds(
   return rows.map((r) => r.id);
 }
 
+/** The ids of the roles of the account's scope whose key is among `keys`, in id order. */
+export async function idsByKeys(q: Queryable, tenantId: string, keys: string[]): Promise<string[]> {
+  if (keys.length === 0) return [];
+  const { rows } = await q.query<{ id: string }>(
+    'SELECT id::text FROM roles WHERE key = ANY($2::text[]) AND (tenant_id IS NULL OR tenant_id = $1) ORDER BY id',
+    [tenantId, keys],
+  );
+  return rows.map((r) => r.id);
+}
+
 /** The ids among `roleIds` that still name a role of the account's scope (environment roles or its own). */
 export async function idsInScope(q: Queryable, tenantId: string, roleIds: string[]): Promise<string[]> {
   if (roleIds.length === 0) return [];

@@ -10,7 +10,7 @@ import {
   MAX_MIGRATION_ITEMS,
   migrationFailure,
 } from '../account-migration/index.ts';
-import { roleIdsByKeys, type RolesService } from '../roles/index.ts';
+import type { RolesService } from '../roles/index.ts';
 import type { TenantsService } from '../tenants/index.ts';
 import { createUserCreation, findById, type UsersService } from '../users/index.ts';
 import type { User } from '../users/index.ts';
@@ -59,7 +59,7 @@ export function createUserMigrationService(deps: UserMigrationDeps) {
     const { body } = p;
     return async (): Promise<string[] | undefined> => {
       const keys = p.providerRoleKeys;
-      const byKeys = () => roleIdsByKeys(tx, body.tenantId, keys!);
+      const byKeys = () => roles.idsByKeys(tx, body.tenantId, keys!);
       const providerRoles = keys ? await once(`p\0${body.tenantId}\0${JSON.stringify(keys)}`, byKeys) : [];
       const ids = body.roleIds;
       if (ids?.length) {

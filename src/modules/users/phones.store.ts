@@ -31,11 +31,30 @@ export const primaryPhoneSql = (userExpr: string) =>
      WHERE p.user_id = ${userExpr} ORDER BY p.is_primary DESC, p.created_at LIMIT 1)`;
 
 export async function primaryPhone(q: Queryable, userId: string): Promise<string | undefined> {
+  const { rows } = await q.query<{ phone_number: string | null }>(`SELECT ${primaryPhoneSql('$1')} AS phone_number`, [
+    userId,
+  ]);
+  return rows[0]?.phone_number ?? undefined;
+}
+
+/** The user's numbers as text, the primary first (the user record's `phoneNumber`). */
+export async function numbersOf(q: Queryable, userId: string): Promise<string[]> {
   const { rows } = await q.query<{ phone_number: string }>(
-    'SELECT phone_number FROM user_phone_numbers WHERE user_id = $1 ORDER BY is_primary DESC, created_at LIMIT 1',
+    'SELECT phone_number FROM user_phone_numbers WHERE user_id = $1 ORDER BY is_primary DESC, created_at, phone_number',
     [userId],
   );
-  return rows[0]?.phone_number;
+  return rows.map((r) => r.phone_number);
+}
+
+/** Adds a phone number; the first one becomes primary. Returns false when another user holds it. */
+export async function addPhone(q: Queryable, userId: string, phone: string): Promise<boolean> {
+  const { rows } = await q.query<{ user_id: string }>(
+    `INSERT INTO user_phone_numbers (phone_number, user_id, is_primary)
+     VALUES ($1, $2, NOT EXISTS (SELECT 1 FROM user_phone_numbers WHERE user_id = $2))
+     ON CONFLICT (phone_number) DO UPDATE SET phone_number = EXCLUDED.phone_number RETURNING user_id`,
+    [phone, userId],
+  );
+  return rows[0]?.user_id === userId;
 }
 
 export async function list(q: Queryable, f: PhoneNumberFilter): Promise<{ rows: PhoneNumberRow[]; total: number }> {

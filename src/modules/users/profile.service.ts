@@ -4,6 +4,7 @@ import { parseMetadata } from '../tenants/index.ts';
 import type { groupsOfUsers } from '../groups/index.ts';
 import type { UpdateProfile, UpdateUser, User } from './schema.ts';
 import type { UsersDeps } from './service.ts';
+import * as phoneStore from './phones.store.ts';
 import * as store from './store.ts';
 
 /** What the users service lends its parts (profile.service.ts, email.service.ts): lookups that 404 and the record builder. */
@@ -60,7 +61,7 @@ export function createProfileOps(deps: UsersDeps, core: UsersCore) {
   async function apply(tx: Queryable, before: store.UserRow, body: UpdateUser): Promise<void> {
     const values = columnsOf(body);
     await store.updateUser(tx, before.id, values);
-    if (body.phoneNumber && !(await store.addPhone(tx, before.id, body.phoneNumber))) {
+    if (body.phoneNumber && !(await phoneStore.addPhone(tx, before.id, body.phoneNumber))) {
       throw new AppError('PHONE_TAKEN', `Phone number ${body.phoneNumber} belongs to another user`);
     }
     const changed = Object.keys(body).filter((k) => (body as Record<string, unknown>)[k] !== undefined);

@@ -3,6 +3,7 @@ import type { Queryable } from '../../storage/db.ts';
 import type { RolesService } from '../roles/index.ts';
 import { groupsOfUsers } from '../groups/index.ts';
 import type { User } from './schema.ts';
+import * as phoneStore from './phones.store.ts';
 import * as store from './store.ts';
 
 /** Sub-account access of a membership: forced on when its account says alwaysOn. */
@@ -30,7 +31,7 @@ export async function buildUserRecord(
   // `known.groups`: a list page reads the groups of all its users in one statement (groupsOfUsers) and passes them in.
   const [ms, phoneList, groupMap] = await Promise.all([
     store.memberships(q, user.id),
-    store.phones(q, user.id),
+    phoneStore.numbersOf(q, user.id),
     known?.groups ?? groupsOfUsers(q, [user.id]),
   ]);
   const current = (tenantId ? ms.find((m) => m.tenant_id === tenantId) : undefined) ?? activeMembership(user, ms);

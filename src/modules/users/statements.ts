@@ -1,4 +1,5 @@
 import type { Queryable } from '../../storage/db.ts';
+import * as phoneStore from './phones.store.ts';
 import * as store from './store.ts';
 import type { MembershipRow, UserRow } from './store.ts';
 
@@ -13,7 +14,7 @@ export const findByEmail = (q: Queryable, email: string) => store.findByEmail(q,
 export const findByUsername = (q: Queryable, username: string) => store.findByUsername(q, username);
 export const findByPhone = (q: Queryable, phone: string) => store.findByPhone(q, phone);
 /** The user's phone numbers (user_phone_numbers). */
-export const phones = (q: Queryable, userId: string) => store.phones(q, userId);
+export const phones = (q: Queryable, userId: string) => phoneStore.numbersOf(q, userId);
 /** Sets columns of the user row (column → value). */
 export const updateUser = (q: Queryable, id: string, values: Record<string, unknown>) =>
   store.updateUser(q, id, values);
