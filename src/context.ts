@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import type { Logger } from 'pino';
 import { createLogger as createBaseLogger } from './lib/log.ts';
 import type { Config } from './config.ts';
@@ -416,6 +417,8 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   const captcha = createCaptchaService({ db, kek, verifyUrl: config.captcha.verifyUrl, log });
 
   return {
+    // Signs the hosted pages' cookies (CSRF): derived from the KEK, so the same on every instance and restart.
+    pagesCookieSecret: createHmac('sha256', kek).update('gatehouse hosted pages cookies').digest('base64url'),
     approvalFlows: createApprovalFlowsService({ db, events, users, vendorId: () => environment.id }),
     captcha,
     housekeeping,

@@ -31,6 +31,7 @@ import { userPoolsRoutes } from './modules/user-pools/index.ts';
 import { canonicalScimUrl, directoryRoutes, scimRoutes, SCIM_PREFIX } from './modules/directory/index.ts';
 import { captchaRoutes, installCaptcha } from './modules/captcha/index.ts';
 import { approvalFlowsRoutes } from './modules/approval-flows/index.ts';
+import { installPageKit } from './http/pages/kit.ts';
 /** Builds the API server over a context: the HTTP shell plus every module's routes. */
 export async function buildApp(ctx: Context, opts: { logger?: boolean } = {}) {
   const app = await createHttp({
@@ -123,6 +124,15 @@ export async function buildApp(ctx: Context, opts: { logger?: boolean } = {}) {
   await app.register(directoryRoutes, { directory: ctx.directory });
   await app.register(approvalFlowsRoutes, { approvalFlows: ctx.approvalFlows });
   await app.register(scimRoutes, { prefix: SCIM_PREFIX, directory: ctx.directory, publicUrl: ctx.config.publicUrl });
+  // The hosted pages (/account/...) and the OpenID provider's interactions: one encapsulated scope with the page kit
+  // (form bodies, cookies, CSRF, security headers, HTML errors), so none of it reaches the JSON API.
+  await app.register(async (pages) => {
+    await installPageKit(pages, {
+      cookieSecret: ctx.pagesCookieSecret,
+      secureCookies: ctx.config.publicUrl.startsWith('https://'),
+      brand: async () => ({ name: 'Gatehouse' }),
+    });
+  });
   await app.ready();
   return app;
 }
