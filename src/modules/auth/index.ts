@@ -16,7 +16,9 @@ import { createRateLimiter } from './rate-limit.ts';
 import { createSessionsService } from './sessions.service.ts';
 import { createTokenIssuer } from './tokens.ts';
 
-export { authRoutes, REFRESH_COOKIE } from './routes.ts';
+export { authRoutes } from './routes.ts';
+export { REFRESH_COOKIE, refreshCookie } from './refresh-cookie.ts';
+export type { BrowserSession } from './browser-session.ts';
 /** The sign-in answer schema (wire.md section 4, with the MFA challenge fields) for every route that signs in. */
 export { LoginResponse as SignInAnswer, MfaDevices, type SignInAnswerBody } from './schema.ts';
 export type { LoginService } from './login.service.ts';

@@ -8,6 +8,7 @@ import type { RateLimiter } from './rate-limit.ts';
 import type { EventsService } from '../events/index.ts';
 import { passwordSignInSteps, runSteps, type PasswordSignIn } from './login.steps.ts';
 import { createRefresh } from './refresh.service.ts';
+import { createBrowserSessions } from './browser-session.ts';
 import { createReissue } from './reissue.service.ts';
 import { createStepUp, type StepUpFactor } from './step-up.service.ts';
 import type { SessionsService } from './sessions.service.ts';
@@ -354,6 +355,16 @@ export function createLoginService(deps: LoginDeps) {
 
     /** A fresh access token for a live session, its refresh token not rotated (reissue.service.ts). */
     reissue: createReissue({
+      db,
+      users,
+      environment: deps.environment,
+      sessions: deps.sessions,
+      issue: deps.issue,
+      runGates,
+    }),
+
+    /** The live session behind a browser's refresh cookie, not rotated (browser-session.ts). */
+    browserSession: createBrowserSessions({
       db,
       users,
       environment: deps.environment,

@@ -1,3 +1,4 @@
+import { REFRESH_COOKIE, refreshCookie } from './refresh-cookie.ts';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
@@ -21,7 +22,6 @@ import {
 import type { SessionsService } from './sessions.service.ts';
 import type { UsedSettings } from './sign-in.types.ts';
 
-export const REFRESH_COOKIE = 'gh_refresh';
 const tags = ['sign-in'];
 const A = '/identity/resources/auth/v1';
 
@@ -44,13 +44,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
    */
   async function setRefreshCookie(reply: FastifyReply, token: string | null, used: UsedSettings = {}) {
     const s = used.settings ?? (await deps.environment.settings());
-    const sameSite = s.cookieSameSite === 'NONE' ? 'None' : s.cookieSameSite === 'STRICT' ? 'Strict' : 'Lax';
-    const secure = deps.secureCookies || sameSite === 'None' ? '; Secure' : '';
-    const value =
-      token === null
-        ? `${REFRESH_COOKIE}=; Path=/; HttpOnly; SameSite=${sameSite}; Max-Age=0${secure}`
-        : `${REFRESH_COOKIE}=${encodeURIComponent(token)}; Path=/; HttpOnly; SameSite=${sameSite}; Max-Age=${s.defaultRefreshTokenExpiration}${secure}`;
-    reply.header('set-cookie', value);
+    reply.header('set-cookie', refreshCookie(token, s, deps.secureCookies));
   }
   const client = (req: FastifyRequest) => ({
     ip: req.ip,
