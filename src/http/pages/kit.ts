@@ -87,7 +87,7 @@ export async function installPageKit(scope: FastifyInstance, opts: PageKitOption
     for (const [k, v] of Object.entries(appErr?.headers ?? {})) reply.header(k, v);
     return reply.status(status).page({
       title: 'page.error.title',
-      body: html`${notice('error', message)}<p class="links"><a href="/account/sign-in">${t(req.locale, 'page.error.back')}</a></p>`,
+      body: html`${notice('error', message)}<p class="links"><a href="/account/login">${t(req.locale, 'page.error.back')}</a></p>`,
     });
   });
 
