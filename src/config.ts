@@ -83,6 +83,8 @@ export interface Config {
    * session's tokens may still change who the user is (emails, password, MFA, phones, personal tokens).
    */
   recentAuthMaxAge: number;
+  /** On SIGTERM, /ready answers 503 this long before the server stops accepting (a balancer's check interval). */
+  drainDelayMs: number;
 }
 
 type Env = Record<string, string | undefined>;
@@ -247,6 +249,7 @@ export function loadConfig(env: Env = process.env): Config {
     },
     captcha: { verifyUrl: captchaVerifyUrl },
     recentAuthMaxAge: int('RECENT_AUTH_MAX_AGE', 300, 1, 86_400),
+    drainDelayMs: int('DRAIN_DELAY_MS', 0, 0, 60_000),
     messaging: {
       devOutbox: bool('MESSAGING_DEV_OUTBOX', !production),
       maxAttempts: int('MESSAGING_MAX_ATTEMPTS', 5, 1, 20),

@@ -33,7 +33,7 @@ import { captchaRoutes, installCaptcha } from './modules/captcha/index.ts';
 import { approvalFlowsRoutes } from './modules/approval-flows/index.ts';
 import { installPageKit } from './http/pages/kit.ts';
 /** Builds the API server over a context: the HTTP shell plus every module's routes. */
-export async function buildApp(ctx: Context, opts: { logger?: boolean } = {}) {
+export async function buildApp(ctx: Context, opts: { logger?: boolean; draining?: () => boolean } = {}) {
   const app = await createHttp({
     bodyLimit: ctx.config.bodyLimit,
     trustProxy: ctx.config.trustProxy,
@@ -44,6 +44,7 @@ export async function buildApp(ctx: Context, opts: { logger?: boolean } = {}) {
     recentAuthMaxAge: ctx.config.recentAuthMaxAge,
     checkLive: (auth) => ctx.auth.liveness.check(auth),
     ready: async () => (await ctx.db.query('SELECT 1 AS ok')).rows.length === 1,
+    draining: opts.draining,
   });
   // The audit hook is on the root instance, before any module's routes, so it sees every write route.
   installAudit(app, ctx.audit, {

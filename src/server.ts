@@ -2,7 +2,7 @@ import { loadConfigOrExit } from './config.ts';
 import { createContext, createLogger } from './context.ts';
 import { buildApp } from './routes.ts';
 import { migrate } from './storage/migrate.ts';
-import { openDatabase } from './storage/open.ts';
+import { DataDirInUse, openDatabase } from './storage/open.ts';
 import { startMaintenance } from './storage/maintenance.ts';
 
 /**
@@ -35,16 +35,18 @@ async function main(): Promise<void> {
 
   if (!config.agent.clientId) await ctx.environment.ensureLocalAgentCredential(config.agent.credentialsFile);
 
-  const app = await buildApp(ctx);
+  let stopping = false;
+  const app = await buildApp(ctx, { draining: () => stopping });
   await app.listen({ port: config.port, host: config.host });
   if (config.jobs.enabled) ctx.jobs.start();
   const stopMaintenance = startMaintenance(db, log);
 
-  let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'shutting down: draining requests and jobs');
+    // /ready now answers 503; give the balancer its check interval before refusing new connections.
+    if (config.drainDelayMs) await new Promise((r) => setTimeout(r, config.drainDelayMs));
     const force = setTimeout(() => {
       log.error('shutdown took longer than 25 s; exiting');
       process.exit(1);
@@ -62,6 +64,10 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
+  if (err instanceof DataDirInUse) {
+    console.error(err.message);
+    process.exit(2);
+  }
   console.error(err);
   process.exit(1);
 });

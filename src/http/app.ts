@@ -24,8 +24,10 @@ export interface HttpOptions {
   recentAuthMaxAge?: number;
   /** Throws unless a user token's session and membership are still live. */
   checkLive?: (auth: UserAuth) => Promise<void>;
-  /** Readiness probe behind GET /health (the database answers). */
+  /** Readiness probe behind GET /ready (the database answers). */
   ready: () => Promise<boolean>;
+  /** True once the server drains (SIGTERM): /ready answers 503 so a balancer stops sending. */
+  draining?: () => boolean;
 }
 
 const trustHops = (n: number) => (_addr: string, hop: number) => hop < n;
@@ -78,7 +80,10 @@ export async function createHttp(opts: HttpOptions) {
   installAuth(app, opts.authenticate, { recentAuthMaxAge: opts.recentAuthMaxAge ?? 300, checkLive: opts.checkLive });
   await installOpenApi(app, opts.publicUrl);
 
-  app.get('/health', { config: { auth: 'public' }, schema: { hide: true } }, async (_req, reply) => {
+  // Liveness: the process answers. Readiness: not draining and the database answers (what a balancer checks).
+  app.get('/health', { config: { auth: 'public' }, schema: { hide: true } }, async () => ({ status: 'ok' }));
+  app.get('/ready', { config: { auth: 'public' }, schema: { hide: true } }, async (_req, reply) => {
+    if (opts.draining?.()) return reply.status(503).send({ status: 'draining' });
     const ok = await opts.ready().catch(() => false);
     return reply.status(ok ? 200 : 503).send({ status: ok ? 'ok' : 'unavailable' });
   });
