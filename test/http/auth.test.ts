@@ -124,6 +124,27 @@ describe('password sign-in rules', () => {
     assert.equal((await login('lock@one.test')).status, 200);
   });
 
+  test('wrong passwords sent at the same moment are each counted once: the lock comes at the policy count', async () => {
+    const { id } = await user(t, 'a-one', { email: 'burst@one.test' });
+    // All five read the user (0 failures) before any is counted: a read-then-write count would store 1, not lock.
+    const burst = await Promise.all(Array.from({ length: 5 }, (_, i) => login('burst@one.test', `wrong ${i}`)));
+    assert.deepEqual(
+      burst.map((r) => r.status),
+      [401, 401, 401, 401, 401],
+    );
+    const row = await t.db.query<{ failed_attempts: number; is_locked: boolean }>(
+      'SELECT failed_attempts, is_locked FROM users WHERE id = $1',
+      [id],
+    );
+    assert.deepEqual(row.rows[0], { failed_attempts: 5, is_locked: true });
+    assert.equal((await login('burst@one.test')).status, 403);
+    const locked = await t.db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM events WHERE event_key = 'user.locked' AND entity_id = $1`,
+      [id],
+    );
+    assert.equal(locked.rows[0].n, 1, 'one user.locked event');
+  });
+
   test('a lock with a duration lifts itself', async () => {
     const { id } = await user(t, 'a-one', { email: 'timed@one.test' });
     await t.db.query(

@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
 import {
   cleanUpProcesses,
-  freePort,
   freshDatabase,
   type Running,
   startServer,

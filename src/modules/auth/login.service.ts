@@ -3,7 +3,7 @@ import { AppError } from '../../http/errors.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
 import type { EnvironmentService } from '../environment/index.ts';
 import type { PasswordService } from '../credentials/index.ts';
-import { updateUser, type UserRow, type UsersService } from '../users/index.ts';
+import { addFailedAttempt, lockoutRule, updateUser, type UserRow, type UsersService } from '../users/index.ts';
 import type { RateLimiter } from './rate-limit.ts';
 import type { EventsService } from '../events/index.ts';
 import { passwordSignInSteps, runSteps, type PasswordSignIn } from './login.steps.ts';
@@ -239,37 +239,37 @@ export function createLoginService(deps: LoginDeps) {
   /** Counts a failed password; the lockout policy of the user's account may lock the user. */
   async function registerFailure(user: UserRow): Promise<void> {
     const policy = await passwords.lockoutPolicy(db, user.active_tenant_id ?? undefined);
-    const attempts = user.failed_attempts + 1;
-    const values: Record<string, unknown> = { failed_attempts: attempts };
-    if (policy.enabled && attempts >= policy.maxAttempts) {
-      values.is_locked = true;
-      values.locked_until = policy.lockDurationSeconds
-        ? new Date(Date.now() + policy.lockDurationSeconds * 1000)
-        : null;
-    }
     await db.transaction(async (tx) => {
-      await updateUser(tx, user.id, values);
+      // Counted and locked in one statement: concurrent wrong passwords lock at the configured count, not later.
+      const counted = await addFailedAttempt(tx, user.id, lockoutRule(policy));
+      if (!counted) return;
       const tenantId = user.active_tenant_id;
       await deps.events?.emit(tx, {
         eventKey: 'user.sign_in_failed',
         tenantId,
         entity: { type: 'user', id: user.id },
-        data: { userId: user.id, email: user.email, tenantId, reason: 'invalid_password', failedAttempts: attempts },
-      });
-      if (values.is_locked)
-        await deps.events?.emit(tx, {
-          eventKey: 'user.locked',
+        data: {
+          userId: user.id,
+          email: user.email,
           tenantId,
-          entity: { type: 'user', id: user.id },
-          data: {
-            userId: user.id,
-            email: user.email,
-            tenantId,
-            reason: 'lockout',
-            lockedUntil: (values.locked_until as Date | null)?.toISOString() ?? null,
-          },
-        });
-      if (values.is_locked) await passwords.lockedOut(tx, user);
+          reason: 'invalid_password',
+          failedAttempts: counted.attempts,
+        },
+      });
+      if (!counted.lockedNow) return;
+      await deps.events?.emit(tx, {
+        eventKey: 'user.locked',
+        tenantId,
+        entity: { type: 'user', id: user.id },
+        data: {
+          userId: user.id,
+          email: user.email,
+          tenantId,
+          reason: 'lockout',
+          lockedUntil: counted.lockedUntil?.toISOString() ?? null,
+        },
+      });
+      await passwords.lockedOut(tx, user);
     });
   }
 

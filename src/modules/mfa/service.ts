@@ -11,7 +11,7 @@ import {
 } from '../auth/index.ts';
 import type { PasswordService } from '../credentials/index.ts';
 import type { EventsService } from '../events/index.ts';
-import { findById, isLockedNow, updateUser, type UserRow } from '../users/index.ts';
+import { addFailedAttempt, findById, isLockedNow, lockoutRule, type UserRow } from '../users/index.ts';
 import type { PolicyService } from './policy.ts';
 import * as store from './store.ts';
 import type { DeviceRow, TokenRow } from './store.ts';
@@ -89,14 +89,8 @@ export function createMfaCore(deps: MfaDeps) {
     const user = await findById(q, userId, true);
     if (!user) return;
     const p = await deps.passwords.lockoutPolicy(q, user.active_tenant_id ?? undefined);
-    const attempts = user.failed_attempts + 1;
-    const values: Record<string, unknown> = { failed_attempts: attempts };
-    if (p.enabled && attempts >= p.maxAttempts) {
-      values.is_locked = true;
-      values.locked_until = p.lockDurationSeconds ? new Date(Date.now() + p.lockDurationSeconds * 1000) : null;
-    }
-    await updateUser(q, userId, values);
-    if (values.is_locked) await deps.passwords.lockedOut(q, user);
+    const counted = await addFailedAttempt(q, userId, lockoutRule(p));
+    if (counted?.lockedNow) await deps.passwords.lockedOut(q, user);
   }
 
   /**

@@ -2,7 +2,7 @@ import { AppError } from '../../http/errors.ts';
 import type { Queryable } from '../../storage/db.ts';
 import type { PasswordService } from '../credentials/index.ts';
 import type { RateLimiter } from '../auth/index.ts';
-import { addFailedAttempt, updateUser, type UserRow } from '../users/index.ts';
+import { addFailedAttempt, lockoutRule, type UserRow } from '../users/index.ts';
 
 /**
  * What the sign-in flows need of message delivery (the messaging module's `sendEmail`/`sendSms`): an email or SMS of a template type, sent after the transaction
@@ -50,13 +50,9 @@ export function limitRequests(limits: CodeLimits, ip: string | undefined, identi
  * environment's); reaching it locks the user. Answers whether the user is now locked.
  */
 export async function countFailure(q: Queryable, passwords: PasswordService, user: UserRow): Promise<boolean> {
-  const attempts = (await addFailedAttempt(q, user.id)) ?? user.failed_attempts + 1;
   const policy = await passwords.lockoutPolicy(q, user.active_tenant_id ?? undefined);
-  if (!policy.enabled || attempts < policy.maxAttempts) return false;
-  await updateUser(q, user.id, {
-    is_locked: true,
-    locked_until: policy.lockDurationSeconds ? new Date(Date.now() + policy.lockDurationSeconds * 1000) : null,
-  });
+  const counted = await addFailedAttempt(q, user.id, lockoutRule(policy));
+  if (!counted?.lockedNow) return false;
   await passwords.lockedOut(q, user);
   return true;
 }

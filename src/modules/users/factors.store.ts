@@ -33,11 +33,36 @@ export async function clearMigratedFactors(q: Queryable, userId: string): Promis
   );
 }
 
-/** One more failed attempt; answers the count (undefined: no such user). */
-export async function addFailedAttempt(q: Queryable, userId: string): Promise<number | undefined> {
-  const { rows } = await q.query<{ failed_attempts: number }>(
-    'UPDATE users SET failed_attempts = failed_attempts + 1 WHERE id = $1 RETURNING failed_attempts',
-    [userId],
+/** The lockout rule a failed attempt is counted against. */
+export interface LockoutRule {
+  enabled: boolean;
+  maxAttempts: number;
+  /** When a lock made now ends; null: until an administrator or the unlock flow lifts it. */
+  lockedUntil: Date | null;
+}
+
+/**
+ * One more failed attempt, and the lock when it reaches the rule, in one statement: the increment is atomic, so
+ * failures arriving at the same moment (on one instance or several) are each counted once and the lock happens at
+ * the configured count. `lockedNow` is true for the one attempt that locked the user. Undefined: no such user.
+ */
+export async function addFailedAttempt(
+  q: Queryable,
+  userId: string,
+  rule?: LockoutRule,
+): Promise<{ attempts: number; lockedNow: boolean; lockedUntil: Date | null } | undefined> {
+  const { rows } = await q.query<{ attempts: number; locked_now: boolean; locked_until: Date | null }>(
+    `WITH before AS (SELECT id, is_locked FROM users WHERE id = $1 FOR UPDATE)
+     UPDATE users u
+        SET failed_attempts = u.failed_attempts + 1,
+            is_locked = u.is_locked OR ($2::boolean AND u.failed_attempts + 1 >= $3::int),
+            locked_until = CASE WHEN NOT u.is_locked AND $2::boolean AND u.failed_attempts + 1 >= $3::int
+                                THEN $4::timestamptz ELSE u.locked_until END
+       FROM before
+      WHERE u.id = before.id
+  RETURNING u.failed_attempts AS attempts, (u.is_locked AND NOT before.is_locked) AS locked_now, u.locked_until`,
+    [userId, rule?.enabled ?? false, rule?.maxAttempts ?? 0, rule?.lockedUntil ?? null],
   );
-  return rows[0]?.failed_attempts;
+  const r = rows[0];
+  return r && { attempts: r.attempts, lockedNow: r.locked_now, lockedUntil: r.locked_until };
 }

@@ -28,7 +28,14 @@ export { recordSignInItem } from './sign-in.sql.ts';
 export { listPhoneNumbers, phoneNumbersOf, phoneNumberByValue, phoneNumberById, addPhoneNumber } from './phones.ts';
 export { markPhoneNumberVerified, removePhoneNumber, primaryPhoneOf } from './phones.ts';
 export type { PhoneNumberFilter, PhoneNumberRow } from './phones.ts';
-export { setMfaEnrolled, lockMigratedFactors, clearMigratedFactors, addFailedAttempt } from './factors.ts';
+export {
+  setMfaEnrolled,
+  lockMigratedFactors,
+  clearMigratedFactors,
+  addFailedAttempt,
+  lockoutRule,
+  type LockoutRule,
+} from './factors.ts';
 export { userRowsSql, snapshotHoldsSql } from './second-factor.sql.ts';
 // For auth's sign-in, refresh and step-up statements: the users module's parts of them (session.sql.ts).
 export { userJsonSql, signInUserSql, resetFailedAttemptsItem, rehashPassword } from './session.sql.ts';
