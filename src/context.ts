@@ -177,7 +177,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     events,
     roleSources: [groups.roleSource],
     claimSources: [(q, a) => mfa.core.acr(q, a), impersonationClaims],
-    tokenTemplate: (a) => jwtTemplates.forToken(a),
+    tokenTemplate: (q, a) => jwtTemplates.forToken(q, a),
     // In order: a refused address gets no second-factor challenge; activation refuses before MFA challenges.
     gates: [
       { name: 'ip-restrictions', gate: (q, a) => restrictions.ip.gate(q, a) },

@@ -265,6 +265,22 @@ describe('targeting and tokens', () => {
   });
 });
 
+describe('a flow that issues inside its transaction', () => {
+  test('username sign-up: a rule without conditions applies to every token, read on a cache miss in the transaction', async () => {
+    assert.equal((await call('POST', '/identity/resources/configurations/v1', { allowSignups: true })).status, 201);
+    const put = await call('PUT', G, { rules: [{ conditionLogic: 'and', conditions: [], treatment: 'vip' }] });
+    assert.equal(put.status, 200, JSON.stringify(put.body));
+    const r = await t.call('POST', '/identity/resources/users/v1/signUp/username', {
+      body: { provider: 'local', username: 'jwt.solo', password: 'correct horse battery staple', companyName: 'Solo' },
+    });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    const c = claims(r.body.authResponse.accessToken);
+    assert.equal(c.exp - c.iat, 60);
+    assert.equal(r.body.authResponse.expiresIn, 60);
+    assert.equal((await call('DELETE', `${G}/${put.body.id}`)).status, 200);
+  });
+});
+
 describe('step-up', () => {
   test('a code of the authenticator app raises acr to multi-factor and adds mfa and otp to amr', async () => {
     await account(t, { id: 'jwt-step' });

@@ -76,22 +76,25 @@ export type ClaimSource = (
  * The JWT template of a user access token (the jwt-templates module's targeting): claims added to the token (never the
  * core claims of wire.md section 3, which the source refuses to hold) and the token's lifetime in seconds.
  */
-export type TokenTemplateSource = (a: {
-  userId: string;
-  email: string | null;
-  name: string;
-  verified: boolean;
-  profilePictureUrl: string | null;
-  metadata: Record<string, unknown>;
-  tenantId: string;
-  tenantIds: string[];
-  roleIds: readonly string[];
-  roles: string[];
-  permissions: string[];
-  sessionId: string;
-  aud: string;
-  applicationId?: string;
-}) => Promise<{ claims: Record<string, unknown>; expiration: number } | undefined>;
+export type TokenTemplateSource = (
+  q: Queryable,
+  a: {
+    userId: string;
+    email: string | null;
+    name: string;
+    verified: boolean;
+    profilePictureUrl: string | null;
+    metadata: Record<string, unknown>;
+    tenantId: string;
+    tenantIds: string[];
+    roleIds: readonly string[];
+    roles: string[];
+    permissions: string[];
+    sessionId: string;
+    aud: string;
+    applicationId?: string;
+  },
+) => Promise<{ claims: Record<string, unknown>; expiration: number } | undefined>;
 
 export function createTokenIssuer(deps: {
   keys: KeysService;
@@ -156,7 +159,7 @@ export function createTokenIssuer(deps: {
     const acting = a.amr.includes('impersonation') || a.amr.includes('delegation');
     const template =
       deps.template && !acting
-        ? await deps.template({
+        ? await deps.template(q, {
             userId: a.user.id,
             email: a.user.email,
             name: a.user.name,

@@ -102,8 +102,8 @@ export function createJwtTemplatesService(deps: { db: Db; vendorId: () => string
     }));
   }
 
-  async function load(): Promise<Compiled> {
-    const found = await store.forTokens(db);
+  async function load(q: Queryable): Promise<Compiled> {
+    const found = await store.forTokens(q);
     if (!found) return null;
     const byKey = new Map(found.templates.map((t) => [t.key, t as store.TemplateRow]));
     return { pick: compileRules(found.rules), byKey };
@@ -192,10 +192,11 @@ export function createJwtTemplatesService(deps: { db: Db; vendorId: () => string
 
     /**
      * The template of a user access token being issued: the first targeting rule matching the token's account,
-     * application, user or roles chooses it; undefined when none does. Reads the cache only (see above).
+     * application, user or roles chooses it; undefined when none does. Reads the cache (see above); a miss reads
+     * through `q`, the issuing flow's connection (a transaction's own, so it never waits on that transaction).
      */
-    async forToken(f: TemplateFacts): Promise<TokenTemplate | undefined> {
-      const compiled = await cache.get('targeting', load);
+    async forToken(q: Queryable, f: TemplateFacts): Promise<TokenTemplate | undefined> {
+      const compiled = await cache.get('targeting', () => load(q));
       if (!compiled) return undefined;
       const key = compiled.pick(f);
       const t = key === undefined ? undefined : compiled.byKey.get(key);
