@@ -68,6 +68,12 @@ describe('JWT templates: CRUD and validation', () => {
     assert.equal(paged.body.items[0].key, 'crud-a');
     assert.deepEqual(paged.body._metadata, { totalItems: 2, totalPages: 2 });
     assert.match(paged.body._links.next, /_offset=1/);
+    const next = await call('GET', paged.body._links.next);
+    assert.deepEqual(
+      next.body.items.map((i: any) => i.key),
+      ['crud-b'],
+      'the link keeps the repeated keys',
+    );
     assert.equal(paged.body._links.prev, '');
 
     const u = await call('PUT', `${T}/${c.body.id}`, { name: 'Renamed', expiration: 120 });
