@@ -45,6 +45,7 @@ import { createUserPoolsService } from './modules/user-pools/index.ts';
 import { createDirectoryService } from './modules/directory/index.ts';
 import { createHousekeeping } from './modules/housekeeping/index.ts';
 import { captchaSiteKey, createCaptchaService } from './modules/captcha/index.ts';
+import { createJwtTemplatesService } from './modules/jwt-templates/index.ts';
 // Purge rules of short-lived state, each declared by the module owning the table; auth's sessions for restrictions.
 import { authPurgeRules, SESSIONS_SQL } from './modules/auth/index.ts';
 import { mfaPurgeRules } from './modules/mfa/index.ts';
@@ -162,6 +163,8 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   });
   // The MFA and sign-up modules sign users in through auth (login), so their gates, the `acr` claim and the step-up
   // factor below are functions over those services, called only after they exist.
+  // JWT templates: targeting rules choose the claims and lifetime of a user access token (read from a cache).
+  const jwtTemplates = createJwtTemplatesService({ db, vendorId: () => environment.id });
   const auth = createAuth({
     db,
     config,
@@ -174,6 +177,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     events,
     roleSources: [groups.roleSource],
     claimSources: [(q, a) => mfa.core.acr(q, a), impersonationClaims],
+    tokenTemplate: (q, a) => jwtTemplates.forToken(q, a),
     // In order: a refused address gets no second-factor challenge; activation refuses before MFA challenges.
     gates: [
       { name: 'ip-restrictions', gate: (q, a) => restrictions.ip.gate(q, a) },
@@ -421,6 +425,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     pagesCookieSecret: createHmac('sha256', kek).update('gatehouse hosted pages cookies').digest('base64url'),
     approvalFlows: createApprovalFlowsService({ db, events, users, vendorId: () => environment.id }),
     captcha,
+    jwtTemplates,
     housekeeping,
     directory,
     groups,

@@ -30,6 +30,7 @@ import { restrictionsRoutes } from './modules/restrictions/index.ts';
 import { userPoolsRoutes } from './modules/user-pools/index.ts';
 import { canonicalScimUrl, directoryRoutes, scimRoutes, SCIM_PREFIX } from './modules/directory/index.ts';
 import { captchaRoutes, installCaptcha } from './modules/captcha/index.ts';
+import { jwtTemplatesRoutes } from './modules/jwt-templates/index.ts';
 import { approvalFlowsRoutes } from './modules/approval-flows/index.ts';
 import { installPageKit } from './http/pages/kit.ts';
 /** Builds the API server over a context: the HTTP shell plus every module's routes. */
@@ -62,6 +63,7 @@ export async function buildApp(ctx: Context, opts: { logger?: boolean; draining?
   // The captcha check (policy on) of the public sign-in, sign-up, passwordless, reset and activation routes: also root.
   installCaptcha(app, ctx.captcha);
   await app.register(captchaRoutes, { captcha: ctx.captcha });
+  await app.register(jwtTemplatesRoutes, { jwtTemplates: ctx.jwtTemplates });
   await app.register(keysRoutes, { keys: ctx.keys });
   await app.register(environmentRoutes, { environment: ctx.environment });
   await app.register(tenantsRoutes, { tenants: ctx.tenants });

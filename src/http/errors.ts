@@ -241,6 +241,38 @@ export const catalogue = {
     errorCode: 'GH-44009',
     message: 'The application is required: body appId or header gatehouse-application-id',
   },
+  // -- JWT templates (GH-690xx) --
+  JWT_TEMPLATE_NOT_FOUND: { status: 404, errorCode: 'GH-69001', message: 'JWT template not found' },
+  JWT_TEMPLATE_KEY_EXISTS: {
+    status: 409,
+    errorCode: 'GH-69002',
+    message: 'A JWT template with this key already exists',
+  },
+  JWT_TEMPLATE_RESERVED_CLAIM: {
+    status: 400,
+    errorCode: 'GH-69003',
+    message: 'A JWT template cannot set a claim the platform sets itself',
+  },
+  JWT_TEMPLATE_ALGORITHM_UNSUPPORTED: {
+    status: 400,
+    errorCode: 'GH-69004',
+    message: 'This signing algorithm is not supported for JWT templates',
+  },
+  JWT_TEMPLATE_IN_USE: {
+    status: 409,
+    errorCode: 'GH-69005',
+    message: 'The JWT template is named by a targeting rule',
+  },
+  JWT_TARGETING_NOT_FOUND: {
+    status: 404,
+    errorCode: 'GH-69006',
+    message: 'JWT template targeting configuration not found',
+  },
+  JWT_TARGETING_EXISTS: {
+    status: 409,
+    errorCode: 'GH-69007',
+    message: 'The JWT template targeting configuration exists: change it with PUT or PATCH',
+  },
   // -- entitlements (GH-500xx) --
   FEATURE_NOT_FOUND: { status: 404, errorCode: 'GH-50001', message: 'Feature not found' },
   FEATURE_KEY_EXISTS: { status: 409, errorCode: 'GH-50002', message: 'A feature with this key already exists' },

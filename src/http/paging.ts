@@ -11,7 +11,12 @@ export function pageEnvelope<T>(
   const totalPages = Math.ceil(opts.total / opts.limit);
   const link = (page: number) => {
     const params = new URLSearchParams();
-    for (const [k, v] of Object.entries(opts.query)) if (v !== undefined && k !== '_offset') params.set(k, String(v));
+    for (const [k, v] of Object.entries(opts.query)) {
+      if (v === undefined || k === '_offset') continue;
+      // A repeated parameter (`keys=a&keys=b`) stays repeated, so the link asks for the same list.
+      if (Array.isArray(v)) for (const x of v) params.append(k, String(x));
+      else params.set(k, String(v));
+    }
     params.set('_offset', String(page));
     return `${opts.path}?${params.toString()}`;
   };

@@ -7,7 +7,7 @@ import type { RolesService } from '../roles/index.ts';
 import type { TenantsService } from '../tenants/index.ts';
 import type { UsersService } from '../users/index.ts';
 import type { EventsService } from '../events/index.ts';
-import type { ClaimSource, RoleSource } from './tokens.ts';
+import type { ClaimSource, RoleSource, TokenTemplateSource } from './tokens.ts';
 import { createLiveness, type ActCheck } from './liveness.ts';
 import type { GateSpec, InviteJoin, ResetTokenStore } from './sign-in.types.ts';
 import type { StepUpFactor } from './step-up.service.ts';
@@ -32,7 +32,7 @@ export type {
   ClientInfo,
 } from './sign-in.types.ts';
 export type { StepUpFactor } from './step-up.service.ts';
-export type { TokenIssuer, RoleSource, ClaimSource, LoginResponse } from './tokens.ts';
+export type { TokenIssuer, RoleSource, ClaimSource, LoginResponse, TokenTemplateSource } from './tokens.ts';
 export type { SessionsService } from './sessions.service.ts';
 export { createRateLimiter, type RateLimiter } from './rate-limit.ts';
 export { LIVENESS_CACHE_MS, type Liveness, type ActCheck } from './liveness.ts';
@@ -54,6 +54,8 @@ export function createAuth(deps: {
   roleSources?: RoleSource[];
   /** Further claims of a user's access token (MFA's `acr`, impersonation's `act`), in this order. */
   claimSources?: ClaimSource[];
+  /** The JWT template of a user access token (the jwt-templates module's targeting rules). */
+  tokenTemplate?: TokenTemplateSource;
   /** The sign-in gates, in the order they run (GateSpec). */
   gates?: GateSpec[];
   /** A password sign-in's `invitationToken`: joins the token's account (the invitations module's invite tokens). */
@@ -72,6 +74,7 @@ export function createAuth(deps: {
     environment: deps.environment,
     roleSources: deps.roleSources,
     claimSources: deps.claimSources,
+    template: deps.tokenTemplate,
   });
   const { perIp, perIdentifier, windowSeconds } = deps.config.loginRateLimit;
   const login = createLoginService({

@@ -80,9 +80,12 @@ export function createStepUp(deps: StepUpDeps) {
       tenantId: session.tenant_id,
       roleIds: membership.role_ids,
     });
+    // The session records the factor just proven: a code of the authenticator app is a second factor (amr mfa +
+    // otp, so the token's acr is multi-factor, as after an MFA sign-in); later refreshes keep it.
+    const amr = [...new Set([...session.amr, ...(body.code === undefined ? ['pwd'] : ['mfa', 'otp'])])];
     const stepped = await store.stepUpWithClaims(
       db,
-      { sessionId: session.id, userId: user.id, newHash: sha256Hex(next) },
+      { sessionId: session.id, userId: user.id, newHash: sha256Hex(next), amr },
       claimsSql,
     );
     if (!stepped) throw new AppError('SESSION_REVOKED');
@@ -95,7 +98,7 @@ export function createStepUp(deps: StepUpDeps) {
       membership,
       session.id,
       next,
-      session.amr,
+      amr,
       authTime,
       known,
       used,

@@ -158,13 +158,14 @@ export async function touchWithClaims(
  */
 export async function stepUpWithClaims(
   q: Queryable,
-  r: { sessionId: string; userId: string; newHash: string },
+  r: { sessionId: string; userId: string; newHash: string; amr: string[] },
   claims: ClaimsSql,
 ): Promise<(RoleClaims & { authTime: Date }) | undefined> {
   const { auth_time, ...roleClaims } = await run<RoleClaims & { auth_time: Date | null }>(
     q,
     sql`WITH stepped AS (
-            UPDATE sessions SET auth_time = now(), last_used_at = now() WHERE id = ${r.sessionId} AND revoked_at IS NULL
+            UPDATE sessions SET auth_time = now(), last_used_at = now(), amr = ${r.amr}::text[]
+             WHERE id = ${r.sessionId} AND revoked_at IS NULL
             RETURNING id, auth_time),
           rotated AS (UPDATE refresh_tokens SET rotated_at = now() WHERE session_id IN (SELECT id FROM stepped) AND rotated_at IS NULL),
           issued AS (INSERT INTO refresh_tokens (token_hash, session_id) SELECT ${r.newHash}, id FROM stepped),

@@ -72,6 +72,30 @@ export type ClaimSource = (
   a: { userId: string; tenantId: string; sessionId: string; amr: string[] },
 ) => Promise<Record<string, unknown>>;
 
+/**
+ * The JWT template of a user access token (the jwt-templates module's targeting): claims added to the token (never the
+ * core claims of wire.md section 3, which the source refuses to hold) and the token's lifetime in seconds.
+ */
+export type TokenTemplateSource = (
+  q: Queryable,
+  a: {
+    userId: string;
+    email: string | null;
+    name: string;
+    verified: boolean;
+    profilePictureUrl: string | null;
+    metadata: Record<string, unknown>;
+    tenantId: string;
+    tenantIds: string[];
+    roleIds: readonly string[];
+    roles: string[];
+    permissions: string[];
+    sessionId: string;
+    aud: string;
+    applicationId?: string;
+  },
+) => Promise<{ claims: Record<string, unknown>; expiration: number } | undefined>;
+
 export function createTokenIssuer(deps: {
   keys: KeysService;
   roles: RolesService;
@@ -79,6 +103,8 @@ export function createTokenIssuer(deps: {
   roleSources?: readonly RoleSource[];
   /** Further claims (ClaimSource), merged in this order. */
   claimSources?: readonly ClaimSource[];
+  /** The JWT template chosen for a token, if any (TokenTemplateSource). */
+  template?: TokenTemplateSource;
 }) {
   const roleSources: readonly RoleSource[] = deps.roleSources ?? [];
   const claimSources: readonly ClaimSource[] = deps.claimSources ?? [];
@@ -129,7 +155,27 @@ export function createTokenIssuer(deps: {
         ...extra,
         ...(await source(q, { userId: a.user.id, tenantId: a.tenantId, sessionId: a.sessionId, amr: a.amr })),
       };
-    const ttl = settings.defaultTokenExpiration;
+    // Impersonation and delegated tokens keep the default shape: their lifetime is bound to the act's own expiry.
+    const acting = a.amr.includes('impersonation') || a.amr.includes('delegation');
+    const template =
+      deps.template && !acting
+        ? await deps.template(q, {
+            userId: a.user.id,
+            email: a.user.email,
+            name: a.user.name,
+            verified: a.user.verified,
+            profilePictureUrl: a.user.profile_picture_url,
+            metadata: a.user.metadata ?? {},
+            tenantId: a.tenantId,
+            tenantIds: a.tenantIds,
+            roleIds: a.membership.role_ids,
+            roles,
+            permissions,
+            sessionId: a.sessionId,
+            aud: deps.environment.id,
+          })
+        : undefined;
+    const ttl = template?.expiration ?? settings.defaultTokenExpiration;
     const accessToken = await deps.keys.sign(
       {
         ...extra,
@@ -152,6 +198,8 @@ export function createTokenIssuer(deps: {
         aud: deps.environment.id,
         amr: a.amr,
         auth_time: Math.floor(a.authTime.getTime() / 1000),
+        // Last, so a template may reshape the profile claims; the source never holds a core claim.
+        ...template?.claims,
       },
       ttl,
     );
