@@ -1,3 +1,4 @@
+import { RAISED_SIGNIN_LIMITS } from './lib-app.ts';
 import { startTestApp } from '../test/helpers/harness.ts';
 
 /**
@@ -10,7 +11,7 @@ import { startTestApp } from '../test/helpers/harness.ts';
  */
 
 const rounds = Number(process.argv[2] ?? 300);
-const t = await startTestApp({ LOGIN_RATE_LIMIT_PER_IP: '100000', LOGIN_RATE_LIMIT_PER_IDENTIFIER: '100000' });
+const t = await startTestApp(RAISED_SIGNIN_LIMITS);
 const vendor = await t.vendorToken();
 await t.call('POST', '/tenants/resources/tenants/v1', { token: vendor, body: { tenantId: 'timing', name: 'timing' } });
 const lockout = await t.call('PATCH', '/identity/resources/configurations/v1/lockout-policy', {

@@ -9,6 +9,7 @@ const OWNED: Record<string, string[]> = {
   audit: ['audit_chain', 'audit_log', 'audit_staging'],
   auth: ['refresh_tokens', 'session_policies', 'sessions', 'sign_in_decoys'],
   captcha: ['captcha_policies'],
+  limits: ['rate_limit_counters'],
   'jwt-templates': ['jwt_templates', 'jwt_template_targeting'],
   credentials: [
     'lockout_policies',

@@ -44,7 +44,14 @@ export interface Config {
    */
   jobs: { enabled: boolean; pollMs: number; leaseMs: number; chunkSize: number; userChunkSize?: number };
   /** Sign-in attempts allowed per window, per client IP and per identifier (email/username). */
-  loginRateLimit: { perIp: number; perIdentifier: number; windowSeconds: number };
+  /** Failed sign-ins per address, per identifier, per address and identifier; all attempts per address (flood). */
+  loginRateLimit: {
+    perIp: number;
+    perIdentifier: number;
+    perIpIdentifier: number;
+    floodPerIp: number;
+    windowSeconds: number;
+  };
   /** Password hashes computed at once (argon2id and the imported formats; the rest wait in order). Default: the CPUs. */
   passwordHashConcurrency: number;
   /** Account list: a filter counted above this many matches is answered from the cached ids (tenants list.cache.ts). */
@@ -215,6 +222,8 @@ export function loadConfig(env: Env = process.env): Config {
     loginRateLimit: {
       perIp: int('LOGIN_RATE_LIMIT_PER_IP', 60, 1, 100000),
       perIdentifier: int('LOGIN_RATE_LIMIT_PER_IDENTIFIER', 20, 1, 100000),
+      perIpIdentifier: int('LOGIN_RATE_LIMIT_PER_IP_IDENTIFIER', 10, 1, 100000),
+      floodPerIp: int('LOGIN_FLOOD_LIMIT_PER_IP', 1200, 1, 10_000_000),
       windowSeconds: int('LOGIN_RATE_LIMIT_WINDOW', 60, 1, 86400),
     },
     production,

@@ -53,6 +53,7 @@ import { passwordlessPurgeRules } from './modules/passwordless/index.ts';
 import { recoveryPurgeRules } from './modules/recovery/index.ts';
 import { ssoPurgeRules } from './modules/sso/index.ts';
 import { jobsPurgeRules } from './jobs/purge.ts';
+import { createLimitsService, limitsPurgeRules } from './modules/limits/index.ts';
 
 export { LOG_REDACT } from './lib/log.ts';
 
@@ -146,8 +147,8 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     // A password change: the sign-in's limits and failure count apply to the current password; other sessions end.
     // Functions over `auth`, called only after it exists: auth's sign-in reads users through this service.
     passwordChecks: {
-      limit: (ip, id) => auth.login.limitAttempt(ip, id),
-      failed: (user) => auth.login.registerFailure(user),
+      limit: (ip, id, q) => auth.login.limitAttempt(ip, id, q),
+      failed: (user, attempt) => auth.login.registerFailure(user, attempt),
       endOtherSessions: (q, userId, keep) => auth.sessions.endOtherSessions(q, userId, keep),
     },
     // POST /sub-tenants/users/v2/ (users module) invites through the invitations module, which depends on users.
@@ -165,9 +166,12 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   // factor below are functions over those services, called only after they exist.
   // JWT templates: targeting rules choose the claims and lifetime of a user access token (read from a cache).
   const jwtTemplates = createJwtTemplatesService({ db, vendorId: () => environment.id });
+  // Rate limits every instance shares (counted in PostgreSQL): the sign-in's, for now.
+  const limits = createLimitsService({ db });
   const auth = createAuth({
     db,
     config,
+    limits,
     keys,
     environment,
     roles,
@@ -295,6 +299,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     log,
     rules: [
       ...ssoPurgeRules,
+      ...limitsPurgeRules,
       ...mfaPurgeRules,
       ...passwordlessPurgeRules,
       ...recoveryPurgeRules,

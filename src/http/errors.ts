@@ -15,6 +15,11 @@ export const catalogue = {
   CONFLICT: { status: 409, errorCode: 'GH-10008', message: 'The request conflicts with the current state' },
   BAD_URL: { status: 400, errorCode: 'GH-10009', message: 'The request URL is malformed' },
   PATH_PARAM_TOO_LONG: { status: 414, errorCode: 'GH-10010', message: 'A path parameter is longer than the limit' },
+  LIMITS_UNAVAILABLE: {
+    status: 503,
+    errorCode: 'GH-10012',
+    message: 'The rate-limit store cannot be reached; try again shortly',
+  },
   FORM_REJECTED: {
     status: 403,
     errorCode: 'GH-10011',

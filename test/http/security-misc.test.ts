@@ -234,9 +234,11 @@ describe('password change', () => {
     await user(open, 'pw-rate', { email: 'rate@pw.test' });
     const s = await login(open, 'rate@pw.test');
     assert.equal(s.status, 200);
+    // The limit counts failures (3 here): the successful sign-in did not count, the third wrong guess reaches it.
     assert.equal((await change(open, s.body.accessToken, 'wrong 1')).status, 400);
     assert.equal((await change(open, s.body.accessToken, 'wrong 2')).status, 400);
-    const limited = await change(open, s.body.accessToken, 'wrong 3');
+    assert.equal((await change(open, s.body.accessToken, 'wrong 3')).status, 400);
+    const limited = await change(open, s.body.accessToken, 'wrong 4');
     assert.equal(limited.status, 429, JSON.stringify(limited.body));
     assert.ok(limited.headers['retry-after']);
     assert.equal(

@@ -12,7 +12,7 @@ import { createLiveness, type ActCheck } from './liveness.ts';
 import type { GateSpec, InviteJoin, ResetTokenStore } from './sign-in.types.ts';
 import type { StepUpFactor } from './step-up.service.ts';
 import { createLoginService } from './login.service.ts';
-import { createRateLimiter } from './rate-limit.ts';
+import type { LimitsService } from '../limits/index.ts';
 import { createSessionsService } from './sessions.service.ts';
 import { createTokenIssuer } from './tokens.ts';
 
@@ -44,6 +44,8 @@ export function createAuth(deps: {
   db: Db;
   config: Config;
   keys: KeysService;
+  /** The shared rate-limit store the sign-in limits count in. */
+  limits: LimitsService;
   environment: EnvironmentService;
   roles: RolesService;
   users: UsersService;
@@ -76,7 +78,7 @@ export function createAuth(deps: {
     claimSources: deps.claimSources,
     template: deps.tokenTemplate,
   });
-  const { perIp, perIdentifier, windowSeconds } = deps.config.loginRateLimit;
+  const { perIp, perIdentifier, perIpIdentifier, floodPerIp, windowSeconds } = deps.config.loginRateLimit;
   const login = createLoginService({
     db: deps.db,
     users: deps.users,
@@ -85,8 +87,13 @@ export function createAuth(deps: {
     sessions,
     issue,
     limits: {
-      perIp: createRateLimiter(perIp, windowSeconds),
-      perIdentifier: createRateLimiter(perIdentifier, windowSeconds),
+      store: deps.limits,
+      rules: {
+        failuresPerIdentifier: { limit: perIdentifier, windowSeconds },
+        failuresPerIpIdentifier: { limit: perIpIdentifier, windowSeconds },
+        failuresPerIp: { limit: perIp, windowSeconds },
+        attemptsPerIp: { limit: floodPerIp, windowSeconds },
+      },
     },
     events: deps.events,
     issuer: deps.config.publicUrl,

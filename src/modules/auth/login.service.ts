@@ -4,7 +4,8 @@ import type { Db, Queryable } from '../../storage/db.ts';
 import type { EnvironmentService } from '../environment/index.ts';
 import type { PasswordService } from '../credentials/index.ts';
 import { addFailedAttempt, lockoutRule, updateUser, type UserRow, type UsersService } from '../users/index.ts';
-import type { RateLimiter } from './rate-limit.ts';
+import type { LimitsService } from '../limits/index.ts';
+import { type FailedAttempt, type SignInLimitRules, signInLimitKeys } from './sign-in-limits.ts';
 import type { EventsService } from '../events/index.ts';
 import { passwordSignInSteps, runSteps, type PasswordSignIn } from './login.steps.ts';
 import { createRefresh } from './refresh.service.ts';
@@ -32,7 +33,8 @@ export interface LoginDeps {
   environment: EnvironmentService;
   sessions: SessionsService;
   issue: TokenIssuer;
-  limits: { perIp: RateLimiter; perIdentifier: RateLimiter };
+  /** The sign-in limits, counted in the shared store (limits module) with these rules. */
+  limits: { store: LimitsService; rules: SignInLimitRules };
   /** The outbox: user.signed_in, user.sign_in_failed, user.locked. */
   events?: EventsService;
   /** The `iss` of the tokens (PUBLIC_URL, as the keys service signs them): the OAuth discovery's issuer. */
@@ -115,13 +117,7 @@ export function createLoginService(deps: LoginDeps) {
     );
   }
 
-  function limit(key: string, limiter: RateLimiter) {
-    const r = limiter.hit(key);
-    if (r.limited)
-      throw new AppError('RATE_LIMITED', `Too many sign-in attempts; retry in ${r.retryAfter} s`, undefined, {
-        'retry-after': String(r.retryAfter),
-      });
-  }
+  const limitKeys = (ip: string | undefined, identifier: string) => signInLimitKeys(deps.limits.rules, ip, identifier);
 
   /**
    * The account to sign in to: the active one when the user may act there, else the first membership that works.
@@ -237,9 +233,10 @@ export function createLoginService(deps: LoginDeps) {
   };
 
   /** Counts a failed password; the lockout policy of the user's account may lock the user. */
-  async function registerFailure(user: UserRow): Promise<void> {
+  async function registerFailure(user: UserRow, attempt: FailedAttempt): Promise<void> {
     const policy = await passwords.lockoutPolicy(db, user.active_tenant_id ?? undefined);
     await db.transaction(async (tx) => {
+      await deps.limits.store.record(tx, limitKeys(attempt.ip, attempt.identifier).failures);
       // Counted and locked in one statement: concurrent wrong passwords lock at the configured count, not later.
       const counted = await addFailedAttempt(tx, user.id, lockoutRule(policy));
       if (!counted) return;
@@ -279,17 +276,22 @@ export function createLoginService(deps: LoginDeps) {
    * sign-in-failed event (there is no user to name), a row of sign_in_decoys (migration 0040). So the answer's time
    * does not tell whether the email has a user, on PostgreSQL's commit flush too.
    */
-  async function registerUnknownFailure(identifier: string): Promise<void> {
+  async function registerUnknownFailure(identifier: string, ip: string | undefined): Promise<void> {
     await passwords.lockoutPolicy(db, undefined);
     await db.transaction(async (tx) => {
+      await deps.limits.store.record(tx, limitKeys(ip, identifier).failures);
       await updateUser(tx, NO_USER, { failed_attempts: 1 });
       await store.countUnknownFailure(tx, { email: identifier, reason: 'invalid_password', failedAttempts: 1 });
     });
   }
 
-  const limitAttempt = (ip: string | undefined, identifier: string): void => {
-    limit(`ip:${ip ?? 'unknown'}`, deps.limits.perIp);
-    limit(`id:${identifier.trim().toLowerCase()}`, deps.limits.perIdentifier);
+  /**
+   * Before a password check: one statement counts the attempt under the address's flood ceiling and refuses when
+   * the failures of this identifier, this address and identifier, or this address reached their limits.
+   */
+  const limitAttempt = async (ip: string | undefined, identifier: string, q?: Queryable): Promise<void> => {
+    const k = limitKeys(ip, identifier);
+    await deps.limits.store.enforce(q, { count: [k.flood], check: k.failures }, 'Too many sign-in attempts');
   };
   const passwordSteps = passwordSignInSteps({
     db,
@@ -384,7 +386,7 @@ export function createLoginService(deps: LoginDeps) {
       respond,
       passwords,
       registerFailure,
-      limit: (identifier) => limit(`id:${identifier.trim().toLowerCase()}`, deps.limits.perIdentifier),
+      limit: limitAttempt,
       factor: deps.stepUpFactor,
     }),
 

@@ -1,3 +1,4 @@
+import type { FailedAttempt } from './sign-in-limits.ts';
 import { randomSecret, sha256Hex } from '../../lib/crypto.ts';
 import { AppError } from '../../http/errors.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
@@ -50,8 +51,8 @@ export interface StepDeps {
   events?: EventsService;
   limit: (ip: string | undefined, identifier: string) => void;
   prefetches: readonly store.GatePrefetch[];
-  registerFailure: (user: UserRow) => Promise<void>;
-  registerUnknownFailure: (identifier: string) => Promise<void>;
+  registerFailure: (user: UserRow, attempt: FailedAttempt) => Promise<void>;
+  registerUnknownFailure: (identifier: string, ip: string | undefined) => Promise<void>;
   signInUser: (
     q: Queryable,
     user: UserRow,
@@ -90,11 +91,11 @@ export function passwordSignInSteps(d: StepDeps): readonly SignInStep[] {
   async function read(s: PasswordSignIn): Promise<void> {
     const identifier = (s.body.email ?? s.body.username ?? '').trim().toLowerCase();
     if (!identifier) throw new AppError('VALIDATION', 'body.email or body.username is required');
-    d.limit(s.client.ip, identifier);
+    await d.limit(s.client.ip, identifier);
     const view = await store.signInView(db, s.body.email ? 'email' : 'username', identifier, d.prefetches);
     if (!view || !view.user) {
       await passwords.decoy(s.body.password);
-      await d.registerUnknownFailure(identifier);
+      await d.registerUnknownFailure(identifier, s.client.ip);
       throw new AppError('INVALID_LOGIN');
     }
     Object.assign(s, { identifier, view, user: view.user });
@@ -132,7 +133,7 @@ export function passwordSignInSteps(d: StepDeps): readonly SignInStep[] {
     const user = had(s.user, 'the user');
     const { ok, needsRehash } = await passwords.verify(s.body.password, user.password_hash);
     if (!ok) {
-      await d.registerFailure(user);
+      await d.registerFailure(user, { ip: s.client.ip, identifier: had(s.identifier, 'the identifier') });
       throw new AppError('INVALID_LOGIN');
     }
     // Password rotation: the rule of the user's active account (else the environment's; cached in process) against

@@ -1,3 +1,4 @@
+import type { FailedAttempt } from './sign-in-limits.ts';
 import { checkIdentity, type UserAuth } from '../../http/auth.ts';
 import { AppError } from '../../http/errors.ts';
 import { randomSecret, sha256Hex } from '../../lib/crypto.ts';
@@ -16,9 +17,9 @@ export type StepUpFactor = (userId: string, code: string) => Promise<void>;
 export interface StepUpDeps extends RefreshDeps {
   passwords: PasswordService;
   /** Counts a wrong password towards the lockout policy, as a failed sign-in does. */
-  registerFailure: (user: UserRow) => Promise<void>;
-  /** The sign-in limit per identifier (throws RATE_LIMITED). */
-  limit: (identifier: string) => void;
+  registerFailure: (user: UserRow, attempt: FailedAttempt) => Promise<void>;
+  /** The sign-in limits (throws RATE_LIMITED). */
+  limit: (ip: string | undefined, identifier: string) => Promise<void>;
   /** The second factor (the MFA module's authenticator app); without it only the password re-authenticates. */
   factor?: StepUpFactor;
 }
@@ -51,7 +52,8 @@ export function createStepUp(deps: StepUpDeps) {
       throw new AppError('SESSION_REVOKED', 'The token belongs to no live session');
     const { session } = view;
     const { user, membership, tenantIds } = await checkSessionAccess(deps, view, client, 'SESSION_REVOKED');
-    deps.limit(user.email ?? user.username ?? user.id);
+    const identifier = (user.email ?? user.username ?? user.id).toLowerCase();
+    await deps.limit(client.ip, identifier);
     if (body.password !== undefined) {
       if (!user.password_hash || !hasherFor(user.password_hash)) {
         throw new AppError(
@@ -61,7 +63,7 @@ export function createStepUp(deps: StepUpDeps) {
       }
       const { ok } = await deps.passwords.verify(body.password, user.password_hash);
       if (!ok) {
-        await deps.registerFailure(user);
+        await deps.registerFailure(user, { ip: client.ip, identifier });
         throw new AppError('CURRENT_PASSWORD_INVALID', "body.password is not the user's password");
       }
     } else {

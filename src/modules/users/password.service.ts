@@ -10,13 +10,15 @@ import * as store from './store.ts';
  * (lockout policy, user.sign_in_failed / user.locked) and the end of the user's other sessions.
  */
 export interface PasswordChangeChecks {
-  /** Counts an attempt against the sign-in limits per client IP and per identifier; throws RATE_LIMITED over them. */
-  limit(ip: string | undefined, identifier: string): void;
+  /** Checks the sign-in limits for this address and identifier, in the caller's transaction; throws RATE_LIMITED. */
+  limit(ip: string | undefined, identifier: string, q: Queryable): Promise<void>;
   /** A wrong current password, counted as a failed sign-in (may lock the user). Runs after the change's transaction. */
-  failed(user: store.UserRow): Promise<void>;
+  failed(user: store.UserRow, attempt: { ip?: string; identifier: string }): Promise<void>;
   /** Revokes the user's sessions except `keep`, in the change's transaction (session.revoked for each). */
   endOtherSessions(q: Queryable, userId: string, keep: string | undefined): Promise<number>;
 }
+
+const identifierOf = (u: store.UserRow) => (u.email ?? u.username ?? u.id).toLowerCase();
 
 /** Password change with the current password: a guess at it costs what a wrong sign-in costs. */
 export function createPasswordChangeOps(deps: UsersDeps, core: UsersCore) {
@@ -35,7 +37,7 @@ export function createPasswordChangeOps(deps: UsersDeps, core: UsersCore) {
     ): Promise<void> {
       const wrong = await db.transaction(async (tx) => {
         const user = await core.requireUser(tx, userId, true);
-        checks?.limit(client.ip, user.email ?? user.username ?? user.id);
+        await checks?.limit(client.ip, identifierOf(user), tx);
         if (isLockedNow(user))
           throw new AppError(
             'USER_LOCKED',
@@ -62,7 +64,7 @@ export function createPasswordChangeOps(deps: UsersDeps, core: UsersCore) {
         return undefined;
       });
       if (wrong) {
-        await checks?.failed(wrong);
+        await checks?.failed(wrong, { ip: client.ip, identifier: identifierOf(wrong) });
         throw new AppError('CURRENT_PASSWORD_INVALID', "body.password is not the user's current password");
       }
     },

@@ -1,0 +1,2 @@
+export { createLimitsService, type LimitsService, type Limited, type Rule } from './service.ts';
+export { limitsPurgeRules } from './purge.ts';
