@@ -32,11 +32,15 @@ export function createSignInFlows(deps: { db: Db; kit: Kit; login: LoginService;
     const types = webauthnTypes(config);
     if (types.length === 0)
       throw new AppError('MFA_STRATEGY_INACTIVE', 'WebAuthn MFA is not enabled in this environment');
-    // Enrolling inside a sign-in is only for a user with no usable factor (else it would skip the second factor).
+    return { ...p, config, types };
+  }
+
+  /** Enrolling inside a sign-in is only for a user with no usable factor (else it would skip the second factor). */
+  async function refuseIfEnrolled(tx: Queryable, p: Awaited<ReturnType<typeof pending>>): Promise<void> {
     const held =
-      (await core.devicesOf(tx, p.user)).some(core.usable(config)) ||
-      (await store.credentialsOf(tx, p.user.id, types)).length > 0;
-    return { ...p, types, held };
+      (await core.devicesOf(tx, p.user)).some(core.usable(p.config)) ||
+      (await store.credentialsOf(tx, p.user.id, p.types)).length > 0;
+    if (held) throw new AppError('MFA_ALREADY_ENROLLED');
   }
 
   /**
@@ -76,8 +80,9 @@ export function createSignInFlows(deps: { db: Db; kit: Kit; login: LoginService;
     /** Forced MFA and no factor yet: creation options for a WebAuthn device, bound to the mfaToken. */
     async enroll(body: { mfaToken: string }) {
       return db.transaction(async (tx) => {
-        const { t, user, held } = await pending(tx, body.mfaToken);
-        if (held) throw new AppError('MFA_ALREADY_ENROLLED');
+        const p = await pending(tx, body.mfaToken);
+        await refuseIfEnrolled(tx, p);
+        const { t, user } = p;
         const options = await creationOptions(kit.party, user, await store.credentialsOf(tx, user.id));
         const webauthnToken = await kit.issue(tx, 'mfa-enroll', options, {
           userId: user.id,
@@ -102,9 +107,10 @@ export function createSignInFlows(deps: { db: Db; kit: Kit; login: LoginService;
         (r) => r.mfa_token_hash === hash,
       );
       return core.attempt(async (tx) => {
-        const { t, user, types, held } = await pending(tx, body.mfaToken);
+        const p = await pending(tx, body.mfaToken);
+        const { t, user, types } = p;
         core.limitUser(user.id);
-        if (held) throw new AppError('MFA_ALREADY_ENROLLED');
+        await refuseIfEnrolled(tx, p);
         const cred = await kit.register(tx, user, body.options, row.challenge, {
           deviceType: body.options.deviceType ?? body.deviceType,
           allowed: types,
