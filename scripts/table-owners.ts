@@ -90,6 +90,7 @@ const OWNED: Record<string, string[]> = {
     'user_unlock_tokens',
     'users',
   ],
+  webauthn: ['webauthn_challenges', 'webauthn_credentials'],
   // The fan-out lock of the event outbox: only the webhook dispatcher takes it.
   webhooks: ['event_dispatch', 'webhook_deliveries', 'webhooks'],
   // The job queue (src/jobs) and the schema version table (src/storage/migrate.ts, not created by a migration file).

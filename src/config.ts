@@ -33,6 +33,12 @@ export interface Config {
   trustProxy: boolean | number | string[];
   jwtAlgorithm: 'RS256' | 'ES256' | 'EdDSA';
   publicUrl: string;
+  /**
+   * WebAuthn relying party: the RP ID (WEBAUTHN_RP_ID, else PUBLIC_URL's host name) and the origins whose
+   * ceremonies are accepted (PUBLIC_URL's, plus WEBAUTHN_ORIGINS, comma-separated, for front ends on other hosts);
+   * the name authenticators show (WEBAUTHN_RP_NAME, default Gatehouse).
+   */
+  webauthn: { rpId: string; rpName: string; origins: string[] };
   vendorTokenTtl: number;
   /** How old cached signing keys may get before they are re-read (another instance may have rotated). */
   signingKeysReloadMs: number;
@@ -166,6 +172,7 @@ export function loadConfig(env: Env = process.env): Config {
   const publicUrl = (env.PUBLIC_URL || `http://localhost:${port}`).replace(/\/$/, '');
   if (!/^https?:\/\//.test(publicUrl)) problems.push('PUBLIC_URL must be an http(s) URL');
   const production = env.NODE_ENV === 'production';
+  const webauthn = webauthnParty(publicUrl, env, problems);
   const agentServerUrl = (env.AGENT_SERVER_URL || `http://127.0.0.1:${port}`).replace(/\/$/, '');
   if (!/^https?:\/\//.test(agentServerUrl)) problems.push('AGENT_SERVER_URL must be an http(s) URL');
   const agentClientId = env.AGENT_CLIENT_ID || clientId;
@@ -203,6 +210,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy,
     jwtAlgorithm,
     publicUrl,
+    webauthn,
     vendorTokenTtl: int('VENDOR_TOKEN_TTL', 86400, 60, 30 * 86400),
     signingKeysReloadMs: int('SIGNING_KEYS_RELOAD_MS', 60_000, 1, 86_400_000),
     signingKeysUnknownKidReloadMs: int('SIGNING_KEYS_UNKNOWN_KID_RELOAD_MS', 5_000, 1, 3_600_000),
@@ -282,4 +290,33 @@ export function loadConfigOrExit(env: Env = process.env): Config {
     }
     throw err;
   }
+}
+
+/** The WebAuthn RP ID and origins; an origin must be the RP ID's host or a subdomain of it (WebAuthn's rule). */
+function webauthnParty(publicUrl: string, env: Env, problems: string[]) {
+  let base: URL | undefined;
+  try {
+    base = new URL(publicUrl);
+  } catch {
+    return { rpId: 'localhost', rpName: 'Gatehouse', origins: [] };
+  }
+  const rpId = (env.WEBAUTHN_RP_ID || base.hostname).toLowerCase();
+  const origins = [base.origin];
+  for (const raw of (env.WEBAUTHN_ORIGINS ?? '').split(',').map((s) => s.trim())) {
+    if (!raw) continue;
+    let host: string | undefined;
+    try {
+      const u = new URL(raw);
+      if (/^https?:$/.test(u.protocol) && u.origin === raw.replace(/\/$/, '')) host = u.hostname;
+    } catch {
+      host = undefined;
+    }
+    if (!host) problems.push(`WEBAUTHN_ORIGINS: "${raw}" is not an origin (scheme://host[:port])`);
+    else if (host !== rpId && !host.endsWith(`.${rpId}`))
+      problems.push(`WEBAUTHN_ORIGINS: the host of "${raw}" is not ${rpId} or a subdomain of it`);
+    else origins.push(new URL(raw).origin);
+  }
+  if (base.hostname !== rpId && !base.hostname.endsWith(`.${rpId}`))
+    problems.push(`WEBAUTHN_RP_ID ${rpId} must be PUBLIC_URL's host name or a parent domain of it`);
+  return { rpId, rpName: env.WEBAUTHN_RP_NAME || 'Gatehouse', origins: [...new Set(origins)] };
 }

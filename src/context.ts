@@ -49,6 +49,7 @@ import { createJwtTemplatesService } from './modules/jwt-templates/index.ts';
 // Purge rules of short-lived state, each declared by the module owning the table; auth's sessions for restrictions.
 import { authPurgeRules, SESSIONS_SQL } from './modules/auth/index.ts';
 import { mfaPurgeRules } from './modules/mfa/index.ts';
+import { createWebAuthnService, webauthnFactors, webauthnPurgeRules } from './modules/webauthn/index.ts';
 import { passwordlessPurgeRules } from './modules/passwordless/index.ts';
 import { recoveryPurgeRules } from './modules/recovery/index.ts';
 import { ssoPurgeRules } from './modules/sso/index.ts';
@@ -205,12 +206,17 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     events,
     requireAccount: (q, tenantId) => tenants.requireLive(q, tenantId),
     messaging,
+    // WebAuthn credentials (owned by the webauthn module, which signs in through this one): listed and counted.
+    webauthn: webauthnFactors,
     limits: {
       perIp: config.loginRateLimit.perIp,
       perUser: config.loginRateLimit.perIdentifier,
       windowSeconds: config.loginRateLimit.windowSeconds,
     },
   });
+
+  // WebAuthn (passkeys): second factor through the MFA completion path, and first factor (discoverable credentials).
+  const webauthn = createWebAuthnService({ db, kek, party: config.webauthn, mfa, login: auth.login });
 
   const accountMigration = createAccountMigrationService({
     db,
@@ -301,6 +307,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
       ...ssoPurgeRules,
       ...limitsPurgeRules,
       ...mfaPurgeRules,
+      ...webauthnPurgeRules,
       ...passwordlessPurgeRules,
       ...recoveryPurgeRules,
       ...authPurgeRules,
@@ -440,6 +447,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     social,
     machine,
     mfa,
+    webauthn,
     config,
     db,
     log,

@@ -14,6 +14,7 @@ import { findByEmail, findById, findByUsername, meRoutes, userLabel, usersRoutes
 import { isUuid } from './lib/pg-errors.ts';
 import { authRoutes } from './modules/auth/index.ts';
 import { mfaRoutes } from './modules/mfa/index.ts';
+import { webauthnRoutes } from './modules/webauthn/index.ts';
 import { userMigrationRoutes } from './modules/user-migration/index.ts';
 import { entitlementsRoutes } from './modules/entitlements/index.ts';
 import { ssoRoutes } from './modules/sso/index.ts';
@@ -84,6 +85,11 @@ export async function buildApp(ctx: Context, opts: { logger?: boolean; draining?
   });
   await app.register(mfaRoutes, {
     mfa: ctx.mfa,
+    environment: ctx.environment,
+    secureCookies: ctx.config.publicUrl.startsWith('https://'),
+  });
+  await app.register(webauthnRoutes, {
+    webauthn: ctx.webauthn,
     environment: ctx.environment,
     secureCookies: ctx.config.publicUrl.startsWith('https://'),
   });

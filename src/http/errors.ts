@@ -508,6 +508,20 @@ export const catalogue = {
     message: 'The otcToken is invalid, expired or already used; request a new code',
   },
   MFA_NO_PHONE: { status: 400, errorCode: 'GH-63012', message: 'No phone number for SMS MFA' },
+  // -- WebAuthn, passkeys (GH-631xx) --
+  WEBAUTHN_CHALLENGE_INVALID: {
+    status: 400,
+    errorCode: 'GH-63101',
+    message: 'The WebAuthn challenge is unknown, expired or already used; request new options',
+  },
+  WEBAUTHN_VERIFICATION_FAILED: { status: 400, errorCode: 'GH-63102', message: 'The WebAuthn response was refused' },
+  WEBAUTHN_COUNTER_REGRESSION: {
+    status: 400,
+    errorCode: 'GH-63103',
+    message: 'The authenticator signature counter went backwards (a cloned authenticator?)',
+  },
+  WEBAUTHN_CREDENTIAL_UNKNOWN: { status: 400, errorCode: 'GH-63104', message: 'This passkey is not registered' },
+  WEBAUTHN_CREDENTIAL_EXISTS: { status: 409, errorCode: 'GH-63105', message: 'This passkey is already registered' },
   // -- SSO and social login (GH-660xx) --
   SSO_CONFIG_NOT_FOUND: { status: 404, errorCode: 'GH-66001', message: 'SSO configuration not found' },
   SSO_INVALID_METADATA: { status: 400, errorCode: 'GH-66002', message: 'The identity provider metadata is not usable' },

@@ -155,15 +155,16 @@ describe('MFA policy routes', () => {
       st.body.strategies.find((x: any) => x.strategy === 'AuthenticatorApp'),
       { strategy: 'AuthenticatorApp', isActive: true },
     );
-    assert.equal(
-      (
-        await t.call('POST', '/identity/resources/configurations/v1/mfa/strategies', {
-          token: vendor,
-          body: { strategy: 'WebAuthnPlatform', isActive: true },
-        })
-      ).status,
-      400,
-    );
+    // WebAuthn strategies are real (src/modules/webauthn): turned on and off like the others.
+    for (const isActive of [true, false]) {
+      const w = await t.call('POST', '/identity/resources/configurations/v1/mfa/strategies', {
+        token: vendor,
+        body: { strategy: 'WebAuthnPlatform', isActive },
+      });
+      assert.equal(w.status, 201);
+      const now = await t.call('GET', '/identity/resources/configurations/v1/mfa/strategies', { token: vendor });
+      assert.equal(now.body.strategies.find((x: any) => x.strategy === 'WebAuthnPlatform').isActive, isActive);
+    }
     assert.equal(
       (
         await t.call('GET', '/identity/resources/configurations/v1/mfa', {

@@ -59,11 +59,16 @@ const CATALOGUE: Record<string, string[]> = {
     `POST ${U}/v1/mfa/sms/enroll/verify`,
     'POST /identity/resources/auth/v1/user/mfa/authenticator/enroll/verify',
     'POST /identity/resources/auth/v1/user/mfa/sms/enroll/verify',
+    `POST ${U}/v1/mfa/webauthn/enroll/verify`,
+    `POST ${U}/webauthn/v1/devices/verify`,
+    'POST /identity/resources/auth/v1/user/mfa/webauthn/enroll/verify',
   ],
   'user.mfa_removed': [
     `POST ${U}/v1/mfa/disable`,
     `POST ${U}/v1/mfa/authenticator/:deviceId/disable/verify`,
     `POST ${U}/v1/mfa/sms/:deviceId/disable/verify`,
+    `POST ${U}/v1/mfa/webauthn/:deviceId/disable/verify`,
+    `DELETE ${U}/webauthn/v1/devices/:deviceId`,
   ],
   'user.impersonated': ['POST /identity/resources/impersonation/v1'],
   'session.revoked': [

@@ -20,7 +20,13 @@ export const RefreshBody = Type.Optional(Type.Object({ refreshToken: Type.Option
 
 /** The MFA devices of a challenge (phones and emails masked). */
 export const MfaDevices = Type.Object({
-  webauthn: Type.Array(Type.Object({ id: Type.String() })),
+  webauthn: Type.Array(
+    Type.Object({
+      id: Type.String(),
+      deviceType: Type.Optional(Type.Union([Type.Literal('Platform'), Type.Literal('CrossPlatform')])),
+      name: Type.Optional(Type.String()),
+    }),
+  ),
   phones: Type.Array(Type.Object({ id: Type.String(), phoneNumber: Type.String() })),
   authenticators: Type.Array(Type.Object({ id: Type.String() })),
   emails: Type.Array(Type.Object({ email: Type.String() })),

@@ -38,15 +38,13 @@ export function createDeviceFlows(deps: { db: Db; core: MfaCore }) {
   ): Promise<void> {
     const all = await store.devices(tx, user.id);
     const left = all.filter((d) => !targets.some((t) => t.id === d.id));
-    if (left.length === 0 && !actor.admin) {
+    const keys = await core.webauthnDevices(tx, user.id);
+    if (left.length === 0 && keys.length === 0 && !actor.admin) {
       const p = await core.policyOf(tx, actor.tenantId ?? user.active_tenant_id ?? undefined);
       if (p.enforce === 'Force' || p.enforce === 'ForceExceptSAML') throw new AppError('MFA_REQUIRED_BY_POLICY');
     }
     for (const d of targets) await store.deleteDevice(tx, user.id, d.id);
-    if (left.length === 0) {
-      await store.deleteAll(tx, user.id);
-      await store.setEnrolled(tx, user.id, false);
-    }
+    if (left.length === 0 && keys.length === 0) await core.clearFactors(tx, user.id);
     for (const d of targets) await core.emit(tx, 'user.mfa_removed', user, { method, deviceId: d.id, kind: d.kind });
   }
 
@@ -58,7 +56,7 @@ export function createDeviceFlows(deps: { db: Db; core: MfaCore }) {
         const user = await userOf(tx, actor, true);
         const devs = await core.devicesOf(tx, user);
         return {
-          webauthn: [] as { id: string }[],
+          webauthn: await core.webauthnDevices(tx, user.id),
           phones: devs.filter((d) => d.kind === 'sms').map((d) => ({ id: d.id, phoneNumber: d.phone_number ?? '' })),
           authenticators: devs.filter((d) => d.kind === 'authenticator').map((d) => ({ id: d.id })),
           emails: [] as { email: string }[],
@@ -141,7 +139,7 @@ export function createDeviceFlows(deps: { db: Db; core: MfaCore }) {
       return db.transaction(async (tx) => {
         const user = await userOf(tx, { userId, admin: true }, true);
         await core.devicesOf(tx, user);
-        const removed = await store.deleteAll(tx, user.id);
+        const removed = (await store.deleteAll(tx, user.id)) + (await core.removeWebauthn(tx, user.id));
         await store.setEnrolled(tx, user.id, false);
         await core.emit(tx, 'user.mfa_removed', user, { method: 'unenroll', devices: removed });
         return {};

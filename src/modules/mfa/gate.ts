@@ -19,14 +19,40 @@ const maskEmail = (e: string) => {
   return `${name.slice(0, 1)}${'*'.repeat(Math.max(1, name.length - 1))}@${domain}`;
 };
 
+/** A WebAuthn device as the challenge and the devices list show it (the webauthn module's credentials). */
+export interface WebAuthnDevice {
+  id: string;
+  deviceType: 'Platform' | 'CrossPlatform';
+  name: string;
+}
+/**
+ * The user's WebAuthn credentials, which the webauthn module owns: src/context.ts passes its functions here, as that
+ * module signs in through this one (a WebAuthn second factor finishes with `core.finish`).
+ */
+export interface WebAuthnFactors {
+  devices(q: Queryable, userId: string, types: WebAuthnDevice['deviceType'][]): Promise<WebAuthnDevice[]>;
+  /** Removes every credential of the user (recovery code, environment unenroll); answers how many. */
+  removeAll(q: Queryable, userId: string): Promise<number>;
+}
+/** The WebAuthn device types whose strategy (WebAuthnPlatform, WebAuthnCrossPlatform) is active. */
+export const webauthnTypes = (cfg: ConfigRow) =>
+  [cfg.webauthn_platform_active && 'Platform', cfg.webauthn_cross_platform_active && 'CrossPlatform'].filter(
+    (t): t is WebAuthnDevice['deviceType'] => Boolean(t),
+  );
+
 /** Whether a device's kind (authenticator or SMS) is active in the configuration. */
 export const usable = (cfg: ConfigRow) => (d: Pick<DeviceRow, 'kind'>) =>
   d.kind === 'authenticator' ? cfg.authenticator_active : cfg.sms_active;
 
 /** The user's devices as the sign-in challenge lists them: of the active kinds, phone numbers and email masked. */
-export function devicesRecord(devs: ChallengeDevice[], cfg: ConfigRow, email?: string) {
+export function devicesRecord(
+  devs: ChallengeDevice[],
+  cfg: ConfigRow,
+  email?: string,
+  webauthn: WebAuthnDevice[] = [],
+) {
   return {
-    webauthn: [] as { id: string }[],
+    webauthn,
     phones: devs
       .filter((d) => d.kind === 'sms' && cfg.sms_active)
       .map((d) => ({ id: d.id, phoneNumber: maskPhone(d.phone_number ?? '') })),
@@ -37,9 +63,13 @@ export function devicesRecord(devs: ChallengeDevice[], cfg: ConfigRow, email?: s
   };
 }
 const strategies = (cfg: ConfigRow) =>
-  [cfg.authenticator_active && 'AuthenticatorApp', cfg.sms_active && 'SMS', cfg.email_active && 'EmailCode'].filter(
-    (s): s is string => Boolean(s),
-  );
+  [
+    cfg.authenticator_active && 'AuthenticatorApp',
+    cfg.sms_active && 'SMS',
+    cfg.email_active && 'EmailCode',
+    cfg.webauthn_platform_active && 'WebAuthnPlatform',
+    cfg.webauthn_cross_platform_active && 'WebAuthnCrossPlatform',
+  ].filter((s): s is string => Boolean(s));
 
 /**
  * The sign-in gate `mfa` (index.ts registers it on the login service): answers the MFA challenge when the policy and
@@ -47,7 +77,11 @@ const strategies = (cfg: ConfigRow) =>
  * and the mfaToken inserted by one statement (store.challenge), except when a remember-device cookie must be checked
  * first. That statement also reads what the TOTP verify needs, kept in `pending` for it.
  */
-export function createMfaGate(policy: Pick<PolicyService, 'signInSettings'>, pending: PendingSignIns) {
+export function createMfaGate(
+  policy: Pick<PolicyService, 'signInSettings'>,
+  pending: PendingSignIns,
+  webauthn?: WebAuthnFactors,
+) {
   return async function gate(q: Queryable, a: GateInput): Promise<void | Record<string, unknown>> {
     if (a.stage !== 'login') return;
     // The kinds of the user's verified devices, when the sign-in read them with the user (store.heldKindsSql).
@@ -63,8 +97,12 @@ export function createMfaGate(policy: Pick<PolicyService, 'signInSettings'>, pen
     if (p.enforce === 'Off' || a.user.mfa_bypass) return;
     const forced =
       p.enforce === 'Force' || (p.enforce === 'ForceExceptSAML' && !a.amr.some((m) => m === 'saml' || m === 'sso'));
+    // WebAuthn devices are read (one statement more) only while a WebAuthn strategy is active.
+    const types = webauthnTypes(cfg);
+    const wa = webauthn && types.length > 0 ? await webauthn.devices(q, a.user.id, types) : [];
     // Not forced and no device of an active kind: no challenge, and (prefetched) no statement.
-    if (held && !forced && !held.some((kind) => usable(cfg)({ kind: kind as DeviceRow['kind'] }))) return;
+    if (held && !forced && wa.length === 0 && !held.some((kind) => usable(cfg)({ kind: kind as DeviceRow['kind'] })))
+      return;
     const mfaToken = randomSecret(32);
     const token = {
       hash: sha256Hex(mfaToken),
@@ -78,8 +116,8 @@ export function createMfaGate(policy: Pick<PolicyService, 'signInSettings'>, pen
     const answer = (devices: ChallengeDevice[]) => ({
       mfaRequired: true,
       mfaToken,
-      mfaEnrolled: devices.length > 0,
-      mfaDevices: devicesRecord(devices, cfg, a.user.verified && a.user.email ? a.user.email : undefined),
+      mfaEnrolled: devices.length > 0 || wa.length > 0,
+      mfaDevices: devicesRecord(devices, cfg, a.user.verified && a.user.email ? a.user.email : undefined, wa),
       mfaStrategies: strategies(cfg),
       allowRememberMyDevice: p.allowRemember,
       userId: a.user.id,
@@ -88,7 +126,7 @@ export function createMfaGate(policy: Pick<PolicyService, 'signInSettings'>, pen
     });
     if (cookie) {
       devs = (await store.devices(q, a.user.id)).filter(usable(cfg));
-      if (devs.length === 0 && !forced) return;
+      if (devs.length === 0 && wa.length === 0 && !forced) return;
       if (await store.isRemembered(q, a.user.id, sha256Hex(cookie), p.deviceExpirationSeconds)) return;
       await store.insertToken(q, token);
     } else {
@@ -98,10 +136,14 @@ export function createMfaGate(policy: Pick<PolicyService, 'signInSettings'>, pen
       // A user likely to be challenged: the request's audit entry of the challenge answer is stored by the same
       // statement (only if the token is inserted), so the answer costs no INSERT of its own.
       const entry =
-        forced || a.user.mfa_enrolled ? a.client.audit?.({ userId: a.user.id, mfaRequired: true }) : undefined;
+        forced || wa.length > 0 || a.user.mfa_enrolled
+          ? a.client.audit?.({ userId: a.user.id, mfaRequired: true })
+          : undefined;
       // A flow that read the user's version and memberships with the user (password sign-in) gets a snapshot.
       const keep = a.version && a.memberships ? { version: a.version, memberships: a.memberships } : undefined;
-      const r = await store.challenge(q, { ...token, kinds, forced, snapshot: keep !== undefined }, entry);
+      // A WebAuthn device calls for the challenge as a forcing policy does (the statement reads only mfa_devices).
+      const challenged = forced || wa.length > 0;
+      const r = await store.challenge(q, { ...token, kinds, forced: challenged, snapshot: keep !== undefined }, entry);
       if (!r.expiresAt) return;
       // What the TOTP verify would read back, as the sign-in read it (the user, its version, the memberships) and as
       // this statement read the authenticators: the verify of this instance may start from it (pending.ts).

@@ -8,13 +8,17 @@ import { createDeviceFlows } from './devices.ts';
 import { createPolicyService } from './policy.ts';
 import { createMfaCore } from './service.ts';
 import { createSignInFlows } from './signin.ts';
+import type { WebAuthnFactors } from './gate.ts';
 
-export { mfaRoutes } from './routes.ts';
+export { mfaRoutes, actorOf } from './routes.ts';
 export { rememberCookieName, ACR_MFA } from './service.ts';
 export { totpCode, matchTotp, stepAt } from './totp.ts';
 // For the login box (environment): which factors are offered, as SQL it embeds in its one statement.
 export { MFA_FACTORS_SQL } from './lookups.ts';
 export { mfaPurgeRules } from './purge.ts';
+export type { Actor } from './devices.ts';
+export type { Finished } from './service.ts';
+export { webauthnTypes, type WebAuthnDevice, type WebAuthnFactors } from './gate.ts';
 
 /**
  * Multi-factor authentication: policy and configuration, the sign-in gate `mfa`, second-factor verification, and
@@ -30,6 +34,8 @@ export function createMfaService(deps: {
   requireAccount: (q: Queryable, tenantId: string) => Promise<unknown>;
   /** Delivery of SMS and email codes. */
   messaging: Pick<MessagingService, 'sendSms' | 'sendEmail'>;
+  /** The webauthn module's credentials (src/context.ts): a second factor the challenge lists and removals count. */
+  webauthn?: WebAuthnFactors;
   limits?: {
     perIp?: number;
     perUser?: number;

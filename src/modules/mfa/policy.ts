@@ -46,12 +46,12 @@ export const configRecord = (c: ConfigRow) => ({
   email: { active: c.email_active, tokenLifetimeSeconds: c.email_ttl_seconds, sender: c.email_sender },
 });
 
-const STRATEGY_COLUMN: Record<string, keyof ConfigRow | undefined> = {
+const STRATEGY_COLUMN: Record<string, keyof ConfigRow> = {
   AuthenticatorApp: 'authenticator_active',
   SMS: 'sms_active',
   EmailCode: 'email_active',
-  WebAuthnPlatform: undefined,
-  WebAuthnCrossPlatform: undefined,
+  WebAuthnPlatform: 'webauthn_platform_active',
+  WebAuthnCrossPlatform: 'webauthn_cross_platform_active',
 };
 
 function columns(body: PolicyBody) {
@@ -240,20 +240,13 @@ export function createPolicyService(deps: {
       return {
         strategies: Object.entries(STRATEGY_COLUMN).map(([strategy, col]) => ({
           strategy,
-          isActive: col ? Boolean(c[col]) : false,
+          isActive: Boolean(c[col]),
         })),
       };
     },
     async setStrategy(body: { strategy: string; isActive: boolean }) {
       const col = STRATEGY_COLUMN[body.strategy];
-      if (!col) {
-        if (body.isActive)
-          throw new AppError(
-            'MFA_STRATEGY_UNSUPPORTED',
-            `body.strategy ${body.strategy} is not supported by Gatehouse (WebAuthn MFA is not built); it stays inactive`,
-          );
-        return {};
-      }
+      if (!col) throw new AppError('MFA_STRATEGY_UNSUPPORTED', `body.strategy ${body.strategy} is not an MFA strategy`);
       changed(await store.updateConfig(db, { [col]: body.isActive } as Partial<ConfigRow>));
       return {};
     },

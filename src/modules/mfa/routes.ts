@@ -33,7 +33,7 @@ const auditedClient = (req: FastifyRequest) => ({
 });
 
 /** Self-service routes: a user token acts on itself; an environment token on the user of the gatehouse-user-id header. */
-function actorOf(req: FastifyRequest): Actor {
+export function actorOf(req: FastifyRequest): Actor {
   const auth = req.auth;
   if (auth?.kind === 'user') return { userId: auth.userId, tenantId: auth.tenantId, admin: false };
   const h = req.headers['gatehouse-user-id'] ?? req.headers['frontegg-user-id'];

@@ -17,7 +17,7 @@ import * as store from './store.ts';
 import type { DeviceRow, TokenRow } from './store.ts';
 import type { MembershipRow } from '../users/index.ts';
 import { matchTotp, newTotpSecret, normalizeRecovery, otpauthUri, qrDataUrl, recoveryCode } from './totp.ts';
-import { createMfaGate, devicesRecord, rememberCookieName, usable } from './gate.ts';
+import { createMfaGate, devicesRecord, rememberCookieName, usable, type WebAuthnFactors } from './gate.ts';
 import { createPendingSignIns } from './pending.ts';
 
 export { MFA_TOKEN_TTL_SECONDS, rememberCookieName } from './gate.ts';
@@ -38,6 +38,8 @@ export interface MfaDeps {
   passwords: PasswordService;
   events: EventsService;
   policy: PolicyService;
+  /** The user's WebAuthn credentials (the webauthn module's), listed and counted with the other factors. */
+  webauthn?: WebAuthnFactors;
   /** Code attempts per client IP and per user in a window (the password sign-in limits), and code sends per user. */
   limits?: {
     perIp?: number;
@@ -295,7 +297,19 @@ export function createMfaCore(deps: MfaDeps) {
   }
 
   return {
-    gate: createMfaGate(policy, pending),
+    gate: createMfaGate(policy, pending, deps.webauthn),
+    /** The user's WebAuthn devices (any type when `types` is left out); none without the webauthn module. */
+    webauthnDevices: (
+      q: Queryable,
+      userId: string,
+      types: ('Platform' | 'CrossPlatform')[] = ['Platform', 'CrossPlatform'],
+    ) => (deps.webauthn ? deps.webauthn.devices(q, userId, types) : Promise.resolve([])),
+    removeWebauthn: (q: Queryable, userId: string) => (deps.webauthn ? deps.webauthn.removeAll(q, userId) : 0),
+    /** The user has no factor left: recovery codes, remembered devices and pending steps go, and the flag is cleared. */
+    async clearFactors(q: Queryable, userId: string): Promise<void> {
+      await store.deleteAll(q, userId);
+      await store.setEnrolled(q, userId, false);
+    },
     /** The TOTP sign-ins this instance challenged, as the challenge read them (pending.ts). */
     pending,
     /** The gate's prefetch (its entry in the sign-in gate list): the kinds of the user's verified devices. */

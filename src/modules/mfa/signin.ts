@@ -180,7 +180,7 @@ export function createSignInFlows(deps: { db: Db; core: MfaCore }) {
           await core.registerFailure(tx, user.id);
           return { error: new AppError('MFA_INVALID_RECOVERY') };
         }
-        const removed = await store.deleteAll(tx, user.id);
+        const removed = (await store.deleteAll(tx, user.id)) + (await core.removeWebauthn(tx, user.id));
         await store.setEnrolled(tx, user.id, false);
         await core.emit(tx, 'user.mfa_removed', user, { method: 'recovery-code', devices: removed });
         return {};

@@ -14,6 +14,8 @@ export interface ConfigRow {
   email_active: boolean;
   email_ttl_seconds: number;
   email_sender: string;
+  webauthn_platform_active: boolean;
+  webauthn_cross_platform_active: boolean;
 }
 export interface PolicyRow {
   tenant_id: string | null;
