@@ -1,9 +1,10 @@
+import type { OutgoingHttpHeaders } from 'node:http';
 import type { TestApp } from './harness.ts';
 
 export interface PageReply {
   status: number;
   html: string;
-  headers: Record<string, string | string[] | undefined>;
+  headers: OutgoingHttpHeaders;
   /** The Location header of a redirect. */
   location?: string;
   /** The cookies this answer set, name → value ('' when cleared), with their attributes. */
@@ -80,7 +81,12 @@ export function hiddenFields(html: string, action: string): Record<string, strin
 }
 
 const decodeEntities = (s: string) =>
-  s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  s
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 
 /** Inputs a person fills in (not hidden) whose id no <label for> names: none on an accessible page. */
 export function unlabelledInputs(html: string): string[] {

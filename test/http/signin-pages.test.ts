@@ -81,7 +81,7 @@ describe('hosted sign-in pages: rendering', () => {
 });
 
 describe('hosted sign-in pages: password sign-in', () => {
-  test('sign-in sets gh_refresh and 303s to returnTo; the live session skips the form unless prompt=login', async () => {
+  test('sign-in sets gh_refresh and 303s to returnTo; a live session skips the form unless prompt=login', async () => {
     const u = await user(t, ACC);
     const p = new PageClient(t);
     const r = await signIn(p, u.email, PASSWORD, '/account/me?tab=1');
@@ -192,7 +192,7 @@ describe('hosted sign-in pages: password sign-in', () => {
 });
 
 describe('hosted sign-in pages: emailed links', () => {
-  test('forgot password → reset link → new password → sign in with it; same answer for unknown emails', async () => {
+  test('forgot password → reset link → new password → sign-in; same answer for unknown emails', async () => {
     const u = await user(t, ACC);
     const p = new PageClient(t);
     await p.get('/account/forgot-password');
@@ -207,7 +207,10 @@ describe('hosted sign-in pages: emailed links', () => {
     const form = await p.get(pathOf(link));
     assert.equal(form.status, 200);
     assert.deepEqual(unlabelledInputs(form.html), []);
-    const weak = await p.post('/account/reset-password', { ...hiddenFields(form.html, '/account/reset-password'), password: 'abc' });
+    const weak = await p.post('/account/reset-password', {
+      ...hiddenFields(form.html, '/account/reset-password'),
+      password: 'abc',
+    });
     assert.equal(weak.status, 400);
     assert.match(weak.html, /password policy/);
     const done = await p.post('/account/reset-password', {
@@ -226,7 +229,12 @@ describe('hosted sign-in pages: emailed links', () => {
       const p = new PageClient(t);
       await p.get('/account/signup');
       const email = 'new-signup@sp.test';
-      const r = await p.post('/account/signup', { name: 'Nia', email, password: 'Signup-Secret-2024', companyName: '' });
+      const r = await p.post('/account/signup', {
+        name: 'Nia',
+        email,
+        password: 'Signup-Secret-2024',
+        companyName: '',
+      });
       assert.equal(r.status, 200, r.html);
       assert.match(r.html, /Check your email/);
       assert.equal((await signIn(new PageClient(t), email, 'Signup-Secret-2024')).status, 403, 'not active yet');
@@ -294,7 +302,10 @@ describe('hosted sign-in pages: emailed links', () => {
 
   test('magic link and email code sign in when enabled', async () => {
     const S = `${C}/auth/strategies`;
-    const on = await t.call('POST', S, { token: vendor, body: { MagicLink: { active: true }, Code: { active: true } } });
+    const on = await t.call('POST', S, {
+      token: vendor,
+      body: { MagicLink: { active: true }, Code: { active: true } },
+    });
     assert.ok(on.status < 300, JSON.stringify(on.body));
     try {
       const u = await user(t, ACC);
@@ -310,7 +321,10 @@ describe('hosted sign-in pages: emailed links', () => {
       const link = linkIn(await mailTo(u.email, /sign-in link/));
       assert.equal(link.pathname, '/account/login/magic-link');
       const page = await p.get(`${pathOf(link)}&returnTo=/ml`);
-      const ok = await p.post('/account/login/magic-link/confirm', hiddenFields(page.html, '/account/login/magic-link/confirm'));
+      const ok = await p.post(
+        '/account/login/magic-link/confirm',
+        hiddenFields(page.html, '/account/login/magic-link/confirm'),
+      );
       assert.equal(ok.status, 303, ok.html);
       assert.equal(ok.location, '/ml');
 
@@ -320,13 +334,84 @@ describe('hosted sign-in pages: emailed links', () => {
       assert.equal(codePage.status, 200);
       assert.deepEqual(unlabelledInputs(codePage.html), []);
       const code = codeIn(await mailTo(u.email, /sign-in code/));
-      const wrong = await q.post('/account/login/code/verify', { email: u.email, code: '000000' === code ? '111111' : '000000' });
+      const wrong = await q.post('/account/login/code/verify', {
+        email: u.email,
+        code: '000000' === code ? '111111' : '000000',
+      });
       assert.equal(wrong.status, 400);
       const good = await q.post('/account/login/code/verify', { email: u.email, code });
       assert.equal(good.status, 303, good.html);
       assert.ok(good.setCookies.gh_refresh?.value);
     } finally {
       await t.call('POST', S, { token: vendor, body: { MagicLink: { active: false }, Code: { active: false } } });
+    }
+  });
+});
+
+describe('hosted sign-in pages: other methods and policies', () => {
+  test('a social provider button starts its authorize redirect (state, PKCE, the allowed redirect URI)', async () => {
+    const cb = 'https://app.sp.test/callback';
+    await t.call('POST', C, { token: vendor, body: { allowedRedirectUrls: [cb] } });
+    const r = await t.call('POST', '/identity/resources/sso/v2', {
+      token: vendor,
+      body: {
+        type: 'github',
+        clientId: 'client-gh',
+        secret: 'secret-gh',
+        redirectUrl: cb,
+        active: true,
+        authorizationUrl: 'https://github.example/authorize',
+        tokenUrl: 'https://github.example/token',
+        userInfoUrl: 'https://github.example/user',
+      },
+    });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    const p = new PageClient(t);
+    const page = await p.get('/account/login');
+    assert.match(page.html, /action="\/account\/login\/social\/github"/);
+    assert.match(page.html, /Sign in with Github/);
+    const go = await p.post('/account/login/social/github', {});
+    assert.equal(go.status, 303, go.html);
+    const to = new URL(go.location as string);
+    assert.equal(to.origin + to.pathname, 'https://github.example/authorize');
+    assert.equal(to.searchParams.get('redirect_uri'), cb);
+    assert.ok(to.searchParams.get('state'));
+    assert.equal(to.searchParams.get('code_challenge_method'), 'S256');
+    const unknown = await p.post('/account/login/social/myspace', {});
+    assert.ok(unknown.status >= 400 && unknown.status < 500, String(unknown.status));
+    assert.match(unknown.html, /This provider is not available right now/);
+    const removed = await t.call('DELETE', '/identity/resources/sso/v2/github', { token: vendor });
+    assert.ok(removed.status < 300, String(removed.status));
+    assert.doesNotMatch((await p.get('/account/login?prompt=login')).html, /social\/github/, 'no button once removed');
+  });
+
+  test('SSO by email domain: an email without SSO re-renders with a notice, nothing signed in', async () => {
+    const p = new PageClient(t);
+    await p.get('/account/login');
+    const r = await p.post('/account/login/sso', { email: 'someone@no-sso.test' });
+    assert.equal(r.status, 404);
+    assert.match(r.html, /Single sign-on is not set up for this email/);
+    assert.equal(r.setCookies.gh_refresh, undefined);
+  });
+
+  test('with the captcha policy on, a form post without a captcha token is refused and signs nobody in', async () => {
+    const P = `${C}/captcha-policy`;
+    const on = await t.call('PUT', P, {
+      token: vendor,
+      body: { enabled: true, siteKey: 'site-key', secretKey: 'secret-key', minScore: 0.5 },
+    });
+    assert.equal(on.status, 200, JSON.stringify(on.body));
+    try {
+      const u = await user(t, ACC);
+      const r = await signIn(new PageClient(t), u.email, PASSWORD);
+      assert.equal(r.status, 400);
+      assert.match(r.html, /requires a captcha/);
+      assert.equal(r.setCookies.gh_refresh, undefined);
+    } finally {
+      await t.call('PUT', P, {
+        token: vendor,
+        body: { enabled: false, siteKey: 'site-key', secretKey: 'secret-key', minScore: 0.5 },
+      });
     }
   });
 });

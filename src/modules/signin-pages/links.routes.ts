@@ -1,7 +1,5 @@
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
-import { html } from '../../http/pages/html.ts';
 import { formGuard } from '../../http/pages/kit.ts';
-import { notice } from '../../http/pages/layout.ts';
 import { safeReturnTo } from '../../http/pages/return-to.ts';
 import { t } from '../../http/pages/text.ts';
 import {
@@ -67,11 +65,7 @@ export const linksPagesRoutes: FastifyPluginAsyncTypebox<SigninPagesDeps> = asyn
     { config: { auth: 'public' }, schema: { hide, body: Form({ userId: UserId, token: Token }) }, preHandler: guard },
     async (req, reply) => {
       const returnTo = safeReturnTo(req.body.returnTo);
-      const failed = (text: string, status: number) =>
-        reply.status(status).page({
-          title: 'invite.title',
-          body: html`${notice('error', text)}<p class="links"><a href="/account/login">${t(req.locale, 'back.signin')}</a></p>`,
-        });
+      const failed = (text: string, status: number) => messagePage(reply, 'invite.title', 'error', text, status);
       try {
         const answer = await deps.invitations.accept({ userId: req.body.userId, token: req.body.token }, clientOf(req));
         const done = await finishSignIn(deps, reply, answer, returnTo);

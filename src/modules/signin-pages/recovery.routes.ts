@@ -7,11 +7,13 @@ import { safeReturnTo } from '../../http/pages/return-to.ts';
 import { t } from '../../http/pages/text.ts';
 import { checkCaptcha, confirmForm, failureText, messagePage, type SigninPagesDeps, statusOf } from './deps.ts';
 import { Email, Form, LinkQuery, Password, Token, UserId } from './schema.ts';
-import { returnField } from './views.ts';
+import { newPassword, returnField } from './views.ts';
 
 const hide = true;
-const signInLink = (locale: string, returnTo: string) =>
-  html`<p class="links"><a href="/account/login?${String(new URLSearchParams({ returnTo }))}">${t(locale, 'back.signin')}</a></p>`;
+const signInLink = (locale: string, returnTo: string) => {
+  const href = `/account/login?${new URLSearchParams({ returnTo })}`;
+  return html`<p class="links"><a href="${href}">${t(locale, 'back.signin')}</a></p>`;
+};
 
 /** Forgot password, the emailed reset link, and the emailed email-verification link (the recovery services). */
 export const recoveryPagesRoutes: FastifyPluginAsyncTypebox<SigninPagesDeps> = async (app, deps) => {
@@ -19,11 +21,21 @@ export const recoveryPagesRoutes: FastifyPluginAsyncTypebox<SigninPagesDeps> = a
 
   const forgotPage = (reply: FastifyReply, s: { email?: string; error?: string; info?: string }, status = 200) => {
     const L = reply.request.locale;
+    const intro = s.info ? notice('info', s.info) : html`<p>${t(L, 'forgot.intro')}</p>`;
+    const email = field({
+      name: 'email',
+      label: t(L, 'signin.email'),
+      type: 'email',
+      value: s.email,
+      autocomplete: 'username',
+      required: true,
+      autofocus: true,
+    });
     return reply.status(status).page({
       title: 'forgot.title',
-      body: html`${s.error ? notice('error', s.error) : ''}${s.info ? notice('info', s.info) : html`<p>${t(L, 'forgot.intro')}</p>`}
+      body: html`${s.error ? notice('error', s.error) : ''}${intro}
 <form method="post" action="/account/forgot-password">${csrfField(reply)}
-${field({ name: 'email', label: t(L, 'signin.email'), type: 'email', value: s.email, autocomplete: 'username', required: true, autofocus: true })}
+${email}
 <p><button type="submit">${t(L, 'forgot.submit')}</button></p></form>${signInLink(L, '/account/me')}`,
     });
   };
@@ -50,10 +62,11 @@ ${field({ name: 'email', label: t(L, 'signin.email'), type: 'email', value: s.em
 
   const resetPage = (reply: FastifyReply, s: { userId: string; token: string; returnTo: string; error?: string }) => {
     const L = reply.request.locale;
+    const password = newPassword(L, 'reset.password');
     return html`${s.error ? notice('error', s.error) : ''}
 <form method="post" action="/account/reset-password">${csrfField(reply)}${returnField(s.returnTo)}
 <input type="hidden" name="userId" value="${s.userId}"><input type="hidden" name="token" value="${s.token}">
-${field({ name: 'password', label: t(L, 'reset.password'), type: 'password', autocomplete: 'new-password', required: true, autofocus: true })}
+${password}
 <p><button type="submit">${t(L, 'reset.submit')}</button></p></form>`;
   };
 

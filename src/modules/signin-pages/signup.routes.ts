@@ -18,6 +18,7 @@ import {
 } from './deps.ts';
 import { methodsOf } from './methods.ts';
 import { Email, Form, LinkQuery, Password, Token, UserId } from './schema.ts';
+import { newPassword } from './views.ts';
 
 const hide = true;
 const Name = Type.String({ minLength: 1, maxLength: 255 });
@@ -29,14 +30,31 @@ export const signupPagesRoutes: FastifyPluginAsyncTypebox<SigninPagesDeps> = asy
   type SignupState = { name?: string; email?: string; companyName?: string; error?: string };
   const signupPage = (reply: FastifyReply, s: SignupState, status = 200) => {
     const L = reply.request.locale;
+    const fields = [
+      field({
+        name: 'name',
+        label: t(L, 'signup.name'),
+        value: s.name,
+        autocomplete: 'name',
+        required: true,
+        autofocus: true,
+      }),
+      field({
+        name: 'email',
+        label: t(L, 'signin.email'),
+        type: 'email',
+        value: s.email,
+        autocomplete: 'email',
+        required: true,
+      }),
+      field({ name: 'companyName', label: t(L, 'signup.company'), value: s.companyName, autocomplete: 'organization' }),
+      newPassword(L, 'signin.password', false),
+    ];
     return reply.status(status).page({
       title: 'signup.title',
       body: html`${s.error ? notice('error', s.error) : ''}
 <form method="post" action="/account/signup">${csrfField(reply)}
-${field({ name: 'name', label: t(L, 'signup.name'), value: s.name, autocomplete: 'name', required: true, autofocus: true })}
-${field({ name: 'email', label: t(L, 'signin.email'), type: 'email', value: s.email, autocomplete: 'email', required: true })}
-${field({ name: 'companyName', label: t(L, 'signup.company'), value: s.companyName, autocomplete: 'organization' })}
-${field({ name: 'password', label: t(L, 'signin.password'), type: 'password', autocomplete: 'new-password', required: true })}
+${fields}
 <p><button type="submit">${t(L, 'signup.submit')}</button></p></form>
 <p class="links"><a href="/account/login">${t(L, 'signup.haveAccount')}</a></p>`,
     });
@@ -82,7 +100,7 @@ ${field({ name: 'password', label: t(L, 'signin.password'), type: 'password', au
   const activateBody = (reply: FastifyReply, s: ActivateState) => {
     const L = reply.request.locale;
     const password = s.setPassword
-      ? html`<input type="hidden" name="setPassword" value="1">${field({ name: 'password', label: t(L, 'activate.password'), type: 'password', autocomplete: 'new-password', required: true, autofocus: true })}`
+      ? html`<input type="hidden" name="setPassword" value="1">${newPassword(L, 'activate.password')}`
       : '';
     const hidden = { userId: s.userId, token: s.token, returnTo: s.returnTo };
     const form = confirmForm(reply, '/account/activate', hidden, t(L, 'activate.submit'), password);
