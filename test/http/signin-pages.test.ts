@@ -4,6 +4,7 @@ import { account, PASSWORD, user } from '../fixtures/builders.ts';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
 import { linkIn, codeIn, startMailbox, type Mail, type Mailbox } from '../helpers/mailbox.ts';
 import { hiddenFields, PageClient, unlabelledInputs } from '../helpers/pages.ts';
+import { smsCode, startSmsServer } from '../helpers/sms-server.ts';
 
 const C = '/identity/resources/configurations/v1';
 const ACC = 'sp-acme';
@@ -349,6 +350,34 @@ describe('hosted sign-in pages: emailed links', () => {
 });
 
 describe('hosted sign-in pages: other methods and policies', () => {
+  test('SMS code: the code texted to the number signs in; a wrong code re-renders the code form', async () => {
+    const sms = await startSmsServer();
+    const S = `${C}/auth/strategies`;
+    try {
+      await sms.configure(t);
+      assert.ok((await t.call('POST', S, { token: vendor, body: { SmsCode: { active: true } } })).status < 300);
+      const phone = '+15550004444';
+      await user(t, ACC, { fields: { phoneNumber: phone } });
+      const p = new PageClient(t);
+      await p.get('/account/login');
+      const form = await p.post('/account/login/sms', { phoneNumber: phone, returnTo: '/sms' });
+      assert.equal(form.status, 200, form.html);
+      const code = smsCode(await sms.waitFor((m) => m.to === phone));
+      const wrong = await p.post('/account/login/sms/verify', {
+        phoneNumber: phone,
+        code: code === '000000' ? '1' : '0',
+      });
+      assert.equal(wrong.status, 400);
+      assert.match(wrong.html, /action="\/account\/login\/sms\/verify"/);
+      const ok = await p.post('/account/login/sms/verify', { phoneNumber: phone, code, returnTo: '/sms' });
+      assert.equal(ok.status, 303, ok.html);
+      assert.equal(ok.location, '/sms');
+    } finally {
+      await t.call('POST', S, { token: vendor, body: { SmsCode: { active: false } } });
+      await sms.close();
+    }
+  });
+
   test('a social provider button starts its authorize redirect (state, PKCE, the allowed redirect URI)', async () => {
     const cb = 'https://app.sp.test/callback';
     await t.call('POST', C, { token: vendor, body: { allowedRedirectUrls: [cb] } });
@@ -403,6 +432,8 @@ describe('hosted sign-in pages: other methods and policies', () => {
     assert.equal(on.status, 200, JSON.stringify(on.body));
     try {
       const u = await user(t, ACC);
+      const page = await new PageClient(t).get('/account/login');
+      assert.match(page.html, /requires a captcha/, 'the page says so before anyone tries');
       const r = await signIn(new PageClient(t), u.email, PASSWORD);
       assert.equal(r.status, 400);
       assert.match(r.html, /requires a captcha/);

@@ -46,6 +46,7 @@ const en = {
   'signup.submit': 'Create account',
   'signup.sent': 'Check your email: we sent a link to activate your account.',
   'signup.closed': 'Sign-up is not open.',
+  'signup.failed': 'We could not create this account. If you already have one, sign in or reset your password.',
   'signup.haveAccount': 'Already have an account? Sign in',
   'activate.title': 'Activate your account',
   'activate.submit': 'Activate',

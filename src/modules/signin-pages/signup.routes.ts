@@ -89,7 +89,7 @@ ${fields}
         await checkCaptcha(deps, req, { email });
         await deps.signup.signUp({ name, email, password, companyName }, clientOf(req));
       } catch (err) {
-        const error = failureText(req.locale, err, 'signup.closed');
+        const error = failureText(req.locale, err, 'signup.failed');
         return signupPage(reply, { name, email, companyName, error }, statusOf(err));
       }
       return messagePage(reply, 'signup.title', 'info', t(req.locale, 'signup.sent'));

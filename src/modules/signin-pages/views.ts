@@ -13,6 +13,8 @@ export interface Methods {
   sso: boolean;
   socialProviders: string[];
   allowSignups: boolean;
+  /** The captcha policy is on: these pages cannot show its widget (the CSP allows no third-party script). */
+  captcha: boolean;
 }
 
 export interface LoginState {
@@ -106,6 +108,7 @@ ${field({ name: 'phoneNumber', label: t(L, 'code.phone'), type: 'tel', autocompl
   }
   const sep = html`<p class="divider">${t(L, 'signin.or')}</p>`;
   return html`${s.error ? notice('error', s.error) : ''}${s.info ? notice('info', s.info) : ''}
+${m.captcha && !s.error ? notice('info', t(L, 'signin.captcha')) : ''}
 ${forms.length ? forms.map((f, i) => (i ? html`${sep}${f}` : f)) : notice('info', t(L, 'signin.noMethods'))}
 ${m.allowSignups ? html`<p class="links"><a href="/account/signup">${t(L, 'signin.signup')}</a></p>` : ''}`;
 }
