@@ -34,6 +34,7 @@ import { captchaRoutes, installCaptcha } from './modules/captcha/index.ts';
 import { jwtTemplatesRoutes } from './modules/jwt-templates/index.ts';
 import { approvalFlowsRoutes } from './modules/approval-flows/index.ts';
 import { installPageKit } from './http/pages/kit.ts';
+import { signinPagesRoutes } from './modules/signin-pages/index.ts';
 /** Builds the API server over a context: the HTTP shell plus every module's routes. */
 export async function buildApp(ctx: Context, opts: { logger?: boolean; draining?: () => boolean } = {}) {
   const app = await createHttp({
@@ -139,7 +140,21 @@ export async function buildApp(ctx: Context, opts: { logger?: boolean; draining?
     await installPageKit(pages, {
       cookieSecret: ctx.pagesCookieSecret,
       secureCookies: ctx.config.publicUrl.startsWith('https://'),
-      brand: async () => ({ name: 'Gatehouse' }),
+      brand: () => ctx.environment.branding.get(),
+    });
+    await pages.register(signinPagesRoutes, {
+      login: ctx.auth.login,
+      environment: ctx.environment,
+      captcha: ctx.captcha,
+      passwordless: ctx.passwordless,
+      social: ctx.social,
+      sso: ctx.sso.login,
+      signup: ctx.signup,
+      reset: ctx.recovery.reset,
+      verification: ctx.recovery.verification,
+      invitations: ctx.invitations,
+      unlock: (token) => ctx.users.unlockWithToken(token),
+      secureCookies: ctx.config.publicUrl.startsWith('https://'),
     });
   });
   await app.ready();

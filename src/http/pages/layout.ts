@@ -51,8 +51,10 @@ export function field(a: {
   required?: boolean;
   autofocus?: boolean;
   inputmode?: string;
+  /** The element id when a page has two forms with a field of the same name (default `f-<name>`). */
+  id?: string;
 }): SafeHtml {
-  const id = `f-${a.name}`;
+  const id = a.id ?? `f-${a.name}`;
   return html`<p class="field"><label for="${id}">${a.label}</label>
 <input id="${id}" name="${a.name}" type="${a.type ?? 'text'}"${a.value !== undefined ? html` value="${a.value}"` : ''}${a.autocomplete ? html` autocomplete="${a.autocomplete}"` : ''}${a.inputmode ? html` inputmode="${a.inputmode}"` : ''}${a.required ? html` required` : ''}${a.autofocus ? html` autofocus` : ''}></p>`;
 }

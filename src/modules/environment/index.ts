@@ -7,3 +7,4 @@ export { assertAllowedRedirect } from './redirects.ts';
 // The environment's id as SQL, for another module's statement that answers it with its rows.
 export { environmentIdSql } from './id.sql.ts';
 export { ENVIRONMENT_SETTINGS_SQL } from './settings.sql.ts';
+export type { Branding } from './branding.ts';

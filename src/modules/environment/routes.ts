@@ -12,6 +12,7 @@ import {
 } from './schema.ts';
 import type { EnvironmentService } from './service.ts';
 import { loginBoxRoutes } from './login-box.routes.ts';
+import { brandingRoutes } from './branding.ts';
 
 export const environmentRoutes: FastifyPluginAsyncTypebox<{ environment: EnvironmentService }> = async (
   app,
@@ -103,4 +104,5 @@ export const environmentRoutes: FastifyPluginAsyncTypebox<{ environment: Environ
   );
 
   await app.register(loginBoxRoutes, { environment });
+  await app.register(brandingRoutes, { branding: environment.branding });
 };

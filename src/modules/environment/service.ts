@@ -14,6 +14,7 @@ import {
 import * as store from './store.ts';
 import { createReadCache } from '../../storage/read-cache.ts';
 import { createLoginBox, type LoginBoxFlows } from './login-box.ts';
+import { createBranding } from './branding.ts';
 
 export interface EnvironmentDeps {
   db: Db;
@@ -66,6 +67,9 @@ export function createEnvironmentService(deps: EnvironmentDeps) {
     async settings(q: Queryable = db): Promise<VendorSettings> {
       return readMerged(q);
     },
+
+    /** The look of the hosted pages (branding.ts). */
+    branding: createBranding(db),
 
     /** The public view of the sign-in configuration for login boxes, and the vendor's basic configuration. */
     loginBox: createLoginBox({
