@@ -32,6 +32,7 @@ import { canonicalScimUrl, directoryRoutes, scimRoutes, SCIM_PREFIX } from './mo
 import { captchaRoutes, installCaptcha } from './modules/captcha/index.ts';
 import { approvalFlowsRoutes } from './modules/approval-flows/index.ts';
 import { installPageKit } from './http/pages/kit.ts';
+import { accountPagesRoutes } from './modules/account-pages/index.ts';
 /** Builds the API server over a context: the HTTP shell plus every module's routes. */
 export async function buildApp(ctx: Context, opts: { logger?: boolean } = {}) {
   const app = await createHttp({
@@ -131,6 +132,16 @@ export async function buildApp(ctx: Context, opts: { logger?: boolean } = {}) {
       cookieSecret: ctx.pagesCookieSecret,
       secureCookies: ctx.config.publicUrl.startsWith('https://'),
       brand: async () => ({ name: 'Gatehouse' }),
+    });
+    await pages.register(accountPagesRoutes, {
+      mfa: ctx.mfa,
+      login: ctx.auth.login,
+      sessions: ctx.auth.sessions,
+      users: ctx.users,
+      environment: ctx.environment,
+      authenticate: ctx.authenticate,
+      secureCookies: ctx.config.publicUrl.startsWith('https://'),
+      recentAuthMaxAge: ctx.config.recentAuthMaxAge,
     });
   });
   await app.ready();

@@ -11,7 +11,7 @@ import { createSignInFlows } from './signin.ts';
 
 export { mfaRoutes } from './routes.ts';
 export { rememberCookieName, ACR_MFA } from './service.ts';
-export { totpCode, matchTotp, stepAt } from './totp.ts';
+export { totpCode, matchTotp, stepAt, qrDataUrl } from './totp.ts';
 // For the login box (environment): which factors are offered, as SQL it embeds in its one statement.
 export { MFA_FACTORS_SQL } from './lookups.ts';
 export { mfaPurgeRules } from './purge.ts';
