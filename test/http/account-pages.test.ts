@@ -3,12 +3,14 @@ import { after, before, describe, test } from 'node:test';
 import { Authenticator } from '../helpers/authenticator.ts';
 import { startTestApp, type TestApp } from '../helpers/harness.ts';
 import { inputValue, PageClient } from '../helpers/page-client.ts';
+import { codeIn, startMailbox, type Mailbox } from '../helpers/mailbox.ts';
 import { smsCode, startSmsServer, type SmsServer } from '../helpers/sms-server.ts';
 import { PASSWORD, account, signedIn, user } from '../fixtures/builders.ts';
 
 /** The hosted MFA step (/account/mfa) and "my account" (/account/me), driven as a browser would, over app.inject. */
 let t: TestApp;
 let sms: SmsServer;
+let mailbox: Mailbox;
 const A = '/identity/resources/auth/v1';
 const U = '/identity/resources/users/v1/mfa';
 const P = '/identity/resources/configurations/v1/mfa-policy';
@@ -44,6 +46,27 @@ async function pendingMfa(email: string) {
   c.setCookie('gh_mfa', r.body.mfaToken);
   return c;
 }
+async function nextMail(to: string, seen: number) {
+  const deadline = Date.now() + 15_000;
+  while (mailbox.to(to).length <= seen) {
+    if (Date.now() > deadline) throw new Error(`no mail to ${to}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return codeIn(mailbox.to(to)[seen]);
+}
+/** A user of `tenantId` with a phone enrolled for SMS MFA through the self-service API. */
+async function withPhone(tenantId: string, phone: string) {
+  const u = await user(t, tenantId, { verified: true });
+  const { accessToken: token } = await signedIn(t, u);
+  const seen = sms.to(phone).length;
+  const e = await t.call('POST', `${U}/sms/enroll`, { token, body: { phoneNumber: phone } });
+  const v = await t.call('POST', `${U}/sms/enroll/verify`, {
+    token,
+    body: { otcToken: e.body.otcToken, code: await nextSms(phone, seen) },
+  });
+  assert.equal(v.status, 200, JSON.stringify(v.body));
+  return u;
+}
 async function nextSms(phone: string, seen: number) {
   const deadline = Date.now() + 15_000;
   while (sms.to(phone).length <= seen) {
@@ -64,6 +87,13 @@ before(async () => {
   t = await startTestApp({ LOGIN_RATE_LIMIT_PER_IP: '100000', LOGIN_RATE_LIMIT_PER_IDENTIFIER: '100' });
   sms = await startSmsServer();
   await sms.configure(t);
+  mailbox = await startMailbox();
+  await mailbox.configure(t);
+  const email = await t.call('POST', '/identity/resources/configurations/v1/mfa/strategies', {
+    token: await t.vendorToken(),
+    body: { strategy: 'EmailCode', isActive: true },
+  });
+  assert.equal(email.status, 201);
   for (const id of ['ap-opt', 'ap-force', 'ap-rem']) await account(t, { id });
   await policy('ap-force', { enforceMFAType: 'Force' });
   await policy('ap-rem', { allowRememberMyDevice: true, mfaDeviceExpiration: 3600 });
@@ -71,6 +101,7 @@ before(async () => {
 after(async () => {
   await t?.close();
   await sms?.close();
+  await mailbox?.close();
 });
 
 describe('/account/mfa', () => {
@@ -136,21 +167,13 @@ describe('/account/mfa', () => {
   });
 
   test('SMS: the code is sent on request, a wrong one keeps the form, the right one signs in', async () => {
-    const u = await user(t, 'ap-opt', { verified: true });
     const phone = '+15555550142';
-    const { accessToken: token } = await signedIn(t, u);
-    let seen = sms.to(phone).length;
-    const e = await t.call('POST', `${U}/sms/enroll`, { token, body: { phoneNumber: phone } });
-    const v = await t.call('POST', `${U}/sms/enroll/verify`, {
-      token,
-      body: { otcToken: e.body.otcToken, code: await nextSms(phone, seen) },
-    });
-    assert.equal(v.status, 200, JSON.stringify(v.body));
+    const u = await withPhone('ap-opt', phone);
     const c = await pendingMfa(u.email);
     const g = await c.get('/account/mfa');
     assert.match(g.body, /We will text a code to \+15\*+42/);
     const deviceId = inputValue(g.body, 'deviceId')!;
-    seen = sms.to(phone).length;
+    const seen = sms.to(phone).length;
     const sent = await c.post('/account/mfa', { action: 'send-sms', deviceId });
     assert.equal(sent.status, 200);
     const otcToken = inputValue(sent.body, 'otcToken')!;
@@ -166,6 +189,24 @@ describe('/account/mfa', () => {
     const ok = await c.post('/account/mfa', { action: 'sms', deviceId, otcToken, code });
     assert.equal(ok.status, 303, ok.body);
     assert.equal(ok.location, '/account/me');
+  });
+
+  test('email code: offered next to the app for a verified address; sent, verified, signed in', async () => {
+    const u = await withApp('ap-opt');
+    const c = await pendingMfa(u.email);
+    const g = await c.get('/account/mfa?returnTo=/account/me');
+    const [name, domain] = u.email.split('@');
+    assert.ok(g.body.includes(`Email a code to ${name[0]}${'*'.repeat(name.length - 1)}@${domain}`), g.body);
+    await c.get('/account/mfa?returnTo=/account/me&method=email');
+    const seen = mailbox.to(u.email).length;
+    const sent = await c.post('/account/mfa?returnTo=/account/me', { action: 'send-email' });
+    assert.equal(sent.status, 200);
+    assert.match(sent.body, /We emailed a code/);
+    const otcToken = inputValue(sent.body, 'otcToken')!;
+    const code = await nextMail(u.email, seen);
+    const ok = await c.post('/account/mfa?returnTo=/account/me', { action: 'email', otcToken, code });
+    assert.equal(ok.status, 303, ok.body);
+    assert.ok(c.cookie('gh_refresh'));
   });
 
   test('a recovery code removes the factors: not forced, back to the sign-in', async () => {
@@ -331,6 +372,36 @@ describe('/account/me', () => {
     });
     assert.equal(done.status, 303, done.body);
     assert.match((await c.get(done.location!)).body, /No second factor is set up/);
+  });
+
+  test('second factors: a phone is removed with the code texted to it', async () => {
+    const phone = '+15555550177';
+    const u = await withPhone('ap-opt', phone);
+    // Signed in with the phone as second factor, through the API.
+    const r = await login(u.email);
+    let seen = sms.to(phone).length;
+    const deviceId = r.body.mfaDevices.phones[0].id;
+    const send = await t.call('POST', `${A}/user/mfa/sms/${deviceId}`, { body: { mfaToken: r.body.mfaToken } });
+    const v = await t.call('POST', `${A}/user/mfa/sms/${deviceId}/verify`, {
+      body: { mfaToken: r.body.mfaToken, otcToken: send.body.otcToken, code: await nextSms(phone, seen) },
+    });
+    assert.equal(v.status, 201, JSON.stringify(v.body));
+    const c = new PageClient(t);
+    c.setCookie('gh_refresh', /gh_refresh=([^;]*)/.exec(String(v.headers['set-cookie']))![1]);
+    assert.match((await c.get('/account/me')).body, /Text messages to \+15555550177/);
+    seen = sms.to(phone).length;
+    const ask = await c.post('/account/me/mfa/remove', { kind: 'sms', deviceId });
+    assert.equal(ask.status, 200);
+    assert.match(ask.body, /We texted a code to \+15\*+77/);
+    const otcToken = inputValue(ask.body, 'otcToken')!;
+    const code = await nextSms(phone, seen);
+    const wrong = code === '111111' ? '222222' : '111111';
+    const bad = await c.post('/account/me/mfa/remove/verify', { kind: 'sms', deviceId, otcToken, code: wrong });
+    assert.equal(bad.status, 400);
+    assert.equal(inputValue(bad.body, 'otcToken'), otcToken);
+    const ok = await c.post('/account/me/mfa/remove/verify', { kind: 'sms', deviceId, otcToken, code });
+    assert.equal(ok.status, 303, ok.body);
+    assert.match((await c.get('/account/me?done=mfa-removed')).body, /No second factor is set up/);
   });
 
   test('second factors need a recent sign-in: the password confirms it (step-up), a wrong one is refused', async () => {

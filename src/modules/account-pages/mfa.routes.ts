@@ -15,6 +15,7 @@ import {
   localReturnTo,
   loginUrl,
   mfaTokenOf,
+  type RememberCookie,
   refusal,
   signedInCookies,
 } from './shared.ts';
@@ -113,10 +114,7 @@ export const mfaPageRoutes: FastifyPluginAsyncTypebox<AccountPagesDeps> = async 
       let c: Challenge | undefined;
       try {
         c = await mfa.signin.challenge(mfaToken);
-        const finished = async (f: {
-          response: Record<string, unknown>;
-          remember?: never | { name: string; value: string; maxAge: number };
-        }) => {
+        const finished = async (f: { response: Record<string, unknown>; remember?: RememberCookie }) => {
           const cookies = await signedInCookies(deps, f.response.refreshToken, f.remember);
           reply.header('set-cookie', [...cookies, clearMfaCookie(deps.secureCookies)]);
           const codes = f.response.recoveryCodes;

@@ -59,11 +59,18 @@ export const mfaTokenOf = (req: FastifyRequest) => readCookie(req.headers.cookie
 export const clearMfaCookie = (secure: boolean) =>
   `${MFA_COOKIE}=; Path=/account; HttpOnly; SameSite=Lax; Max-Age=0${secure ? '; Secure' : ''}`;
 
+/** The remember-device cookie of a finished sign-in (the MFA services answer it). */
+export interface RememberCookie {
+  name: string;
+  value: string;
+  maxAge: number;
+}
+
 /** The Set-Cookie values of a finished sign-in: the refresh cookie and, when asked and allowed, remember-device. */
 export async function signedInCookies(
   deps: Pick<AccountPagesDeps, 'environment' | 'secureCookies'>,
   refreshToken: unknown,
-  remember?: { name: string; value: string; maxAge: number },
+  remember?: RememberCookie,
 ): Promise<string[]> {
   const s = await deps.environment.cachedSettings();
   const out: string[] = [];
