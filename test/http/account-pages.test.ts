@@ -159,6 +159,8 @@ describe('/account/mfa', () => {
       const page = await c.get(`/account/mfa?returnTo=${encodeURIComponent(evil)}`);
       assert.match(page.body, /action="\/account\/mfa\?returnTo=%2Faccount%2Fme"/, evil);
     }
+    const unheld = await c.get('/account/mfa?method=sms&deviceId=00000000-0000-4000-8000-000000000000');
+    assert.match(unheld.body, /code from your authenticator app/, 'a factor the user does not hold falls back');
     for (let i = 0; i < 5; i++) await c.post('/account/mfa', { action: 'totp', code: '000000' });
     const r = await c.post('/account/mfa', { action: 'totp', code: await u.app.code() });
     assert.equal(r.status, 400);

@@ -28,6 +28,16 @@ const Query = Type.Object({
   ),
   deviceId: Type.Optional(Type.String({ format: 'uuid' })),
 });
+/** The method a link asked for, when the user holds it (else the page shows the default one). */
+function offered(c: Challenge, method: Method | undefined, deviceId: string | undefined) {
+  const d = c.devices;
+  if (method === 'totp' && d.authenticators.length > 0) return { method };
+  if (method === 'sms' && d.phones.some((p) => p.id === deviceId)) return { method, deviceId };
+  if (method === 'email' && d.emails.length > 0) return { method };
+  if (method === 'recovery' && c.userEmail) return { method };
+  return undefined;
+}
+
 const Action = Type.Union(
   ['totp', 'send-sms', 'sms', 'send-email', 'email', 'recover', 'enroll'].map((a) => Type.Literal(a)),
 );
@@ -92,11 +102,7 @@ export const mfaPageRoutes: FastifyPluginAsyncTypebox<AccountPagesDeps> = async 
       throw err;
     }
     if (!c.enrolled) return enrolPage(reply, mfaToken, returnTo, c);
-    const chosen = req.query.method
-      ? { method: req.query.method as Method, deviceId: req.query.deviceId }
-      : defaultMethod(c);
-    if (chosen.method === 'sms' && !c.devices.phones.some((p) => p.id === chosen.deviceId))
-      chosen.deviceId = c.devices.phones[0]?.id;
+    const chosen = offered(c, req.query.method as Method | undefined, req.query.deviceId) ?? defaultMethod(c);
     return reply.page({ title: 'mfa.title', body: mfaPage(reply, { challenge: c, returnTo, ...chosen }) });
   });
 
