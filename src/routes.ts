@@ -35,6 +35,7 @@ import { jwtTemplatesRoutes } from './modules/jwt-templates/index.ts';
 import { approvalFlowsRoutes } from './modules/approval-flows/index.ts';
 import { installPageKit } from './http/pages/kit.ts';
 import { signinPagesRoutes } from './modules/signin-pages/index.ts';
+import { accountPagesRoutes } from './modules/account-pages/index.ts';
 /** Builds the API server over a context: the HTTP shell plus every module's routes. */
 export async function buildApp(ctx: Context, opts: { logger?: boolean; draining?: () => boolean } = {}) {
   const app = await createHttp({
@@ -155,6 +156,16 @@ export async function buildApp(ctx: Context, opts: { logger?: boolean; draining?
       invitations: ctx.invitations,
       unlock: (token) => ctx.users.unlockWithToken(token),
       secureCookies: ctx.config.publicUrl.startsWith('https://'),
+    });
+    await pages.register(accountPagesRoutes, {
+      mfa: ctx.mfa,
+      login: ctx.auth.login,
+      sessions: ctx.auth.sessions,
+      users: ctx.users,
+      environment: ctx.environment,
+      authenticate: ctx.authenticate,
+      secureCookies: ctx.config.publicUrl.startsWith('https://'),
+      recentAuthMaxAge: ctx.config.recentAuthMaxAge,
     });
   });
   await app.ready();

@@ -117,9 +117,17 @@ export async function installPageKit(scope: FastifyInstance, opts: PageKitOption
   );
 }
 
+/** The CSRF token of a reply: one per reply, since a browser without gh_csrf yet gets a new secret per call. */
+const csrfTokens = new WeakMap<FastifyReply, string>();
+
 /** The hidden CSRF field of a form (the token is bound to the signed gh_csrf cookie). */
 export function csrfField(reply: FastifyReply) {
-  return html`<input type="hidden" name="_csrf" value="${reply.generateCsrf()}">`;
+  let token = csrfTokens.get(reply);
+  if (token === undefined) {
+    token = reply.generateCsrf();
+    csrfTokens.set(reply, token);
+  }
+  return html`<input type="hidden" name="_csrf" value="${token}">`;
 }
 
 /**

@@ -12,7 +12,7 @@ import type { WebAuthnFactors } from './gate.ts';
 
 export { mfaRoutes, actorOf } from './routes.ts';
 export { rememberCookieName, ACR_MFA } from './service.ts';
-export { totpCode, matchTotp, stepAt } from './totp.ts';
+export { totpCode, matchTotp, stepAt, qrDataUrl } from './totp.ts';
 // For the login box (environment): which factors are offered, as SQL it embeds in its one statement.
 export { MFA_FACTORS_SQL } from './lookups.ts';
 export { mfaPurgeRules } from './purge.ts';

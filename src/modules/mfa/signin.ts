@@ -187,6 +187,27 @@ export function createSignInFlows(deps: { db: Db; core: MfaCore }) {
       });
     },
 
+    /**
+     * The challenge of a pending sign-in again, from its mfaToken (the hosted MFA page reads it on every view): the
+     * factors on offer as the sign-in answered them, whether the user must enrol one first, and remember-device.
+     */
+    async challenge(mfaToken: string) {
+      return db.transaction(async (tx) => {
+        const { t, user } = await core.pendingSignIn(tx, mfaToken);
+        const { config: cfg, policy: p } = await core.signInSettings(tx, t.tenant_id);
+        const devs = (await core.devicesOf(tx, user)).filter(core.usable(cfg));
+        const sso = t.amr.some((m) => m === 'saml' || m === 'sso');
+        return {
+          userEmail: user.email,
+          enrolled: devs.length > 0,
+          forced: p.enforce === 'Force' || (p.enforce === 'ForceExceptSAML' && !sso),
+          devices: core.devicesRecord(devs, cfg, user.verified && user.email ? user.email : undefined),
+          authenticatorActive: cfg.authenticator_active,
+          allowRemember: p.allowRemember,
+        };
+      });
+    },
+
     /** Whether the pending sign-in's account lets the user remember this device. */
     async allowRemember(mfaToken: string) {
       const t = await store.lockToken(db, sha256Hex(mfaToken));

@@ -1,0 +1,2 @@
+export { accountPagesRoutes } from './routes.ts';
+export { localReturnTo, MFA_COOKIE, type AccountPagesDeps } from './shared.ts';
