@@ -36,7 +36,6 @@ import { createRecovery, RESET_LINK_TTL, RESET_SMS_CODE_TTL } from './modules/re
 import { createCodeBook, createPasswordlessService, readFlowSettings } from './modules/passwordless/index.ts';
 import { createSignupService } from './modules/signup/index.ts';
 import { createInvitationsService, createInviteTokensService, type InviteBody } from './modules/invitations/index.ts';
-import { createRateLimiter } from './modules/auth/index.ts';
 import { createSso, SSO_OFFERED_SQL } from './modules/sso/index.ts';
 import { ACTIVE_PROVIDER_TYPES_SQL, createSocialService } from './modules/social/index.ts';
 import { createGroupsService } from './modules/groups/index.ts';
@@ -69,6 +68,10 @@ export function createLogger(config: Config): Logger {
 export async function createContext(config: Config, db: Db, log: Logger) {
   // One key-encryption key seals signing keys, migrated MFA secrets and provider secrets.
   const kek = loadKeyEncryptionKey(config.encryptionKey, config.dataDir);
+  // Rate limits every instance shares, counted in PostgreSQL (sign-in, code and link sends, recovery).
+  const limits = createLimitsService({ db });
+  const codeRule = { limit: config.codeRateLimit.perIdentifier, windowSeconds: config.codeRateLimit.windowSeconds };
+  const codeIpRule = { limit: config.codeRateLimit.perIp, windowSeconds: config.codeRateLimit.windowSeconds };
   const keys = createKeysService(
     {
       db,
@@ -143,7 +146,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     emailCodes: {
       kek,
       sendEmail: (tx, m) => messaging.sendEmail(tx, m),
-      limiter: createRateLimiter(config.codeRateLimit.perIdentifier, config.codeRateLimit.windowSeconds),
+      limiter: limits.limiter('email-codes', codeRule),
     },
     // A password change: the sign-in's limits and failure count apply to the current password; other sessions end.
     // Functions over `auth`, called only after it exists: auth's sign-in reads users through this service.
@@ -167,8 +170,6 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   // factor below are functions over those services, called only after they exist.
   // JWT templates: targeting rules choose the claims and lifetime of a user access token (read from a cache).
   const jwtTemplates = createJwtTemplatesService({ db, vendorId: () => environment.id });
-  // Rate limits every instance shares (counted in PostgreSQL): the sign-in's, for now.
-  const limits = createLimitsService({ db });
   const auth = createAuth({
     db,
     config,
@@ -208,6 +209,8 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     messaging,
     // WebAuthn credentials (owned by the webauthn module, which signs in through this one): listed and counted.
     webauthn: webauthnFactors,
+    // Five code sends per user in five minutes, shared by every instance.
+    sends: limits.limiter('mfa-sends', { limit: 5, windowSeconds: 300 }),
     limits: {
       perIp: config.loginRateLimit.perIp,
       perUser: config.loginRateLimit.perIdentifier,
@@ -253,26 +256,33 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     messaging,
     events,
     endSessions: (userId) => auth.sessions.revokeAll(userId),
+    limits,
   });
   // Sign-up and activation, invitations, passwordless: one-time links and codes, delivered by messaging.
-  const codeLimits = () => ({
-    perIp: createRateLimiter(config.codeRateLimit.perIp, config.codeRateLimit.windowSeconds),
-    perIdentifier: createRateLimiter(config.codeRateLimit.perIdentifier, config.codeRateLimit.windowSeconds),
+  const codeLimits = (flow: string) => ({
+    perIp: limits.limiter(`${flow}:ip`, codeIpRule),
+    perIdentifier: limits.limiter(`${flow}:id`, codeRule),
   });
   const codes = createCodeBook(kek);
   // endSessions: a flow that proved the mailbox dropped a temporary password; sessions it may have started end.
   const endSessions = (q: Queryable, userId: string) => auth.sessions.endUserSessions(q, userId, 'mailbox proven');
   const flowDeps = { db, passwords, login: auth.login, codes, delivery: messaging, events, inviteTokens, endSessions };
-  const passwordless = createPasswordlessService({ ...flowDeps, limits: codeLimits() });
+  const passwordless = createPasswordlessService({ ...flowDeps, limits: codeLimits('passwordless') });
   const signup = createSignupService({
     ...flowDeps,
     environment,
     tenants,
     roles,
-    limits: codeLimits(),
+    limits: codeLimits('signup'),
     publicUrl: config.publicUrl,
   });
-  const invitations = createInvitationsService({ ...flowDeps, tenants, roles, users, limits: codeLimits() });
+  const invitations = createInvitationsService({
+    ...flowDeps,
+    tenants,
+    roles,
+    users,
+    limits: codeLimits('invitations'),
+  });
 
   const entitlements = createEntitlementsService({
     db,

@@ -1,2 +1,2 @@
-export { createLimitsService, type LimitsService, type Limited, type Rule } from './service.ts';
+export { createLimitsService, type LimitsService, type Limited, type RateLimiter, type Rule } from './service.ts';
 export { limitsPurgeRules } from './purge.ts';

@@ -15,6 +15,11 @@ export interface Limited {
 
 export type LimitsService = ReturnType<typeof createLimitsService>;
 
+/** One rule over many keys (per address, per identifier…): `hit` counts one for the key and says if it went over. */
+export interface RateLimiter {
+  hit(key: string, q?: Queryable): Promise<{ limited: boolean; retryAfter: number }>;
+}
+
 /**
  * Rate limits counted in PostgreSQL, so every instance of a fleet shares them (docs/operations.md). A store that
  * cannot be reached refuses with 503 rather than letting attempts through uncounted.
@@ -37,7 +42,23 @@ export function createLimitsService(deps: { db: Db }) {
   const retryAfter = (row: store.CounterRow) =>
     Math.max(1, Math.ceil((new Date(row.window_end).getTime() - Date.now()) / 1000));
 
+  /**
+   * A limiter of one rule whose keys live under `namespace`. In a transaction, pass it as `q` (PGlite has one
+   * connection): the count then stands or falls with the transaction, which is right for a send the rollback undid.
+   */
+  function limiter(namespace: string, rule: Rule): RateLimiter {
+    return {
+      async hit(key, q) {
+        const k = `${namespace}:${key}`;
+        const [row] = await run(q ?? deps.db, [{ key: k, rule }], []);
+        return { limited: row ? row.count > rule.limit : false, retryAfter: row ? retryAfter(row) : 1 };
+      },
+    };
+  }
+
   return {
+    limiter,
+
     /**
      * Counts an attempt under each of `count` and refuses (429 with Retry-After) when one goes over its limit, or
      * when one of `check` (counted elsewhere, e.g. failures) has already reached its limit. One statement.

@@ -40,7 +40,7 @@ export function createCodeFlows(deps: {
       mfaTokenHash?: string;
     },
   ) {
-    core.limitSend(user.id);
+    await core.limitSend(user.id, tx);
     const cfg = await store.config(tx);
     const ttl = o.channel === 'sms' ? cfg.sms_ttl_seconds : cfg.email_ttl_seconds;
     const otcToken = randomSecret(32);

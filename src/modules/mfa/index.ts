@@ -1,3 +1,4 @@
+import type { RateLimiter } from '../limits/index.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
 import type { LoginService, TokenIssuer } from '../auth/index.ts';
 import type { PasswordService } from '../credentials/index.ts';
@@ -40,9 +41,9 @@ export function createMfaService(deps: {
     perIp?: number;
     perUser?: number;
     windowSeconds?: number;
-    sendsPerUser?: number;
-    sendWindowSeconds?: number;
   };
+  /** Code sends per user (SMS and email), counted in the shared rate-limit store: the SMS bill is the fleet's. */
+  sends: RateLimiter;
 }) {
   const policy = createPolicyService({ db: deps.db, requireAccount: deps.requireAccount });
   const core = createMfaCore({ ...deps, policy });

@@ -1,3 +1,4 @@
+import type { RateLimiter } from '../limits/index.ts';
 import { timingSafeEqual } from 'node:crypto';
 import { decrypt, encrypt, randomSecret, sha256Hex } from '../../lib/crypto.ts';
 import { AppError } from '../../http/errors.ts';
@@ -45,9 +46,9 @@ export interface MfaDeps {
     perIp?: number;
     perUser?: number;
     windowSeconds?: number;
-    sendsPerUser?: number;
-    sendWindowSeconds?: number;
   };
+  /** Code sends per user (SMS and email), counted in the shared rate-limit store. */
+  sends: RateLimiter;
 }
 
 const hashEq = (a: string, b: string) => timingSafeEqual(Buffer.from(a, 'hex'), Buffer.from(b, 'hex'));
@@ -66,7 +67,6 @@ export function createMfaCore(deps: MfaDeps) {
   const l = deps.limits ?? {};
   const ipLimiter = createRateLimiter(l.perIp ?? 60, l.windowSeconds ?? 60);
   const userLimiter = createRateLimiter(l.perUser ?? 20, l.windowSeconds ?? 60);
-  const sendLimiter = createRateLimiter(l.sendsPerUser ?? 5, l.sendWindowSeconds ?? 300);
   const pending = createPendingSignIns();
 
   function limit(limiter: ReturnType<typeof createRateLimiter>, key: string, what: string) {
@@ -317,7 +317,19 @@ export function createMfaCore(deps: MfaDeps) {
     /** Rate limits (429): code attempts per IP and per user, code sends per user. */
     limitIp: (client: ClientInfo) => limit(ipLimiter, client.ip ?? 'unknown', 'MFA attempts from this address'),
     limitUser: (userId: string) => limit(userLimiter, userId, 'MFA code attempts for this user'),
-    limitSend: (userId: string) => limit(sendLimiter, userId, 'code requests for this user'),
+    /** Code sends per user, in the send's transaction (a rolled-back send is not counted). */
+    async limitSend(userId: string, q: Queryable) {
+      const r = await deps.sends.hit(userId, q);
+      if (r.limited)
+        throw new AppError(
+          'RATE_LIMITED',
+          `Too many code requests for this user; retry in ${r.retryAfter} s`,
+          undefined,
+          {
+            'retry-after': String(r.retryAfter),
+          },
+        );
+    },
     devicesOf,
     devicesRecord,
     registerFailure,

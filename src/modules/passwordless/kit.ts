@@ -1,7 +1,7 @@
 import { AppError } from '../../http/errors.ts';
 import type { Queryable } from '../../storage/db.ts';
 import type { PasswordService } from '../credentials/index.ts';
-import type { RateLimiter } from '../auth/index.ts';
+import type { RateLimiter } from '../limits/index.ts';
 import { addFailedAttempt, lockoutRule, type UserRow } from '../users/index.ts';
 
 /**
@@ -32,12 +32,12 @@ export interface CodeLimits {
   perIdentifier: RateLimiter;
 }
 
-export function limitRequests(limits: CodeLimits, ip: string | undefined, identifier: string): void {
+export async function limitRequests(limits: CodeLimits, ip: string | undefined, identifier: string): Promise<void> {
   for (const [key, limiter] of [
     [`ip:${ip ?? 'unknown'}`, limits.perIp],
     [`id:${identifier}`, limits.perIdentifier],
   ] as const) {
-    const r = limiter.hit(key);
+    const r = await limiter.hit(key);
     if (r.limited)
       throw new AppError('RATE_LIMITED', `Too many code requests; retry in ${r.retryAfter} s`, undefined, {
         'retry-after': String(r.retryAfter),

@@ -118,7 +118,7 @@ export function createPasswordlessService(deps: PasswordlessDeps) {
     async prelogin(type: PasswordlessType, body: PreloginBody, client: Client): Promise<Record<string, string>> {
       const minutes = await requireActive(type);
       const id = identifierOf(type, body);
-      limitRequests(deps.limits, client.ip, id.value);
+      await limitRequests(deps.limits, client.ip, id.value);
       const finish = timing[type].start();
       const sent = await db.transaction(async (tx) => {
         const user = await findUser(tx, id);

@@ -2,7 +2,7 @@ import { createHmac, randomInt } from 'node:crypto';
 import { newId, safeEqual } from '../../lib/crypto.ts';
 import { AppError } from '../../http/errors.ts';
 import type { Queryable } from '../../storage/db.ts';
-import type { RateLimiter } from '../auth/index.ts';
+import type { RateLimiter } from '../limits/index.ts';
 import * as store from './store.ts';
 
 export const MAX_CODE_ATTEMPTS = 5;
@@ -54,8 +54,8 @@ export function createRecoveryCodes(kek: Buffer) {
 export type RecoveryCodes = ReturnType<typeof createRecoveryCodes>;
 
 /** Throws 429 with retry-after when a request key is over its limit. */
-export function limit(limiter: RateLimiter, key: string, what: string): void {
-  const r = limiter.hit(key);
+export async function limit(limiter: RateLimiter, key: string, what: string, q?: Queryable): Promise<void> {
+  const r = await limiter.hit(key, q);
   if (r.limited)
     throw new AppError('RATE_LIMITED', `Too many ${what} requests; retry in ${r.retryAfter} s`, undefined, {
       'retry-after': String(r.retryAfter),

@@ -1,6 +1,7 @@
 import type { Config } from '../../config.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
-import { createRateLimiter, type ResetTokenStore } from '../auth/index.ts';
+import type { ResetTokenStore } from '../auth/index.ts';
+import type { LimitsService } from '../limits/index.ts';
 import type { PasswordService } from '../credentials/index.ts';
 import type { EventsService } from '../events/index.ts';
 import type { MessagingService } from '../messaging/index.ts';
@@ -26,6 +27,8 @@ export function createRecovery(deps: {
   messaging: MessagingService;
   events: EventsService;
   endSessions: (userId: string) => Promise<unknown>;
+  /** The shared rate-limit store the reset, verification and phone-code sends count in. */
+  limits: LimitsService;
 }) {
   const codes = createRecoveryCodes(deps.kek);
   const { perIp, perIdentifier, windowSeconds } = deps.config.codeRateLimit;
@@ -38,8 +41,8 @@ export function createRecovery(deps: {
     publicUrl: deps.config.publicUrl,
     endSessions: deps.endSessions,
     limits: {
-      perIp: createRateLimiter(perIp, windowSeconds),
-      perIdentifier: createRateLimiter(perIdentifier, windowSeconds),
+      perIp: deps.limits.limiter('reset:ip', { limit: perIp, windowSeconds }),
+      perIdentifier: deps.limits.limiter('reset:id', { limit: perIdentifier, windowSeconds }),
     },
   });
   const verification = createVerificationService({
@@ -48,7 +51,7 @@ export function createRecovery(deps: {
     events: deps.events,
     codes,
     endSessions: deps.endSessions,
-    limits: { perIdentifier: createRateLimiter(perIdentifier, windowSeconds) },
+    limits: { perIdentifier: deps.limits.limiter('verify:id', { limit: perIdentifier, windowSeconds }) },
   });
   // Phone numbers of users (routes.md "SMS"): own limiter instances, same settings as the other code flows.
   const phones = createPhonesService({
@@ -57,8 +60,8 @@ export function createRecovery(deps: {
     messaging: deps.messaging,
     events: deps.events,
     limits: {
-      perIp: createRateLimiter(perIp, windowSeconds),
-      perIdentifier: createRateLimiter(perIdentifier, windowSeconds),
+      perIp: deps.limits.limiter('phones:ip', { limit: perIp, windowSeconds }),
+      perIdentifier: deps.limits.limiter('phones:id', { limit: perIdentifier, windowSeconds }),
     },
   });
   /** For the users module's email change (registered by the composition root): emailed proofs die with the address. */

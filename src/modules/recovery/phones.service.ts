@@ -4,7 +4,7 @@ import { isUuid } from '../../lib/pg-errors.ts';
 import { newId, safeEqual } from '../../lib/crypto.ts';
 import { AppError } from '../../http/errors.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
-import type { RateLimiter } from '../auth/index.ts';
+import type { RateLimiter } from '../limits/index.ts';
 import type { EventsService } from '../events/index.ts';
 import type { MessagingService } from '../messaging/index.ts';
 import {
@@ -80,10 +80,10 @@ export function createPhonesService(deps: PhonesDeps) {
     return row;
   }
 
-  function limitSends(ip: string | undefined, userId: string, phone: string): void {
-    limit(deps.limits.perIp, `ip:${ip ?? 'unknown'}`, 'phone code');
-    limit(deps.limits.perIdentifier, `phone:${phone}`, 'phone code');
-    limit(deps.limits.perIdentifier, `user:${userId}`, 'phone code');
+  async function limitSends(ip: string | undefined, userId: string, phone: string, q?: Queryable): Promise<void> {
+    await limit(deps.limits.perIp, `ip:${ip ?? 'unknown'}`, 'phone code', q);
+    await limit(deps.limits.perIdentifier, `phone:${phone}`, 'phone code', q);
+    await limit(deps.limits.perIdentifier, `user:${userId}`, 'phone code', q);
   }
 
   /** Issues a code for the number and texts it; answers the otcToken. Runs in the caller's transaction. */
@@ -187,7 +187,7 @@ export function createPhonesService(deps: PhonesDeps) {
 
     /** Texts a code proving the number (new, or held unverified by the user); answers the otcToken. */
     async preverify(userId: string, phone: string, ip?: string): Promise<Record<string, unknown>> {
-      limitSends(ip, userId, phone);
+      await limitSends(ip, userId, phone);
       return db.transaction(async (tx) => {
         const user = await requireUser(tx, userId, true);
         const held = await assertAvailable(tx, userId, phone);
@@ -234,7 +234,7 @@ export function createPhonesService(deps: PhonesDeps) {
           await changed(tx, user, 'removed', row.phone_number);
           return { id: row.id, deleted: true };
         }
-        limitSends(ip, userId, row.phone_number);
+        await limitSends(ip, userId, row.phone_number, tx);
         return { otcToken: await sendCode(tx, user, 'delete', row.phone_number), id: row.id, deleted: false };
       });
     },

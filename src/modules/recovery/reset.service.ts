@@ -16,7 +16,7 @@ import {
   type UserRow,
 } from '../users/index.ts';
 import { createEqualizer } from '../passwordless/index.ts';
-import type { RateLimiter } from '../auth/index.ts';
+import type { RateLimiter } from '../limits/index.ts';
 import { limit, type RecoveryCodes } from './codes.ts';
 import * as store from './store.ts';
 
@@ -114,8 +114,8 @@ export function createResetService(deps: ResetDeps) {
     /** POST .../passwords/reset (and v2 .../reset/email): emails a link when the user exists; the same answer either way. */
     async requestByEmail(b: ResetRequest, ip: string | undefined): Promise<{ sessionId: string }> {
       const id = identify(b);
-      limit(deps.limits.perIp, `reset:ip:${ip ?? 'unknown'}`, 'password reset');
-      limit(deps.limits.perIdentifier, `reset:id:${id.value}`, 'password reset');
+      await limit(deps.limits.perIp, `reset:ip:${ip ?? 'unknown'}`, 'password reset');
+      await limit(deps.limits.perIdentifier, `reset:id:${id.value}`, 'password reset');
       const finish = timing.email.start();
       const sent = await db.transaction(async (tx) => {
         const user = await findUser(tx, id);
@@ -130,8 +130,8 @@ export function createResetService(deps: ResetDeps) {
     /** POST v2 .../reset/sms: texts a code to the user's primary phone; answers a session id either way. */
     async requestBySms(b: ResetRequest, ip: string | undefined): Promise<{ sessionId: string }> {
       const id = identify(b);
-      limit(deps.limits.perIp, `reset-sms:ip:${ip ?? 'unknown'}`, 'password reset code');
-      limit(deps.limits.perIdentifier, `reset-sms:id:${id.value}`, 'password reset code');
+      await limit(deps.limits.perIp, `reset-sms:ip:${ip ?? 'unknown'}`, 'password reset code');
+      await limit(deps.limits.perIdentifier, `reset-sms:id:${id.value}`, 'password reset code');
       const finish = timing.sms.start();
       const r = await db.transaction(async (tx) => {
         const user = await findUser(tx, id);

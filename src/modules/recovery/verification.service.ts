@@ -4,7 +4,7 @@ import type { Db, Queryable } from '../../storage/db.ts';
 import type { EventsService } from '../events/index.ts';
 import type { MessagingService } from '../messaging/index.ts';
 import { findByEmail, findById, proveMailbox, updateUser, type UserRow } from '../users/index.ts';
-import type { RateLimiter } from '../auth/index.ts';
+import type { RateLimiter } from '../limits/index.ts';
 import { assertEmailChangeAllowed } from '../credentials/index.ts';
 import { limit, type RecoveryCodes } from './codes.ts';
 import * as store from './store.ts';
@@ -93,7 +93,7 @@ export function createVerificationService(deps: VerificationDeps) {
         const user = UUID.test(userId) ? await findById(tx, userId) : undefined;
         if (!user) throw new AppError('USER_NOT_FOUND', `No user with id ${userId}`);
         if (user.verified) throw new AppError('CONFLICT', 'The user is already verified');
-        limit(deps.limits.perIdentifier, `verify:${user.id}`, 'verification email');
+        await limit(deps.limits.perIdentifier, `verify:${user.id}`, 'verification email', tx);
         await send(tx, user, user.email);
       });
     },
@@ -110,7 +110,7 @@ export function createVerificationService(deps: VerificationDeps) {
         if (email !== user.email) await assertEmailChangeAllowed(tx);
         if (email !== user.email && (await findByEmail(tx, email)))
           throw new AppError('USER_EXISTS', `email ${email} belongs to another user`);
-        limit(deps.limits.perIdentifier, `verify:${user.id}`, 'verification email');
+        await limit(deps.limits.perIdentifier, `verify:${user.id}`, 'verification email', tx);
         await send(tx, user, email);
       });
     },

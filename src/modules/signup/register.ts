@@ -70,7 +70,7 @@ export function createRegistration(deps: SignupDeps) {
       throw new AppError('VALIDATION', rule, { fields: ['provider'] });
     }
     const metadata = body.metadata !== undefined ? parseMetadata(body.metadata, 'metadata') : {};
-    limitRequests(deps.limits, client.ip, email ?? username.toLowerCase());
+    await limitRequests(deps.limits, client.ip, email ?? username.toLowerCase());
     // The environment's email-domain restrictions (a new account has no rules of its own yet); with restrictions
     // active, a user without an email has no domain they admit.
     await assertEmailDomainAllowed(db, null, email, email === null ? 'username' : 'email');

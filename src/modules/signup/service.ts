@@ -239,7 +239,7 @@ export function createSignupService(deps: SignupDeps) {
     /** Sends a new activation email to a user who has not activated; answers the same for every email. */
     async resend(email: string, client: Client): Promise<void> {
       const e = email.trim().toLowerCase();
-      limitRequests(deps.limits, client.ip, e);
+      await limitRequests(deps.limits, client.ip, e);
       const finish = resendTiming.start();
       const sent = await db.transaction(async (tx) => {
         const user = await findByEmail(tx, e);

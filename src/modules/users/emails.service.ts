@@ -23,7 +23,8 @@ export interface EmailCodesPort {
   /** messaging.sendEmail: queues the message in the caller's transaction. */
   sendEmail: (q: Queryable, m: EmailRequest) => Promise<unknown>;
   /** Code requests per user (the CODE_RATE_LIMIT_* settings). */
-  limiter: { hit(key: string): { limited: boolean; retryAfter: number } };
+  /** Code sends per user (the shared rate-limit store; counted in the caller's transaction). */
+  limiter: { hit(key: string, q?: Queryable): Promise<{ limited: boolean; retryAfter: number }> };
 }
 
 export interface UserEmail {
@@ -105,7 +106,7 @@ export function createUserEmailOps(deps: UsersDeps, core: UsersCore) {
         for (const m of await store.memberships(tx, user.id))
           await assertEmailDomainAllowed(tx, m.tenant_id, email, 'body.email');
         if (selfService) {
-          const r = port!.limiter.hit(`user-email:${user.id}`);
+          const r = await port!.limiter.hit(`user-email:${user.id}`, tx);
           if (r.limited)
             throw new AppError('RATE_LIMITED', `Too many email code requests; retry in ${r.retryAfter} s`, undefined, {
               'retry-after': String(r.retryAfter),
