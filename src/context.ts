@@ -52,6 +52,7 @@ import { passwordlessPurgeRules } from './modules/passwordless/index.ts';
 import { recoveryPurgeRules } from './modules/recovery/index.ts';
 import { ssoPurgeRules } from './modules/sso/index.ts';
 import { jobsPurgeRules } from './jobs/purge.ts';
+import { createOidcService, oidcPurgeRules } from './modules/oidc/index.ts';
 
 export { LOG_REDACT } from './lib/log.ts';
 
@@ -295,6 +296,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
       ...passwordlessPurgeRules,
       ...recoveryPurgeRules,
       ...authPurgeRules,
+      ...oidcPurgeRules,
       ...jobsPurgeRules,
     ],
   });
@@ -413,6 +415,28 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   // A change of a user's email voids the verification and reset links and codes sent to the old address.
   bus.on('user.email_changed', (tx, { userId }) => recovery.forgetEmailProofs(tx, userId));
 
+  // The OpenID provider (OIDC_PROVIDER_ENABLED): clients are the applications, tokens the platform's user tokens.
+  const oidc = config.oidcProvider.enabled
+    ? createOidcService({
+        db,
+        issuer: config.publicUrl,
+        trustProxy: config.trustProxy !== false,
+        secureCookies: config.publicUrl.startsWith('https://'),
+        cookieKey: createHmac('sha256', kek).update('gatehouse openid provider cookies').digest('base64url'),
+        keys,
+        environment,
+        users,
+        tenants,
+        login: auth.login,
+        clients: (id) => applications.credentials.openIdClient(id),
+        ttl: {
+          accessToken: config.oidcProvider.accessTokenTtl,
+          code: config.oidcProvider.codeTtl,
+          refreshToken: config.oidcProvider.refreshTokenTtl,
+        },
+      })
+    : undefined;
+
   // Captcha policy: the public sign-in, sign-up, passwordless, reset and activation routes check recaptchaToken (routes.ts).
   const captcha = createCaptchaService({ db, kek, verifyUrl: config.captcha.verifyUrl, log });
 
@@ -421,6 +445,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     pagesCookieSecret: createHmac('sha256', kek).update('gatehouse hosted pages cookies').digest('base64url'),
     approvalFlows: createApprovalFlowsService({ db, events, users, vendorId: () => environment.id }),
     captcha,
+    oidc,
     housekeeping,
     directory,
     groups,

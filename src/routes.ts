@@ -13,6 +13,7 @@ import { rolesRoutes } from './modules/roles/index.ts';
 import { findByEmail, findById, findByUsername, meRoutes, userLabel, usersRoutes } from './modules/users/index.ts';
 import { isUuid } from './lib/pg-errors.ts';
 import { authRoutes } from './modules/auth/index.ts';
+import { mountProvider, oidcHandoff, oidcInteractionRoutes, oidcUserInfoRoutes } from './modules/oidc/index.ts';
 import { mfaRoutes } from './modules/mfa/index.ts';
 import { userMigrationRoutes } from './modules/user-migration/index.ts';
 import { entitlementsRoutes } from './modules/entitlements/index.ts';
@@ -78,7 +79,12 @@ export async function buildApp(ctx: Context, opts: { logger?: boolean } = {}) {
     environment: ctx.environment,
     secureCookies: ctx.config.publicUrl.startsWith('https://'),
     apiTokens: ctx.machine.apiTokens,
+    oidc: ctx.oidc && oidcHandoff(ctx.oidc, ctx.config.publicUrl),
   });
+  if (ctx.oidc) {
+    mountProvider(app, ctx.oidc);
+    await app.register(oidcUserInfoRoutes);
+  }
   await app.register(mfaRoutes, {
     mfa: ctx.mfa,
     environment: ctx.environment,
@@ -132,6 +138,7 @@ export async function buildApp(ctx: Context, opts: { logger?: boolean } = {}) {
       secureCookies: ctx.config.publicUrl.startsWith('https://'),
       brand: async () => ({ name: 'Gatehouse' }),
     });
+    if (ctx.oidc) await oidcInteractionRoutes(pages, { oidc: ctx.oidc });
   });
   await app.ready();
   return app;

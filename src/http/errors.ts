@@ -571,6 +571,13 @@ export const catalogue = {
     errorCode: 'GH-68004',
     message: 'This approval step or execution is already decided',
   },
+  // -- OpenID provider (GH-690xx) --
+  OIDC_INTERACTION_NOT_FOUND: {
+    status: 400,
+    errorCode: 'GH-69001',
+    message: 'This sign-in request expired or belongs to another browser',
+  },
+  OIDC_CLIENT_NOT_FOUND: { status: 400, errorCode: 'GH-69002', message: 'The application of this request is unknown' },
 } as const satisfies Record<string, { status: number; errorCode: string; message: string }>;
 
 export type ErrorCode = keyof typeof catalogue;
