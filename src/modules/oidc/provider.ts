@@ -70,7 +70,7 @@ export function buildProvider(mod: ProviderModule, deps: OidcDeps, jwk: Record<s
   // The provider's session follows the Gatehouse browser session: gone, another user, or another session than the
   // one the grant's tokens name, and the user signs in again (prompt=none answers login_required).
   policy.get('login').checks.push(
-    new Check('gatehouse_session', 'the Gatehouse sign-in session ended', async (ctx: ProviderContext) => {
+    new Check('gatehouse_session', 'the Gatehouse sign-in session ended', 'login_required', async (ctx: ProviderContext) => {
       const { session, client } = ctx.oidc;
       if (!session.accountId) return Check.NO_NEED_TO_PROMPT;
       const browser = await deps.login.browserSession(readCookie(ctx.get('cookie'), REFRESH_COOKIE) || undefined);
