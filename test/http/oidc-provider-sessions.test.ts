@@ -4,7 +4,17 @@ import { after, before, describe, test } from 'node:test';
 import * as client from 'openid-client';
 import { startBrowserApp, type BrowserApp } from '../helpers/browser.ts';
 import { account, signedIn, user, type User } from '../fixtures/builders.ts';
-import { authorizationRequest, browse, browserOf, codeFlow, Jar, partsOf, rpApp, rpConfig, submit } from '../fixtures/oidc-rp.ts';
+import {
+  authorizationRequest,
+  browse,
+  browserOf,
+  codeFlow,
+  Jar,
+  partsOf,
+  rpApp,
+  rpConfig,
+  submit,
+} from '../fixtures/oidc-rp.ts';
 import type { RpApp } from '../fixtures/oidc-rp.ts';
 
 let t: BrowserApp;

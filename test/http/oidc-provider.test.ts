@@ -3,7 +3,16 @@ import { after, before, describe, test } from 'node:test';
 import * as client from 'openid-client';
 import { startBrowserApp, type BrowserApp } from '../helpers/browser.ts';
 import { account, signedIn, user, type User } from '../fixtures/builders.ts';
-import { authorizationRequest, browse, browserOf, codeFlow, oauthError, partsOf, rpApp, rpConfig } from '../fixtures/oidc-rp.ts';
+import {
+  authorizationRequest,
+  browse,
+  browserOf,
+  codeFlow,
+  oauthError,
+  partsOf,
+  rpApp,
+  rpConfig,
+} from '../fixtures/oidc-rp.ts';
 import type { RpApp } from '../fixtures/oidc-rp.ts';
 
 let t: BrowserApp;
@@ -59,7 +68,10 @@ describe('confidential client (type web)', () => {
     assert.equal(id.email, alice.email);
     const jwks = await (await fetch(`${t.origin}/.well-known/jwks.json`)).json();
     const kid = partsOf(tokens.id_token!, 0).kid;
-    assert.ok(jwks.keys.some((k: { kid: string }) => k.kid === kid), 'the ID token is signed by a platform key');
+    assert.ok(
+      jwks.keys.some((k: { kid: string }) => k.kid === kid),
+      'the ID token is signed by a platform key',
+    );
     assert.equal(partsOf(tokens.access_token, 0).kid, kid);
     const at = partsOf(tokens.access_token, 1);
     assert.equal(at.type, 'userToken');
@@ -69,7 +81,10 @@ describe('confidential client (type web)', () => {
     assert.equal(at.client_id, web.id);
     assert.ok(Array.isArray(at.permissions) && at.permissions.length > 0);
     const sessions = await t.ctx.db.query<{ id: string }>('SELECT id FROM sessions WHERE user_id = $1', [alice.id]);
-    assert.ok(sessions.rows.some((s) => s.id === at.sid), 'sid is the Gatehouse session');
+    assert.ok(
+      sessions.rows.some((s) => s.id === at.sid),
+      'sid is the Gatehouse session',
+    );
     const me = await bearer(tokens.access_token);
     assert.equal(me.status, 200);
     assert.equal((await me.json()).id, alice.id);
@@ -83,7 +98,10 @@ describe('confidential client (type web)', () => {
     const wrong = await rpConfig(t.origin, { ...web, secret: 'not-the-secret' }, 'post');
     const req = await authorizationRequest(wrong, web);
     const landing = await browse(t.origin, req.url, await browserOf(t, alice));
-    assert.equal(await oauthError(client.authorizationCodeGrant(wrong, landing.redirect!, req.checks)), 'invalid_client');
+    assert.equal(
+      await oauthError(client.authorizationCodeGrant(wrong, landing.redirect!, req.checks)),
+      'invalid_client',
+    );
   });
 
   test('userinfo answers the claims of the scopes', async () => {
@@ -121,7 +139,10 @@ describe('confidential client (type web)', () => {
     const req = await authorizationRequest(config, web);
     const landing = await browse(t.origin, req.url, await browserOf(t, alice));
     const first = await client.authorizationCodeGrant(config, landing.redirect!, req.checks);
-    assert.equal(await oauthError(client.authorizationCodeGrant(config, landing.redirect!, req.checks)), 'invalid_grant');
+    assert.equal(
+      await oauthError(client.authorizationCodeGrant(config, landing.redirect!, req.checks)),
+      'invalid_grant',
+    );
     assert.equal((await client.tokenIntrospection(config, first.refresh_token!)).active, false);
     assert.equal(await oauthError(client.refreshTokenGrant(config, first.refresh_token!)), 'invalid_grant');
   });
@@ -181,7 +202,12 @@ describe('bad requests', () => {
     const token = await fetch(`${t.origin}/oauth/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code: 'x', client_id: spa.id, redirect_uri: SPA_CB }),
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code: 'x',
+        client_id: spa.id,
+        redirect_uri: SPA_CB,
+      }),
     });
     assert.equal(token.status, 400);
     assert.equal((await token.json()).error, 'invalid_grant');

@@ -74,7 +74,11 @@ export function discoveryDocument(a: {
   return plainDocument(a, base, grants);
 }
 
-function plainDocument(a: { issuer: string; algorithm: string; clientCredentials: boolean }, base: string, grants: string[]) {
+function plainDocument(
+  a: { issuer: string; algorithm: string; clientCredentials: boolean },
+  base: string,
+  grants: string[],
+) {
   return {
     issuer: a.issuer,
     jwks_uri: `${base}/.well-known/jwks.json`,

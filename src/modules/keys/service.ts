@@ -244,7 +244,12 @@ export function createKeysService(deps: KeysDeps, reloadMs = 60_000, unknownKidR
      */
     async activePrivateJwk(): Promise<JWK> {
       const key = await current();
-      key.privateJwk ??= { ...(key.privateKey!.export({ format: 'jwk' }) as JWK), kid: key.kid, alg: key.alg, use: 'sig' };
+      key.privateJwk ??= {
+        ...(key.privateKey!.export({ format: 'jwk' }) as JWK),
+        kid: key.kid,
+        alg: key.alg,
+        use: 'sig',
+      };
       return key.privateJwk;
     },
 

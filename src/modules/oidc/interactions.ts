@@ -14,7 +14,10 @@ const MAX_PICKER_ACCOUNTS = 50;
 
 const Params = Type.Object({ uid: Type.String({ minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' }) });
 const AccountBody = Type.Object({ _csrf: Type.String(), tenantId: Type.String({ minLength: 1, maxLength: 255 }) });
-const ConsentBody = Type.Object({ _csrf: Type.String(), decision: Type.Union([Type.Literal('allow'), Type.Literal('deny')]) });
+const ConsentBody = Type.Object({
+  _csrf: Type.String(),
+  decision: Type.Union([Type.Literal('allow'), Type.Literal('deny')]),
+});
 type Input = { tenantId?: string; decision?: 'allow' | 'deny' };
 type Req = FastifyRequest<{ Params: { uid: string } }>;
 
@@ -32,7 +35,9 @@ export async function oidcInteractionRoutes(scope: FastifyInstance, deps: { oidc
     const provider = await oidc.provider();
     const d = await provider.interactionDetails(req.raw, reply.raw).catch(() => undefined);
     if (!d || d.uid !== req.params.uid) throw new AppError('OIDC_INTERACTION_NOT_FOUND');
-    req.locale = pickLocale(typeof d.params.ui_locales === 'string' ? d.params.ui_locales : req.headers['accept-language']);
+    req.locale = pickLocale(
+      typeof d.params.ui_locales === 'string' ? d.params.ui_locales : req.headers['accept-language'],
+    );
     return d;
   }
 
@@ -72,8 +77,7 @@ export async function oidcInteractionRoutes(scope: FastifyInstance, deps: { oidc
       const hint = typeof d.params.account_hint === 'string' ? d.params.account_hint : undefined;
       const several = browser.tenantIds.length > 1;
       const tenantId =
-        input.tenantId ??
-        (hint && browser.tenantIds.includes(hint) ? hint : several ? undefined : browser.tenantId);
+        input.tenantId ?? (hint && browser.tenantIds.includes(hint) ? hint : several ? undefined : browser.tenantId);
       if (tenantId === undefined) {
         const accounts = [];
         for (const id of browser.tenantIds.slice(0, MAX_PICKER_ACCOUNTS)) {

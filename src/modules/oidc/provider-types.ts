@@ -54,7 +54,10 @@ export interface Provider {
     result: Obj,
     options?: { mergeWithLastSubmission?: boolean },
   ): Promise<string>;
-  Grant: { new (a: { accountId: string; clientId: string }): GrantInstance; find(id: string): Promise<GrantInstance | undefined> };
+  Grant: {
+    new (a: { accountId: string; clientId: string }): GrantInstance;
+    find(id: string): Promise<GrantInstance | undefined>;
+  };
   Client: { prototype: any; find(id: string): Promise<any> };
   AccessToken: { prototype: any };
   IdToken: { prototype: any };

@@ -70,15 +70,20 @@ export function buildProvider(mod: ProviderModule, deps: OidcDeps, jwk: Record<s
   // The provider's session follows the Gatehouse browser session: gone, another user, or another session than the
   // one the grant's tokens name, and the user signs in again (prompt=none answers login_required).
   policy.get('login').checks.push(
-    new Check('gatehouse_session', 'the Gatehouse sign-in session ended', 'login_required', async (ctx: ProviderContext) => {
-      const { session, client } = ctx.oidc;
-      if (!session.accountId) return Check.NO_NEED_TO_PROMPT;
-      const browser = await deps.login.browserSession(readCookie(ctx.get('cookie'), REFRESH_COOKIE) || undefined);
-      if (!browser || browser.user.id !== session.accountId) return Check.REQUEST_PROMPT;
-      const grantId = session.grantIdFor(client.clientId);
-      if (grantId && (await linkOf(grantId)) !== browser.sessionId) return Check.REQUEST_PROMPT;
-      return Check.NO_NEED_TO_PROMPT;
-    }),
+    new Check(
+      'gatehouse_session',
+      'the Gatehouse sign-in session ended',
+      'login_required',
+      async (ctx: ProviderContext) => {
+        const { session, client } = ctx.oidc;
+        if (!session.accountId) return Check.NO_NEED_TO_PROMPT;
+        const browser = await deps.login.browserSession(readCookie(ctx.get('cookie'), REFRESH_COOKIE) || undefined);
+        if (!browser || browser.user.id !== session.accountId) return Check.REQUEST_PROMPT;
+        const grantId = session.grantIdFor(client.clientId);
+        if (grantId && (await linkOf(grantId)) !== browser.sessionId) return Check.REQUEST_PROMPT;
+        return Check.NO_NEED_TO_PROMPT;
+      },
+    ),
   );
   policy.add(new interactionPolicy.Prompt({ name: 'select_account', requestable: true }), 1);
 
@@ -114,7 +119,10 @@ export function buildProvider(mod: ProviderModule, deps: OidcDeps, jwk: Record<s
     clientDefaults: { id_token_signed_response_alg: alg },
     enabledJWA: { idTokenSigningAlgValues: [alg] },
     pkce: { required: (_ctx: unknown, client: { clientAuthMethod: string }) => client.clientAuthMethod === 'none' },
-    interactions: { url: async (_ctx: unknown, interaction: { uid: string }) => `/oidc/interaction/${interaction.uid}`, policy },
+    interactions: {
+      url: async (_ctx: unknown, interaction: { uid: string }) => `/oidc/interaction/${interaction.uid}`,
+      policy,
+    },
     findAccount: async (_ctx: unknown, sub: string) => {
       const user = await deps.users.get(sub).catch((err) => {
         if (err instanceof AppError && err.status < 500) return undefined;
@@ -165,15 +173,22 @@ export function buildProvider(mod: ProviderModule, deps: OidcDeps, jwk: Record<s
       userinfo: { enabled: false },
       introspection: {
         enabled: true,
-        allowedPolicy: async (_ctx: unknown, client: { clientAuthMethod: string; clientId: string }, token: { clientId: string }) =>
-          client.clientAuthMethod !== 'none' && token.clientId === client.clientId,
+        allowedPolicy: async (
+          _ctx: unknown,
+          client: { clientAuthMethod: string; clientId: string },
+          token: { clientId: string },
+        ) => client.clientAuthMethod !== 'none' && token.clientId === client.clientId,
       },
       revocation: {
         enabled: true,
         allowedPolicy: async (_ctx: unknown, client: { clientId: string }, token: { clientId: string }) =>
           token.clientId === client.clientId,
       },
-      rpInitiatedLogout: { enabled: true, logoutSource: logoutPage(brand), postLogoutSuccessSource: loggedOutPage(brand) },
+      rpInitiatedLogout: {
+        enabled: true,
+        logoutSource: logoutPage(brand),
+        postLogoutSuccessSource: loggedOutPage(brand),
+      },
       resourceIndicators: {
         enabled: true,
         defaultResource: async () => resource,

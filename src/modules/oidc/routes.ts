@@ -41,9 +41,8 @@ export function oidcHandoff(oidc: OidcService, issuer: string) {
     },
     async ownsTokenRequest(body: { grant_type?: string; refresh_token?: string }) {
       if (body.grant_type === 'authorization_code') return true;
-      return body.grant_type === 'refresh_token' && Boolean(body.refresh_token)
-        ? oidc.ownsRefreshToken(body.refresh_token!)
-        : false;
+      if (body.grant_type !== 'refresh_token' || !body.refresh_token) return false;
+      return oidc.ownsRefreshToken(body.refresh_token);
     },
     ownsLogout: (query: Record<string, unknown>) => query.client_id !== undefined || query.id_token_hint !== undefined,
     async handle(req: FastifyRequest, reply: FastifyReply, body?: Record<string, unknown>) {

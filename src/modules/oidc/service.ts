@@ -108,11 +108,14 @@ export function createOidcService(deps: OidcDeps) {
     async grant(d: InteractionDetails, accountId: string): Promise<string> {
       const { Grant } = (await current()).provider;
       let grant = d.grantId ? await Grant.find(d.grantId) : undefined;
-      if (!grant || grant.accountId !== accountId) grant = new Grant({ accountId, clientId: String(d.params.client_id) });
+      if (!grant || grant.accountId !== accountId)
+        grant = new Grant({ accountId, clientId: String(d.params.client_id) });
       const missing = d.prompt.details;
       if (missing.missingOIDCScope) grant.addOIDCScope(missing.missingOIDCScope.join(' '));
       if (missing.missingOIDCClaims) grant.addOIDCClaims(missing.missingOIDCClaims);
-      for (const [indicator, scopes] of Object.entries((missing.missingResourceScopes ?? {}) as Record<string, string[]>))
+      for (const [indicator, scopes] of Object.entries(
+        (missing.missingResourceScopes ?? {}) as Record<string, string[]>,
+      ))
         grant.addResourceScope(indicator, scopes.join(' '));
       return grant.save();
     },

@@ -36,10 +36,10 @@ const LIVE = '(expires_at IS NULL OR expires_at > now())';
 
 export async function find(q: Queryable, kind: string, id: string): Promise<PayloadRow | undefined> {
   return (
-    await q.query<PayloadRow>(`SELECT payload, consumed_at FROM oidc_payloads WHERE kind = $1 AND id = $2 AND ${LIVE}`, [
-      kind,
-      id,
-    ])
+    await q.query<PayloadRow>(
+      `SELECT payload, consumed_at FROM oidc_payloads WHERE kind = $1 AND id = $2 AND ${LIVE}`,
+      [kind, id],
+    )
   ).rows[0];
 }
 
@@ -75,5 +75,7 @@ export async function revokeByGrantId(q: Queryable, grantId: string): Promise<vo
 
 /** Whether `token` is a refresh token the provider issued (live or not: the provider answers for it either way). */
 export async function isRefreshToken(q: Queryable, token: string): Promise<boolean> {
-  return (await q.query("SELECT 1 FROM oidc_payloads WHERE kind = 'RefreshToken' AND id = $1", [token])).rows.length > 0;
+  return (
+    (await q.query("SELECT 1 FROM oidc_payloads WHERE kind = 'RefreshToken' AND id = $1", [token])).rows.length > 0
+  );
 }

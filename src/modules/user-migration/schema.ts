@@ -74,7 +74,9 @@ export const Application = Type.Object({
   appHost: Type.String(),
   allowDcr: Type.Boolean({ description: 'dynamic client registration allowed' }),
   redirectUris: Type.Array(Type.String(), { description: 'OpenID client: redirect URIs accepted (exact match)' }),
-  isFirstParty: Type.Boolean({ description: 'OpenID client: an application of the environment itself (no consent page)' }),
+  isFirstParty: Type.Boolean({
+    description: 'OpenID client: an application of the environment itself (no consent page)',
+  }),
   createdAt: Type.String(),
   updatedAt: Type.String(),
 });
