@@ -182,6 +182,42 @@ describe('public client (PKCE)', () => {
   });
 });
 
+describe('clients', () => {
+  test('redirect URIs are edited through the application routes; an environment redirect URL counts too', async () => {
+    const token = await t.vendorToken();
+    const app = await rpApp(t, { redirectUri: 'https://old.example.test/cb' });
+    const path = `/applications/resources/applications/v1/${app.id}`;
+    const bad = await t.call('PATCH', path, { token, body: { redirectUris: ['https://x.example.test/cb#frag'] } });
+    assert.equal(bad.status, 400);
+    const next = 'https://new.example.test/cb';
+    const r = await t.call('PATCH', path, { token, body: { redirectUris: [next], isFirstParty: true } });
+    assert.equal(r.status, 201, JSON.stringify(r.body));
+    assert.deepEqual(r.body.redirectUris, [next]);
+    assert.equal(r.body.isFirstParty, true);
+    const config = await rpConfig(t.origin, app);
+    const jar = await browserOf(t, alice);
+    const old = await browse(t.origin, (await authorizationRequest(config, app)).url, jar);
+    assert.equal(old.status, 400, 'the removed URI is refused');
+    await codeFlow(t, config, { ...app, redirectUri: next }, jar);
+    const envUrl = 'https://env.example.test/done';
+    const env = await t.call('POST', '/identity/resources/configurations/v1', {
+      token,
+      body: { allowedRedirectUrls: [envUrl] },
+    });
+    assert.ok(env.status < 300, JSON.stringify(env.body));
+    await codeFlow(t, config, { ...app, redirectUri: envUrl }, jar);
+  });
+
+  test('after a key rotation the provider signs with the new key', async () => {
+    const { kid } = await t.ctx.keys.rotate();
+    const config = await rpConfig(t.origin, web);
+    const { tokens } = await codeFlow(t, config, web, await browserOf(t, alice));
+    assert.equal(partsOf(tokens.id_token!, 0).kid, kid);
+    assert.equal(partsOf(tokens.access_token, 0).kid, kid);
+    assert.equal((await bearer(tokens.access_token)).status, 200);
+  });
+});
+
 describe('bad requests', () => {
   test('an unregistered redirect_uri is an HTML 400 page, never a redirect', async () => {
     const config = await rpConfig(t.origin, web);
@@ -211,6 +247,13 @@ describe('bad requests', () => {
     });
     assert.equal(token.status, 400);
     assert.equal((await token.json()).error, 'invalid_grant');
+    const json = await fetch(`${t.origin}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ grant_type: 'authorization_code', code: 'x', client_id: spa.id }),
+    });
+    assert.equal(json.status, 400);
+    assert.equal((await json.json()).error, 'invalid_request');
   });
 
   test("the platform's own refresh tokens still go to the platform's refresh", async () => {

@@ -47,10 +47,12 @@ export async function oidcInteractionRoutes(scope: FastifyInstance, deps: { oidc
     return reply.redirect(to, 303);
   }
 
-  /** Whether the user must sign in (again): no session, prompt=login not yet honoured, or max_age exceeded. */
+  /** Whether the user must sign in (again): no session, prompt=login, max_age exceeded, another user hinted. */
   function mustSignIn(d: InteractionDetails, browser: BrowserSession | undefined): boolean {
     if (!browser) return true;
     if (d.prompt.name !== 'login') return false;
+    // The client named another user (id_token_hint): only a new sign-in can answer it.
+    if (d.prompt.reasons.includes('id_token_hint')) return true;
     const authTime = Math.floor(browser.authTime.getTime() / 1000);
     const prompts = String(d.params.prompt ?? '').split(' ');
     if (prompts.includes('login') && authTime < d.iat) return true;
