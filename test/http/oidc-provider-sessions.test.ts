@@ -189,3 +189,20 @@ describe('logout', () => {
     assert.equal(silent.redirect?.searchParams.get('error'), 'login_required');
   });
 });
+
+describe('housekeeping', () => {
+  test("the provider's expired rows are purged; live ones stay", async () => {
+    const config = await rpConfig(t.origin, web);
+    await codeFlow(t, config, web, await browserOf(t, alice));
+    const count = async () =>
+      Number((await t.ctx.db.query<{ n: number }>('SELECT count(*)::int AS n FROM oidc_payloads')).rows[0]!.n);
+    const before = await count();
+    assert.ok(before > 0);
+    await t.ctx.db.query(
+      `INSERT INTO oidc_payloads (id, kind, payload, expires_at) VALUES ('gone', 'AuthorizationCode', '{}', now() - interval '1 second')`,
+    );
+    const removed = await t.ctx.housekeeping.purge();
+    assert.equal(removed.oidc_payloads, 1);
+    assert.equal(await count(), before);
+  });
+});

@@ -47,16 +47,21 @@ export async function oidcInteractionRoutes(scope: FastifyInstance, deps: { oidc
     return reply.redirect(to, 303);
   }
 
-  /** Whether the user must sign in (again): no session, prompt=login, max_age exceeded, another user hinted. */
-  function mustSignIn(d: InteractionDetails, browser: BrowserSession | undefined): boolean {
+  /**
+   * Whether the user must sign in (again): no session; prompt=login or another user hinted (id_token_hint) until a
+   * sign-in made after this interaction began (a new session than the one first seen here); max_age exceeded.
+   */
+  async function mustSignIn(d: InteractionDetails, browser: BrowserSession | undefined): Promise<boolean> {
     if (!browser) return true;
     if (d.prompt.name !== 'login') return false;
-    // The client named another user (id_token_hint): only a new sign-in can answer it.
-    if (d.prompt.reasons.includes('id_token_hint')) return true;
-    const authTime = Math.floor(browser.authTime.getTime() / 1000);
     const prompts = String(d.params.prompt ?? '').split(' ');
-    if (prompts.includes('login') && authTime < d.iat) return true;
+    if (prompts.includes('login') || d.prompt.reasons.includes('id_token_hint')) {
+      const seen = await oidc.sessionSeen(d.uid);
+      if (seen === undefined) await oidc.markSessionSeen(d.uid, browser.sessionId);
+      if (seen === undefined || seen === browser.sessionId) return true;
+    }
     const maxAge = d.params.max_age === undefined ? undefined : Number(d.params.max_age);
+    const authTime = Math.floor(browser.authTime.getTime() / 1000);
     return maxAge !== undefined && Math.floor(Date.now() / 1000) - authTime > maxAge;
   }
 
@@ -70,7 +75,7 @@ export async function oidcInteractionRoutes(scope: FastifyInstance, deps: { oidc
   async function step(req: Req, reply: FastifyReply, input: Input = {}) {
     const d = await details(req, reply);
     const browser = await oidc.browserSession(req);
-    if (!browser || mustSignIn(d, browser)) return reply.redirect(signInUrl(d, Boolean(browser)), 303);
+    if (!browser || (await mustSignIn(d, browser))) return reply.redirect(signInUrl(d, Boolean(browser)), 303);
     const client = await oidc.client(String(d.params.client_id));
     if (!client) throw new AppError('OIDC_CLIENT_NOT_FOUND');
     const name = d.prompt.name;

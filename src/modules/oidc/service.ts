@@ -43,6 +43,9 @@ export type OidcService = ReturnType<typeof createOidcService>;
 
 // The link of a grant to the Gatehouse session its tokens name (`sid`), kept beside the provider's own rows.
 const LINK = 'GatehouseSession';
+// The browser session an interaction first saw when it had to ask for a new sign-in (prompt=login).
+const SEEN = 'SessionSeen';
+const INTERACTION_TTL = 3600;
 // Loaded only when the provider is enabled (a variable keeps TypeScript from resolving the untyped package).
 const PACKAGE = 'oidc-provider';
 
@@ -96,6 +99,11 @@ export function createOidcService(deps: OidcDeps) {
     link: (grantId: string, sessionId: string) =>
       store.upsert(db, LINK, grantId, { grantId, sessionId }, deps.ttl.refreshToken),
     client: deps.clients,
+    sessionSeen: async (uid: string) => {
+      const row = await store.find(db, SEEN, uid);
+      return typeof row?.payload.sessionId === 'string' ? row.payload.sessionId : undefined;
+    },
+    markSessionSeen: (uid: string, sessionId: string) => store.upsert(db, SEEN, uid, { sessionId }, INTERACTION_TTL),
     tenantName: async (tenantId: string) => (await deps.tenants.get(tenantId))?.name,
     switchAccount: (userId: string, sessionId: string, tenantId: string) =>
       deps.login.switchAccount(userId, sessionId, tenantId),
