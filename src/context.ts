@@ -420,7 +420,6 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     ? createOidcService({
         db,
         issuer: config.publicUrl,
-        trustProxy: config.trustProxy !== false,
         secureCookies: config.publicUrl.startsWith('https://'),
         cookieKey: createHmac('sha256', kek).update('gatehouse openid provider cookies').digest('base64url'),
         keys,

@@ -256,6 +256,16 @@ describe('bad requests', () => {
     assert.equal((await json.json()).error, 'invalid_request');
   });
 
+  test("the provider's URLs are PUBLIC_URL's whatever X-Forwarded-Host says", async () => {
+    const r = await fetch(`${t.origin}/oauth/logout?client_id=${web.id}`, {
+      headers: { 'x-forwarded-host': 'evil.example.test', 'x-forwarded-proto': 'https' },
+    });
+    assert.equal(r.status, 200);
+    const body = await r.text();
+    assert.match(body, new RegExp(`action="${t.origin}/oidc/session/end/confirm"`));
+    assert.doesNotMatch(body, /evil\.example\.test/);
+  });
+
   test("the platform's own refresh tokens still go to the platform's refresh", async () => {
     const s = await signedIn(t, alice);
     const r = await fetch(`${t.origin}/oauth/token`, {

@@ -33,7 +33,7 @@ export async function oidcInteractionRoutes(scope: FastifyInstance, deps: { oidc
 
   async function details(req: Req, reply: FastifyReply): Promise<InteractionDetails> {
     const provider = await oidc.provider();
-    const d = await provider.interactionDetails(req.raw, reply.raw).catch(() => undefined);
+    const d = await provider.interactionDetails(oidc.rawOf(req), reply.raw).catch(() => undefined);
     if (!d || d.uid !== req.params.uid) throw new AppError('OIDC_INTERACTION_NOT_FOUND');
     req.locale = pickLocale(
       typeof d.params.ui_locales === 'string' ? d.params.ui_locales : req.headers['accept-language'],
@@ -43,7 +43,7 @@ export async function oidcInteractionRoutes(scope: FastifyInstance, deps: { oidc
 
   async function finish(req: Req, reply: FastifyReply, result: Record<string, unknown>) {
     const provider = await oidc.provider();
-    const to = await provider.interactionResult(req.raw, reply.raw, result, { mergeWithLastSubmission: true });
+    const to = await provider.interactionResult(oidc.rawOf(req), reply.raw, result, { mergeWithLastSubmission: true });
     return reply.redirect(to, 303);
   }
 

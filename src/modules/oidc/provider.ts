@@ -207,7 +207,8 @@ export function buildProvider(mod: ProviderModule, deps: OidcDeps, jwk: Record<s
     },
     renderError: errorPage(brand),
   });
-  provider.proxy = deps.trustProxy;
+  // X-Forwarded-* are set by the hand-over (service.ts) from PUBLIC_URL and the address Fastify trusted.
+  provider.proxy = true;
 
   // Client secrets are stored as SHA-256 (application credentials): compare the hash of the one presented.
   provider.Client.prototype.compareClientSecret = async function (this: { clientSecret?: string }, actual: string) {

@@ -25,8 +25,6 @@ export interface OidcDeps {
   db: Db;
   /** PUBLIC_URL: the issuer of every token. */
   issuer: string;
-  /** Whether X-Forwarded-* are trusted (TRUST_PROXY set). */
-  trustProxy: boolean;
   secureCookies: boolean;
   /** Signs the provider's cookies: derived from the KEK, the same on every instance. */
   cookieKey: string;
@@ -55,9 +53,22 @@ const PACKAGE = 'oidc-provider';
  */
 export function createOidcService(deps: OidcDeps) {
   const { db } = deps;
+  const publicUrl = new URL(deps.issuer);
   type Built = { kid: string; provider: Provider; handler: ReturnType<Provider['callback']> };
   let built: Built | undefined;
   let building: Promise<Built> | undefined;
+
+  /**
+   * The raw request as the provider reads it. It builds its URLs (forms, redirects) and cookie flags from the
+   * request's origin: PUBLIC_URL's, whatever the Host or X-Forwarded-* headers say; the client address is the one
+   * Fastify found under TRUST_PROXY.
+   */
+  function rawOf(req: FastifyRequest) {
+    req.raw.headers['x-forwarded-proto'] = publicUrl.protocol.slice(0, -1);
+    req.raw.headers['x-forwarded-host'] = publicUrl.host;
+    req.raw.headers['x-forwarded-for'] = req.ip;
+    return req.raw;
+  }
 
   const linkOf = async (grantId: string) => {
     const row = await store.find(db, LINK, grantId);
@@ -94,6 +105,7 @@ export function createOidcService(deps: OidcDeps) {
 
   return {
     provider: async (): Promise<Provider> => (await current()).provider,
+    rawOf,
     linkOf,
     /** Points the grant's tokens at this Gatehouse session (sign-in, consent). */
     link: (grantId: string, sessionId: string) =>
@@ -138,7 +150,7 @@ export function createOidcService(deps: OidcDeps) {
     async handle(req: FastifyRequest, reply: FastifyReply, path?: string, body?: Record<string, unknown>) {
       const { handler } = await current();
       reply.hijack();
-      const raw = req.raw as typeof req.raw & { body?: unknown };
+      const raw = rawOf(req) as typeof req.raw & { body?: unknown };
       if (body) raw.body = body;
       if (path) raw.url = path + (raw.url?.includes('?') ? raw.url.slice(raw.url.indexOf('?')) : '');
       await new Promise<void>((resolve) => {
