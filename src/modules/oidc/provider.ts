@@ -45,7 +45,8 @@ export function buildProvider(mod: ProviderModule, deps: OidcDeps, jwk: Record<s
     const allow = (await deps.environment.cachedSettings()).allowedRedirectUrls ?? [];
     wildcards = allow.filter((u) => u.endsWith('*'));
     const native = app.type === 'mobile-ios' || app.type === 'mobile-android';
-    const exact = allow.filter((u) => !u.endsWith('*') && /^https?:\/\/[^#]+$/.test(u));
+    // The environment's exact web URLs serve web clients; a native app registers its own (custom scheme, loopback).
+    const exact = native ? [] : allow.filter((u) => !u.endsWith('*') && /^https?:\/\/[^#]+$/.test(u));
     const uris = [...new Set([...app.redirectUris, ...exact])];
     const confidential = app.type === 'web';
     // A client that cannot be valid is no client: a web application without a secret, one without redirect URIs.
@@ -53,7 +54,6 @@ export function buildProvider(mod: ProviderModule, deps: OidcDeps, jwk: Record<s
     return {
       client_id: app.id,
       client_name: app.name,
-      ...(app.logoUrl ? { logo_uri: app.logoUrl } : {}),
       application_type: native ? 'native' : 'web',
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],

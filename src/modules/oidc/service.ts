@@ -15,7 +15,6 @@ export interface OpenIdClient {
   id: string;
   name: string;
   type: string;
-  logoUrl: string;
   redirectUris: string[];
   isFirstParty: boolean;
   clientSecretHash?: string;

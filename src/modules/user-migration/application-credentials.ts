@@ -77,8 +77,6 @@ export function createApplicationCredentials(deps: { db: Db }) {
         id: app.id,
         name: app.name,
         type: app.app_type,
-        logoUrl: app.logo_url,
-        appUrl: app.app_url,
         redirectUris: app.redirect_uris,
         isFirstParty: app.is_first_party,
         clientSecretHash: await store.clientSecretHash(db, app.id),
