@@ -61,6 +61,7 @@ const OWNED: Record<string, string[]> = {
   roles: ['permission_categories', 'permissions', 'role_permissions', 'roles'],
   signup: ['pending_activations'],
   social: ['social_providers', 'user_identities'],
+  oidc: ['oidc_payloads'],
   sso: [
     'sso_assertions',
     'sso_configurations',

@@ -70,6 +70,11 @@ export interface Config {
    * private, loopback, link-local and metadata addresses only when allowed (an IdP on a private network). Default off.
    */
   outbound: { allowPrivateNetworks: boolean };
+  /**
+   * The OpenID Connect provider (authorization code flow, docs/openid-provider.md): off until enabled, since its
+   * sign-in step is the hosted login page. Lifetimes in seconds.
+   */
+  oidcProvider: { enabled: boolean; accessTokenTtl: number; codeTtl: number; refreshTokenTtl: number };
   /** Events, webhooks and audit (docs/events.md). `enabled` switches off the outbox / audit log (a benchmark aid). */
   events: { enabled: boolean };
   webhooks: {
@@ -238,6 +243,12 @@ export function loadConfig(env: Env = process.env): Config {
     outboundCaFile: env.OUTBOUND_CA_FILE || undefined,
     outbound: { allowPrivateNetworks: bool('OUTBOUND_ALLOW_PRIVATE_NETWORKS', false) },
     events: { enabled: bool('EVENTS_ENABLED', true) },
+    oidcProvider: {
+      enabled: bool('OIDC_PROVIDER_ENABLED', true),
+      accessTokenTtl: int('OIDC_ACCESS_TOKEN_TTL', 900, 60, 86_400),
+      codeTtl: int('OIDC_CODE_TTL', 60, 10, 600),
+      refreshTokenTtl: int('OIDC_REFRESH_TOKEN_TTL', 14 * 86_400, 60, 365 * 86_400),
+    },
     webhooks: {
       pollMs: int('WEBHOOK_POLL_MS', 500, 5, 60_000),
       timeoutMs: int('WEBHOOK_TIMEOUT_MS', 10_000, 50, 120_000),

@@ -54,6 +54,7 @@ import { recoveryPurgeRules } from './modules/recovery/index.ts';
 import { ssoPurgeRules } from './modules/sso/index.ts';
 import { jobsPurgeRules } from './jobs/purge.ts';
 import { createLimitsService, limitsPurgeRules } from './modules/limits/index.ts';
+import { createOidcService, oidcPurgeRules } from './modules/oidc/index.ts';
 
 export { LOG_REDACT } from './lib/log.ts';
 
@@ -321,6 +322,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
       ...passwordlessPurgeRules,
       ...recoveryPurgeRules,
       ...authPurgeRules,
+      ...oidcPurgeRules,
       ...jobsPurgeRules,
     ],
   });
@@ -439,6 +441,27 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   // A change of a user's email voids the verification and reset links and codes sent to the old address.
   bus.on('user.email_changed', (tx, { userId }) => recovery.forgetEmailProofs(tx, userId));
 
+  // The OpenID provider (OIDC_PROVIDER_ENABLED): clients are the applications, tokens the platform's user tokens.
+  const oidc = config.oidcProvider.enabled
+    ? createOidcService({
+        db,
+        issuer: config.publicUrl,
+        secureCookies: config.publicUrl.startsWith('https://'),
+        cookieKey: createHmac('sha256', kek).update('gatehouse openid provider cookies').digest('base64url'),
+        keys,
+        environment,
+        users,
+        tenants,
+        login: auth.login,
+        clients: (id) => applications.credentials.openIdClient(id),
+        ttl: {
+          accessToken: config.oidcProvider.accessTokenTtl,
+          code: config.oidcProvider.codeTtl,
+          refreshToken: config.oidcProvider.refreshTokenTtl,
+        },
+      })
+    : undefined;
+
   // Captcha policy: the public sign-in, sign-up, passwordless, reset and activation routes check recaptchaToken (routes.ts).
   const captcha = createCaptchaService({ db, kek, verifyUrl: config.captcha.verifyUrl, log });
 
@@ -448,6 +471,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     approvalFlows: createApprovalFlowsService({ db, events, users, vendorId: () => environment.id }),
     captcha,
     jwtTemplates,
+    oidc,
     housekeeping,
     directory,
     groups,

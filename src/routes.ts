@@ -13,6 +13,7 @@ import { rolesRoutes } from './modules/roles/index.ts';
 import { findByEmail, findById, findByUsername, meRoutes, userLabel, usersRoutes } from './modules/users/index.ts';
 import { isUuid } from './lib/pg-errors.ts';
 import { authRoutes } from './modules/auth/index.ts';
+import { mountProvider, oidcHandoff, oidcInteractionRoutes, oidcUserInfoRoutes } from './modules/oidc/index.ts';
 import { mfaRoutes } from './modules/mfa/index.ts';
 import { webauthnRoutes } from './modules/webauthn/index.ts';
 import { userMigrationRoutes } from './modules/user-migration/index.ts';
@@ -84,7 +85,12 @@ export async function buildApp(ctx: Context, opts: { logger?: boolean; draining?
     environment: ctx.environment,
     secureCookies: ctx.config.publicUrl.startsWith('https://'),
     apiTokens: ctx.machine.apiTokens,
+    oidc: ctx.oidc && oidcHandoff(ctx.oidc, ctx.config.publicUrl),
   });
+  if (ctx.oidc) {
+    mountProvider(app, ctx.oidc);
+    await app.register(oidcUserInfoRoutes);
+  }
   await app.register(mfaRoutes, {
     mfa: ctx.mfa,
     environment: ctx.environment,
@@ -167,6 +173,7 @@ export async function buildApp(ctx: Context, opts: { logger?: boolean; draining?
       secureCookies: ctx.config.publicUrl.startsWith('https://'),
       recentAuthMaxAge: ctx.config.recentAuthMaxAge,
     });
+    if (ctx.oidc) await oidcInteractionRoutes(pages, { oidc: ctx.oidc });
   });
   await app.ready();
   return app;

@@ -622,6 +622,13 @@ export const catalogue = {
     errorCode: 'GH-68004',
     message: 'This approval step or execution is already decided',
   },
+  // -- OpenID provider (GH-691xx) --
+  OIDC_INTERACTION_NOT_FOUND: {
+    status: 400,
+    errorCode: 'GH-69101',
+    message: 'This sign-in request expired or belongs to another browser',
+  },
+  OIDC_CLIENT_NOT_FOUND: { status: 400, errorCode: 'GH-69102', message: 'The application of this request is unknown' },
 } as const satisfies Record<string, { status: number; errorCode: string; message: string }>;
 
 export type ErrorCode = keyof typeof catalogue;

@@ -52,14 +52,17 @@ describe('discovery', () => {
         JSON.parse(Buffer.from(accessToken.split('.')[0], 'base64url').toString()).alg,
       ]);
       assert.deepEqual(d.subject_types_supported, ['public']);
-      assert.deepEqual(d.response_types_supported, []);
+      // The OpenID provider adds the code flow: code only (no implicit), PKCE with S256 only.
+      assert.deepEqual(d.response_types_supported, ['code']);
+      assert.deepEqual(d.code_challenge_methods_supported, ['S256']);
+      assert.equal(d.authorization_endpoint, `${d.issuer.replace(/\/+$/, '')}/oidc/auth`);
       for (const c of ['sub', 'email', 'roles', 'permissions', 'tenantId', 'sid'])
         assert.ok(d.claims_supported.includes(c), c);
     }
     const jwks = await t.call('GET', '/.well-known/jwks.json');
     assert.equal(jwks.status, 200);
     const w = await wiredCall('GET', '/oauth/.well-known/openid-configuration');
-    assert.deepEqual(w.body.grant_types_supported, ['refresh_token', 'client_credentials']);
+    assert.deepEqual(w.body.grant_types_supported, ['authorization_code', 'refresh_token', 'client_credentials']);
     assert.deepEqual(w.body.token_endpoint_auth_methods_supported, [
       'none',
       'client_secret_basic',

@@ -161,6 +161,18 @@ const en = {
   'me.sessions.unknown': 'Unknown device',
   'me.back': 'Back to my account',
   'me.recent': 'For your security, confirm your password first.',
+  'oidc.error.title': 'This sign-in request cannot continue',
+  'oidc.error.code': 'Error code: {code}',
+  'oidc.consent.intro': '{app} asks for access to your account:',
+  'oidc.scope.openid': 'Know who you are',
+  'oidc.scope.profile': 'Your name and profile picture',
+  'oidc.scope.email': 'Your email address',
+  'oidc.scope.offline_access': 'Stay signed in to {app}',
+  'oidc.picker.intro': 'Which account do you want to use with {app}?',
+  'oidc.logout.question': 'Sign out of {app}?',
+  'oidc.logout.stay': 'Stay signed in',
+  'oidc.logout.done.title': 'Signed out',
+  'oidc.logout.done': 'You are signed out.',
 } as const;
 
 export type TextKey = keyof typeof en;

@@ -17,6 +17,7 @@ import { createSessionsService } from './sessions.service.ts';
 import { createTokenIssuer } from './tokens.ts';
 
 export { authRoutes } from './routes.ts';
+export type { OidcHandoff } from './oauth.routes.ts';
 export { REFRESH_COOKIE, refreshCookie } from './refresh-cookie.ts';
 export type { BrowserSession } from './browser-session.ts';
 /** The sign-in answer schema (wire.md section 4, with the MFA challenge fields) for every route that signs in. */

@@ -35,21 +35,56 @@ export const DiscoveryDocument = Type.Object({
   id_token_signing_alg_values_supported: Type.Array(Type.String()),
   token_endpoint_auth_methods_supported: Type.Array(Type.String()),
   claims_supported: Type.Array(Type.String()),
+  // The OpenID provider's (src/modules/oidc), when it is on.
+  authorization_endpoint: Type.Optional(Type.String()),
+  userinfo_endpoint: Type.Optional(Type.String()),
+  revocation_endpoint: Type.Optional(Type.String()),
+  introspection_endpoint: Type.Optional(Type.String()),
+  code_challenge_methods_supported: Type.Optional(Type.Array(Type.String())),
+  scopes_supported: Type.Optional(Type.Array(Type.String())),
+  response_modes_supported: Type.Optional(Type.Array(Type.String())),
+  prompt_values_supported: Type.Optional(Type.Array(Type.String())),
+  claims_parameter_supported: Type.Optional(Type.Boolean()),
+  revocation_endpoint_auth_methods_supported: Type.Optional(Type.Array(Type.String())),
+  introspection_endpoint_auth_methods_supported: Type.Optional(Type.Array(Type.String())),
 });
 
 /**
  * OpenID Provider metadata (OIDC Discovery 1.0 / RFC 8414) of what the server actually does. `issuer` is the `iss`
- * of the tokens it signs (PUBLIC_URL). No authorization endpoint (sign-in is the hosted login's own API), so no
- * response types; `id_token_signing_alg_values_supported` names the algorithm the tokens are signed with.
+ * of the tokens it signs (PUBLIC_URL). Without the OpenID provider there is no authorization endpoint (sign-in is
+ * the hosted login's own API), so no response types; with it (`oidc`: its endpoints), the code flow is added.
+ * `id_token_signing_alg_values_supported` names the algorithm the tokens are signed with.
  */
-export function discoveryDocument(a: { issuer: string; algorithm: string; clientCredentials: boolean }) {
+export function discoveryDocument(a: {
+  issuer: string;
+  algorithm: string;
+  clientCredentials: boolean;
+  oidc?: Record<string, string | string[]>;
+}) {
   const base = a.issuer.replace(/\/+$/, '');
+  const grants = a.clientCredentials ? ['refresh_token', 'client_credentials'] : ['refresh_token'];
+  if (a.oidc)
+    return {
+      ...plainDocument(a, base, grants),
+      ...a.oidc,
+      grant_types_supported: ['authorization_code', ...grants],
+      response_types_supported: ['code'],
+      token_endpoint_auth_methods_supported: ['none', 'client_secret_basic', 'client_secret_post'],
+    };
+  return plainDocument(a, base, grants);
+}
+
+function plainDocument(
+  a: { issuer: string; algorithm: string; clientCredentials: boolean },
+  base: string,
+  grants: string[],
+) {
   return {
     issuer: a.issuer,
     jwks_uri: `${base}/.well-known/jwks.json`,
     token_endpoint: `${base}/oauth/token`,
     end_session_endpoint: `${base}/oauth/logout`,
-    grant_types_supported: a.clientCredentials ? ['refresh_token', 'client_credentials'] : ['refresh_token'],
+    grant_types_supported: grants,
     response_types_supported: [] as string[],
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: [a.algorithm],

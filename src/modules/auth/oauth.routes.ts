@@ -21,6 +21,21 @@ export interface ClientCredentialsExchange {
   ): Promise<{ access_token: string; expires_in: number }>;
 }
 
+/**
+ * The OpenID provider's share of these endpoints (src/modules/oidc), passed in by src/routes.ts when it is enabled:
+ * one token endpoint and one logout endpoint for every client, the provider answering the requests that are its own.
+ */
+export interface OidcHandoff {
+  /** The provider's endpoints and capabilities, added to the discovery document. */
+  metadata: Record<string, string | string[]>;
+  /** Whether the provider answers this token request: an authorization code, or a refresh token it issued. */
+  ownsTokenRequest(body: { grant_type?: string; refresh_token?: string }): Promise<boolean>;
+  /** Whether the provider answers this logout: an OpenID client's (RP-initiated logout names client_id or id_token_hint). */
+  ownsLogout(query: Record<string, unknown>): boolean;
+  /** Hands the request to the provider; the reply is hijacked (`body`: the already parsed form). */
+  handle(req: FastifyRequest, reply: FastifyReply, body?: Record<string, unknown>): Promise<void>;
+}
+
 export interface OAuthRouteDeps {
   login: LoginService;
   environment: EnvironmentService;
@@ -30,6 +45,8 @@ export interface OAuthRouteDeps {
   /** The auth routes' own refresh cookie writer (null clears it). */
   setRefreshCookie: (reply: FastifyReply, token: string | null, used?: UsedSettings) => Promise<void>;
   client: (req: FastifyRequest) => ClientInfo;
+  /** The OpenID provider (authorization code grants, its refresh tokens, RP-initiated logout); absent when off. */
+  oidc?: OidcHandoff;
 }
 
 const tags = ['oauth'];
@@ -40,6 +57,11 @@ const TokenBody = Type.Object({
   client_id: Param,
   client_secret: Param,
   scope: Param,
+  // The authorization_code grant (RFC 6749 4.1.3, RFC 7636), answered by the OpenID provider.
+  code: Param,
+  redirect_uri: Param,
+  code_verifier: Param,
+  resource: Param,
 });
 const TokenAnswer = Type.Object({
   access_token: Type.String(),
@@ -111,7 +133,12 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<OAuthRouteDeps> = async (app
       async (_req, reply) => {
         const { algorithm } = await deps.environment.config();
         reply.header('cache-control', 'public, max-age=300');
-        return discoveryDocument({ issuer: login.issuer, algorithm, clientCredentials: Boolean(deps.apiTokens) });
+        return discoveryDocument({
+          issuer: login.issuer,
+          algorithm,
+          clientCredentials: Boolean(deps.apiTokens),
+          oidc: deps.oidc?.metadata,
+        });
       },
     );
   }
@@ -122,13 +149,15 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<OAuthRouteDeps> = async (app
       config: guard.public,
       schema: {
         tags,
-        summary: 'Token endpoint (RFC 6749): grant_type refresh_token or client_credentials; form or JSON body',
+        summary:
+          'Token endpoint (RFC 6749): grant_type refresh_token or client_credentials; authorization_code when the OpenID provider is on',
         body: TokenBody,
         response: { 200: TokenAnswer, ...errors },
       },
     },
     async (req, reply) => {
       const body = req.body ?? {};
+      if (deps.oidc && (await deps.oidc.ownsTokenRequest(body))) return deps.oidc.handle(req, reply, body);
       reply.header('cache-control', 'no-store').header('pragma', 'no-cache');
       if (!body.grant_type) throw new OAuthError('invalid_request', 'grant_type is required');
       if (body.grant_type === 'refresh_token') {
@@ -213,6 +242,7 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<OAuthRouteDeps> = async (app
       },
     },
     async (req, reply) => {
+      if (deps.oidc?.ownsLogout(req.query)) return deps.oidc.handle(req, reply);
       const { post_logout_redirect_uri: redirect, state } = req.query;
       // Checked first: a refused redirect changes nothing (the session stays).
       if (redirect)

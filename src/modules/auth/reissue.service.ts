@@ -20,14 +20,11 @@ export function createReissue(deps: ReissueDeps) {
   const { db } = deps;
 
   /**
-   * A fresh access token for the session `sessionId` with the current roles and permissions of its account, the same
-   * `sid`, and the `amr`/`auth_time` the session holds. The checks are the refresh's (session-access.ts); the refresh
-   * token is not rotated. `opts.userId`, when given, must be the session's user (the caller's token names both).
+   * The token input of the live session `sessionId`: its user, account (the session's), roles and permissions now,
+   * `amr`/`auth_time` as the session holds them. The checks are the refresh's (session-access.ts); the session is
+   * touched. `opts.userId`, when given, must be the session's user (the caller's token names both).
    */
-  async function reissue(
-    sessionId: string,
-    opts: { userId?: string; client?: ClientInfo } = {},
-  ): Promise<ReissuedToken> {
+  async function sessionInput(sessionId: string, opts: { userId?: string; client?: ClientInfo }) {
     const view = isUuid(sessionId) ? await store.sessionView(db, sessionId) : undefined;
     if (!view || (opts.userId && view.session.user_id !== opts.userId))
       throw new AppError('SESSION_REVOKED', 'The token belongs to no live session');
@@ -42,21 +39,33 @@ export function createReissue(deps: ReissueDeps) {
       await deps.issue.claimsSql(db, { userId: user.id, tenantId: session.tenant_id, roleIds: membership.role_ids }),
     );
     if (!claims) throw new AppError('SESSION_REVOKED');
-    const { accessToken, expiresIn } = await deps.issue(
-      db,
-      {
-        user,
-        tenantId: session.tenant_id,
-        membership,
-        tenantIds,
-        sessionId: session.id,
-        amr: session.amr,
-        authTime: session.auth_time,
-      },
-      { settings, claims },
-    );
+    const input = {
+      user,
+      tenantId: session.tenant_id,
+      membership,
+      tenantIds,
+      sessionId: session.id,
+      amr: session.amr,
+      authTime: session.auth_time,
+    };
+    return { input, known: { settings, claims } };
+  }
+
+  /** A fresh access token for the session `sessionId` (sessionInput), with the same `sid`. */
+  async function reissue(
+    sessionId: string,
+    opts: { userId?: string; client?: ClientInfo } = {},
+  ): Promise<ReissuedToken> {
+    const { input, known } = await sessionInput(sessionId, opts);
+    const { accessToken, expiresIn } = await deps.issue(db, input, known);
     return { accessToken, expiresIn, expires: new Date(Date.now() + expiresIn * 1000).toISOString() };
   }
 
-  return reissue;
+  /** The claims such a token carries, unsigned (without iss, iat, exp), and its lifetime in seconds. */
+  async function sessionClaims(sessionId: string, opts: { userId?: string; client?: ClientInfo } = {}) {
+    const { input, known } = await sessionInput(sessionId, opts);
+    return deps.issue.claims(db, input, known);
+  }
+
+  return Object.assign(reissue, { sessionClaims });
 }

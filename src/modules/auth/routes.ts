@@ -8,7 +8,7 @@ import { readCookie } from '../../http/cookies.ts';
 import type { EnvironmentService } from '../environment/index.ts';
 import { Empty, User, type UsersService } from '../users/index.ts';
 import type { LoginService } from './login.service.ts';
-import { oauthRoutes, type ClientCredentialsExchange } from './oauth.routes.ts';
+import { oauthRoutes, type ClientCredentialsExchange, type OidcHandoff } from './oauth.routes.ts';
 import { meTokenRoutes } from './me-token.routes.ts';
 import {
   LoginBody,
@@ -33,6 +33,8 @@ export interface AuthRouteDeps {
   secureCookies: boolean;
   /** The API token exchange behind /oauth/token's client_credentials grant (src/routes.ts: ctx.machine.apiTokens). */
   apiTokens?: ClientCredentialsExchange;
+  /** The OpenID provider's share of /oauth/token, /oauth/logout and discovery (when it is enabled). */
+  oidc?: OidcHandoff;
 }
 
 export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, deps) => {
@@ -56,6 +58,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRouteDeps> = async (app, 
     login,
     environment: deps.environment,
     apiTokens: deps.apiTokens,
+    oidc: deps.oidc,
     refreshCookieName: REFRESH_COOKIE,
     setRefreshCookie,
     client,

@@ -127,19 +127,19 @@ export function createTokenIssuer(deps: {
     return { item: sql`claim_roles AS (${sql.join(parts, ' UNION ')})`, select: CLAIMS_SELECT };
   }
 
-  const issue = async function issue(
-    q: Queryable,
-    a: {
-      user: UserRow;
-      tenantId: string;
-      membership: MembershipRow;
-      tenantIds: string[];
-      sessionId: string;
-      amr: string[];
-      authTime: Date;
-    },
-    known?: { settings?: VendorSettings; claims?: RoleClaims },
-  ): Promise<{ accessToken: string; expiresIn: number }> {
+  type IssueInput = {
+    user: UserRow;
+    tenantId: string;
+    membership: MembershipRow;
+    tenantIds: string[];
+    sessionId: string;
+    amr: string[];
+    authTime: Date;
+  };
+  type Known = { settings?: VendorSettings; claims?: RoleClaims };
+
+  /** The claims of a user access token (without iss, iat, exp) and its lifetime. */
+  async function claimsOf(q: Queryable, a: IssueInput, known?: Known) {
     const settings = known?.settings ?? (await deps.environment.settings(q));
     // Role keys and permission keys in one statement, role sources included (the role records are not needed here);
     // sign-in and refresh compute them in the statement that writes the session and pass them in `known.claims`.
@@ -175,38 +175,45 @@ export function createTokenIssuer(deps: {
             aud: deps.environment.id,
           })
         : undefined;
-    const ttl = template?.expiration ?? settings.defaultTokenExpiration;
-    const accessToken = await deps.keys.sign(
-      {
-        ...extra,
-        type: 'userToken',
-        sub: a.user.id,
-        // The vendor's Node SDK declares `userId` on a user token's entity (IUser); apps read it.
-        userId: a.user.id,
-        // A user without an email (signed up with a username) has no `email` claim: the vendor's Node SDK declares
-        // it optional on a user token (IUser), and OIDC leaves out a claim it has no value for.
-        ...(a.user.email ? { email: a.user.email } : {}),
-        email_verified: a.user.verified,
-        name: a.user.name,
-        profilePictureUrl: a.user.profile_picture_url ?? '',
-        tenantId: a.tenantId,
-        tenantIds: a.tenantIds,
-        roles,
-        permissions,
-        metadata: a.user.metadata ?? {},
-        sid: a.sessionId,
-        aud: deps.environment.id,
-        amr: a.amr,
-        auth_time: Math.floor(a.authTime.getTime() / 1000),
-        // Last, so a template may reshape the profile claims; the source never holds a core claim.
-        ...template?.claims,
-      },
-      ttl,
-    );
-    return { accessToken, expiresIn: ttl };
+    const claims: Record<string, unknown> = {
+      ...extra,
+      type: 'userToken',
+      sub: a.user.id,
+      // The vendor's Node SDK declares `userId` on a user token's entity (IUser); apps read it.
+      userId: a.user.id,
+      // A user without an email (signed up with a username) has no `email` claim: the vendor's Node SDK declares
+      // it optional on a user token (IUser), and OIDC leaves out a claim it has no value for.
+      ...(a.user.email ? { email: a.user.email } : {}),
+      email_verified: a.user.verified,
+      name: a.user.name,
+      profilePictureUrl: a.user.profile_picture_url ?? '',
+      tenantId: a.tenantId,
+      tenantIds: a.tenantIds,
+      roles,
+      permissions,
+      metadata: a.user.metadata ?? {},
+      sid: a.sessionId,
+      aud: deps.environment.id,
+      amr: a.amr,
+      auth_time: Math.floor(a.authTime.getTime() / 1000),
+      // Last, so a template may reshape the profile claims; the source never holds a core claim.
+      ...template?.claims,
+    };
+    return { claims, ttl: template?.expiration ?? settings.defaultTokenExpiration };
+  }
+
+  const issue = async function issue(
+    q: Queryable,
+    a: IssueInput,
+    known?: Known,
+  ): Promise<{ accessToken: string; expiresIn: number }> {
+    const { claims, ttl } = await claimsOf(q, a, known);
+    return { accessToken: await deps.keys.sign(claims, ttl), expiresIn: ttl };
   };
   return Object.assign(issue, {
     claimsSql,
+    /** The claims `issue` signs, unsigned (the OpenID provider signs them into its own access tokens). */
+    claims: claimsOf,
     /** The extra role ids the role sources give a user in an account (machine tokens acting as a user need them). */
     extraRoleIds: async (q: Queryable, a: { userId: string; tenantId: string }): Promise<string[]> => {
       const ids = new Set<string>();

@@ -36,6 +36,9 @@ interface LoadedKey {
   publicPem: string;
   /** The active key's signer (private key imported once, protected header encoded once). */
   signer?: Signer;
+  /** The active key's private key (the OpenID provider signs its tokens with it, under the same kid). */
+  privateKey?: KeyObject;
+  privateJwk?: JWK;
   createdAt: Date;
   verifyUntil: Date | null;
 }
@@ -120,6 +123,7 @@ export function createKeysService(deps: KeysDeps, reloadMs = 60_000, unknownKidR
           );
         }
         k.signer = createSigner(alg, r.kid, pem);
+        k.privateKey = createPrivateKey(pem);
         nextActive = k;
       }
       next.set(k.kid, k);
@@ -232,6 +236,21 @@ export function createKeysService(deps: KeysDeps, reloadMs = 60_000, unknownKidR
           .filter((k) => k.status === 'active' || (k.verifyUntil && k.verifyUntil > new Date()))
           .map((k) => k.publicJwk),
       };
+    },
+
+    /**
+     * The active key as a private JWK (kid, alg, use): the OpenID provider's signing key, so its ID and access tokens
+     * verify against /.well-known/jwks.json. Never answered by a route.
+     */
+    async activePrivateJwk(): Promise<JWK> {
+      const key = await current();
+      key.privateJwk ??= {
+        ...(key.privateKey!.export({ format: 'jwk' }) as JWK),
+        kid: key.kid,
+        alg: key.alg,
+        use: 'sig',
+      };
+      return key.privateJwk;
     },
 
     async algorithm(): Promise<Algorithm> {

@@ -10,6 +10,15 @@ export interface CredentialsRow {
   shared_secret_created_at: Date | null;
 }
 
+/** The SHA-256 of an application's client secret (hex), or undefined when none was generated. */
+export async function clientSecretHash(q: Queryable, appId: string): Promise<string | undefined> {
+  const { rows } = await q.query<{ client_secret_hash: string | null }>(
+    'SELECT client_secret_hash FROM application_credentials WHERE app_id = $1',
+    [appId],
+  );
+  return rows[0]?.client_secret_hash ?? undefined;
+}
+
 export async function findCredentials(q: Queryable, appId: string): Promise<CredentialsRow | undefined> {
   return (
     await q.query<CredentialsRow>(

@@ -21,6 +21,8 @@ const COLUMNS: (keyof Writable)[] = [
   'metadata',
   'app_host',
   'allow_dcr',
+  'redirect_uris',
+  'is_first_party',
 ];
 
 /** Locks the application row (and answers whether it is the default) for a change. */

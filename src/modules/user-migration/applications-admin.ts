@@ -110,6 +110,8 @@ export function createApplicationsAdmin<A>(deps: {
           metadata: body.metadata as Record<string, unknown> | undefined,
           app_host: body.appHost,
           allow_dcr: body.allowDcr,
+          redirect_uris: body.redirectUris,
+          is_first_party: body.isFirstParty,
         });
         return toApplication(await requireApplication(tx, id));
       });

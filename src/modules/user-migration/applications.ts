@@ -26,6 +26,8 @@ export const toApplication = (r: store.ApplicationRow) => ({
   metadata: r.metadata,
   appHost: r.app_host,
   allowDcr: r.allow_dcr,
+  redirectUris: r.redirect_uris,
+  isFirstParty: r.is_first_party,
   createdAt: iso(r.created_at)!,
   updatedAt: iso(r.updated_at)!,
 });
@@ -89,6 +91,8 @@ export function createApplicationsService(deps: { db: Db; tenants: Pick<TenantsS
             metadata: (body.metadata ?? {}) as Record<string, unknown>,
             app_host: body.appHost ?? '',
             allow_dcr: body.allowDcr ?? false,
+            redirect_uris: body.redirectUris ?? [],
+            is_first_party: body.isFirstParty ?? true,
           }),
         ),
       );

@@ -73,6 +73,10 @@ export const Application = Type.Object({
   metadata: Type.Object({}, { additionalProperties: true }),
   appHost: Type.String(),
   allowDcr: Type.Boolean({ description: 'dynamic client registration allowed' }),
+  redirectUris: Type.Array(Type.String(), { description: 'OpenID client: redirect URIs accepted (exact match)' }),
+  isFirstParty: Type.Boolean({
+    description: 'OpenID client: an application of the environment itself (no consent page)',
+  }),
   createdAt: Type.String(),
   updatedAt: Type.String(),
 });
@@ -93,6 +97,20 @@ export const CreateApplication = Type.Object({
   ),
   appHost: Type.Optional(Type.String({ maxLength: 2048 })),
   allowDcr: Type.Optional(Type.Boolean()),
+  redirectUris: Type.Optional(
+    Type.Array(
+      Type.String({
+        minLength: 1,
+        maxLength: 2048,
+        pattern: '^[A-Za-z][A-Za-z0-9+.-]*:[^\\s#*]+$',
+        description: 'an absolute URI without fragment or wildcard',
+      }),
+      { maxItems: 50, uniqueItems: true, description: 'OpenID client: redirect URIs accepted (exact match)' },
+    ),
+  ),
+  isFirstParty: Type.Optional(
+    Type.Boolean({ description: 'OpenID client: first-party applications skip the consent page (default true)' }),
+  ),
 });
 export type CreateApplication = Static<typeof CreateApplication>;
 /** GET /applications/resources/applications/v1 filters; `ids` is a comma list (or the parameter repeated). */

@@ -20,6 +20,9 @@ export interface ApplicationRow {
   metadata: Record<string, unknown>;
   app_host: string;
   allow_dcr: boolean;
+  /** OpenID client: its redirect URIs (exact match) and whether it is first-party (no consent page). */
+  redirect_uris: string[];
+  is_first_party: boolean;
   created_at: Date;
   updated_at: Date;
   /** The environment's id (its single `environment` row), answered as `vendorId`. */
@@ -59,8 +62,8 @@ export async function insertApplication(
   // Exactly one default: a new default takes the flag from the old one.
   if (a.is_default) await q.query('UPDATE applications SET is_default = false, updated_at = now() WHERE is_default');
   const { rows } = await q.query<ApplicationRow>(
-    `INSERT INTO applications (id, name, app_url, login_url, logo_url, access_type, app_type, frontend_stack, is_default, auto_assign, is_active, description, metadata, app_host, allow_dcr)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::jsonb, $14, $15)
+    `INSERT INTO applications (id, name, app_url, login_url, logo_url, access_type, app_type, frontend_stack, is_default, auto_assign, is_active, description, metadata, app_host, allow_dcr, redirect_uris, is_first_party)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13::jsonb, $14, $15, $16::text[], $17)
      RETURNING *, ${environmentIdSql} AS vendor_id`,
     [
       a.id,
@@ -78,6 +81,8 @@ export async function insertApplication(
       JSON.stringify(a.metadata),
       a.app_host,
       a.allow_dcr,
+      a.redirect_uris,
+      a.is_first_party,
     ],
   );
   return rows[0];
