@@ -91,6 +91,43 @@ describe('confidential client (type web)', () => {
     assert.ok(typeof tokens.refresh_token === 'string');
   });
 
+  test('a JWT template targeted at the application shapes the access tokens issued to that client only', async () => {
+    const vendor = await t.vendorToken();
+    const call = (method: string, url: string, body: unknown) =>
+      fetch(`${t.origin}${url}`, {
+        method,
+        headers: { authorization: `Bearer ${vendor}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const tpl = await call('POST', '/identity/resources/jwt-templates/v1', {
+      key: 'for-web',
+      name: 'For the web client',
+      expiration: 600,
+      algorithm: 'RS256',
+      templateSchema: { claims: { app: 'web', mail: '{{user.email}}' } },
+    });
+    assert.equal(tpl.status, 201, await tpl.text());
+    const rules = [
+      {
+        conditionLogic: 'and',
+        conditions: [{ attribute: 'applicationId', op: 'in_list', value: { list: [web.id] } }],
+        treatment: 'for-web',
+      },
+    ];
+    const targeting = await call('PUT', '/identity/resources/configurations/v1/jwt-template-targeting', { rules });
+    assert.ok(targeting.status < 300, await targeting.text());
+    try {
+      const targeted = await codeFlow(t, await rpConfig(t.origin, web, 'basic'), web, await browserOf(t, alice));
+      const at = partsOf(targeted.tokens.access_token, 1);
+      assert.equal(at.app, 'web');
+      assert.equal(at.mail, alice.email);
+      const other = await codeFlow(t, await rpConfig(t.origin, spa, 'none'), spa, await browserOf(t, alice));
+      assert.equal(partsOf(other.tokens.access_token, 1).app, undefined, 'another client gets the default claims');
+    } finally {
+      await call('PUT', '/identity/resources/configurations/v1/jwt-template-targeting', { rules: [] });
+    }
+  });
+
   test('client_secret_post works; a wrong secret is invalid_client', async () => {
     const config = await rpConfig(t.origin, web, 'post');
     const { tokens } = await codeFlow(t, config, web, await browserOf(t, alice));

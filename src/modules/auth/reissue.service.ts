@@ -24,7 +24,10 @@ export function createReissue(deps: ReissueDeps) {
    * `amr`/`auth_time` as the session holds them. The checks are the refresh's (session-access.ts); the session is
    * touched. `opts.userId`, when given, must be the session's user (the caller's token names both).
    */
-  async function sessionInput(sessionId: string, opts: { userId?: string; client?: ClientInfo }) {
+  async function sessionInput(
+    sessionId: string,
+    opts: { userId?: string; client?: ClientInfo; applicationId?: string },
+  ) {
     const view = isUuid(sessionId) ? await store.sessionView(db, sessionId) : undefined;
     if (!view || (opts.userId && view.session.user_id !== opts.userId))
       throw new AppError('SESSION_REVOKED', 'The token belongs to no live session');
@@ -47,6 +50,7 @@ export function createReissue(deps: ReissueDeps) {
       sessionId: session.id,
       amr: session.amr,
       authTime: session.auth_time,
+      applicationId: opts.applicationId,
     };
     return { input, known: { settings, claims } };
   }
@@ -62,7 +66,10 @@ export function createReissue(deps: ReissueDeps) {
   }
 
   /** The claims such a token carries, unsigned (without iss, iat, exp), and its lifetime in seconds. */
-  async function sessionClaims(sessionId: string, opts: { userId?: string; client?: ClientInfo } = {}) {
+  async function sessionClaims(
+    sessionId: string,
+    opts: { userId?: string; client?: ClientInfo; applicationId?: string } = {},
+  ) {
     const { input, known } = await sessionInput(sessionId, opts);
     return deps.issue.claims(db, input, known);
   }

@@ -135,6 +135,8 @@ export function createTokenIssuer(deps: {
     sessionId: string;
     amr: string[];
     authTime: Date;
+    /** The application the token is for, when the flow knows it (the OpenID provider's client): JWT targeting. */
+    applicationId?: string;
   };
   type Known = { settings?: VendorSettings; claims?: RoleClaims };
 
@@ -173,6 +175,7 @@ export function createTokenIssuer(deps: {
             permissions,
             sessionId: a.sessionId,
             aud: deps.environment.id,
+            applicationId: a.applicationId,
           })
         : undefined;
     const claims: Record<string, unknown> = {

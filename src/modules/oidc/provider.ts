@@ -142,12 +142,19 @@ export function buildProvider(mod: ProviderModule, deps: OidcDeps, jwk: Record<s
     },
     // The platform's user-token claims, computed from the Gatehouse session linked to the grant (its sid, account,
     // roles and permissions now): a dead session issues nothing.
-    extraTokenClaims: async (_ctx: unknown, token: { kind: string; grantId?: string; accountId?: string }) => {
+    extraTokenClaims: async (
+      _ctx: unknown,
+      token: { kind: string; grantId?: string; accountId?: string; clientId?: string },
+    ) => {
       if (token.kind !== 'AccessToken' || !token.grantId) return undefined;
       const sid = await linkOf(token.grantId);
       if (!sid) throw new errors.InvalidGrant('the sign-in session of this grant ended');
       try {
-        const { claims } = await deps.login.reissue.sessionClaims(sid, { userId: token.accountId });
+        // The client is the application: JWT templates may target it.
+        const { claims } = await deps.login.reissue.sessionClaims(sid, {
+          userId: token.accountId,
+          applicationId: token.clientId,
+        });
         const { sub: _sub, aud: _aud, ...rest } = claims;
         return rest;
       } catch (err) {
