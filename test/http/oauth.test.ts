@@ -171,6 +171,50 @@ describe('POST /oauth/token: client_credentials', () => {
     assert.equal(claims(b.body.access_token).sub, clientId);
   });
 
+  test('an exchange writes no refresh token; every issued token has its audit entry, stored before the answer', async () => {
+    const stored = async () =>
+      (
+        await t.db.query<{ n: number }>(
+          'SELECT count(*)::int AS n FROM api_token_refresh_tokens WHERE api_token_id = $1',
+          [clientId],
+        )
+      ).rows[0].n;
+    const before = await stored();
+    const since = new Date().toISOString();
+    for (let i = 0; i < 3; i++) {
+      const r = await wiredCall('POST', '/oauth/token', {
+        payload: form({ grant_type: 'client_credentials', client_id: clientId, client_secret: secret }),
+        headers: FORM,
+      });
+      assert.equal(r.status, 200, JSON.stringify(r.body));
+      assert.equal(r.body.refresh_token, undefined);
+    }
+    assert.equal(await stored(), before, 'no refresh token row per exchange');
+    const log = await t.call(
+      'GET',
+      `/audits?from=${encodeURIComponent(since)}&sortDirection=asc&count=100&action=oauth.token.created`,
+      { token: vendor },
+    );
+    assert.equal(log.status, 200, JSON.stringify(log.body));
+    assert.deepEqual(
+      log.body.data.map((e: { outcome: string; data: { path: string; statusCode: number } }) => [
+        e.outcome,
+        e.data.path,
+        e.data.statusCode,
+      ]),
+      [
+        ['success', '/oauth/token', 200],
+        ['success', '/oauth/token', 200],
+        ['success', '/oauth/token', 200],
+      ],
+    );
+    // The vendor-compatible exchange keeps its refresh token.
+    const v2 = await t.call('POST', '/identity/resources/auth/v2/api-token', { body: { clientId, secret } });
+    assert.equal(v2.status, 200, JSON.stringify(v2.body));
+    assert.equal(typeof v2.body.refresh_token, 'string');
+    assert.equal(await stored(), before + 1);
+  });
+
   test('bad client: 401 invalid_client (WWW-Authenticate with Basic); missing secret: invalid_request', async () => {
     const post = await wiredCall('POST', '/oauth/token', {
       payload: form({ grant_type: 'client_credentials', client_id: clientId, client_secret: 'wrong' }),

@@ -104,14 +104,11 @@ export function createApiTokensService(deps: MachineDeps) {
    * Signs the access token and stores a new refresh token (at most MAX_REFRESH_TOKENS per API token); `audit`, when
    * given, is the request's success entry, stored by the same statement.
    */
-  async function grant(q: Queryable, row: store.LiveTokenRow, audit?: InlineAudit): Promise<ApiTokenAuthResponse> {
+  /** The access token of an API token: its claims (roles and permissions now) signed, and the lifetime. */
+  async function accessTokenOf(q: Queryable, row: store.LiveTokenRow) {
     const settings = settingsOf(row);
     const { roles, permissions } = await effectiveClaims(q, row, deps.issue);
     const ttl = secondsUntil(row.expires_at, settings.defaultTokenExpiration);
-    const refreshToken = randomSecret(32);
-    const refreshExpires = new Date(
-      Math.min(Date.now() + settings.defaultRefreshTokenExpiration * 1000, row.expires_at?.getTime() ?? Infinity),
-    );
     const claims: Record<string, unknown> = {
       type: row.user_id ? 'userApiToken' : 'tenantApiToken',
       sub: row.id,
@@ -124,6 +121,15 @@ export function createApiTokensService(deps: MachineDeps) {
       aud: deps.environment.id,
     };
     if (row.user_id) claims.userId = row.user_id;
+    return { claims, ttl, settings };
+  }
+
+  async function grant(q: Queryable, row: store.LiveTokenRow, audit?: InlineAudit): Promise<ApiTokenAuthResponse> {
+    const { claims, ttl, settings } = await accessTokenOf(q, row);
+    const refreshToken = randomSecret(32);
+    const refreshExpires = new Date(
+      Math.min(Date.now() + settings.defaultRefreshTokenExpiration * 1000, row.expires_at?.getTime() ?? Infinity),
+    );
     const add = () =>
       store.addRefreshToken(
         q,
@@ -258,6 +264,24 @@ export function createApiTokensService(deps: MachineDeps) {
       const answer = await grant(db, row, entry);
       entry?.stored();
       return answer;
+    },
+
+    /**
+     * The OAuth client-credentials grant (`/oauth/token`): an access token and no refresh token (RFC 6749 4.4.3), so
+     * nothing is written per exchange but the audit entry, which the audit hook stages before the answer is sent.
+     */
+    async clientCredentials(
+      clientId: string,
+      secret: string,
+      client: { ip?: string } = {},
+    ): Promise<{ access_token: string; expires_in: number }> {
+      const row = isUuid(clientId) ? await store.liveToken(db, clientId, 'client') : undefined;
+      const matches = safeEqual(sha256Hex(secret), row?.secret_hash ?? DECOY_HASH);
+      if (!row || !matches) throw new AppError('BAD_CREDENTIALS', 'Invalid clientId or secret');
+      assertUsable(row, settingsOf(row));
+      await checkIp(db, row.tenant_id, client.ip);
+      const { claims, ttl } = await accessTokenOf(db, row);
+      return { access_token: await deps.keys.sign(claims, ttl), expires_in: ttl };
     },
 
     /** Rotation: the refresh token is consumed and a new pair issued; a used, unknown or expired one is a 401. */

@@ -3,7 +3,6 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { guard } from '../../http/auth.ts';
 import { readCookie } from '../../http/cookies.ts';
-import type { AuditInlineOf } from '../audit/index.ts';
 import { assertAllowedRedirect, type EnvironmentService } from '../environment/index.ts';
 import type { LoginService } from './login.service.ts';
 import { discoveryDocument, DiscoveryDocument } from './oauth.discovery.ts';
@@ -13,11 +12,10 @@ import type { ClientInfo, UsedSettings } from './sign-in.types.ts';
 
 /** The client_credentials exchange: the api-tokens module's (built on this one), passed in by src/routes.ts. */
 export interface ClientCredentialsExchange {
-  exchange(
+  clientCredentials(
     clientId: string,
     secret: string,
     client: { ip?: string },
-    audit?: AuditInlineOf,
   ): Promise<{ access_token: string; expires_in: number }>;
 }
 
@@ -182,8 +180,9 @@ export const oauthRoutes: FastifyPluginAsyncTypebox<OAuthRouteDeps> = async (app
       if (body.grant_type === 'client_credentials' && deps.apiTokens) {
         const creds = clientCredentials(req, body);
         try {
-          const r = await deps.apiTokens.exchange(creds.clientId, creds.secret, { ip: req.ip }, audit(req, 200));
-          // No refresh token (RFC 6749 section 4.4.3): the client authenticates again when the token expires.
+          // No refresh token (RFC 6749 section 4.4.3): the client authenticates again when the token expires. Nothing is
+          // written but the audit entry, staged by the audit hook before the answer goes out.
+          const r = await deps.apiTokens.clientCredentials(creds.clientId, creds.secret, { ip: req.ip });
           return { access_token: r.access_token, token_type: 'Bearer' as const, expires_in: r.expires_in };
         } catch (err) {
           const e = toOAuthError(err);
