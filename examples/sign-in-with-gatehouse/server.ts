@@ -55,6 +55,16 @@ function redirect(res: ServerResponse, to: string, setCookies: string[] = []) {
   res.end();
 }
 
+/** The sign-in in progress from its cookie, or undefined (none, or not one this app wrote). */
+function transaction(value: string | undefined): { verifier: string; state: string; nonce: string } | undefined {
+  try {
+    const tx = value ? JSON.parse(Buffer.from(value, 'base64url').toString()) : undefined;
+    return [tx?.verifier, tx?.state, tx?.nonce].every((v) => typeof v === 'string') ? tx : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** A JWT's claims, unverified: the access token came straight from Gatehouse's token endpoint over our own call. */
 const claimsOf = (jwt: string) => JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString());
 
@@ -98,11 +108,11 @@ export async function createExampleApp(o: ExampleOptions): Promise<Server> {
   }
 
   async function callback(req: IncomingMessage, url: URL, res: ServerResponse) {
-    const tx = cookies(req).get(LOGIN_COOKIE);
     const clear = cookie(LOGIN_COOKIE, '', '/callback', 0);
+    const tx = transaction(cookies(req).get(LOGIN_COOKIE));
     if (!tx) return page(res, 400, '<p>No sign-in in progress. <a href="/">Start again</a></p>');
     res.setHeader('set-cookie', clear);
-    const { verifier, state, nonce } = JSON.parse(Buffer.from(tx, 'base64url').toString());
+    const { verifier, state, nonce } = tx;
     let tokens: Awaited<ReturnType<typeof client.authorizationCodeGrant>>;
     try {
       tokens = await client.authorizationCodeGrant(config, url, {
