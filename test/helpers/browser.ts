@@ -33,7 +33,8 @@ export async function launchBrowser(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGS });
 }
 
-async function freePort(): Promise<number> {
+/** A port free now on 127.0.0.1 (another local server of a test, e.g. a relying party, listens on it). */
+export async function freePort(): Promise<number> {
   const srv = createServer();
   await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
   const { port } = srv.address() as AddressInfo;
