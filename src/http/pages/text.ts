@@ -122,6 +122,10 @@ const en = {
   'mfa.error.inactive': 'This way of verifying is not available.',
   'mfa.error.enrolment': 'The setup expired. Start again.',
   'mfa.error.last': 'Your account requires two-step verification: add another method before removing this one.',
+  'stepup.title': 'Confirm it is you',
+  'stepup.intro': 'This application asks for a second factor. Enter the 6-digit code from your authenticator app.',
+  'stepup.none':
+    'This application asks for a second factor, and your account has no authenticator app. Set one up on your account page, then try again.',
   'me.title': 'My account',
   'me.done.profile': 'Your profile was saved.',
   'me.done.password': 'Your password was changed. Your other sessions were signed out.',

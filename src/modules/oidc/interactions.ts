@@ -4,6 +4,7 @@ import { AppError } from '../../http/errors.ts';
 import { csrfField, formGuard } from '../../http/pages/kit.ts';
 import { pickLocale } from '../../http/pages/text.ts';
 import type { BrowserSession } from '../auth/index.ts';
+import { ACR_MFA } from '../mfa/index.ts';
 import { consentBody, pickerBody } from './pages.ts';
 import type { InteractionDetails } from './provider-types.ts';
 import type { OidcService } from './service.ts';
@@ -76,6 +77,14 @@ export async function oidcInteractionRoutes(scope: FastifyInstance, deps: { oidc
     const d = await details(req, reply);
     const browser = await oidc.browserSession(req);
     if (!browser || (await mustSignIn(d, browser))) return reply.redirect(signInUrl(d, Boolean(browser)), 303);
+    // acr_values asks for a second factor the session has not passed: the hosted step-up page, then back here.
+    if (
+      String(d.params.acr_values ?? '')
+        .split(' ')
+        .includes(ACR_MFA) &&
+      (await oidc.sessionAcr(browser)) !== ACR_MFA
+    )
+      return reply.redirect(`/account/step-up?returnTo=${encodeURIComponent(route(d.uid))}`, 303);
     const client = await oidc.client(String(d.params.client_id));
     if (!client) throw new AppError('OIDC_CLIENT_NOT_FOUND');
     const name = d.prompt.name;

@@ -4,7 +4,9 @@ import { AppError } from '../../http/errors.ts';
 import { sha256Hex } from '../../lib/crypto.ts';
 import { REFRESH_COOKIE } from '../auth/index.ts';
 import { assertAllowedRedirect } from '../environment/index.ts';
+import { ACR_MFA } from '../mfa/index.ts';
 import { adapterClass } from './adapter.ts';
+import { ACR_SINGLE_FACTOR } from './interactions.ts';
 import { errorPage, loggedOutPage, logoutPage } from './pages.ts';
 import type { Provider, ProviderContext, ProviderModule } from './provider-types.ts';
 import type { OidcDeps } from './service.ts';
@@ -85,6 +87,21 @@ export function buildProvider(mod: ProviderModule, deps: OidcDeps, jwk: Record<s
       },
     ),
   );
+  // `acr_values` naming the multi-factor acr: a session that passed one factor goes through the interaction, which
+  // asks for a second one (the hosted step-up page) before the code is issued.
+  policy.get('login').checks.push(
+    new Check('gatehouse_acr', 'a second factor is requested', 'login_required', async (ctx: ProviderContext) => {
+      const { session, params } = ctx.oidc;
+      if (!session.accountId) return Check.NO_NEED_TO_PROMPT;
+      if (
+        !String(params.acr_values ?? '')
+          .split(' ')
+          .includes(ACR_MFA)
+      )
+        return Check.NO_NEED_TO_PROMPT;
+      return session.acr === ACR_MFA ? Check.NO_NEED_TO_PROMPT : Check.REQUEST_PROMPT;
+    }),
+  );
   policy.add(new interactionPolicy.Prompt({ name: 'select_account', requestable: true }), 1);
 
   const brand = { name: 'Gatehouse' };
@@ -113,6 +130,7 @@ export function buildProvider(mod: ProviderModule, deps: OidcDeps, jwk: Record<s
       challenge: '/oidc/challenge',
     },
     responseTypes: ['code'],
+    acrValues: [ACR_SINGLE_FACTOR, ACR_MFA],
     scopes: SCOPES,
     claims: CLAIMS,
     extraParams: EXTRA_PARAMS,
