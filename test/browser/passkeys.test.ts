@@ -69,7 +69,7 @@ describe('passkeys in the hosted pages, in a browser', { skip }, () => {
     assert.equal(await passkeys.getByText('No passkey is set up.').count(), 1);
     assert.equal(await passkeys.getByText('Passkeys need a browser').isVisible(), false, 'the script hid the note');
     await screenshot(page, 'passkeys-me');
-    await passkeys.getByLabel('Name of the new passkey (optional)').fill('Chromium passkey');
+    await passkeys.getByLabel('Label for the new passkey (optional)').fill('Chromium passkey');
     await passkeys.getByRole('button', { name: 'Add a passkey' }).click();
     await page.waitForURL(/done=passkey-added/);
     assert.equal(await page.getByRole('status').textContent(), 'The passkey was added.');

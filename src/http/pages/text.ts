@@ -166,7 +166,7 @@ const en = {
   'passkey.signin': 'Sign in with a passkey',
   'passkey.nojs': 'Passkeys need a browser with JavaScript and passkey support.',
   'passkey.none': 'No passkey is set up.',
-  'passkey.name': 'Name of the new passkey (optional)',
+  'passkey.name': 'Label for the new passkey (optional)',
   'passkey.add': 'Add a passkey',
   'passkey.remove': 'Remove',
   'passkey.remove.label': 'Remove the passkey {name}',
