@@ -194,3 +194,37 @@ describe('passkey pages', () => {
     }
   });
 });
+
+describe('passkey changes need a recent sign-in', () => {
+  let old: TestApp;
+  before(async () => {
+    old = await startTestApp({ RECENT_AUTH_MAX_AGE: '1' });
+    await account(old, { id: 'pk-old' });
+  });
+  after(async () => old?.close());
+
+  test('an older sign-in lists passkeys but neither adds nor removes one until it is confirmed', async () => {
+    const u = await user(old, 'pk-old', { verified: true });
+    const c = new PageClient(old);
+    await c.get('/account/login');
+    assert.equal((await c.post('/account/login', { email: u.email, password: PASSWORD })).status, 303);
+    const fresh = await c.get('/account/me');
+    assert.match(fresh.body, /data-passkey="create"/);
+    const cred = new SoftwareAuthenticator({ origin: old.ctx.config.webauthn.origins[0] }).create(
+      await optionsOf(c, '/account/passkeys/options'),
+    );
+    await new Promise((r) => setTimeout(r, 1500));
+    const me = await c.get('/account/me');
+    assert.doesNotMatch(me.body, /data-passkey="create"/);
+    assert.match(me.body, /<a href="#mfa">To add or remove a passkey, confirm your password/);
+    assert.equal((await c.post('/account/passkeys/options', {})).status, 403);
+    const r = await c.post('/account/passkeys', { response: JSON.stringify(cred) });
+    assert.equal(r.status, 403);
+    assert.match(r.body, /id="passkeys"[^]*confirm your password first/);
+    const remove = await c.post('/account/passkeys/remove', { deviceId: crypto.randomUUID() });
+    assert.equal(remove.status, 403);
+    // The password confirmation of the account pages makes the sign-in recent again.
+    assert.equal((await c.post('/account/me/confirm', { confirmPassword: PASSWORD })).status, 303);
+    assert.match((await c.get('/account/me')).body, /data-passkey="create"/);
+  });
+});
