@@ -73,7 +73,7 @@ describe('passkeys in the hosted pages, in a browser', { skip }, () => {
     await passkeys.getByRole('button', { name: 'Add a passkey' }).click();
     await page.waitForURL(/done=passkey-added/);
     assert.equal(await page.getByRole('status').textContent(), 'The passkey was added.');
-    assert.match(await passkeys.innerText(), /Chromium passkey\s+Added .*, last used never/);
+    assert.match((await passkeys.textContent()) ?? '', /Chromium passkey\s*Added .*, last used never/);
     const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
     assert.equal(credentials.length, 1);
     assert.equal(credentials[0].isResidentCredential, true, 'a discoverable credential');
@@ -84,7 +84,7 @@ describe('passkeys in the hosted pages, in a browser', { skip }, () => {
     await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
     await page.waitForURL(`${t.origin}/account/me`);
     assert.ok((await context.cookies()).some((c) => c.name === 'gh_refresh'));
-    assert.doesNotMatch(await passkeys.innerText(), /last used never/);
+    assert.doesNotMatch((await passkeys.textContent()) ?? '', /last used never/);
     await screenshot(page, 'passkeys-signed-in');
 
     // The passkey as the second factor: WebAuthn MFA on, MFA forced for the account.
@@ -104,7 +104,10 @@ describe('passkeys in the hosted pages, in a browser', { skip }, () => {
     await signInWithPassword(page, u.email);
     await page.waitForURL(/\/account\/mfa\?/);
     assert.equal(await page.getByRole('heading', { level: 1 }).textContent(), 'Two-step verification');
-    assert.match(await page.locator('main').innerText(), /Use your passkey or security key \(Chromium passkey\)/);
+    assert.match(
+      (await page.locator('main').textContent()) ?? '',
+      /Use your passkey or security key \(Chromium passkey\)/,
+    );
     await screenshot(page, 'passkeys-mfa');
     await page.getByRole('button', { name: 'Use your security key or passkey' }).click();
     await page.waitForURL(`${t.origin}/account/me`);

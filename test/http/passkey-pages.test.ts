@@ -77,7 +77,7 @@ describe('passkey pages', () => {
 
     const garbage = await c.post('/account/passkeys', { name: 'Bad', response: '{"id":"x"}' });
     assert.equal(garbage.status, 400, garbage.body);
-    assert.match(garbage.body, /id="passkeys"[^]*The passkey could not be verified/);
+    assert.match(garbage.body, /id="passkeys"[\s\S]*The passkey could not be verified/);
     assert.equal((await c.post('/account/passkeys', { name: 'None' })).status, 400, 'no response at all');
 
     const options = await optionsOf(c, '/account/passkeys/options');
@@ -134,7 +134,7 @@ describe('passkey pages', () => {
   test('a passkey removed from /account/me is gone', async () => {
     const { c } = await signedInPage(email);
     const me = await c.get('/account/me');
-    const deviceId = /action="\/account\/passkeys\/remove">[^]*?name="deviceId" value="([^"]+)"/.exec(me.body)?.[1];
+    const deviceId = /action="\/account\/passkeys\/remove">[\s\S]*?name="deviceId" value="([^"]+)"/.exec(me.body)?.[1];
     assert.ok(deviceId, me.body);
     const extra = key.create(await optionsOf(c, '/account/passkeys/options'));
     assert.equal((await c.post('/account/passkeys', { response: JSON.stringify(extra) })).status, 303);
@@ -164,7 +164,7 @@ describe('passkey pages', () => {
 
       const wrong = await c.post(action, { action: 'passkey', deviceId, webauthnToken: 'x', response: '[]' });
       assert.equal(wrong.status, 400);
-      assert.match(wrong.body, /The passkey could not be verified[^]*data-passkey="get"/);
+      assert.match(wrong.body, /The passkey could not be verified[\s\S]*data-passkey="get"/);
 
       const o = await optionsOf(c, '/account/mfa/passkey/options', { deviceId });
       assert.equal(o.webauthnToken, o.options.challenge);
@@ -220,7 +220,7 @@ describe('passkey changes need a recent sign-in', () => {
     assert.equal((await c.post('/account/passkeys/options', {})).status, 403);
     const r = await c.post('/account/passkeys', { response: JSON.stringify(cred) });
     assert.equal(r.status, 403);
-    assert.match(r.body, /id="passkeys"[^]*confirm your password first/);
+    assert.match(r.body, /id="passkeys"[\s\S]*confirm your password first/);
     const remove = await c.post('/account/passkeys/remove', { deviceId: crypto.randomUUID() });
     assert.equal(remove.status, 403);
     // The password confirmation of the account pages makes the sign-in recent again.
