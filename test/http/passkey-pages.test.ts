@@ -193,6 +193,42 @@ describe('passkey pages', () => {
       await strategy('WebAuthnPlatform', false);
     }
   });
+
+  test('a passkey without user verification signs in to the MFA step (gh_mfa), which it then finishes', async () => {
+    const { email: other } = await user(t, 'pk-pages', { verified: true });
+    const pin = new SoftwareAuthenticator({ origin: key.o.origin, uv: false });
+    const { c: owner } = await signedInPage(other);
+    await owner.get('/account/me');
+    const cred = pin.create(await optionsOf(owner, '/account/passkeys/options'));
+    assert.equal((await owner.post('/account/passkeys', { response: JSON.stringify(cred) })).status, 303);
+    await strategy('WebAuthnPlatform', true);
+    try {
+      const c = new PageClient(t);
+      await c.get('/account/login');
+      const assertion = pin.get(await optionsOf(c, '/account/login/passkey/options'));
+      const r = await c.post('/account/login/passkey', {
+        response: JSON.stringify(assertion),
+        returnTo: '/account/me',
+      });
+      assert.equal(r.status, 303, r.body);
+      assert.equal(r.location, '/account/mfa?returnTo=%2Faccount%2Fme');
+      assert.ok(c.cookie('gh_mfa'));
+      assert.equal(c.cookie('gh_refresh'), undefined, 'no session before the second step');
+      const page = await c.get(r.location as string);
+      const deviceId = inputValue(page.body, 'deviceId') as string;
+      const o = await optionsOf(c, '/account/mfa/passkey/options', { deviceId });
+      const done = await c.post(r.location as string, {
+        action: 'passkey',
+        deviceId,
+        webauthnToken: o.webauthnToken,
+        response: JSON.stringify(pin.get(o.options)),
+      });
+      assert.equal(done.status, 303, done.body);
+      assert.ok(c.cookie('gh_refresh'));
+    } finally {
+      await strategy('WebAuthnPlatform', false);
+    }
+  });
 });
 
 describe('passkey changes need a recent sign-in', () => {
