@@ -37,6 +37,7 @@ import { approvalFlowsRoutes } from './modules/approval-flows/index.ts';
 import { installPageKit } from './http/pages/kit.ts';
 import { signinPagesRoutes } from './modules/signin-pages/index.ts';
 import { accountPagesRoutes } from './modules/account-pages/index.ts';
+import { passkeyPagesRoutes, passkeySlots } from './modules/passkey-pages/index.ts';
 /** Builds the API server over a context: the HTTP shell plus every module's routes. */
 export async function buildApp(ctx: Context, opts: { logger?: boolean; draining?: () => boolean } = {}) {
   const app = await createHttp({
@@ -149,7 +150,8 @@ export async function buildApp(ctx: Context, opts: { logger?: boolean; draining?
       secureCookies: ctx.config.publicUrl.startsWith('https://'),
       brand: () => ctx.environment.branding.get(),
     });
-    await pages.register(signinPagesRoutes, {
+    const passkeys = passkeySlots({ webauthn: ctx.webauthn, recentAuthMaxAge: ctx.config.recentAuthMaxAge });
+    const signin = {
       login: ctx.auth.login,
       environment: ctx.environment,
       captcha: ctx.captcha,
@@ -160,10 +162,11 @@ export async function buildApp(ctx: Context, opts: { logger?: boolean; draining?
       reset: ctx.recovery.reset,
       verification: ctx.recovery.verification,
       invitations: ctx.invitations,
-      unlock: (token) => ctx.users.unlockWithToken(token),
+      unlock: (token: string) => ctx.users.unlockWithToken(token),
       secureCookies: ctx.config.publicUrl.startsWith('https://'),
-    });
-    await pages.register(accountPagesRoutes, {
+      loginExtra: passkeys.login,
+    };
+    const account = {
       mfa: ctx.mfa,
       login: ctx.auth.login,
       sessions: ctx.auth.sessions,
@@ -172,7 +175,13 @@ export async function buildApp(ctx: Context, opts: { logger?: boolean; draining?
       authenticate: ctx.authenticate,
       secureCookies: ctx.config.publicUrl.startsWith('https://'),
       recentAuthMaxAge: ctx.config.recentAuthMaxAge,
-    });
+      passkeys: passkeys.me,
+      passkeyFactor: passkeys.mfa,
+      passkeyScripts: passkeys.scripts,
+    };
+    await pages.register(signinPagesRoutes, signin);
+    await pages.register(accountPagesRoutes, account);
+    await pages.register(passkeyPagesRoutes, { webauthn: ctx.webauthn, signin, account });
     if (ctx.oidc) await oidcInteractionRoutes(pages, { oidc: ctx.oidc });
   });
   await app.ready();

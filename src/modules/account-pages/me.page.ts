@@ -38,7 +38,11 @@ export async function renderMe(
     passkeys: deps.passkeys ? await deps.passkeys(req, reply, session) : undefined,
     ...o,
   };
-  return reply.page({ title: 'me.title', body: mePage(reply, view) });
+  return reply.page({
+    title: 'me.title',
+    body: mePage(reply, view),
+    scripts: view.passkeys ? deps.passkeyScripts : [],
+  });
 }
 
 /** A refused form of /account/me: the page again with the error in its section (status of the refusal). */

@@ -7,7 +7,17 @@ import type { MfaService } from '../mfa/index.ts';
 import { form, hidden } from './views.ts';
 
 export type Section = 'profile' | 'password' | 'mfa' | 'passkeys' | 'sessions';
-export const DONE = ['profile', 'password', 'session', 'sessions', 'mfa-added', 'mfa-removed', 'confirmed'] as const;
+export const DONE = [
+  'profile',
+  'password',
+  'session',
+  'sessions',
+  'mfa-added',
+  'mfa-removed',
+  'confirmed',
+  'passkey-added',
+  'passkey-removed',
+] as const;
 export type Done = (typeof DONE)[number];
 
 export interface MeView {
@@ -28,7 +38,8 @@ export interface MeView {
 const section = (id: Section, title: string, body: SafeHtml, err?: MeView['error']) =>
   html`<section id="${id}" aria-labelledby="h-${id}"><h2 id="h-${id}">${title}</h2>${err?.section === id ? notice('error', err.text) : ''}${body}</section>`;
 
-function when(locale: string, iso: string): string {
+/** A time as the page shows it (the locale's medium date and short time, UTC). */
+export function when(locale: string, iso: string): string {
   const d = new Date(iso);
   try {
     return `${new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(d)} UTC`;

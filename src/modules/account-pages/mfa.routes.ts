@@ -6,7 +6,7 @@ import { html } from '../../http/pages/html.ts';
 import { formGuard } from '../../http/pages/kit.ts';
 import { notice } from '../../http/pages/layout.ts';
 import { t } from '../../http/pages/text.ts';
-import { type Challenge, defaultMethod, expiredPage, type Method, mfaPage } from './mfa.views.ts';
+import { type Challenge, defaultMethod, expiredPage, type Method, type MfaView, mfaPage } from './mfa.views.ts';
 import {
   type AccountPagesDeps,
   clearMfaCookie,
@@ -23,14 +23,13 @@ import { enrolment, isOtpauth, recoveryCodes } from './views.ts';
 
 const Query = Type.Object({
   returnTo: Type.Optional(Type.String({ maxLength: 2048 })),
-  method: Type.Optional(
-    Type.Union([Type.Literal('totp'), Type.Literal('sms'), Type.Literal('email'), Type.Literal('recovery')]),
-  ),
+  method: Type.Optional(Type.Union(['totp', 'sms', 'email', 'recovery', 'passkey'].map((m) => Type.Literal(m)))),
   deviceId: Type.Optional(Type.String({ format: 'uuid' })),
 });
 /** The method a link asked for, when the user holds it (else the page shows the default one). */
-function offered(c: Challenge, method: Method | undefined, deviceId: string | undefined) {
+function offered(c: Challenge, method: Method | undefined, deviceId: string | undefined, passkeys: boolean) {
   const d = c.devices;
+  if (method === 'passkey' && passkeys && d.webauthn.some((k) => k.id === deviceId)) return { method, deviceId };
   if (method === 'totp' && d.authenticators.length > 0) return { method };
   if (method === 'sms' && d.phones.some((p) => p.id === deviceId)) return { method, deviceId };
   if (method === 'email' && d.emails.length > 0) return { method };
@@ -39,7 +38,7 @@ function offered(c: Challenge, method: Method | undefined, deviceId: string | un
 }
 
 const Action = Type.Union(
-  ['totp', 'send-sms', 'sms', 'send-email', 'email', 'recover', 'enroll'].map((a) => Type.Literal(a)),
+  ['totp', 'send-sms', 'sms', 'send-email', 'email', 'recover', 'enroll', 'passkey'].map((a) => Type.Literal(a)),
 );
 const Body = Type.Object({
   ...Csrf,
@@ -49,6 +48,9 @@ const Body = Type.Object({
   otcToken: Type.Optional(Type.String({ maxLength: 512 })),
   uri: Type.Optional(Type.String({ maxLength: 1024 })),
   rememberDevice: Type.Optional(Type.String({ maxLength: 8 })),
+  /** The passkey step: the assertion (WebAuthn JSON) and the token of its options. */
+  response: Type.Optional(Type.String({ maxLength: 65536 })),
+  webauthnToken: Type.Optional(Type.String({ maxLength: 512 })),
 });
 type BodyT = {
   action: string;
@@ -57,6 +59,8 @@ type BodyT = {
   otcToken?: string;
   uri?: string;
   rememberDevice?: string;
+  response?: string;
+  webauthnToken?: string;
 };
 
 /**
@@ -67,6 +71,14 @@ type BodyT = {
 export const mfaPageRoutes: FastifyPluginAsyncTypebox<AccountPagesDeps> = async (app, deps) => {
   const { mfa } = deps;
   const config = { auth: 'public' as const };
+  const passkeys = Boolean(deps.passkeyFactor);
+
+  /** The MFA page of a view (with the passkey form and its script when the user holds a passkey). */
+  function show(reply: FastifyReply, v: Omit<MfaView, 'passkeyForm'>) {
+    const offer = passkeys && v.challenge.devices.webauthn.length > 0;
+    const body = mfaPage(reply, { ...v, passkeyForm: deps.passkeyFactor?.form });
+    return reply.page({ title: 'mfa.title', body, scripts: offer ? deps.passkeyScripts : [] });
+  }
 
   /** The pending sign-in cannot finish here: gh_mfa goes, the browser is sent back to the sign-in page. */
   function expired(reply: FastifyReply, returnTo: string, status = 400) {
@@ -102,8 +114,9 @@ export const mfaPageRoutes: FastifyPluginAsyncTypebox<AccountPagesDeps> = async 
       throw err;
     }
     if (!c.enrolled) return enrolPage(reply, mfaToken, returnTo, c);
-    const chosen = offered(c, req.query.method as Method | undefined, req.query.deviceId) ?? defaultMethod(c);
-    return reply.page({ title: 'mfa.title', body: mfaPage(reply, { challenge: c, returnTo, ...chosen }) });
+    const chosen =
+      offered(c, req.query.method as Method | undefined, req.query.deviceId, passkeys) ?? defaultMethod(c, passkeys);
+    return show(reply, { challenge: c, returnTo, ...chosen });
   });
 
   app.post(
@@ -154,10 +167,17 @@ export const mfaPageRoutes: FastifyPluginAsyncTypebox<AccountPagesDeps> = async 
               ? await mfa.codes.requestSms({ mfaToken }, b.deviceId ?? '')
               : await mfa.codes.requestEmail({ mfaToken });
             const v = { challenge: c, returnTo, method: (sms ? 'sms' : 'email') as Method, deviceId: b.deviceId };
-            return reply.page({
-              title: 'mfa.title',
-              body: mfaPage(reply, { ...v, sent: { otcToken: r.otcToken } }),
-            });
+            return show(reply, { ...v, sent: { otcToken: r.otcToken } });
+          }
+          case 'passkey': {
+            if (!deps.passkeyFactor || !b.deviceId || !b.response || !b.webauthnToken)
+              throw new AppError(
+                'VALIDATION',
+                'body.response, webauthnToken and deviceId are required: the passkey step',
+              );
+            const { response, webauthnToken, deviceId } = b;
+            const p = { mfaToken, deviceId, response, webauthnToken, rememberDevice };
+            return await finished(await deps.passkeyFactor.verify(p, client));
           }
           default: {
             // The factors go, and the pending sign-in with them (as the API's recover): the user signs in again,
@@ -191,13 +211,15 @@ export const mfaPageRoutes: FastifyPluginAsyncTypebox<AccountPagesDeps> = async 
           return reply.page({ title: 'mfa.enrol.title', body });
         }
         const method: Method =
-          b.action === 'recover'
-            ? 'recovery'
-            : b.action.endsWith('sms')
-              ? 'sms'
-              : b.action.endsWith('email')
-                ? 'email'
-                : 'totp';
+          b.action === 'passkey'
+            ? 'passkey'
+            : b.action === 'recover'
+              ? 'recovery'
+              : b.action.endsWith('sms')
+                ? 'sms'
+                : b.action.endsWith('email')
+                  ? 'email'
+                  : 'totp';
         // A wrong sent code keeps its otcToken (it survives a few guesses); an expired one asks for a new send.
         const sent =
           (method === 'sms' || method === 'email') &&
@@ -206,10 +228,7 @@ export const mfaPageRoutes: FastifyPluginAsyncTypebox<AccountPagesDeps> = async 
           !(err instanceof AppError && err.code === 'MFA_INVALID_OTC')
             ? { otcToken: b.otcToken }
             : undefined;
-        return reply.page({
-          title: 'mfa.title',
-          body: mfaPage(reply, { challenge: c, returnTo, method, deviceId: b.deviceId, sent, error }),
-        });
+        return show(reply, { challenge: c, returnTo, method, deviceId: b.deviceId, sent, error });
       }
     },
   );

@@ -3,11 +3,12 @@ import { html, type SafeHtml } from '../../http/pages/html.ts';
 import { field, notice } from '../../http/pages/layout.ts';
 import { t } from '../../http/pages/text.ts';
 import type { MfaService } from '../mfa/index.ts';
+import type { PasskeyFactor } from './shared.ts';
 import { checkbox, codeField, form, hidden } from './views.ts';
 
 export type Challenge = Awaited<ReturnType<MfaService['signin']['challenge']>>;
 /** The ways the MFA page verifies: a factor's code, a sent code's step, or a recovery code. */
-export type Method = 'totp' | 'sms' | 'email' | 'recovery';
+export type Method = 'totp' | 'sms' | 'email' | 'recovery' | 'passkey';
 
 export interface MfaView {
   challenge: Challenge;
@@ -17,13 +18,17 @@ export interface MfaView {
   /** A code was sent (otcToken of that send): the page asks for it. */
   sent?: { otcToken: string };
   error?: string;
+  /** The passkey form of a device (the WebAuthn pages'); without it no passkey is offered. */
+  passkeyForm?: PasskeyFactor['form'];
 }
 
 const selfUrl = (returnTo: string, q: Record<string, string> = {}) =>
   `/account/mfa?${new URLSearchParams({ returnTo, ...q }).toString()}`;
 
-/** The method shown first: the authenticator app, else a phone, else email, else the recovery code. */
-export function defaultMethod(c: Challenge): { method: Method; deviceId?: string } {
+/** The method shown first: a passkey, else the authenticator app, else a phone, else email, else the recovery code. */
+export function defaultMethod(c: Challenge, passkeys: boolean): { method: Method; deviceId?: string } {
+  const key = c.devices.webauthn[0];
+  if (passkeys && key) return { method: 'passkey', deviceId: key.id };
   if (c.devices.authenticators.length > 0) return { method: 'totp' };
   const phone = c.devices.phones[0];
   if (phone) return { method: 'sms', deviceId: phone.id };
@@ -35,6 +40,12 @@ export function defaultMethod(c: Challenge): { method: Method; deviceId?: string
 function others(l: string, v: MfaView): SafeHtml {
   const c = v.challenge;
   const links: SafeHtml[] = [];
+  if (v.passkeyForm)
+    for (const k of c.devices.webauthn)
+      if (v.method !== 'passkey' || v.deviceId !== k.id)
+        links.push(
+          html`<li><a href="${selfUrl(v.returnTo, { method: 'passkey', deviceId: k.id })}">${t(l, 'passkey.mfa.link', { name: k.name })}</a></li>`,
+        );
   if (v.method !== 'totp' && c.devices.authenticators.length > 0)
     links.push(html`<li><a href="${selfUrl(v.returnTo, { method: 'totp' })}">${t(l, 'mfa.totp.link')}</a></li>`);
   for (const p of c.devices.phones)
@@ -61,7 +72,10 @@ export function mfaPage(reply: FastifyReply, v: MfaView): SafeHtml {
   const remember = v.challenge.allowRemember ? checkbox('rememberDevice', t(l, 'mfa.remember')) : html``;
   const err = v.error ? notice('error', v.error) : html``;
   let body: SafeHtml;
-  if (v.method === 'totp') {
+  const key = v.challenge.devices.webauthn.find((k) => k.id === v.deviceId);
+  if (v.method === 'passkey' && key && v.passkeyForm) {
+    body = v.passkeyForm(reply, { action, device: key, remember });
+  } else if (v.method === 'totp') {
     body = html`<p>${t(l, 'mfa.totp.intro')}</p>${form(reply, action, [hidden('action', 'totp'), codeField(l), remember], t(l, 'mfa.verify'))}`;
   } else if (v.method === 'recovery') {
     const recovery = field({ name: 'code', label: t(l, 'mfa.recovery.code'), autocomplete: 'off', required: true });

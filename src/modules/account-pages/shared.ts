@@ -14,7 +14,7 @@ import {
   type SessionsService,
 } from '../auth/index.ts';
 import type { EnvironmentService } from '../environment/index.ts';
-import type { MfaService } from '../mfa/index.ts';
+import type { Finished, MfaService, WebAuthnDevice } from '../mfa/index.ts';
 import type { UsersService } from '../users/index.ts';
 
 export interface AccountPagesDeps {
@@ -30,6 +30,21 @@ export interface AccountPagesDeps {
   recentAuthMaxAge: number;
   /** The passkeys section of /account/me, when the WebAuthn pages are installed; rendered in its own place. */
   passkeys?: (req: FastifyRequest, reply: FastifyReply, session: BrowserSession) => Promise<SafeHtml>;
+  /** A passkey (WebAuthn device) as a factor of /account/mfa, when the WebAuthn pages are installed. */
+  passkeyFactor?: PasskeyFactor;
+  /** The script assets of the passkey parts (added to the pages that show them). */
+  passkeyScripts?: string[];
+}
+
+/** The passkey step of /account/mfa, rendered and verified by the WebAuthn pages. */
+export interface PasskeyFactor {
+  /** The form for one device, posting `action=passkey` to `action` (its script fills in the assertion). */
+  form: (reply: FastifyReply, o: { action: string; device: WebAuthnDevice; remember: SafeHtml }) => SafeHtml;
+  /** Finishes the pending sign-in with that assertion (the API's …/user/mfa/webauthn/{deviceId}/verify). */
+  verify: (
+    b: { mfaToken: string; deviceId: string; response: string; webauthnToken: string; rememberDevice: boolean },
+    client: ClientInfo,
+  ) => Promise<Finished>;
 }
 
 /** The pending second step of a sign-in: the mfaToken, set by the sign-in page for /account only. */
@@ -107,6 +122,12 @@ const ERROR_TEXTS: Partial<Record<string, TextKey>> = {
   MFA_TOKEN_INVALID: 'mfa.expired',
   CURRENT_PASSWORD_INVALID: 'me.password.wrong',
   RECENT_AUTHENTICATION_REQUIRED: 'me.recent',
+  WEBAUTHN_VERIFICATION_FAILED: 'passkey.error.failed',
+  WEBAUTHN_CHALLENGE_INVALID: 'passkey.error.expired',
+  WEBAUTHN_CREDENTIAL_UNKNOWN: 'passkey.error.unknown',
+  WEBAUTHN_COUNTER_REGRESSION: 'passkey.error.failed',
+  WEBAUTHN_CREDENTIAL_EXISTS: 'passkey.error.exists',
+  MFA_DEVICE_NOT_FOUND: 'passkey.error.unknown',
 };
 
 /**

@@ -4,6 +4,7 @@ import type { Db } from '../../storage/db.ts';
 import type { ClientInfo } from '../auth/index.ts';
 import { findByEmail, isLockedNow } from '../users/index.ts';
 import { MAX_WRONG_CODES_PER_TOKEN, type Finished, type MfaCore } from './service.ts';
+import { webauthnTypes } from './gate.ts';
 import type { PendingSignIn } from './pending.ts';
 import * as store from './store.ts';
 
@@ -196,12 +197,15 @@ export function createSignInFlows(deps: { db: Db; core: MfaCore }) {
         const { t, user } = await core.pendingSignIn(tx, mfaToken);
         const { config: cfg, policy: p } = await core.signInSettings(tx, t.tenant_id);
         const devs = (await core.devicesOf(tx, user)).filter(core.usable(cfg));
+        // WebAuthn devices of the active kinds, as the gate lists them in mfaDevices.webauthn.
+        const types = webauthnTypes(cfg);
+        const wa = types.length > 0 ? await core.webauthnDevices(tx, user.id, types) : [];
         const sso = t.amr.some((m) => m === 'saml' || m === 'sso');
         return {
           userEmail: user.email,
-          enrolled: devs.length > 0,
+          enrolled: devs.length > 0 || wa.length > 0,
           forced: p.enforce === 'Force' || (p.enforce === 'ForceExceptSAML' && !sso),
-          devices: core.devicesRecord(devs, cfg, user.verified && user.email ? user.email : undefined),
+          devices: core.devicesRecord(devs, cfg, user.verified && user.email ? user.email : undefined, wa),
           authenticatorActive: cfg.authenticator_active,
           allowRemember: p.allowRemember,
         };

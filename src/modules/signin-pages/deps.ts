@@ -29,6 +29,8 @@ export interface SigninPagesDeps {
   /** The users module's self-service unlock with an emailed token. */
   unlock: (token: string) => Promise<void>;
   secureCookies: boolean;
+  /** Another way to sign in on /account/login (the WebAuthn pages' passkey button) and the scripts it needs. */
+  loginExtra?: { render: (reply: FastifyReply, returnTo: string) => SafeHtml; scripts: string[] };
 }
 
 export const MFA_COOKIE = 'gh_mfa';

@@ -8,7 +8,7 @@ import { recoveryPagesRoutes } from './recovery.routes.ts';
 import { signupPagesRoutes } from './signup.routes.ts';
 
 export type { SigninPagesDeps } from './deps.ts';
-export { MFA_COOKIE } from './deps.ts';
+export { MFA_COOKIE, clientOf, failureText, finishSignIn, messagePage, statusOf } from './deps.ts';
 
 /**
  * The hosted sign-in pages (/account/login, sign-up, recovery, the emailed links, logout): server-rendered forms over

@@ -18,7 +18,9 @@ export const loginRoutes: FastifyPluginAsyncTypebox<SigninPagesDeps> = async (ap
   const guard = formGuard(app);
 
   async function render(reply: FastifyReply, s: LoginState, status = 200) {
-    return reply.status(status).page({ title: 'signin.title', body: loginBody(reply, await methodsOf(deps), s) });
+    const extra = deps.loginExtra;
+    const body = loginBody(reply, await methodsOf(deps), s, extra?.render(reply, s.returnTo));
+    return reply.status(status).page({ title: 'signin.title', body, scripts: extra?.scripts });
   }
   /** Re-renders the sign-in page with a refusal in our words (same words for unknown and known identifiers). */
   const refused = (

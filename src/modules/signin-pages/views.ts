@@ -73,8 +73,11 @@ export const newPassword = (L: string, label: TextKey, autofocus = true) =>
 /** The hidden returnTo of a form (kept across every step of a sign-in). */
 export const returnField = (returnTo: string) => html`<input type="hidden" name="returnTo" value="${returnTo}">`;
 
-/** The sign-in page: the password form first, then each other method the environment enables, each its own form. */
-export function loginBody(reply: FastifyReply, m: Methods, s: LoginState): SafeHtml {
+/**
+ * The sign-in page: the password form first, then each other method the environment enables, each its own form;
+ * `extra` (a passkey button) last.
+ */
+export function loginBody(reply: FastifyReply, m: Methods, s: LoginState, extra?: SafeHtml): SafeHtml {
   const L = reply.request.locale;
   const csrf = csrfField(reply);
   const hidden = html`${csrf}${returnField(s.returnTo)}`;
@@ -106,6 +109,7 @@ ${field({ name: 'phoneNumber', label: t(L, 'code.phone'), type: 'tel', autocompl
       )}</div>`,
     );
   }
+  if (extra) forms.push(extra);
   const sep = html`<p class="divider">${t(L, 'signin.or')}</p>`;
   return html`${s.error ? notice('error', s.error) : ''}${s.info ? notice('info', s.info) : ''}
 ${m.captcha && !s.error ? notice('info', t(L, 'signin.captcha')) : ''}

@@ -11,6 +11,8 @@ export { webauthnFactors } from './factors.ts';
 export { webauthnPurgeRules } from './purge.ts';
 export type { Party } from './ceremony.ts';
 export type { PasskeyProof } from './signin.ts';
+/** The browser answers as the API validates them (the hosted pages check a form's JSON against them). */
+export { Assertion, NewCredential } from './schema.ts';
 
 /**
  * WebAuthn (passkeys): the users' public-key credentials, their registration, their use as a second factor of a
