@@ -16,6 +16,8 @@ import {
   submit,
 } from '../fixtures/oidc-rp.ts';
 import type { RpApp } from '../fixtures/oidc-rp.ts';
+import { Authenticator } from '../helpers/authenticator.ts';
+import { ACR_MFA } from '../../src/modules/mfa/index.ts';
 
 let t: BrowserApp;
 let web: RpApp;
@@ -204,5 +206,45 @@ describe('housekeeping', () => {
     const removed = await t.ctx.housekeeping.purge();
     assert.equal(removed.oidc_payloads, 1);
     assert.equal(await count(), before);
+  });
+});
+
+describe('acr_values', () => {
+  test('asking for multi-factor sends a one-factor session through the step-up page; the tokens then carry it', async () => {
+    const acc = await account(t, { name: 'Step-up account' });
+    const carol = await user(t, acc, { verified: true });
+    const config = await rpConfig(t.origin, web);
+    // Signed in with the password alone, then an authenticator app enrolled (by the vendor): the session has one factor.
+    const jar = await browserOf(t, carol);
+    const H = { 'gatehouse-tenant-id': acc.id, 'gatehouse-user-id': carol.id };
+    const vendor = await t.vendorToken();
+    const e = await t.call('POST', '/identity/resources/users/v1/mfa/authenticator/enroll', {
+      token: vendor,
+      headers: H,
+    });
+    assert.equal(e.status, 200, JSON.stringify(e.body));
+    const app = new Authenticator(new URL(e.body.uri).searchParams.get('secret')!);
+    const v = await t.call('POST', '/identity/resources/users/v1/mfa/authenticator/enroll/verify', {
+      token: vendor,
+      headers: H,
+      body: { token: await app.code() },
+    });
+    assert.equal(v.status, 200, JSON.stringify(v.body));
+
+    const plain = await codeFlow(t, config, web, jar);
+    assert.equal(plain.tokens.claims()!.acr, 'urn:gatehouse:acr:single-factor');
+
+    const req = await authorizationRequest(config, web, { acr_values: ACR_MFA });
+    const stepUp = await browse(t.origin, req.url, jar);
+    assert.equal(stepUp.url.pathname, '/account/step-up');
+    assert.equal(stepUp.status, 200);
+    const wrong = await submit(t.origin, stepUp, jar, { code: '000000' });
+    assert.equal(wrong.status, 400, 'a wrong code shows the page again');
+    const back = await submit(t.origin, stepUp, jar, { code: await app.code() });
+    assert.ok(back.redirect?.href.startsWith(CB), `${back.status} ${back.body.slice(0, 300)}`);
+    const tokens = await client.authorizationCodeGrant(config, back.redirect!, req.checks);
+    assert.equal(tokens.claims()!.acr, ACR_MFA);
+    assert.ok((tokens.claims()!.amr as string[]).includes('mfa'));
+    assert.equal(partsOf(tokens.access_token, 1).acr, ACR_MFA);
   });
 });
