@@ -145,6 +145,7 @@ const en = {
   'me.password.wrong': 'The current password is not right.',
   'me.mfa': 'Two-step verification',
   'me.mfa.none': 'No second factor is set up.',
+  'me.mfa.passkeys-only': 'Your passkeys, listed below, are your second factor.',
   'me.mfa.app': 'Authenticator app',
   'me.mfa.phone': 'Text messages to {phone}',
   'me.mfa.add': 'Add an authenticator app',

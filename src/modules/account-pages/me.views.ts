@@ -64,7 +64,9 @@ function mfaSection(reply: FastifyReply, v: MeView): SafeHtml {
     const label = t(l, 'me.mfa.phone', { phone: p.phoneNumber });
     items.push(html`<li><span>${label}</span>${remove('sms', p.id, label)}</li>`);
   }
-  const list = items.length ? html`<ul class="plain">${items}</ul>` : html`<p class="muted">${t(l, 'me.mfa.none')}</p>`;
+  // A user whose only second factor is a passkey has it listed under Passkeys, not "no second factor".
+  const none = v.devices.webauthn?.length ? 'me.mfa.passkeys-only' : 'me.mfa.none';
+  const list = items.length ? html`<ul class="plain">${items}</ul>` : html`<p class="muted">${t(l, none)}</p>`;
   if (!v.recent) {
     const confirm = v.hasPassword
       ? html`<p>${t(l, 'me.mfa.confirm')}</p>${form(
