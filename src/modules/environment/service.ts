@@ -63,7 +63,9 @@ export function createEnvironmentService(deps: EnvironmentDeps) {
   const DECOY_HASH = sha256Hex(randomSecret());
   const settingsCache = createReadCache<VendorSettings>({ ttlMs: SETTINGS_CACHE_MS });
   const branding = createBranding(db, deps.invalidation);
-  deps.invalidation?.subscribe(CREDENTIAL_TOPIC, (id) => (id === undefined ? activeCache.clear() : activeCache.delete(id)));
+  deps.invalidation?.subscribe(CREDENTIAL_TOPIC, (id) =>
+    id === undefined ? activeCache.clear() : activeCache.delete(id),
+  );
   deps.invalidation?.subscribe(SETTINGS_TOPIC, () => settingsCache.invalidate());
   const readMerged = async (q: Queryable = db): Promise<VendorSettings> => ({
     ...DEFAULT_SETTINGS,
