@@ -29,6 +29,9 @@ async function within1s(since: number, check: () => Promise<boolean>, what: stri
   }
 }
 
+/** Waits out a cache's TTL, so that the priming read that follows loads a fresh entry (it expires at prime + TTL). */
+const expire = (ttlMs: number) => new Promise((r) => setTimeout(r, ttlMs + 50));
+
 /** The enforcement came before the TTL could have expired the entry primed at `primedAt`. */
 function beforeTtl(primedAt: number, ttlMs: number, what: string): void {
   assert.ok(
@@ -44,7 +47,8 @@ describe('cache invalidation across two instances on one database', () => {
   let vendorOne: string;
   let vendorTwo: string;
   // A long unknown-kid window: a key seen by instance two came from the notification, not from a token naming it.
-  const env = { SIGNING_KEYS_UNKNOWN_KID_RELOAD_MS: '600000' };
+  // No periodic key reload during the run either.
+  const env = { SIGNING_KEYS_UNKNOWN_KID_RELOAD_MS: '600000', SIGNING_KEYS_RELOAD_MS: '600000' };
   const signIn = (t: TestApp, email: string, remoteAddress = '203.0.113.5') =>
     t.call('POST', `${A}/user`, { body: { email, password: PASSWORD }, remoteAddress });
 
@@ -71,8 +75,8 @@ describe('cache invalidation across two instances on one database', () => {
     const ex = await two.call('POST', '/auth/vendor', { body: { clientId: c.body.clientId, secret: c.body.secret } });
     const token = ex.body.token as string;
     const use = () => two.call('GET', '/auth/vendor/credentials', { token });
-    assert.equal((await use()).status, 200);
     const primed = Date.now();
+    assert.equal((await use()).status, 200);
     assert.equal((await one.call('DELETE', `/auth/vendor/credentials/${c.body.id}`, { token: vendorOne })).status, 204);
     await within1s(primed, async () => (await use()).status === 401, 'revoked credential');
     beforeTtl(primed, 5000, 'revoked credential');
@@ -111,8 +115,8 @@ describe('cache invalidation across two instances on one database', () => {
         url: `/directory/resources/scim/v2.0/${c.body.id}/Users`,
         headers: { authorization: `Bearer ${c.body.token}` },
       });
-    assert.equal((await scim()).statusCode, 200);
     const primed = Date.now();
+    assert.equal((await scim()).statusCode, 200);
     const r = await one.call('POST', `${C}/${c.body.id}/token`, { token: vendorOne, headers: hdr('inv-acme') });
     assert.equal(r.status, 200);
     await within1s(primed, async () => (await scim()).statusCode === 401, 'rotated SCIM token');
@@ -123,8 +127,9 @@ describe('cache invalidation across two instances on one database', () => {
     const IP = `${CONF}/restrictions/ip`;
     // The administrator signs in from the office first: the allow list must admit an administrator's address.
     assert.equal((await signIn(two, 'ada@inv.test', '203.0.113.5')).status, 200);
-    assert.equal((await signIn(two, 'bob@inv.test', '192.0.2.10')).status, 200);
+    await expire(2000);
     const primed = Date.now();
+    assert.equal((await signIn(two, 'bob@inv.test', '192.0.2.10')).status, 200);
     const rule = await one.call('POST', IP, {
       token: vendorOne,
       body: { ip: '203.0.113.0/24', strategy: 'ALLOW' },
@@ -144,11 +149,12 @@ describe('cache invalidation across two instances on one database', () => {
   });
 
   test('a setting changed through one applies on two (settings and branding caches 5 s)', async () => {
+    await expire(5000);
+    const primed = Date.now();
     const first = await signIn(two, 'bob@inv.test');
     assert.equal(first.body.expiresIn, 300);
     const brandingName = async () => (await two.call('GET', `${CONF}/branding`)).body.name;
     assert.equal(await brandingName(), 'Gatehouse');
-    const primed = Date.now();
     const r = await one.call('POST', CONF, { token: vendorOne, body: { defaultTokenExpiration: 900 } });
     assert.equal(r.status, 201, JSON.stringify(r.body));
     await within1s(primed, async () => (await signIn(two, 'bob@inv.test')).body.expiresIn === 900, 'token lifetime');
@@ -160,9 +166,10 @@ describe('cache invalidation across two instances on one database', () => {
   });
 
   test('a security policy changed through one applies on two (MFA policy cache 2 s)', async () => {
+    await expire(2000);
+    const primed = Date.now();
     const first = await signIn(two, 'bob@inv.test');
     assert.ok(first.body.accessToken, JSON.stringify(first.body));
-    const primed = Date.now();
     const p = await one.call('PUT', `${CONF}/mfa-policy`, {
       token: vendorOne,
       body: { enforceMFAType: 'Force' },
@@ -209,9 +216,10 @@ describe('cache invalidation across two instances on one database', () => {
   test('a rolled-back write notifies nobody; a committed one reaches two', async () => {
     const J = '/identity/resources/jwt-templates/v1';
     const body = { key: 'inv-tpl', name: 'T', algorithm: 'RS256', expiration: 300, templateSchema: { claims: {} } };
+    const committed = two.ctx.invalidation.received;
     const ok = await one.call('POST', J, { token: vendorOne, body });
     assert.ok(ok.status < 300, JSON.stringify(ok.body));
-    await new Promise((r) => setTimeout(r, 100));
+    await within1s(Date.now(), async () => two.ctx.invalidation.received > committed, 'committed template');
     const received = two.ctx.invalidation.received;
     const dup = await one.call('POST', J, { token: vendorOne, body });
     assert.equal(dup.status, 409, JSON.stringify(dup.body));
@@ -244,8 +252,8 @@ describe('cache invalidation across two instances on one database', () => {
       await new Promise((r) => setTimeout(r, 20));
     assert.ok(inv.connected && inv.listenerPid !== pid, 'reconnected on a new connection');
     const brandingName = async () => (await two.call('GET', `${CONF}/branding`)).body.name;
-    await brandingName();
     const primed = Date.now();
+    await brandingName();
     await one.call('PUT', `${CONF}/branding`, { token: vendorOne, body: { name: 'After reconnect' } });
     await within1s(primed, async () => (await brandingName()) === 'After reconnect', 'branding after reconnect');
     beforeTtl(primed, 5000, 'branding after reconnect');
