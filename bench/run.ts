@@ -75,6 +75,12 @@ const AREAS: Record<
     sections: ['exchange', 'api-refresh', 'user-refresh'],
     load: () => import('./tokens.ts'),
   },
+  'fleet-invalidation': {
+    describe:
+      'two instances on one database: ms from a settings change on one until two dropped its cache and serves it (p50, max)',
+    sections: ['latency'],
+    load: () => import('./fleet-invalidation.ts'),
+  },
 };
 
 const USAGE = `usage: npm run bench -- <area> [--store pglite|postgres|both] [--quick] [--explain]

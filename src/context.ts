@@ -6,6 +6,7 @@ import { createJobRunner } from './jobs/runner.ts';
 import type { AuthContext, Authenticate } from './http/auth.ts';
 import { AppError } from './http/errors.ts';
 import type { Db, Queryable } from './storage/db.ts';
+import { createInvalidation } from './storage/invalidation.ts';
 import { createEnvironmentService } from './modules/environment/index.ts';
 import { createKeysService, loadKeyEncryptionKey } from './modules/keys/index.ts';
 import { createTenantsService } from './modules/tenants/index.ts';
@@ -73,9 +74,14 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   const limits = createLimitsService({ db });
   const codeRule = { limit: config.codeRateLimit.perIdentifier, windowSeconds: config.codeRateLimit.windowSeconds };
   const codeIpRule = { limit: config.codeRateLimit.perIp, windowSeconds: config.codeRateLimit.windowSeconds };
+  // Caches of configuration are dropped on every instance through LISTEN/NOTIFY (each owner subscribes to its topic
+  // and publishes on its writes); their time-to-live bounds staleness only while the listener is down.
+  const invalidation = createInvalidation(db, log);
+  await invalidation.start();
   const keys = createKeysService(
     {
       db,
+      invalidation,
       kek,
       algorithm: config.jwtAlgorithm,
       issuer: config.publicUrl,
@@ -89,6 +95,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   // and reads the social providers and the captcha key through those modules' SQL (they import the environment).
   const environment = createEnvironmentService({
     db,
+    invalidation,
     keys,
     vendorTokenTtl: config.vendorTokenTtl,
     devOutbox: config.messaging.devOutbox,
@@ -108,6 +115,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   const accountSettings = createAccountSettingsService({ db, tenants });
   const passwords = createPasswordService({
     db,
+    invalidation,
     hashConcurrency: config.passwordHashConcurrency,
     passwordHashOf,
     bus: events.bus,
@@ -130,6 +138,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   // IP and email-domain restrictions (the sign-in's IP gate), user pools.
   const restrictions = createRestrictions({
     db,
+    invalidation,
     tenants,
     signInTables: { userRoles: userTablesSql.userRoles, sessions: SESSIONS_SQL },
   });
@@ -170,8 +179,9 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   // The MFA and sign-up modules sign users in through auth (login), so their gates, the `acr` claim and the step-up
   // factor below are functions over those services, called only after they exist.
   // JWT templates: targeting rules choose the claims and lifetime of a user access token (read from a cache).
-  const jwtTemplates = createJwtTemplatesService({ db, vendorId: () => environment.id });
+  const jwtTemplates = createJwtTemplatesService({ db, vendorId: () => environment.id, invalidation });
   const auth = createAuth({
+    invalidation,
     db,
     config,
     limits,
@@ -200,6 +210,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
   });
   // MFA: the `mfa` sign-in gate, second-factor flows, policy; authenticator secrets sealed with the KEK.
   const mfa = createMfaService({
+    invalidation,
     db,
     kek,
     login: auth.login,
@@ -396,6 +407,7 @@ export async function createContext(config: Config, db: Db, log: Logger) {
 
   // Directory: SCIM connections and the SCIM service; provisioned users are users of the connection's account.
   const directory = createDirectoryService({
+    invalidation,
     db,
     tenants,
     roles,
@@ -463,9 +475,10 @@ export async function createContext(config: Config, db: Db, log: Logger) {
     : undefined;
 
   // Captcha policy: the public sign-in, sign-up, passwordless, reset and activation routes check recaptchaToken (routes.ts).
-  const captcha = createCaptchaService({ db, kek, verifyUrl: config.captcha.verifyUrl, log });
+  const captcha = createCaptchaService({ db, kek, verifyUrl: config.captcha.verifyUrl, log, invalidation });
 
   return {
+    invalidation,
     // Signs the hosted pages' cookies (CSRF): derived from the KEK, so the same on every instance and restart.
     pagesCookieSecret: createHmac('sha256', kek).update('gatehouse hosted pages cookies').digest('base64url'),
     approvalFlows: createApprovalFlowsService({ db, events, users, vendorId: () => environment.id }),

@@ -52,6 +52,8 @@ export async function buildApp(ctx: Context, opts: { logger?: boolean; draining?
     ready: async () => (await ctx.db.query('SELECT 1 AS ok')).rows.length === 1,
     draining: opts.draining,
   });
+  // The invalidation listener (a connection of its own on PostgreSQL) stops with the app.
+  app.addHook('onClose', () => ctx.invalidation.close());
   // The audit hook is on the root instance, before any module's routes, so it sees every write route.
   installAudit(app, ctx.audit, {
     // What an entry shows of its target (a user's email, an account's name) and whom a failed sign-in named.

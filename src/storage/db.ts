@@ -17,7 +17,16 @@ export interface Queryable {
 export interface Db extends Queryable {
   /** Runs `fn` in one transaction; commits when it resolves, rolls back when it throws. Nested calls join the outer one. */
   transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
+  /**
+   * LISTENs on `channel` (both stores; absent on a transaction's handle and on wrappers): `onMessage` gets each
+   * payload NOTIFYed on it after its transaction committed. `onState` tells when the listening connection is up or
+   * down (PostgreSQL: a dedicated connection that reconnects with backoff). Answers the function that stops it.
+   */
+  listen?(channel: string, onMessage: (payload: string) => void, onState: ListenState): Promise<() => Promise<void>>;
 }
+
+/** Whether notifications arrive now; `pid` is the listening backend's (PostgreSQL), for operators and tests. */
+export type ListenState = (state: { connected: boolean; pid?: number }) => void;
 
 export interface ClosableDb extends Db {
   readonly kind: 'pglite' | 'postgres';

@@ -71,6 +71,14 @@ export async function openPglite(opts: {
         }
       });
     },
+    // PGlite delivers a committed NOTIFY to its own listeners: every app on this database hears every other's writes.
+    async listen(channel, onMessage, onState) {
+      const stop = await pg.listen(channel, onMessage);
+      onState({ connected: true });
+      return async () => {
+        if (!pg.closed) await stop();
+      };
+    },
     async close() {
       if (!pg.closed) await pg.close();
     },

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { joinedTransaction, markTransaction, outsideTransaction, type ClosableDb } from './db.ts';
+import { joinedTransaction, markTransaction, outsideTransaction, type ClosableDb, type ListenState } from './db.ts';
 import { preparedName } from './prepared.ts';
 
 // int8 (count(*), bigint columns) as JS numbers, like PGlite does.
@@ -24,6 +24,7 @@ export async function openPostgres(opts: {
   });
   // A broken idle connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
+  const listeners = new Set<() => Promise<void>>();
   if (opts.schema) {
     await pool.query(`CREATE SCHEMA IF NOT EXISTS "${opts.schema.replace(/"/g, '')}"`);
   }
@@ -66,8 +67,80 @@ export async function openPostgres(opts: {
         client.release();
       }
     },
+    async listen(channel, onMessage, onState) {
+      const stop = await listenOn(opts.url, channel, onMessage, onState);
+      const stopOnce = async () => {
+        listeners.delete(stopOnce);
+        await stop();
+      };
+      listeners.add(stopOnce);
+      return stopOnce;
+    },
     async close() {
+      await Promise.all([...listeners].map((stop) => stop()));
       await pool.end();
     },
+  };
+}
+
+const BACKOFF_MIN_MS = 100;
+const BACKOFF_MAX_MS = 5_000;
+
+/**
+ * LISTEN on a dedicated connection (never a pooled one: the pool would hand it to a query and its LISTEN would end with
+ * the session). When it errors or ends, it reconnects with backoff (100 ms doubling to 5 s) and says so to `onState`.
+ * The first attempt is awaited; if it fails, the retries go on in the background.
+ */
+async function listenOn(
+  url: string,
+  channel: string,
+  onMessage: (payload: string) => void,
+  onState: ListenState,
+): Promise<() => Promise<void>> {
+  let client: pg.Client | undefined;
+  let stopped = false;
+  let delay = BACKOFF_MIN_MS;
+  let timer: NodeJS.Timeout | undefined;
+  const retry = () => {
+    if (stopped) return;
+    timer = setTimeout(() => void connect(), delay);
+    timer.unref();
+    delay = Math.min(delay * 2, BACKOFF_MAX_MS);
+  };
+  const connect = async () => {
+    const c = new pg.Client({ connectionString: url });
+    c.on('error', () => {}); // followed by 'end', handled there
+    c.on('notification', (n) => {
+      if (n.channel === channel && n.payload !== undefined) onMessage(n.payload);
+    });
+    c.on('end', () => {
+      if (client !== c) return;
+      client = undefined;
+      onState({ connected: false });
+      retry();
+    });
+    try {
+      await c.connect();
+      await c.query(`LISTEN "${channel.replace(/"/g, '')}"`);
+      const pid = (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid;
+      if (stopped) {
+        await c.end();
+        return;
+      }
+      client = c;
+      delay = BACKOFF_MIN_MS;
+      onState({ connected: true, pid });
+    } catch {
+      await c.end().catch(() => {});
+      retry();
+    }
+  };
+  await connect();
+  return async () => {
+    stopped = true;
+    clearTimeout(timer);
+    const c = client;
+    client = undefined;
+    await c?.end().catch(() => {});
   };
 }

@@ -1,8 +1,8 @@
 /**
  * An in-process cache of small, rarely written configuration rows that every sign-in or refresh reads (environment
  * settings, session policy, IP restrictions). A write in this process calls `invalidate` AFTER its transaction
- * commits, so this process sees it at once; other processes (several servers on one PostgreSQL) see it within
- * `ttlMs`. A load that was in flight while a write invalidated is returned to its caller but not kept, so a value read
+ * commits, so this process sees it at once; other processes (several servers on one PostgreSQL) drop it when the
+ * owner's notification arrives (invalidation.ts), and within `ttlMs` while their listener is down. A load that was in flight while a write invalidated is returned to its caller but not kept, so a value read
  * before the commit can never be cached after it. Bounded: at most `max` keys, the oldest dropped first.
  */
 export interface ReadCache<T> {

@@ -14,6 +14,7 @@ import type { StepUpFactor } from './step-up.service.ts';
 import { createLoginService } from './login.service.ts';
 import type { LimitsService } from '../limits/index.ts';
 import { createSessionsService } from './sessions.service.ts';
+import type { Invalidation } from '../../storage/invalidation.ts';
 import { createTokenIssuer } from './tokens.ts';
 
 export { authRoutes } from './routes.ts';
@@ -69,8 +70,15 @@ export function createAuth(deps: {
   resetTokens: ResetTokenStore;
   /** Whether an act (impersonation, delegation) is live (the api-tokens module's token_acts). */
   acts?: ActCheck;
+  /** Cross-instance invalidation of the session-policy cache (src/storage/invalidation.ts). */
+  invalidation?: Invalidation;
 }) {
-  const sessions = createSessionsService({ db: deps.db, environment: deps.environment, tenants: deps.tenants });
+  const sessions = createSessionsService({
+    db: deps.db,
+    environment: deps.environment,
+    tenants: deps.tenants,
+    invalidation: deps.invalidation,
+  });
   const issue = createTokenIssuer({
     keys: deps.keys,
     roles: deps.roles,

@@ -4,6 +4,7 @@ import { AppError } from '../../http/errors.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
 import type { EnvironmentService } from '../environment/index.ts';
 import type { TenantsService } from '../tenants/index.ts';
+import type { Invalidation } from '../../storage/invalidation.ts';
 import { createReadCache } from '../../storage/read-cache.ts';
 import * as store from './store.ts';
 
@@ -12,6 +13,8 @@ import * as store from './store.ts';
  * own changes apply at once). Refresh does not use the cache: it reads the idle timeout in its session lookup.
  */
 export const SESSION_POLICY_CACHE_MS = 2000;
+/** Invalidation topic of the session policies (src/storage/invalidation.ts). */
+export const SESSION_POLICY_TOPIC = 'auth.session-policy';
 
 export interface SessionPolicyInput {
   sessionIdleTimeoutConfiguration?: { isActive: boolean; timeout: number };
@@ -37,9 +40,16 @@ function sessionView(s: store.SessionRow, currentSessionId?: string) {
 export type EffectiveSessionPolicy = Omit<store.SessionPolicyRow, 'scope' | 'updated_at'>;
 
 /** Sessions of signed-in users and the session policy (idle timeout, absolute timeout, concurrent sessions). */
-export function createSessionsService(deps: { db: Db; environment: EnvironmentService; tenants: TenantsService }) {
+export function createSessionsService(deps: {
+  db: Db;
+  environment: EnvironmentService;
+  tenants: TenantsService;
+  invalidation?: Invalidation;
+}) {
   const { db } = deps;
   const policyCache = createReadCache<EffectiveSessionPolicy>({ ttlMs: SESSION_POLICY_CACHE_MS });
+  // Key: the account; none for the environment's policy, the fallback of every account.
+  deps.invalidation?.subscribe(SESSION_POLICY_TOPIC, (tenantId) => policyCache.invalidate(tenantId));
 
   /** The policy in force for an account: its own row, else the environment's, else none (one statement). */
   async function effective(q: Queryable, tenantId?: string): Promise<EffectiveSessionPolicy> {
@@ -189,6 +199,7 @@ export function createSessionsService(deps: { db: Db; environment: EnvironmentSe
         // The environment's policy ('') is the fallback of every account: all entries go.
         policyCache.invalidate(tenantId || undefined);
       }
+      await deps.invalidation?.publish(db, SESSION_POLICY_TOPIC, tenantId || undefined);
       return toWire(await effective(db, tenantId));
     },
   };

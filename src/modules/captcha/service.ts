@@ -4,6 +4,7 @@ import { decrypt, encrypt, newId } from '../../lib/crypto.ts';
 import { isUuid } from '../../lib/pg-errors.ts';
 import { iso } from '../../lib/time.ts';
 import type { Db } from '../../storage/db.ts';
+import type { Invalidation } from '../../storage/invalidation.ts';
 import { createReadCache } from '../../storage/read-cache.ts';
 import { findById } from '../users/index.ts';
 import type { CaptchaPolicy, CaptchaPolicyBody, PublicCaptchaPolicy } from './schema.ts';
@@ -15,6 +16,8 @@ import { siteverify } from './verify.ts';
  * instance applies at once (the cached entry is dropped after the change commits).
  */
 export const CAPTCHA_POLICY_CACHE_MS = 2000;
+/** Invalidation topic of the captcha policy (src/storage/invalidation.ts). */
+export const CAPTCHA_TOPIC = 'captcha.policy';
 /** Longest token sent to the provider; a longer one is refused without a call (real tokens are about 2 KB at most). */
 const MAX_TOKEN = 8192;
 /** Provider error codes that mean the stored secret (our side) is wrong, not the visitor's token. */
@@ -91,12 +94,19 @@ export function createCaptchaService(deps: {
   verifyUrl: string;
   log: Logger;
   timeoutMs?: number;
+  /** Cross-instance invalidation of the cached policy (src/storage/invalidation.ts). */
+  invalidation?: Invalidation;
 }) {
   const { db, kek } = deps;
   // Read by every protected request (password sign-in among them): a statement only on a miss, also while disabled.
   const cache = createReadCache<EnforcedPolicy | null>({ ttlMs: CAPTCHA_POLICY_CACHE_MS, max: 1 });
   // Read by every login page load.
   const publicCache = createReadCache<PublicCaptchaPolicy>({ ttlMs: CAPTCHA_POLICY_CACHE_MS, max: 1 });
+  const drop = () => {
+    cache.invalidate();
+    publicCache.invalidate();
+  };
+  deps.invalidation?.subscribe(CAPTCHA_TOPIC, drop);
 
   const view = (r: store.CaptchaPolicyRow): CaptchaPolicy => ({
     id: r.id,
@@ -116,12 +126,14 @@ export function createCaptchaService(deps: {
     ignored_emails: b.ignoredEmails === undefined ? undefined : normalizeIgnored(b.ignoredEmails),
   });
   async function changing<T>(fn: () => Promise<T>): Promise<T> {
+    let out: T;
     try {
-      return await fn();
+      out = await fn();
     } finally {
-      cache.invalidate();
-      publicCache.invalidate();
+      drop();
     }
+    await deps.invalidation?.publish(db, CAPTCHA_TOPIC);
+    return out;
   }
 
   /** The policy to enforce, or null when there is none or it is disabled. */

@@ -1,6 +1,7 @@
 import { AppError } from '../../http/errors.ts';
 import { iso } from '../../lib/time.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
+import type { Invalidation } from '../../storage/invalidation.ts';
 import { createReadCache } from '../../storage/read-cache.ts';
 import type { RotationPolicy, RotationPolicyBody } from './schema.ts';
 import * as store from './store.ts';
@@ -10,6 +11,8 @@ import * as store from './store.ts';
  * own changes apply at once).
  */
 export const ROTATION_POLICY_CACHE_MS = 2000;
+/** Invalidation topic of the password-rotation policies (src/storage/invalidation.ts). */
+export const ROTATION_TOPIC = 'credentials.rotation';
 
 /** What a scope's first write starts from for the fields its body leaves out (when nothing is inherited). */
 export const DEFAULT_ROTATION = Object.freeze({
@@ -48,9 +51,10 @@ export type RotationPolicies = ReturnType<typeof createRotationPolicies>;
 /** The user's password hash, null when none: the users module's, given by the wiring (users imports credentials). */
 export type PasswordHashOf = (q: Queryable, userId: string) => Promise<string | null | undefined>;
 
-export function createRotationPolicies(deps: { db: Db; passwordHashOf: PasswordHashOf }) {
+export function createRotationPolicies(deps: { db: Db; passwordHashOf: PasswordHashOf; invalidation?: Invalidation }) {
   const { db, passwordHashOf } = deps;
   const cache = createReadCache<EffectiveRotation>({ ttlMs: ROTATION_POLICY_CACHE_MS });
+  deps.invalidation?.subscribe(ROTATION_TOPIC, () => cache.invalidate());
 
   async function requireScope(q: Queryable, scope: store.Scope, lock = false): Promise<void> {
     if (scope !== null && !(await store.accountIsLive(q, scope, lock)))
@@ -137,6 +141,7 @@ export function createRotationPolicies(deps: { db: Db; passwordHashOf: PasswordH
         return store.upsertRotationPolicy(tx, scope, v);
       });
       cache.invalidate();
+      await deps.invalidation?.publish(db, ROTATION_TOPIC);
       return toWire(row);
     },
 

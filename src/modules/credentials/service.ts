@@ -16,6 +16,7 @@ import {
 } from './policy.ts';
 import type { UserEmailsPolicyBody, PasswordConfig, PasswordConfigBody } from './schema.ts';
 import * as store from './store.ts';
+import type { Invalidation } from '../../storage/invalidation.ts';
 import { createRotationPolicies, type PasswordHashOf } from './rotation.ts';
 import { getUserEmailsPolicy, setUserEmailsPolicy } from './emails-policy.ts';
 import { isUuid } from '../../lib/pg-errors.ts';
@@ -29,6 +30,8 @@ export interface PasswordServiceDeps {
   passwordHashOf: PasswordHashOf;
   /** Where `lockedOut` publishes user.locked_out (the unlock-link notice subscribes, src/context.ts). */
   bus?: Bus;
+  /** Cross-instance invalidation of the cached rotation rules (src/storage/invalidation.ts). */
+  invalidation?: Invalidation;
 }
 
 /** The built-in lockout default, used only when the environment row (seeded by the migration) is missing. */
@@ -81,7 +84,11 @@ export function createPasswordService(deps: PasswordServiceDeps) {
   const hashing = createLimiter(deps.hashConcurrency ?? availableParallelism());
   const limited = <T>(fn: () => Promise<T>) => hashing.run(fn);
   let decoyHash: Promise<string> | undefined;
-  const rotation = createRotationPolicies({ db, passwordHashOf: deps.passwordHashOf });
+  const rotation = createRotationPolicies({
+    db,
+    passwordHashOf: deps.passwordHashOf,
+    invalidation: deps.invalidation,
+  });
   const verifyAny = (password: string, h: string) => {
     const hasher = hasherFor(h);
     return hasher ? limited(() => hasher.verify(password, h)) : Promise.resolve(false);

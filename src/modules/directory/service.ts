@@ -5,6 +5,7 @@ import { AppError } from '../../http/errors.ts';
 import { latestJobs, type LatestJob } from '../../jobs/progress.ts';
 import type { JobHandler, JobRunner } from '../../jobs/runner.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
+import type { Invalidation } from '../../storage/invalidation.ts';
 import type { SessionsService } from '../auth/index.ts';
 import type { PasswordService } from '../credentials/index.ts';
 import type { EventsService } from '../events/index.ts';
@@ -38,12 +39,17 @@ export interface DirectoryDeps {
   chunkSize: number;
   publicUrl: string;
   scim: { maxResults: number; bodyLimit: number };
+  /** Cross-instance invalidation of the SCIM auth cache (src/storage/invalidation.ts). */
+  invalidation?: Invalidation;
 }
+
+/** Invalidation topic of a SCIM connection's auth row (key: the connection id). */
+export const SCIM_CONNECTION_TOPIC = 'directory.connection';
 
 /**
  * How long this process trusts a connection row it read to authenticate SCIM calls (token hash and settings). Rotation,
- * deletion and updates done through this process drop the entry at once; another process's change is seen within
- * this bound by reads. Writes never rely on it: they re-check the token and read the settings in their transaction.
+ * deletion and updates drop the entry at once here and, notified, on the other processes; while notifications are
+ * down another process's change is seen within this bound by reads. Writes never rely on it: they re-check the token and read the settings in their transaction.
  */
 export const AUTH_CACHE_MS = 2_000;
 /** lastSync is written at most once per this interval per connection (per process). */
@@ -73,6 +79,9 @@ export function createDirectoryService(deps: DirectoryDeps) {
   const forget = (id: string) => {
     authCache.delete(id);
   };
+  deps.invalidation?.subscribe(SCIM_CONNECTION_TOPIC, (id) => (id === undefined ? authCache.clear() : forget(id)));
+  /** In a change's transaction: the other instances drop their cached row at its commit. */
+  const notify = async (tx: Queryable, id: string) => deps.invalidation?.publish(tx, SCIM_CONNECTION_TOPIC, id);
   const scimUsers = createScimUsers({ db, sync, maxResults: deps.scim.maxResults, forget });
   const scimGroups = createScimGroups({ db, sync, events: deps.events, maxResults: deps.scim.maxResults, forget });
 
@@ -159,6 +168,7 @@ export function createDirectoryService(deps: DirectoryDeps) {
         if (body.metadata !== undefined) values.metadata = body.metadata as Record<string, unknown>;
         if (body.connectionName !== undefined) values.connection_name = body.connectionName;
         await store.update(tx, tenantId, id, values);
+        await notify(tx, id);
         if (!body.syncToUserManagement || before.sync_to_user_management) return false;
         await deps.jobs.enqueue(tx, {
           kind: store.SYNC_JOB,
@@ -181,6 +191,7 @@ export function createDirectoryService(deps: DirectoryDeps) {
           else await users.updateUser(tx, row.user_id, { managed_by: 'gatehouse' });
         }
         await store.remove(tx, tenantId, id);
+        await notify(tx, id);
       });
       forget(id);
     },
@@ -191,6 +202,7 @@ export function createDirectoryService(deps: DirectoryDeps) {
       const c = await db.transaction(async (tx) => {
         const row = await requireConnection(tx, tenantId, id, true);
         await store.update(tx, tenantId, id, { token_hash: sha256Hex(token) });
+        await notify(tx, id);
         return row;
       });
       forget(id);
@@ -224,6 +236,7 @@ export function createDirectoryService(deps: DirectoryDeps) {
             'mappings',
           );
           await store.update(tx, tenantId, id, { group_roles: mappings });
+          await notify(tx, id);
           const next = { ...c, group_roles: mappings };
           if (next.sync_to_user_management)
             await sync.recomputeRoles(tx, next, await scimStore.usersOfConnection(tx, scope(next)));

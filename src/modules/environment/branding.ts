@@ -2,6 +2,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type, type Static } from 'typebox';
 import { guard } from '../../http/auth.ts';
 import type { Db } from '../../storage/db.ts';
+import type { Invalidation } from '../../storage/invalidation.ts';
 import { createReadCache } from '../../storage/read-cache.ts';
 import * as store from './store.ts';
 
@@ -23,11 +24,14 @@ export type Branding = Static<typeof Branding>;
 
 export const DEFAULT_BRANDING: Branding = { name: 'Gatehouse' };
 
-/** Every hosted page reads the branding: cached in process, dropped when this process changes it. */
+/** Every hosted page reads the branding: cached in process, dropped when any instance changes it (notified). */
 const BRANDING_CACHE_MS = 5000;
+/** The settings document's topic (service.ts SETTINGS_TOPIC): branding lives in that document. */
+const TOPIC = 'environment.settings';
 
-export function createBranding(db: Db) {
+export function createBranding(db: Db, invalidation?: Invalidation) {
   const cache = createReadCache<Branding>({ ttlMs: BRANDING_CACHE_MS, max: 1 });
+  invalidation?.subscribe(TOPIC, () => cache.invalidate());
   const read = async (): Promise<Branding> => {
     const stored = (await store.readSettings(db)).branding as Partial<Branding> | undefined;
     return { ...DEFAULT_BRANDING, ...stored };
@@ -41,6 +45,7 @@ export function createBranding(db: Db) {
       } finally {
         cache.invalidate();
       }
+      await invalidation?.publish(db, TOPIC);
       return read();
     },
   };

@@ -4,6 +4,7 @@ import { newId, randomSecret, safeEqual, sha256Hex } from '../../lib/crypto.ts';
 import { AppError } from '../../http/errors.ts';
 import type { VendorAuth } from '../../http/auth.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
+import type { Invalidation } from '../../storage/invalidation.ts';
 import type { KeysService } from '../keys/index.ts';
 import {
   DEFAULT_SETTINGS,
@@ -27,7 +28,13 @@ export interface EnvironmentDeps {
   devOutbox?: boolean;
   /** The sign-in and reset facts of the public login-box configuration. */
   loginBox: LoginBoxFlows;
+  /** Tells the other instances of a revoked credential or changed settings (src/storage/invalidation.ts). */
+  invalidation?: Invalidation;
 }
+
+/** Invalidation topics: a credential's state (key: its id), and the settings document (settings and branding). */
+export const CREDENTIAL_TOPIC = 'environment.credential';
+export const SETTINGS_TOPIC = 'environment.settings';
 
 /** How long another instance's change of the environment settings may take to reach this one's sign-ins. */
 export const SETTINGS_CACHE_MS = 5000;
@@ -50,10 +57,16 @@ export type EnvironmentService = ReturnType<typeof createEnvironmentService>;
 export function createEnvironmentService(deps: EnvironmentDeps) {
   const { db } = deps;
   let environmentId = '';
-  // Revocation reaches tokens already issued: a credential's state is re-read at most every 5 s per process.
+  // Revocation reaches tokens already issued: a credential's state is re-read at most every 5 s per process, and at
+  // once when a notification of its revocation arrives.
   const activeCache = new Map<string, { active: boolean; at: number }>();
   const DECOY_HASH = sha256Hex(randomSecret());
   const settingsCache = createReadCache<VendorSettings>({ ttlMs: SETTINGS_CACHE_MS });
+  const branding = createBranding(db, deps.invalidation);
+  deps.invalidation?.subscribe(CREDENTIAL_TOPIC, (id) =>
+    id === undefined ? activeCache.clear() : activeCache.delete(id),
+  );
+  deps.invalidation?.subscribe(SETTINGS_TOPIC, () => settingsCache.invalidate());
   const readMerged = async (q: Queryable = db): Promise<VendorSettings> => ({
     ...DEFAULT_SETTINGS,
     ...((await store.readSettings(q)) as Partial<VendorSettings>),
@@ -69,7 +82,7 @@ export function createEnvironmentService(deps: EnvironmentDeps) {
     },
 
     /** The look of the hosted pages (branding.ts). */
-    branding: createBranding(db),
+    branding,
 
     /** The public view of the sign-in configuration for login boxes, and the vendor's basic configuration. */
     loginBox: createLoginBox({
@@ -81,7 +94,8 @@ export function createEnvironmentService(deps: EnvironmentDeps) {
 
     /**
      * The settings for the sign-in and refresh hot path (token and refresh lifetimes, cookie): cached in process,
-     * dropped when this process changes them, re-read at most every SETTINGS_CACHE_MS otherwise (other instances).
+     * dropped when this process changes them or another instance notifies a change (SETTINGS_TOPIC), re-read at most
+     * every SETTINGS_CACHE_MS otherwise (while the notification listener is down).
      */
     async cachedSettings(q: Queryable = db): Promise<VendorSettings> {
       return {
@@ -117,6 +131,7 @@ export function createEnvironmentService(deps: EnvironmentDeps) {
           });
         } else if (existing.secret_hash !== hash) {
           await store.replaceSecret(db, existing.id, hash);
+          await deps.invalidation?.publish(db, CREDENTIAL_TOPIC, existing.id);
         }
         return {};
       }
@@ -208,6 +223,7 @@ export function createEnvironmentService(deps: EnvironmentDeps) {
       if (!cred || cred.revoked_at) throw new AppError('CREDENTIAL_NOT_FOUND', `No active credential with id ${id}`);
       await store.revokeCredential(db, id);
       activeCache.set(id, { active: false, at: Date.now() });
+      await deps.invalidation?.publish(db, CREDENTIAL_TOPIC, id);
     },
 
     async config() {
@@ -225,6 +241,7 @@ export function createEnvironmentService(deps: EnvironmentDeps) {
       } finally {
         settingsCache.invalidate();
       }
+      await deps.invalidation?.publish(db, SETTINGS_TOPIC);
       return this.config();
     },
   };

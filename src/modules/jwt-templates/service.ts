@@ -4,6 +4,7 @@ import { newId } from '../../lib/crypto.ts';
 import { isUniqueViolation, isUuid } from '../../lib/pg-errors.ts';
 import { iso } from '../../lib/time.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
+import type { Invalidation } from '../../storage/invalidation.ts';
 import { createReadCache } from '../../storage/read-cache.ts';
 import { checkClaims, render, type TokenFacts } from './claims.ts';
 import type { ListQuery, Targeting, TargetingBody, Template, TemplateBody, TemplatePatch } from './schema.ts';
@@ -12,6 +13,8 @@ import { checkRules, compileRules, type TargetFacts, type TargetingRule } from '
 
 /** How long a change made through another instance may take to reach this one's tokens (as other settings caches). */
 export const JWT_TEMPLATES_CACHE_MS = 2000;
+/** Invalidation topic of the templates and targeting rules (src/storage/invalidation.ts). */
+export const JWT_TEMPLATES_TOPIC = 'jwt-templates';
 
 /** What token issue needs of a template: the rendered claims and the access token's lifetime. */
 export interface TokenTemplate {
@@ -27,11 +30,13 @@ export type JwtTemplatesService = ReturnType<typeof createJwtTemplatesService>;
 /**
  * JWT templates (claims and lifetime of user access tokens) and the targeting rules that choose one per token. Token
  * issue reads the rules and the templates they name from an in-process cache: no statement per sign-in or refresh
- * (one per instance every JWT_TEMPLATES_CACHE_MS), and none beyond that when no rule exists.
+ * (dropped on every instance by a notified change; re-read every JWT_TEMPLATES_CACHE_MS while notifications are down),
+ * and none beyond that when no rule exists.
  */
-export function createJwtTemplatesService(deps: { db: Db; vendorId: () => string }) {
+export function createJwtTemplatesService(deps: { db: Db; vendorId: () => string; invalidation?: Invalidation }) {
   const { db } = deps;
   const cache = createReadCache<Compiled>({ ttlMs: JWT_TEMPLATES_CACHE_MS, max: 1 });
+  deps.invalidation?.subscribe(JWT_TEMPLATES_TOPIC, () => cache.invalidate());
 
   const view = (r: store.TemplateRow): Template => ({
     id: r.id,
@@ -64,7 +69,12 @@ export function createJwtTemplatesService(deps: { db: Db; vendorId: () => string
   }
   async function changing<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     try {
-      return await db.transaction(fn);
+      // The notification leaves with the commit: other instances drop their copy, never for a rolled-back change.
+      return await db.transaction(async (tx) => {
+        const out = await fn(tx);
+        await deps.invalidation?.publish(tx, JWT_TEMPLATES_TOPIC);
+        return out;
+      });
     } catch (e) {
       if (isUniqueViolation(e))
         throw new AppError('JWT_TEMPLATE_KEY_EXISTS', 'body.key is the key of another template');

@@ -13,6 +13,7 @@ import {
 import { decrypt, encrypt, newId } from '../../lib/crypto.ts';
 import { AppError } from '../../http/errors.ts';
 import type { Db } from '../../storage/db.ts';
+import type { Invalidation } from '../../storage/invalidation.ts';
 import * as store from './store.ts';
 
 export type Algorithm = 'RS256' | 'ES256' | 'EdDSA';
@@ -25,7 +26,12 @@ export interface KeysDeps {
   issuer: string;
   /** How long a retired key keeps verifying: the longest lifetime of a token it may have signed. */
   graceSeconds: number;
+  /** Tells the other instances of a rotation, and reloads when one of them rotated (src/storage/invalidation.ts). */
+  invalidation?: Invalidation;
 }
+
+/** Invalidation topic of the signing keys: any key added, retired or removed. */
+export const KEYS_TOPIC = 'keys';
 
 interface LoadedKey {
   kid: string;
@@ -78,8 +84,8 @@ export function createSigner(alg: Algorithm, kid: string, pkcs8Pem: string): Sig
 
 /**
  * Signing keys: one active key signs; retired keys verify until their grace period ends. Keys are cached in memory
- * (the private key imported once per load) and reloaded when a token names an unknown kid (another instance rotated)
- * or, in the background, once they are older than `reloadMs`. Unknown kids reload at most once per `unknownKidReloadMs`
+ * (the private key imported once per load) and reloaded in the background when another instance notifies a rotation,
+ * when a token names an unknown kid (a rotation whose notification was missed) or once they are older than `reloadMs`. Unknown kids reload at most once per `unknownKidReloadMs`
  * (one reload at a time, the others wait for it): within that window a forged kid is refused without a key read.
  */
 export function createKeysService(deps: KeysDeps, reloadMs = 60_000, unknownKidReloadMs = 5_000) {
@@ -133,6 +139,29 @@ export function createKeysService(deps: KeysDeps, reloadMs = 60_000, unknownKidR
     loadedAt = Date.now();
   }
 
+  // A notified rotation reloads in the background; one arriving during that reload runs one more after it, since the
+  // running one may have read the keys before the rotation committed.
+  let notifiedReload: Promise<void> | undefined;
+  let notifiedAgain = false;
+  function reloadNotified(): void {
+    if (notifiedReload) {
+      notifiedAgain = true;
+      return;
+    }
+    notifiedReload = detached(() => load())
+      .catch(() => {
+        /* keep the cached keys; the unknown-kid and periodic reloads still apply */
+      })
+      .finally(() => {
+        notifiedReload = undefined;
+        if (notifiedAgain) {
+          notifiedAgain = false;
+          reloadNotified();
+        }
+      });
+  }
+  deps.invalidation?.subscribe(KEYS_TOPIC, reloadNotified);
+
   /** A reload for a kid not in the cache: joins the one running, else runs one unless one ran within the window. */
   async function reloadForUnknownKid(): Promise<void> {
     if (unknownKidReload) return unknownKidReload;
@@ -163,6 +192,7 @@ export function createKeysService(deps: KeysDeps, reloadMs = 60_000, unknownKidR
       deps.graceSeconds,
     );
     await load();
+    await deps.invalidation?.publish(deps.db, KEYS_TOPIC);
     return { kid };
   }
 

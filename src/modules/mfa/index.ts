@@ -1,5 +1,6 @@
 import type { RateLimiter } from '../limits/index.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
+import type { Invalidation } from '../../storage/invalidation.ts';
 import type { LoginService, TokenIssuer } from '../auth/index.ts';
 import type { PasswordService } from '../credentials/index.ts';
 import type { EventsService } from '../events/index.ts';
@@ -33,6 +34,8 @@ export function createMfaService(deps: {
   passwords: PasswordService;
   events: EventsService;
   requireAccount: (q: Queryable, tenantId: string) => Promise<unknown>;
+  /** Cross-instance invalidation of the sign-in's cached MFA settings (src/storage/invalidation.ts). */
+  invalidation?: Invalidation;
   /** Delivery of SMS and email codes. */
   messaging: Pick<MessagingService, 'sendSms' | 'sendEmail'>;
   /** The webauthn module's credentials (src/context.ts): a second factor the challenge lists and removals count. */
@@ -45,7 +48,11 @@ export function createMfaService(deps: {
   /** Code sends per user (SMS and email), counted in the shared rate-limit store: the SMS bill is the fleet's. */
   sends: RateLimiter;
 }) {
-  const policy = createPolicyService({ db: deps.db, requireAccount: deps.requireAccount });
+  const policy = createPolicyService({
+    db: deps.db,
+    requireAccount: deps.requireAccount,
+    invalidation: deps.invalidation,
+  });
   const core = createMfaCore({ ...deps, policy });
   const devices = createDeviceFlows({ db: deps.db, core });
   return {

@@ -1,5 +1,6 @@
 import { AppError } from '../../http/errors.ts';
 import type { Db, Queryable } from '../../storage/db.ts';
+import type { Invalidation } from '../../storage/invalidation.ts';
 import { createReadCache } from '../../storage/read-cache.ts';
 import * as store from './store.ts';
 import type { ConfigRow, PolicyRow } from './store.ts';
@@ -17,6 +18,8 @@ export const DEFAULT_POLICY = {
  * for the IP restrictions and session policy gates.
  */
 export const MFA_SIGN_IN_CACHE_MS = 2000;
+/** Invalidation topic of the MFA configuration and policies (src/storage/invalidation.ts). */
+export const MFA_TOPIC = 'mfa.policy';
 
 export type Scope = string | undefined;
 export interface PolicyBody {
@@ -80,12 +83,18 @@ function checkStored(v: { allow_remember: boolean; device_expiration_seconds: nu
 export function createPolicyService(deps: {
   db: Db;
   requireAccount: (q: Queryable, tenantId: string) => Promise<unknown>;
+  invalidation?: Invalidation;
 }) {
   const { db } = deps;
   const signInCache = createReadCache<{ config: ConfigRow; policy: EffectivePolicy }>({ ttlMs: MFA_SIGN_IN_CACHE_MS });
-  /** A write's transaction has committed: every account's entry goes (the environment's policy is inherited). */
-  const changed = <T>(v: T): T => {
+  deps.invalidation?.subscribe(MFA_TOPIC, () => signInCache.invalidate());
+  /**
+   * A write's transaction has committed: every account's entry goes (the environment's policy is inherited), here
+   * and, notified, on the other instances.
+   */
+  const changed = async <T>(v: T): Promise<T> => {
     signInCache.invalidate();
+    await deps.invalidation?.publish(db, MFA_TOPIC);
     return v;
   };
   /** Serialises writes of one scope and checks that the account is live. */
@@ -207,7 +216,10 @@ export function createPolicyService(deps: {
       );
     },
     /** Inside the account removal's transaction: the removed account cannot be signed in to, so a stale entry is harmless. */
-    forgetAccount: async (q: Queryable, tenantId: string) => changed(await store.forgetAccount(q, tenantId)),
+    forgetAccount: async (q: Queryable, tenantId: string) => {
+      await store.forgetAccount(q, tenantId);
+      signInCache.invalidate();
+    },
 
     config: (q: Queryable = db) => store.config(q),
     async getConfig() {
@@ -233,7 +245,7 @@ export function createPolicyService(deps: {
         });
       if (Object.keys(v).length === 0)
         throw new AppError('EMPTY_UPDATE', 'Set at least one of authenticationApp, sms, email');
-      return configRecord(changed(await store.updateConfig(db, v)));
+      return configRecord(await changed(await store.updateConfig(db, v)));
     },
     async strategies() {
       const c = await store.config(db);
@@ -247,7 +259,7 @@ export function createPolicyService(deps: {
     async setStrategy(body: { strategy: string; isActive: boolean }) {
       const col = STRATEGY_COLUMN[body.strategy];
       if (!col) throw new AppError('MFA_STRATEGY_UNSUPPORTED', `body.strategy ${body.strategy} is not an MFA strategy`);
-      changed(await store.updateConfig(db, { [col]: body.isActive } as Partial<ConfigRow>));
+      await changed(await store.updateConfig(db, { [col]: body.isActive } as Partial<ConfigRow>));
       return {};
     },
   };

@@ -3,7 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { accountOf, guard } from '../../http/auth.ts';
 import { AppError } from '../../http/errors.ts';
-import { createIpRestrictionsService, type Caller } from './ip.service.ts';
+import { createIpRestrictionsService, IP_TOPIC, type Caller } from './ip.service.ts';
 import type { IpRestrictionsDeps, IpRestrictionsService } from './ip.service.ts';
 import { parseRange } from './ip.ts';
 import { CreateIpRule, IpRule, TenantHeader } from './schema.ts';
@@ -52,6 +52,7 @@ export function createIpBulk(deps: IpRestrictionsDeps & { ip: IpRestrictionsServ
                 : err;
             }
           }
+          await deps.invalidation?.publish(tx, IP_TOPIC, tenantId);
           return out;
         });
       } finally {

@@ -8,6 +8,7 @@ import type { TenantsService } from '../tenants/index.ts';
 import { cachedRange, normalizeClientIp, parseRange, rangeContains } from './ip.ts';
 import type { CreateIpRule, IpConfigBody, IpListQuery, IpRule } from './schema.ts';
 import * as store from './store.ts';
+import type { Invalidation } from '../../storage/invalidation.ts';
 import { createReadCache } from '../../storage/read-cache.ts';
 
 /**
@@ -57,19 +58,31 @@ export interface IpRestrictionsDeps {
   tenants: TenantsService;
   /** The users and auth modules' subqueries the lockout check reads (they import this module). */
   signInTables: store.SignInTablesSql;
+  /** Tells the other instances' gates of a change (key: the account); src/storage/invalidation.ts. */
+  invalidation?: Invalidation;
 }
+
+/** Invalidation topic of an account's IP restrictions (key: the account id). */
+export const IP_TOPIC = 'restrictions.ip';
 
 export function createIpRestrictionsService(deps: IpRestrictionsDeps) {
   const { db } = deps;
   // What the gate enforces per account, for every sign-in and refresh: a statement only on a miss.
   const gateCache = createReadCache<Enforced | undefined>({ ttlMs: IP_GATE_CACHE_MS });
-  /** Runs a change of `tenantId`'s restrictions and drops the gate's entry once it has committed (or failed). */
+  deps.invalidation?.subscribe(IP_TOPIC, (tenantId) => gateCache.invalidate(tenantId));
+  /**
+   * Runs a change of `tenantId`'s restrictions, drops the gate's entry once it has committed (or failed), and notifies
+   * the other instances of a committed one.
+   */
   async function changing<T>(tenantId: string, fn: () => Promise<T>): Promise<T> {
+    let out: T;
     try {
-      return await fn();
+      out = await fn();
     } finally {
       gateCache.invalidate(tenantId);
     }
+    await deps.invalidation?.publish(db, IP_TOPIC, tenantId);
+    return out;
   }
   const account = (q: Queryable, tenantId: string, lock?: 'FOR SHARE') =>
     deps.tenants.requireLive(q, tenantId, 'gatehouse-tenant-id', lock);
