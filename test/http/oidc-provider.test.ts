@@ -182,6 +182,8 @@ describe('confidential client (type web)', () => {
     );
     assert.equal((await client.tokenIntrospection(config, first.refresh_token!)).active, false);
     assert.equal(await oauthError(client.refreshTokenGrant(config, first.refresh_token!)), 'invalid_grant');
+    // The first exchange's access token is a JWT: it stops because the Gatehouse session it names was ended.
+    assert.equal((await bearer(first.access_token)).status, 401);
   });
 });
 

@@ -17,6 +17,8 @@ export interface ProviderContext {
   get(header: string): string;
   set(header: string, value: string): void;
   append(header: string, value: string): void;
+  /** Node's request; `body` is set when the platform parsed the form before handing it over (/oauth/token). */
+  req: { body?: Record<string, unknown> };
 }
 
 export interface InteractionDetails {

@@ -84,10 +84,32 @@ export function createOidcService(deps: OidcDeps) {
     ctx.append('set-cookie', refreshCookie(null, await deps.environment.cachedSettings(), deps.secureCookies));
   }
 
+  /**
+   * A replayed code or refresh token (RFC 9700 4.14): the provider refuses it and revokes what the grant issued. Its
+   * access tokens are JWTs that name a Gatehouse session, so that session ends too and they stop at once.
+   */
+  async function endSessionOnReplay(ctx: ProviderContext, next: () => Promise<void>) {
+    if (ctx.path !== '/oidc/token') return next();
+    const body = ctx.req.body ?? {};
+    const kind =
+      body.grant_type === 'authorization_code'
+        ? 'AuthorizationCode'
+        : body.grant_type === 'refresh_token'
+          ? 'RefreshToken'
+          : undefined;
+    const id = kind === 'AuthorizationCode' ? body.code : body.refresh_token;
+    const row = kind && typeof id === 'string' ? await store.find(db, kind, id) : undefined;
+    const grantId = row?.consumed_at ? row.payload.grantId : undefined;
+    const sid = typeof grantId === 'string' ? await linkOf(grantId) : undefined;
+    await next();
+    if (sid && ctx.status === 400) await deps.login.logout({ sessionId: sid });
+  }
+
   async function build(jwk: Record<string, unknown>): Promise<Built> {
     const mod = (await import(PACKAGE)) as ProviderModule;
     const provider = buildProvider(mod, deps, jwk, linkOf);
     provider.use(endGatehouseSession);
+    provider.use(endSessionOnReplay);
     return { kid: String(jwk.kid), provider, handler: provider.callback() };
   }
 
