@@ -31,6 +31,8 @@ describe('a fleet of two instances on one PostgreSQL behind HAProxy', { skip: fl
         WEBHOOK_TIMEOUT_MS: '3000',
         WEBHOOK_BACKOFF_BASE_MS: '200',
         WEBHOOK_BACKOFF_MAX_MS: '1000',
+        // Two failed checks at 200 ms take a draining instance out of the balancer.
+        DRAIN_DELAY_MS: '1000',
         LOGIN_RATE_LIMIT_PER_IDENTIFIER: '4',
         LOGIN_RATE_LIMIT_PER_IP: '1000',
         LOGIN_RATE_LIMIT_PER_IP_IDENTIFIER: '1000',
@@ -116,7 +118,11 @@ describe('a fleet of two instances on one PostgreSQL behind HAProxy', { skip: fl
     const killedAt = Date.now();
     await f.kill(0);
     await sleep(2500);
-    const restartMs = await f.restart(0);
+    const stopLoad = async (err: unknown) => {
+      await load.stop();
+      throw err;
+    };
+    const restartMs = await f.restart(0).catch(stopLoad);
     const restartedAt = Date.now();
     await sleep(2000);
     const outcomes = await load.stop();
@@ -270,6 +276,29 @@ describe('a fleet of two instances on one PostgreSQL behind HAProxy', { skip: fl
        FROM users WHERE email LIKE '%@bulk.fleet'`,
     );
     assert.deepEqual(rows[0], { users: 3000, emails: 3000, created: 3000 });
+  });
+
+  test('graceful stop under load: SIGTERM drains through /ready and DRAIN_DELAY_MS, no request fails', async () => {
+    report(`instance 1 restarted in ${await f.restart(1)} ms`);
+    const load = mixedLoad(f.lb, vendor, 'drain', 6);
+    await sleep(1500);
+    const t0 = Date.now();
+    const code = await f.kill(0, 'SIGTERM').catch(async (err) => {
+      await load.stop();
+      throw err;
+    });
+    const stopMs = Date.now() - t0;
+    await sleep(1000);
+    const outcomes = await load.stop();
+    const { failed } = failures(outcomes, 0);
+    for (const o of failed) report(`  ${o.kind} ${o.status} at +${o.start - t0} ms: ${o.detail}`);
+    report(`drain: ${outcomes.length} requests, instance 0 exited ${code} after ${stopMs} ms, ${failed.length} failed`);
+    assert.equal(code, 0);
+    assert.equal(failed.length, 0, 'a graceful stop loses no request');
+    assert.ok(
+      outcomes.some((o) => o.start > t0 + stopMs && o.status === 201),
+      'the other instance kept serving',
+    );
   });
 
   test('the audit chain is intact after everything, through the balancer', async () => {

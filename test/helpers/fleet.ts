@@ -28,6 +28,9 @@ export const fleetUnavailable = process.env.TEST_DATABASE_URL
   ? undefined
   : 'a fleet needs PostgreSQL (TEST_DATABASE_URL): PGlite is one process by design (src/storage/data-dir-lock.ts)';
 
+/** A start (TypeScript compiled on the fly, migrations) on a busy 2-CPU runner can take most of a minute. */
+const START_MS = 150_000;
+
 export const FLEET_VENDOR = { clientId: 'fleet-operator', secret: 'fleet-operator-secret-0123456789' };
 
 /** What the tests call: the builders' shape (`call`, `vendorToken`) over real HTTP. */
@@ -82,9 +85,12 @@ export interface Fleet {
   instances: Api[];
   /** The shared database (for checks the API does not expose). */
   db: pg.Pool;
-  /** Signals instance `i` (SIGKILL when left out) and waits for it to exit. */
-  kill(i: number, signal?: NodeJS.Signals): Promise<void>;
-  /** Starts instance `i` again on its port; resolves once the balancer routes to it. Answers the milliseconds taken. */
+  /** Signals instance `i` (SIGKILL when left out) and waits for it to exit; answers its exit code. */
+  kill(i: number, signal?: NodeJS.Signals): Promise<number | null>;
+  /**
+   * Starts instance `i` again on its port (killed first if still running); resolves once the balancer routes to it.
+   * Answers the milliseconds taken.
+   */
   restart(i: number): Promise<number>;
   /** HAProxy's view of each server: UP, DOWN, ... (its stats socket). */
   states(): Promise<string[]>;
@@ -154,7 +160,9 @@ export async function startFleet(opts: { size?: number; env?: Record<string, str
   const envOf = (i: number) => ({ ...shared, DATA_DIR: tempDir(mkdtempSync(join(tmpdir(), `gatehouse-fleet-${i}-`))) });
   const envs = ports.map((_, i) => envOf(i));
   // Started together, as a rolling deploy or an autoscaler would: migrations and bootstrap race on one database.
-  const running: Running[] = await Promise.all(ports.map((p, i) => startServer(envs[i], p)));
+  const running: Running[] = await Promise.all(
+    ports.map((p, i) => startServer(envs[i], { port: p, timeoutMs: START_MS })),
+  );
 
   const dir = tempDir(mkdtempSync(join(tmpdir(), 'gatehouse-haproxy-')));
   const socket = join(dir, 'admin.sock');
@@ -184,12 +192,11 @@ export async function startFleet(opts: { size?: number; env?: Record<string, str
     urls,
     instances: urls.map((u) => api(u)),
     db,
-    async kill(i, signal = 'SIGKILL') {
-      await stop(running[i].proc, signal);
-    },
+    kill: (i, signal = 'SIGKILL') => stop(running[i].proc, signal),
     async restart(i) {
       const t0 = Date.now();
-      running[i] = await startServer(envs[i], ports[i]);
+      await stop(running[i].proc, 'SIGKILL');
+      running[i] = await startServer(envs[i], { port: ports[i], timeoutMs: START_MS });
       await waitFor(up(i), 10_000, describe);
       return Date.now() - t0;
     },

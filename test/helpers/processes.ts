@@ -60,9 +60,12 @@ export const answers = (url: string, status = 200) =>
     () => false,
   );
 
-/** A server process on `port` (a free one when left out), returned once /health answers. */
-export async function startServer(env: Record<string, string>, fixedPort?: number): Promise<Running> {
-  const port = fixedPort ?? (await freePort());
+/** A server process on `port` (a free one when left out), returned once /health answers (within `timeoutMs`). */
+export async function startServer(
+  env: Record<string, string>,
+  opts: { port?: number; timeoutMs?: number } = {},
+): Promise<Running> {
+  const port = opts.port ?? (await freePort());
   const { proc, output } = spawnEntry('src/server.ts', { PORT: String(port), ...env });
   const url = (path: string) => `http://127.0.0.1:${port}${path}`;
   await waitFor(
@@ -70,14 +73,15 @@ export async function startServer(env: Record<string, string>, fixedPort?: numbe
       if (proc.exitCode !== null) throw new Error(`server exited early (${proc.exitCode}):\n${output()}`);
       return answers(url('/health'));
     },
-    60_000,
+    opts.timeoutMs ?? 60_000,
     output,
   );
   return { proc, port, stdout: output, url };
 }
 
 export async function stop(proc: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
-  if (proc.exitCode !== null) return proc.exitCode;
+  // A process ended by a signal has no exit code, only its signalCode: it is gone all the same.
+  if (proc.exitCode !== null || proc.signalCode !== null) return proc.exitCode;
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   proc.kill(signal);
   return exited;
