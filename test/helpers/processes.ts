@@ -26,17 +26,22 @@ const started: ChildProcess[] = [];
 const dirs: string[] = [];
 const databases: string[] = [];
 
-/** Spawns `entry` (src/server.ts or src/start.ts) with PATH/HOME and `env`; output is collected. */
-export function spawnEntry(entry: string, env: Record<string, string>) {
+/** Spawns `command` with PATH/HOME and `env` only; output is collected; `cleanUpProcesses` kills it if still running. */
+export function spawnProcess(command: string, args: string[], env: Record<string, string>) {
   let out = '';
-  const proc = spawn(process.execPath, ['--import', 'tsx', entry], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
+  const proc = spawn(command, args, {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   started.push(proc);
   proc.stdout!.on('data', (d) => (out += d));
   proc.stderr!.on('data', (d) => (out += d));
   return { proc, output: () => out };
+}
+
+/** Spawns `entry` (src/server.ts or src/start.ts) with PATH/HOME and `env`; output is collected. */
+export function spawnEntry(entry: string, env: Record<string, string>) {
+  return spawnProcess(process.execPath, ['--import', 'tsx', entry], { HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env });
 }
 
 /** Polls `probe` every 100 ms until it is true; throws with `describe()` after `ms`. */
@@ -55,9 +60,12 @@ export const answers = (url: string, status = 200) =>
     () => false,
   );
 
-/** A server process on a free port, returned once /health answers. */
-export async function startServer(env: Record<string, string>): Promise<Running> {
-  const port = await freePort();
+/** A server process on `port` (a free one when left out), returned once /health answers (within `timeoutMs`). */
+export async function startServer(
+  env: Record<string, string>,
+  opts: { port?: number; timeoutMs?: number } = {},
+): Promise<Running> {
+  const port = opts.port ?? (await freePort());
   const { proc, output } = spawnEntry('src/server.ts', { PORT: String(port), ...env });
   const url = (path: string) => `http://127.0.0.1:${port}${path}`;
   await waitFor(
@@ -65,14 +73,15 @@ export async function startServer(env: Record<string, string>): Promise<Running>
       if (proc.exitCode !== null) throw new Error(`server exited early (${proc.exitCode}):\n${output()}`);
       return answers(url('/health'));
     },
-    60_000,
+    opts.timeoutMs ?? 60_000,
     output,
   );
   return { proc, port, stdout: output, url };
 }
 
 export async function stop(proc: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<number | null> {
-  if (proc.exitCode !== null) return proc.exitCode;
+  // A process ended by a signal has no exit code, only its signalCode: it is gone all the same.
+  if (proc.exitCode !== null || proc.signalCode !== null) return proc.exitCode;
   const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
   proc.kill(signal);
   return exited;
