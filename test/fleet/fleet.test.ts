@@ -56,6 +56,35 @@ describe('a fleet of two instances on one PostgreSQL behind HAProxy', { skip: fl
     assert.equal(read.status, 200, 'a vendor token of B verifies on A');
   });
 
+  test('a revocation and a setting change through one instance are enforced by the other within 1 s', async () => {
+    const [a, b] = f.instances;
+    const poll = async (probe: () => Promise<boolean>, what: string) => {
+      const t0 = Date.now();
+      while (!(await probe())) {
+        assert.ok(Date.now() - t0 < 1000, `${what}: not enforced by the other instance within 1 s`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      report(`${what}: enforced by the other instance after ${Date.now() - t0} ms`);
+    };
+    const c = await a.call('POST', '/auth/vendor/credentials', { token: vendor, body: { description: 'fleet' } });
+    assert.equal(c.status, 201, JSON.stringify(c.body));
+    const ex = await b.call('POST', '/auth/vendor', { body: { clientId: c.body.clientId, secret: c.body.secret } });
+    assert.equal(ex.status, 200, JSON.stringify(ex.body));
+    const use = () => b.call('GET', '/auth/vendor/credentials', { token: ex.body.token });
+    assert.equal((await use()).status, 200, 'the credential works on B (and B caches its state)');
+    assert.equal((await a.call('DELETE', `/auth/vendor/credentials/${c.body.id}`, { token: vendor })).status, 204);
+    await poll(async () => (await use()).status === 401, 'credential revoked on A');
+
+    const branding = async () => (await b.call('GET', '/identity/resources/configurations/v1/branding')).body.name;
+    const before = await branding();
+    const put = await a.call('PUT', '/identity/resources/configurations/v1/branding', {
+      token: vendor,
+      body: { name: `Fleet ${Date.now()}` },
+    });
+    assert.equal(put.status, 200, JSON.stringify(put.body));
+    await poll(async () => (await branding()) !== before, 'branding changed on A');
+  });
+
   test('failed sign-ins spread over both instances lock and limit at the configured count, not twice it', async () => {
     const [a, b] = f.instances;
     const acc = await account(f.lb);
