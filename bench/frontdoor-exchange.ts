@@ -41,6 +41,8 @@ export async function measureExchange(
   timing: ReturnType<typeof timingDb>,
   sizes: ExchangeSizes,
   log: BenchOptions['log'],
+  /** The client-credentials exchange (the tokens bench's), run in the same rounds and setup: the machine's yardstick. */
+  reference: LoadOp[],
 ) {
   // Signed-in browsers (one sign-in each through the hosted page), then codes from their sessions.
   const browsers = emails.map(() => new Browser(app.baseUrl, publicOrigin));
@@ -71,6 +73,7 @@ export async function measureExchange(
       bodies: bodies.filter((_, i) => i % sizes.workers === w),
     }));
   const runs: (LoadResult & { round: number; minted: number; mintPerSecond: number })[] = [];
+  const references: (LoadResult & { round: number })[] = [];
   for (let round = 1; round <= sizes.rounds; round++) {
     const m = await mint(sizes.codesPerRound);
     const r = await gen.run({
@@ -82,8 +85,20 @@ export async function measureExchange(
       watchPids: await databasePids(app, store),
     });
     runs.push({ ...r, round, minted: m.bodies.length, mintPerSecond: m.perSecond });
+    const ref = await gen.run({
+      baseUrl: app.baseUrl,
+      warmupMs: sizes.warmupMs,
+      durationMs: sizes.durationMs,
+      ops: reference,
+      serverCpus: SERVER_CPUS,
+      watchPids: await databasePids(app, store),
+    });
+    references.push({ ...ref, round });
     log(
       `    round ${round}: ${m.bodies.length} codes made (${m.perSecond.toFixed(0)}/s, not measured); exchanges ${r.perSecond.toFixed(0)}/s on CPU ${r.serverCpus} (${(r.serverCpuShare * 100).toFixed(0)} % busy, ${r.cpuMsPerOp.toFixed(3)} ms CPU each, main thread ${r.mainCpuMsPerOp.toFixed(3)}), p50 ${r.latency.p50.toFixed(1)} ms, p99 ${r.latency.p99.toFixed(1)} ms${r.exhausted ? `; ${r.exhausted} workers ran out of codes` : ''}${Number.isFinite(r.watchedCpuMsPerOp) ? `; PostgreSQL ${r.watchedCpuMsPerOp.toFixed(3)} ms CPU each` : ''}`,
+    );
+    log(
+      `    round ${round}: client-credentials exchanges (yardstick) ${ref.perSecond.toFixed(0)}/s (${(ref.serverCpuShare * 100).toFixed(0)} % busy, ${ref.cpuMsPerOp.toFixed(3)} ms CPU each): code exchange / client-credentials ${((r.perSecond / ref.perSecond) * 100).toFixed(0)} %`,
     );
   }
   // Statements of one exchange (sequential, unpinned), then where a pinned window spends the main thread.
@@ -93,7 +108,7 @@ export async function measureExchange(
     if (r.status !== 200) throw new Error(`token: HTTP ${r.status} ${r.body.slice(0, 300)}`);
     return { status: r.status, body: undefined, ms: r.ms, bytes: r.bytes } satisfies HttpReply;
   });
-  const m = await mint(Math.ceil(sizes.codesPerRound / 2));
+  const m = await mint(Math.ceil(sizes.codesPerRound / 3));
   const profiled = await cpuProfile(() =>
     gen.run({
       baseUrl: app.baseUrl,
@@ -107,5 +122,5 @@ export async function measureExchange(
     `    one exchange: ${breakdown.statementsPerCall.toFixed(1)} statements, ${breakdown.transactionsPerCall.toFixed(1)} transactions, ${breakdown.dbMsPerCall.toFixed(2)} ms in them of ${breakdown.httpMsPerCall.toFixed(2)} ms (sequential)`,
   );
   for (const x of browsers) x.close();
-  return { runs, breakdown, profile: profiled.profile, profileOps: profiled.result.ops };
+  return { runs, references, breakdown, profile: profiled.profile, profileOps: profiled.result.ops };
 }

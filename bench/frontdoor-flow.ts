@@ -203,7 +203,11 @@ export const exchangeBody = (client: Client, code: string, verifier: string) =>
 export async function exchange(b: Browser, client: Client, code: string, verifier: string) {
   const r = await b.request('POST', '/oauth/token', {
     body: exchangeBody(client, code, verifier),
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: client.basic, accept: 'application/json' },
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: client.basic,
+      accept: 'application/json',
+    },
     jar: false,
   });
   if (r.status !== 200) throw new Error(`token: HTTP ${r.status} ${r.body.slice(0, 300)}`);
