@@ -34,12 +34,12 @@ export const RAISED_SIGNIN_LIMITS = {
  * The whole API in-process (createContext + buildApp, as src/server.ts wires it) listening on an ephemeral loopback
  * port, with the vendor token already fetched. Request logging stays on at the server's default level (info) but goes
  * to /dev/null, so its cost is in the figures without flooding the terminal. `env` overrides the config; `log`
- * replaces the logger.
+ * replaces the logger; `port` fixes the port (for a PUBLIC_URL naming it: the OpenID issuer, page redirects).
  */
 export async function startBenchApp(
   bdb: BenchDb,
   db: ClosableDb = bdb.db,
-  opts: { jobs?: boolean; env?: Record<string, string>; log?: pino.Logger } = {},
+  opts: { jobs?: boolean; env?: Record<string, string>; log?: pino.Logger; port?: number } = {},
 ): Promise<BenchApp> {
   const config = loadConfig({
     DATA_DIR: bdb.dataDir,
@@ -60,7 +60,7 @@ export async function startBenchApp(
   const ctx = await createContext(config, db, log);
   await ctx.environment.bootstrap({ clientId: BENCH_VENDOR.clientId, apiKey: BENCH_VENDOR.secret });
   const app = await buildApp(ctx);
-  await app.listen({ port: 0, host: '127.0.0.1' });
+  await app.listen({ port: opts.port ?? 0, host: '127.0.0.1' });
   const port = (app.server.address() as AddressInfo).port;
   const baseUrl = `http://127.0.0.1:${port}`;
   if (opts.jobs) ctx.jobs.start();

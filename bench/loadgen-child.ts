@@ -9,7 +9,7 @@ import type { LoadOp } from './loadgen.ts';
  * Messages in: {type: 'run', id, baseUrl, warmupMs, durationMs, ops: LoadOp[]} (one op per worker).
  * Messages out: {type: 'window-start', id} and {type: 'window-end', id} at the measured window's edges (the parent
  * reads its CPU counters there), then {type: 'done', id, latencies, ops, errors, cpuMs}: the ops with their chained
- * bodies as they stand, so the next run continues the chains.
+ * bodies as they stand, so the next run continues the chains, and how many workers ran out of one-use bodies.
  */
 
 interface RunMessage {
@@ -22,10 +22,12 @@ interface RunMessage {
 }
 
 function request(agent: http.Agent, url: URL, op: LoadOp): Promise<{ status: number; body: string }> {
-  const payload = op.body === undefined ? undefined : Buffer.from(JSON.stringify(op.body));
+  const raw = op.bodies?.shift();
+  const json = op.body === undefined ? undefined : Buffer.from(JSON.stringify(op.body));
+  const payload = raw === undefined ? json : Buffer.from(raw);
   const headers: Record<string, string | number> = { accept: 'application/json', ...(op.headers ?? {}) };
   if (payload) {
-    headers['content-type'] = 'application/json';
+    if (raw === undefined) headers['content-type'] = 'application/json';
     headers['content-length'] = payload.length;
   }
   return new Promise((resolve, reject) => {
@@ -57,6 +59,7 @@ async function run(m: RunMessage) {
   const end = start + m.durationMs;
   const latencies: number[] = [];
   let errors = 0;
+  let exhausted = 0;
   let firstError: string | undefined;
   let cpuStart: NodeJS.CpuUsage | undefined;
   let cpu: NodeJS.CpuUsage | undefined;
@@ -73,6 +76,10 @@ async function run(m: RunMessage) {
   await Promise.all(
     m.ops.map(async (op, w) => {
       while (performance.now() < end && errors === 0) {
+        if (op.bodies && op.bodies.length === 0) {
+          exhausted++;
+          break;
+        }
         const s = performance.now();
         const r = await request(pool[w], url, op).catch((err: Error) => ({ status: 0, body: String(err) }));
         const e = performance.now();
@@ -90,7 +97,7 @@ async function run(m: RunMessage) {
   // A run stopped by an error still closes its window, so the parent is not left waiting.
   if (!cpu) process.send!({ type: 'window-end', id: m.id });
   const cpuMs = cpu ? (cpu.user + cpu.system) / 1000 : NaN;
-  process.send!({ type: 'done', id: m.id, latencies, ops: m.ops, errors, firstError, cpuMs });
+  process.send!({ type: 'done', id: m.id, latencies, ops: m.ops, errors, firstError, cpuMs, exhausted });
 }
 
 process.on('message', (m: RunMessage | { type: 'close' }) => {

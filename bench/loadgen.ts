@@ -21,6 +21,11 @@ export interface LoadOp {
   expect: number;
   /** After each answer, `body[chain.to] = answer[chain.from]` (a rotating refresh token). */
   chain?: { from: string; to: string };
+  /**
+   * One-use raw bodies (sent as they are, content type from `headers`), one per request in place of `body`: an
+   * authorization code, say. A worker whose list runs out stops (counted in the result's `exhausted`).
+   */
+  bodies?: string[];
 }
 
 export interface LoadResult {
@@ -43,6 +48,8 @@ export interface LoadResult {
   /** Where the server ran ('0' when pinned) and the load generator. */
   serverCpus: string;
   clientCpus: string;
+  /** Workers that ran out of one-use bodies before the window ended (their figure then undercounts). */
+  exhausted: number;
 }
 
 /** CPU time (user + system, ms) of this process's main thread and of its other threads, from /proc (Linux). */
@@ -241,6 +248,7 @@ export async function startLoadGenerator(opts: { clientCpus?: string } = {}): Pr
                 watchedCpuMsPerOp: watchedEnd / n,
                 serverCpus: serverCpus ?? 'any',
                 clientCpus: pinned ? clientCpus : 'any',
+                exhausted: m.exhausted ?? 0,
               });
             }
           };

@@ -69,6 +69,12 @@ const AREAS: Record<
     sections: ['bulk', 'accept', 'signin'],
     load: () => import('./migration.ts'),
   },
+  frontdoor: {
+    describe:
+      'OpenID code flow with the hosted sign-in page vs API sign-in; code exchanges/s on one CPU; sign-in page bytes and p50',
+    sections: ['flow', 'exchange', 'page'],
+    load: () => import('./frontdoor.ts'),
+  },
   tokens: {
     describe:
       'machine tokens: client-credentials exchanges/s on one CPU vs API-token and user-session refreshes in the same run',

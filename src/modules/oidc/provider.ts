@@ -2,9 +2,11 @@ import { timingSafeEqual } from 'node:crypto';
 import { readCookie } from '../../http/cookies.ts';
 import { AppError } from '../../http/errors.ts';
 import { sha256Hex } from '../../lib/crypto.ts';
+import { isUuid } from '../../lib/pg-errors.ts';
 import { REFRESH_COOKIE } from '../auth/index.ts';
 import { assertAllowedRedirect } from '../environment/index.ts';
 import { ACR_MFA } from '../mfa/index.ts';
+import { findById } from '../users/index.ts';
 import { adapterClass } from './adapter.ts';
 import { ACR_SINGLE_FACTOR } from './interactions.ts';
 import { errorPage, loggedOutPage, logoutPage } from './pages.ts';
@@ -141,11 +143,10 @@ export function buildProvider(mod: ProviderModule, deps: OidcDeps, jwk: Record<s
       url: async (_ctx: unknown, interaction: { uid: string }) => `/oidc/interaction/${interaction.uid}`,
       policy,
     },
+    // The user row alone (one statement): the claims need no memberships, roles or groups, and the provider asks on
+    // every authorization and every code exchange.
     findAccount: async (_ctx: unknown, sub: string) => {
-      const user = await deps.users.get(sub).catch((err) => {
-        if (err instanceof AppError && err.status < 500) return undefined;
-        throw err;
-      });
+      const user = isUuid(sub) ? await findById(deps.db, sub) : undefined;
       if (!user) return undefined;
       return {
         accountId: sub,
@@ -154,7 +155,7 @@ export function buildProvider(mod: ProviderModule, deps: OidcDeps, jwk: Record<s
           ...(user.email ? { email: user.email } : {}),
           email_verified: user.verified,
           name: user.name,
-          ...(user.profilePictureUrl ? { picture: user.profilePictureUrl } : {}),
+          ...(user.profile_picture_url ? { picture: user.profile_picture_url } : {}),
         }),
       };
     },

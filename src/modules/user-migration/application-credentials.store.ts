@@ -1,4 +1,5 @@
 import type { Queryable } from '../../storage/db.ts';
+import { prepared } from '../../storage/prepared.ts';
 
 /** SQL of application credentials and application clients; secrets arrive here already hashed. */
 
@@ -10,13 +11,25 @@ export interface CredentialsRow {
   shared_secret_created_at: Date | null;
 }
 
-/** The SHA-256 of an application's client secret (hex), or undefined when none was generated. */
-export async function clientSecretHash(q: Queryable, appId: string): Promise<string | undefined> {
-  const { rows } = await q.query<{ client_secret_hash: string | null }>(
-    'SELECT client_secret_hash FROM application_credentials WHERE app_id = $1',
-    [appId],
-  );
-  return rows[0]?.client_secret_hash ?? undefined;
+export interface OpenIdClientRow {
+  id: string;
+  name: string;
+  app_type: string;
+  redirect_uris: string[];
+  is_first_party: boolean;
+  client_secret_hash: string | null;
+}
+
+// The OpenID provider reads its client on nearly every request (authorize, resume, token): one prepared statement.
+const OPENID_CLIENT = prepared(
+  `SELECT a.id::text, a.name, a.app_type, a.redirect_uris, a.is_first_party, c.client_secret_hash
+     FROM applications a LEFT JOIN application_credentials c ON c.app_id = a.id
+    WHERE a.id = $1 AND a.is_active`,
+);
+
+/** An active application with its client secret's hash (null when none), or undefined. */
+export async function openIdClientRow(q: Queryable, appId: string): Promise<OpenIdClientRow | undefined> {
+  return (await q.query<OpenIdClientRow>(OPENID_CLIENT, [appId])).rows[0];
 }
 
 export async function findCredentials(q: Queryable, appId: string): Promise<CredentialsRow | undefined> {

@@ -6,7 +6,6 @@ import type { Db } from '../../storage/db.ts';
 import type { CreateClient, UpdateClient } from './applications-admin.schema.ts';
 import { requireApplication } from './applications-admin.ts';
 import * as store from './application-credentials.store.ts';
-import { findApplication } from './store.ts';
 
 /**
  * Application credentials (a client secret and a shared secret per application; the client id is the application id)
@@ -71,15 +70,15 @@ export function createApplicationCredentials(deps: { db: Db }) {
      * only its SHA-256 (the provider compares the hash of what a client sends).
      */
     async openIdClient(appId: string) {
-      const app = isUuid(appId) ? await findApplication(db, appId) : undefined;
-      if (!app || !app.is_active) return undefined;
+      const app = isUuid(appId) ? await store.openIdClientRow(db, appId) : undefined;
+      if (!app) return undefined;
       return {
         id: app.id,
         name: app.name,
         type: app.app_type,
         redirectUris: app.redirect_uris,
         isFirstParty: app.is_first_party,
-        clientSecretHash: await store.clientSecretHash(db, app.id),
+        clientSecretHash: app.client_secret_hash ?? undefined,
       };
     },
     async credentials(appId: string) {
