@@ -516,6 +516,9 @@ describe('applications: the ApplicationsResponse fields and the list filters', (
       metadata: {},
       appHost: '',
       allowDcr: false,
+      // As an OpenID client (docs/openid-provider.md): first-party, no redirect URI of its own yet.
+      isFirstParty: true,
+      redirectUris: [],
     });
     const bare = await create({ name: 'Bare' });
     assert.equal(bare.status, 201, JSON.stringify(bare.body));

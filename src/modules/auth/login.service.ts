@@ -277,10 +277,11 @@ export function createLoginService(deps: LoginDeps) {
    * does not tell whether the email has a user, on PostgreSQL's commit flush too.
    */
   async function registerUnknownFailure(identifier: string, ip: string | undefined): Promise<void> {
-    await passwords.lockoutPolicy(db, undefined);
+    const policy = await passwords.lockoutPolicy(db, undefined);
     await db.transaction(async (tx) => {
       await deps.limits.store.record(tx, limitKeys(ip, identifier).failures);
-      await updateUser(tx, NO_USER, { failed_attempts: 1 });
+      // The known user's statement, on no row: the same work either way.
+      await addFailedAttempt(tx, NO_USER, lockoutRule(policy));
       await store.countUnknownFailure(tx, { email: identifier, reason: 'invalid_password', failedAttempts: 1 });
     });
   }
