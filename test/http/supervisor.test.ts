@@ -18,6 +18,8 @@ import {
 
 /** `npm start` as a supervisor, readiness and drain, and one process per PGlite DATA_DIR: real processes. */
 
+const RESTART_BOUND_MS = 30_000;
+
 const childOf = (parent: number, entry: string): number => {
   const out = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(parent)], { encoding: 'utf8' });
   const line = out.split('\n').find((l) => l.includes(entry));
@@ -64,14 +66,16 @@ describe('npm start supervises the server and the agent', () => {
     // The agent answers from its snapshot while the server is down.
     const during = await decide(agentPort);
     assert.equal(during.status, 200);
-    const back = await waitFor(ready, 15_000, output);
-    assert.ok(back < 15_000, `server back in ${back} ms`);
+    // The restart itself is 0.5 s; the rest is a server start (about 3–5 s here when the machine is quiet). The bound
+    // leaves room for a CI machine running another test file beside this one.
+    const back = await waitFor(ready, RESTART_BOUND_MS, output);
+    console.log(`  server back ${back} ms after kill -9`);
     assert.notEqual(childOf(proc.pid!, 'server.ts'), server, 'a new server process');
 
     const agent = childOf(proc.pid!, 'agent.ts');
     process.kill(agent, 'SIGKILL');
-    await waitFor(async () => childOf(proc.pid!, 'agent.ts') !== agent, 15_000, output);
-    await waitFor(() => answers(`http://127.0.0.1:${agentPort}/health?bundles`), 15_000, output);
+    await waitFor(async () => childOf(proc.pid!, 'agent.ts') !== agent, RESTART_BOUND_MS, output);
+    await waitFor(() => answers(`http://127.0.0.1:${agentPort}/health?bundles`), RESTART_BOUND_MS, output);
     assert.ok(await ready(), 'the server kept running while the agent restarted');
 
     assert.equal(await stop(proc), 0, output());
