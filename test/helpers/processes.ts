@@ -32,6 +32,9 @@ export function spawnProcess(command: string, args: string[], env: Record<string
   const proc = spawn(command, args, {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // Its own process group: the clean-up kills what it started too (npm start's server and agent), whose open
+    // output pipes would otherwise keep the test file from ever ending.
+    detached: true,
   });
   started.push(proc);
   proc.stdout!.on('data', (d) => (out += d));
@@ -109,7 +112,15 @@ export async function freshDatabase(): Promise<Record<string, string>> {
 
 /** For an `after` hook: no process left running (the test process would wait on it), no directory, no database. */
 export async function cleanUpProcesses(): Promise<void> {
-  for (const p of started) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
+  for (const p of started) {
+    try {
+      if (p.pid) process.kill(-p.pid, 'SIGKILL');
+    } catch {
+      // the group is gone already
+    }
+    p.stdout?.destroy();
+    p.stderr?.destroy();
+  }
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
   if (databases.length && process.env.TEST_DATABASE_URL) {
     const c = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
