@@ -40,7 +40,7 @@ function run(c: Child) {
   c.startedAt = Date.now();
   const proc = spawn(process.execPath, [...process.execArgv, join(here, `${c.name}.ts`)], {
     stdio: 'inherit',
-    env: { ...process.env, GATEHOUSE_SUPERVISED: '1' },
+    env: process.env,
   });
   c.proc = proc;
   proc.on('exit', (exitCode, signal) => {
