@@ -112,7 +112,7 @@ describe('entitlements agent process fed by a server process', () => {
     await waitFor(
       'server healthy',
       async () => ((await fetch(api('/health'))).status === 200 ? true : undefined),
-      60_000,
+      120_000,
       server.output,
     );
   };

@@ -76,7 +76,7 @@ export async function startServer(
       if (proc.exitCode !== null) throw new Error(`server exited early (${proc.exitCode}):\n${output()}`);
       return answers(url('/health'));
     },
-    opts.timeoutMs ?? 60_000,
+    opts.timeoutMs ?? 120_000,
     output,
   );
   return { proc, port, stdout: output, url };

@@ -56,8 +56,8 @@ describe('npm start supervises the server and the agent', () => {
     });
     const ready = () => answers(`http://127.0.0.1:${port}/ready`);
     // With no credentials configured the agent still loads a snapshot (a read-only credential the server made).
-    await waitFor(() => answers(`http://127.0.0.1:${agentPort}/health?bundles`), 60_000, output);
-    await waitFor(ready, 60_000, output);
+    await waitFor(() => answers(`http://127.0.0.1:${agentPort}/health?bundles`), 120_000, output);
+    await waitFor(ready, 120_000, output);
     assert.equal((await decide(agentPort)).body.result.result, false);
 
     const server = childOf(proc.pid!, 'server.ts');
