@@ -4,6 +4,7 @@ import type { AuthContext } from '../../http/auth.ts';
 import { readCookie } from '../../http/cookies.ts';
 import { AppError } from '../../http/errors.ts';
 import type { SafeHtml } from '../../http/pages/html.ts';
+import { safeReturnTo } from '../../http/pages/return-to.ts';
 import { type TextKey, t } from '../../http/pages/text.ts';
 import {
   type BrowserSession,
@@ -54,11 +55,8 @@ export const HOME = '/account/me';
 /** The CSRF field of every form body: optional to the schema, so a missing one is formGuard's 403, not a 400. */
 export const Csrf = { _csrf: Type.Optional(Type.String({ maxLength: 512 })) };
 
-/** A local path to go to after the flow (never another origin: '//host' and '/\host' are refused), else HOME. */
-export function localReturnTo(v: string | undefined): string {
-  if (!v || !v.startsWith('/') || v.startsWith('//') || v.startsWith('/\\') || /[\r\n]/.test(v)) return HOME;
-  return v;
-}
+/** A local path to go to after the flow (the kit's rule: never another origin), else HOME. */
+export const localReturnTo = (v: string | undefined): string => safeReturnTo(v, HOME);
 
 /** The sign-in page of a returnTo (the other pages send a browser there when it has no session). */
 export const loginUrl = (returnTo: string) => `/account/login?returnTo=${encodeURIComponent(returnTo)}`;
